@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#include "header_parser.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ws {
+
+namespace {
+constexpr size_t kDetectBytes = 9;  // safetensors needs its u64 length and the JSON's '{'
+}
+
+Format detect_format(const uint8_t* data, size_t size) {
+    if (size >= 4 && std::memcmp(data, "GGUF", 4) == 0) return Format::kGguf;
+    if (size >= kDetectBytes && data[8] == '{') return Format::kSafetensors;
+    return Format::kUnknown;
+}
+
+HeaderParser::HeaderParser(const ParseOptions& options) : options_(options) {}
+
+Status HeaderParser::feed(const uint8_t* data, size_t size) {
+    if (status_.code != Error::kNeedMoreData) return status_;
+    if (format_ == Format::kUnknown) {
+        const size_t take = std::min(size, kDetectBytes - prefix_size_);
+        std::memcpy(prefix_ + prefix_size_, data, take);
+        prefix_size_ += take;
+        data += take;
+        size -= take;
+        format_ = detect_format(prefix_, prefix_size_);
+        if (format_ == Format::kUnknown) {
+            if (prefix_size_ < kDetectBytes) return status_;  // "GGUF" decides after 4 bytes, else wait for 9
+            status_ = make_error(Error::kBadMagic, 0, "magic");
+            return status_;
+        }
+        if (format_ == Format::kGguf) {
+            gguf_ = std::make_unique<GgufParser>(options_);
+            status_ = gguf_->feed(prefix_, prefix_size_);
+        } else {
+            safetensors_ = std::make_unique<SafetensorsParser>(options_);
+            status_ = safetensors_->feed(prefix_, prefix_size_);
+        }
+        if (status_.code != Error::kNeedMoreData || size == 0) return status_;
+    }
+    status_ = gguf_ ? gguf_->feed(data, size) : safetensors_->feed(data, size);
+    return status_;
+}
+
+uint64_t HeaderParser::bytes_needed() const {
+    if (format_ == Format::kUnknown) return kDetectBytes - prefix_size_;
+    return gguf_ ? gguf_->bytes_needed() : safetensors_->bytes_needed();
+}
+
+uint64_t HeaderParser::bytes_fed() const {
+    if (format_ == Format::kUnknown) return prefix_size_;
+    return gguf_ ? gguf_->bytes_fed() : safetensors_->bytes_fed();
+}
+
+const ModelInfo& HeaderParser::info() const {
+    static const ModelInfo kEmpty;
+    if (gguf_) return gguf_->info();
+    if (safetensors_) return safetensors_->info();
+    return kEmpty;
+}
+
+ModelInfo HeaderParser::take_info() {
+    if (gguf_) return gguf_->take_info();
+    if (safetensors_) return safetensors_->take_info();
+    return ModelInfo();
+}
+
+}  // namespace ws

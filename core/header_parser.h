@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// One entry point for both formats: detects GGUF or safetensors from the first bytes, then forwards
+// every chunk to that format's push parser. The native CLI and the wasm bindings both use this.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "gguf.h"
+#include "model_info.h"
+#include "parse_options.h"
+#include "safetensors.h"
+#include "status.h"
+
+namespace ws {
+
+// The format the first bytes of a file announce: kGguf for "GGUF", kSafetensors for a u64 length
+// followed by '{', kUnknown otherwise. Needs at least 9 bytes to decide (fewer: kUnknown).
+Format detect_format(const uint8_t* data, size_t size);
+
+// Same contract as GgufParser (core/gguf.h); safe on untrusted input.
+class HeaderParser {
+public:
+    explicit HeaderParser(const ParseOptions& options = ParseOptions());
+    Status feed(const uint8_t* data, size_t size);
+    uint64_t bytes_needed() const;
+    uint64_t bytes_fed() const;
+    Format format() const { return format_; }
+    const ModelInfo& info() const;
+    ModelInfo take_info();
+
+private:
+    ParseOptions options_;
+    Format format_ = Format::kUnknown;
+    uint8_t prefix_[9] = {};  // the bytes seen before the format is known
+    size_t prefix_size_ = 0;
+    std::unique_ptr<GgufParser> gguf_;
+    std::unique_ptr<SafetensorsParser> safetensors_;
+    Status status_ = {Error::kNeedMoreData, 0, ""};
+};
+
+}  // namespace ws

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Models stored in several files: llama.cpp's split GGUF (`name-00001-of-00003.gguf`, keys split.no,
+// split.count, split.tensors.count) and Hugging Face's sharded safetensors (`*.safetensors.index.json`
+// naming the shard of every tensor). Parts are parsed one by one; these functions check that they fit
+// together and merge them into one ModelInfo whose tensors know their file (TensorInfo::file_index).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model_info.h"
+#include "safetensors.h"
+#include "status.h"
+
+namespace ws {
+
+// Recognises llama.cpp's split naming. For "dir/m-00002-of-00003.gguf": prefix "dir/m", part 2, count 3.
+struct SplitName {
+    std::string prefix;
+    uint32_t part = 0;   // 1-based
+    uint32_t count = 0;
+};
+bool parse_split_name(const std::string& path, SplitName* out);
+// The path of part `part` (1-based) of a split: prefix + "-%05u-of-%05u.gguf".
+std::string split_part_path(const std::string& prefix, uint32_t part, uint32_t count);
+
+// Merges the parts of a split GGUF, given in part order with their file names. Checks split.no,
+// split.count and split.tensors.count against the parts, and that tensor names are unique across
+// parts. Metadata comes from the first part; file_size is the sum over the parts.
+Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names);
+
+// Merges the shards of a safetensors model: `shards` parsed in index.shard_files order. Every tensor of
+// the weight map must be in its shard, and every shard tensor in the weight map. Metadata: the index's
+// `metadata` entries, then the first shard's `__metadata__`.
+Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards);
+
+}  // namespace ws

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// `info` and `tensors`: the header, for people (a summary, the metadata, the tensor table) or as JSON.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
+#include "cli.h"
+#include "json_output.h"
+
+namespace ws::cli {
+namespace {
+
+constexpr size_t kShownItems = 8;         // array items shown before "..."
+constexpr size_t kShownStringBytes = 96;  // string bytes shown before the cut
+
+std::string shape_text(const TensorInfo& t) {
+    std::string s = "[";
+    const std::vector<int64_t> shape = t.shape();
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+std::string value_text(const Value& v) {
+    if (v.type == ValueType::kString) return "\"" + printable(v.str, kShownStringBytes) + "\"";
+    if (v.type != ValueType::kArray) return json_dump(value_to_json(v), -1);
+    std::string s = "[";
+    const size_t shown = static_cast<size_t>(std::min<uint64_t>(v.length, kShownItems));
+    for (size_t i = 0; i < shown; ++i) {
+        if (i) s += ", ";
+        if (v.item_type == ValueType::kString) {
+            s += "\"" + printable(v.strings[i], 32) + "\"";
+        } else if (v.item_type == ValueType::kArray) {
+            s += "[" + with_commas(v.arrays[i].length) + " items]";
+        } else {
+            Value item;
+            item.type = v.item_type;
+            item.length = 1;
+            item.item_type = v.item_type;
+            item.raw.assign(v.raw.begin() + i * value_type_size(v.item_type),
+                            v.raw.begin() + (i + 1) * value_type_size(v.item_type));
+            s += json_dump(value_to_json(item).at(0), -1);
+        }
+    }
+    if (v.length > shown) s += ", ... " + with_commas(v.length - shown) + " more";
+    return s + "]";
+}
+
+std::string type_text(const Value& v) {
+    if (v.type != ValueType::kArray) return value_type_name(v.type);
+    return std::string("array[") + value_type_name(v.item_type) + "] x" + with_commas(v.length);
+}
+
+std::string string_key(const ModelInfo& info, const std::string& key) {
+    const MetadataEntry* e = info.find(key);
+    return e && e->value.type == ValueType::kString ? printable(e->value.str, kShownStringBytes) : "";
+}
+
+void print_summary(const std::string& path, const ModelInfo& info) {
+    uint64_t params = 0, data_bytes = 0;
+    struct DTypeUse {
+        uint64_t tensors = 0, bytes = 0;
+    };
+    std::map<std::string, DTypeUse> by_dtype;
+    for (const TensorInfo& t : info.tensors) {
+        params += t.n_elements;
+        data_bytes += t.nbytes;
+        DTypeUse& use = by_dtype[t.dtype_name()];
+        use.tensors++;
+        use.bytes += t.nbytes;
+    }
+    std::printf("file:         %s (%s bytes, %s)\n", printable(path, 200).c_str(), with_commas(info.file_size).c_str(),
+                human_bytes(info.file_size).c_str());
+    if (info.format == Format::kGguf) {
+        std::printf("format:       GGUF v%u, %s-endian, alignment %u\n", info.version,
+                    info.big_endian ? "big" : "little", info.alignment);
+    } else {
+        std::printf("format:       safetensors\n");
+    }
+    if (info.files.size() > 1) std::printf("parts:        %zu files\n", info.files.size());
+    const std::string arch = string_key(info, "general.architecture");
+    const std::string name = string_key(info, "general.name");
+    if (!arch.empty()) std::printf("architecture: %s\n", arch.c_str());
+    if (!name.empty()) std::printf("name:         %s\n", name.c_str());
+    std::printf("tensors:      %s\n", with_commas(info.tensors.size()).c_str());
+    std::printf("parameters:   %s\n", with_commas(params).c_str());
+    std::printf("data:         %s at byte %s\n", human_bytes(data_bytes).c_str(), with_commas(info.data_offset).c_str());
+    if (!by_dtype.empty()) {
+        std::printf("by dtype:\n");
+        for (const auto& [dtype, use] : by_dtype) {
+            const double share = data_bytes ? 100.0 * static_cast<double>(use.bytes) / static_cast<double>(data_bytes) : 0;
+            std::printf("  %-12s %6s tensors %12s %5.1f%%\n", dtype.c_str(), with_commas(use.tensors).c_str(),
+                        human_bytes(use.bytes).c_str(), share);
+        }
+    }
+    for (const Warning& w : info.warnings) {
+        std::printf("warning:      %s (byte %" PRIu64 ")\n", printable(w.message, 200).c_str(), w.offset);
+    }
+}
+
+void print_metadata(const ModelInfo& info) {
+    std::printf("\nmetadata (%zu keys):\n", info.metadata.size());
+    size_t width = 0;
+    for (const MetadataEntry& e : info.metadata) width = std::max(width, std::min<size_t>(e.key.size(), 48));
+    for (const MetadataEntry& e : info.metadata) {
+        std::printf("  %-*s  %-22s %s\n", static_cast<int>(width), printable(e.key, 64).c_str(), type_text(e.value).c_str(),
+                    value_text(e.value).c_str());
+    }
+}
+
+void print_tensors(const ModelInfo& info) {
+    size_t width = 4;
+    for (const TensorInfo& t : info.tensors) width = std::max(width, std::min<size_t>(t.name.size(), 64));
+    std::printf("%-*s  %-10s %-22s %14s %12s\n", static_cast<int>(width), "name", "dtype", "shape", "offset", "bytes");
+    for (const TensorInfo& t : info.tensors) {
+        std::printf("%-*s  %-10s %-22s %14s %12s", static_cast<int>(width), printable(t.name, 64).c_str(),
+                    t.dtype_name().c_str(), shape_text(t).c_str(), with_commas(t.offset).c_str(),
+                    with_commas(t.nbytes).c_str());
+        if (info.files.size() > 1) std::printf("  %s", printable(info.files[t.file_index], 64).c_str());
+        std::printf("\n");
+    }
+}
+
+int run(const std::vector<std::string>& argv, bool with_metadata) {
+    Args args;
+    if (!parse_args(argv, {"--json"}, {}, &args)) return kExitUsage;
+    if (args.positional.size() != 1) {
+        return fail(kExitUsage, std::string("usage: weightstream ") + (with_metadata ? "info" : "tensors") +
+                                    " FILE [--json]");
+    }
+    LoadedModel model;
+    int status = kExitOk;
+    if (!load(args.positional[0], false, &model, &status)) return status;
+    if (args.has("--json")) {
+        std::printf("%s\n", json_dump(model_to_json(model.info, with_metadata)).c_str());
+        return kExitOk;
+    }
+    if (with_metadata) {
+        print_summary(args.positional[0], model.info);
+        print_metadata(model.info);
+        std::printf("\ntensors (%zu):\n", model.info.tensors.size());
+    }
+    print_tensors(model.info);
+    return kExitOk;
+}
+
+}  // namespace
+
+int cmd_info(const std::vector<std::string>& argv) { return run(argv, true); }
+int cmd_tensors(const std::vector<std::string>& argv) { return run(argv, false); }
+
+}  // namespace ws::cli

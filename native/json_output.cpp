@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+#include "json_output.h"
+
+#include <cstring>
+
+namespace ws {
+namespace {
+
+nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
+    switch (type) {
+        case ValueType::kBool: return bits != 0;
+        case ValueType::kInt8:
+        case ValueType::kInt16:
+        case ValueType::kInt32:
+        case ValueType::kInt64: return static_cast<int64_t>(bits);
+        case ValueType::kFloat32:
+        case ValueType::kFloat64: {
+            Value v;
+            v.type = type;
+            v.bits = bits;
+            return v.as_double();  // float32 widened exactly; NaN/Inf dump as null
+        }
+        default: return bits;
+    }
+}
+
+// Scalar item i of an array as the bits Value::bits would hold.
+uint64_t array_item_bits(const Value& v, uint64_t i) {
+    const uint32_t size = value_type_size(v.item_type);
+    const uint8_t* p = v.raw.data() + i * size;
+    uint64_t bits = 0;
+    for (uint32_t b = 0; b < size; ++b) bits |= static_cast<uint64_t>(p[b]) << (8 * b);
+    const bool is_signed = v.item_type == ValueType::kInt8 || v.item_type == ValueType::kInt16 ||
+                           v.item_type == ValueType::kInt32;
+    if (is_signed && (bits >> (8 * size - 1)) & 1) bits |= ~uint64_t(0) << (8 * size);  // sign-extend
+    return bits;
+}
+
+}  // namespace
+
+nlohmann::json value_to_json(const Value& v) {
+    if (v.type == ValueType::kString) return v.str;
+    if (v.type != ValueType::kArray) return scalar_to_json(v.type, v.bits);
+    nlohmann::json items = nlohmann::json::array();
+    if (v.item_type == ValueType::kString) {
+        for (const std::string& s : v.strings) items.push_back(s);
+    } else if (v.item_type == ValueType::kArray) {
+        for (const Value& a : v.arrays) items.push_back(value_to_json(a));
+    } else {
+        for (uint64_t i = 0; i < v.length; ++i) items.push_back(scalar_to_json(v.item_type, array_item_bits(v, i)));
+    }
+    return items;
+}
+
+nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t) {
+    nlohmann::json j;
+    j["name"] = t.name;
+    j["dtype"] = t.dtype_name();
+    j["shape"] = t.shape();
+    if (info.format == Format::kGguf) j["ne"] = std::vector<int64_t>(t.ne, t.ne + t.n_dims);
+    j["offset"] = t.offset;
+    j["nbytes"] = t.nbytes;
+    j["n_elements"] = t.n_elements;
+    if (info.files.size() > 1) j["file"] = info.files[t.file_index];
+    return j;
+}
+
+nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata) {
+    nlohmann::json j;
+    if (with_metadata) {
+        j["format"] = format_name(info.format);
+        j["version"] = info.format == Format::kGguf ? nlohmann::json(info.version) : nlohmann::json(nullptr);
+        if (info.format == Format::kGguf) j["endian"] = info.big_endian ? "big" : "little";
+        j["file_size"] = info.file_size;
+        j["data_offset"] = info.data_offset;
+        j["alignment"] = info.alignment;
+        if (info.files.size() > 1) j["files"] = info.files;
+        nlohmann::json metadata = nlohmann::json::array();
+        for (const MetadataEntry& e : info.metadata) {
+            nlohmann::json m;
+            m["key"] = e.key;
+            m["type"] = value_type_name(e.value.type);
+            if (e.value.type == ValueType::kArray) {
+                m["item_type"] = value_type_name(e.value.item_type);
+                m["length"] = e.value.length;
+            }
+            m["value"] = value_to_json(e.value);
+            metadata.push_back(std::move(m));
+        }
+        j["metadata"] = std::move(metadata);
+    }
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const TensorInfo& t : info.tensors) tensors.push_back(tensor_to_json(info, t));
+    j["tensors"] = std::move(tensors);
+    if (with_metadata && !info.warnings.empty()) {
+        nlohmann::json warnings = nlohmann::json::array();
+        for (const Warning& w : info.warnings) {
+            warnings.push_back({{"code", error_name(w.code)}, {"offset", w.offset}, {"message", w.message}});
+        }
+        j["warnings"] = std::move(warnings);
+    }
+    return j;
+}
+
+std::string json_dump(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace ws

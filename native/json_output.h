@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// ModelInfo as the JSON object of ARCHITECTURE.md (`info --json`, and what the JS `open()` exposes).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model_info.h"
+
+namespace ws {
+
+nlohmann::json value_to_json(const Value& v);
+nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
+nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata);
+
+// Serialises with invalid UTF-8 in strings replaced (file strings are untrusted bytes), 64-bit integers
+// exact, NaN/Inf as null.
+std::string json_dump(const nlohmann::json& j, int indent = 1);
+
+}  // namespace ws
