@@ -1,79 +1,19 @@
 // SPDX-License-Identifier: MIT
 // I-quant dequantizers. Each kernel is ggml's dequantize_row_<type> (ggml-quants.c, ggml commit d99724f2)
 // restated over raw bytes: the same float32 operations in the same order, so results are bit-identical.
-// Sign flips stay multiplications by +-1.0f (exact, and what ggml does) rather than branches.
+// Blocks are copied to aligned locals (load_block) because src may sit at any address. Multi-byte fields
+// are then read in host order like ggml does, which quant_blocks.h pins to little-endian. Sign flips stay
+// multiplications by +-1.0f (exact, and what ggml does) but come from a table instead of a branch.
 #include "dequant_iquants.h"
 
-#include <cstddef>
+#include <cstring>
 
-#include "byte_reader.h"
 #include "dequant.h"
 #include "iquant_tables.h"
+#include "quant_blocks.h"
 
 namespace ws {
 namespace {
-
-constexpr int64_t QK_K = 256;
-constexpr int64_t QK4_NL = 32;
-
-// Block layouts (ggml-common.h), read by byte offset because src may be unaligned. All multi-byte fields
-// are little-endian; ggml's structs have no padding (it static_asserts their sizes).
-namespace layout_iq2_xxs {  // block_iq2_xxs: ggml_half d; uint16_t qs[QK_K/8];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;
-constexpr size_t kSize = 66;
-}  // namespace layout_iq2_xxs
-namespace layout_iq2_xs {  // block_iq2_xs: ggml_half d; uint16_t qs[QK_K/8]; uint8_t scales[QK_K/32];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;
-constexpr size_t kScales = 66;
-constexpr size_t kSize = 74;
-}  // namespace layout_iq2_xs
-namespace layout_iq2_s {  // block_iq2_s: ggml_half d; uint8_t qs[QK_K/4]; uint8_t qh[QK_K/32]; uint8_t scales[QK_K/32];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;  // 32 grid index low bytes, then 32 sign bytes
-constexpr size_t kQh = 66;
-constexpr size_t kScales = 74;
-constexpr size_t kSize = 82;
-}  // namespace layout_iq2_s
-namespace layout_iq3_xxs {  // block_iq3_xxs: ggml_half d; uint8_t qs[3*QK_K/8];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;                  // 64 grid indices
-constexpr size_t kScalesAndSigns = 2 + 64;  // 8 u32: 4x7 sign codes + 4-bit scale each
-constexpr size_t kSize = 98;
-}  // namespace layout_iq3_xxs
-namespace layout_iq3_s {  // block_iq3_s: ggml_half d; uint8_t qs[QK_K/4]; qh[QK_K/32]; signs[QK_K/8]; scales[QK_K/64];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;
-constexpr size_t kQh = 66;
-constexpr size_t kSigns = 74;
-constexpr size_t kScales = 106;
-constexpr size_t kSize = 110;
-}  // namespace layout_iq3_s
-namespace layout_iq1_s {  // block_iq1_s: ggml_half d; uint8_t qs[QK_K/8]; uint16_t qh[QK_K/32];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;
-constexpr size_t kQh = 34;
-constexpr size_t kSize = 50;
-}  // namespace layout_iq1_s
-namespace layout_iq1_m {  // block_iq1_m: uint8_t qs[QK_K/8]; uint8_t qh[QK_K/16]; uint8_t scales[QK_K/32];
-constexpr size_t kQs = 0;
-constexpr size_t kQh = 32;
-constexpr size_t kScales = 48;  // read as 4 u16; their top nibbles hold the f16 block scale
-constexpr size_t kSize = 56;
-}  // namespace layout_iq1_m
-namespace layout_iq4_nl {  // block_iq4_nl: ggml_half d; uint8_t qs[QK4_NL/2];
-constexpr size_t kD = 0;
-constexpr size_t kQs = 2;
-constexpr size_t kSize = 18;
-}  // namespace layout_iq4_nl
-namespace layout_iq4_xs {  // block_iq4_xs: ggml_half d; uint16_t scales_h; uint8_t scales_l[QK_K/64]; uint8_t qs[QK_K/2];
-constexpr size_t kD = 0;
-constexpr size_t kScalesH = 2;
-constexpr size_t kScalesL = 4;
-constexpr size_t kQs = 8;
-constexpr size_t kSize = 136;
-}  // namespace layout_iq4_xs
 
 // ggml writes `x * (signs & kmask_iq2xs[j] ? -1.f : 1.f)`; indexing this table gives the same factor.
 constexpr float kSignFactor[2] = {1.0f, -1.0f};
@@ -92,19 +32,20 @@ constexpr float kIq1Delta[2] = {IQ1S_DELTA, -IQ1S_DELTA};
 }  // namespace
 
 void dequantize_row_iq2_xxs(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq2_xxs;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
+        const block_iq2_xxs x = load_block<block_iq2_xxs>(src, i);
+        const float d = fp16_to_fp32(x.d);
         for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
-            // 8 bytes per 32 values: 4 grid indices, then a u32 of four 7-bit sign codes and a 4-bit scale.
-            const uint8_t* q = x + L::kQs + 8 * ib32;
-            const uint32_t aux = load_le32(q + 4);
-            const float db = d * (0.5f + (aux >> 28)) * 0.25f;
+            // Per 32 values two u32: four grid index bytes, then four 7-bit sign codes and a 4-bit scale.
+            uint32_t aux32[2];
+            std::memcpy(aux32, x.qs + 4 * ib32, sizeof aux32);
+            uint8_t aux8[4];
+            std::memcpy(aux8, &aux32[0], sizeof aux8);
+            const float db = d * (0.5f + (aux32[1] >> 28)) * 0.25f;
             for (int l = 0; l < 4; ++l) {
-                const uint64_t grid = iq2xxs_grid[q[l]];
-                const uint8_t signs = ksigns_iq2xs[(aux >> 7 * l) & 127];
+                const uint64_t grid = iq2xxs_grid[aux8[l]];
+                const uint8_t signs = ksigns_iq2xs[(aux32[1] >> 7 * l) & 127];
                 for (int j = 0; j < 8; ++j) y[j] = db * grid_u8(grid, j) * sign_factor(signs, j);
                 y += 8;
             }
@@ -113,19 +54,17 @@ void dequantize_row_iq2_xxs(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq2_xs(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq2_xs;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
+        const block_iq2_xs x = load_block<block_iq2_xs>(src, i);
+        const float d = fp16_to_fp32(x.d);
         for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
-            const uint8_t scale = x[L::kScales + ib32];
-            const float db[2] = {d * (0.5f + (scale & 0xf)) * 0.25f, d * (0.5f + (scale >> 4)) * 0.25f};
+            const float db[2] = {d * (0.5f + (x.scales[ib32] & 0xf)) * 0.25f,
+                                 d * (0.5f + (x.scales[ib32] >> 4)) * 0.25f};
             for (int l = 0; l < 4; ++l) {
-                // u16: 9-bit grid index, 7-bit sign code.
-                const uint16_t q = load_le16(x + L::kQs + 2 * (4 * ib32 + l));
-                const uint64_t grid = iq2xs_grid[q & 511];
-                const uint8_t signs = ksigns_iq2xs[q >> 9];
+                // 9-bit grid index, 7-bit sign code.
+                const uint64_t grid = iq2xs_grid[x.qs[4 * ib32 + l] & 511];
+                const uint8_t signs = ksigns_iq2xs[x.qs[4 * ib32 + l] >> 9];
                 for (int j = 0; j < 8; ++j) y[j] = db[l / 2] * grid_u8(grid, j) * sign_factor(signs, j);
                 y += 8;
             }
@@ -134,21 +73,19 @@ void dequantize_row_iq2_xs(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq2_s(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq2_s;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
-        const uint8_t* qs = x + L::kQs;
-        const uint8_t* qh = x + L::kQh;
+        const block_iq2_s x = load_block<block_iq2_s>(src, i);
+        const float d = fp16_to_fp32(x.d);
+        const uint8_t* qs = x.qs;
         const uint8_t* signs = qs + QK_K / 8;
         for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
-            const uint8_t scale = x[L::kScales + ib32];
-            const float db[2] = {d * (0.5f + (scale & 0xf)) * 0.25f, d * (0.5f + (scale >> 4)) * 0.25f};
+            const float db[2] = {d * (0.5f + (x.scales[ib32] & 0xf)) * 0.25f,
+                                 d * (0.5f + (x.scales[ib32] >> 4)) * 0.25f};
             for (int l = 0; l < 4; ++l) {
                 const float dl = db[l / 2];
                 // 10-bit grid index: low byte from qs, 2 high bits per group of 8 from qh.
-                const uint64_t grid = iq2s_grid[qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300)];
+                const uint64_t grid = iq2s_grid[qs[l] | ((x.qh[ib32] << (8 - 2 * l)) & 0x300)];
                 for (int j = 0; j < 8; ++j) y[j] = dl * grid_u8(grid, j) * sign_factor(signs[l], j);
                 y += 8;
             }
@@ -159,17 +96,18 @@ void dequantize_row_iq2_s(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq3_xxs(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq3_xxs;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
-        const uint8_t* qs = x + L::kQs;
+        const block_iq3_xxs x = load_block<block_iq3_xxs>(src, i);
+        const float d = fp16_to_fp32(x.d);
+        const uint8_t* qs = x.qs;
+        const uint8_t* scales_and_signs = qs + QK_K / 4;
         for (int ib32 = 0; ib32 < QK_K / 32; ++ib32) {
-            const uint32_t aux = load_le32(x + L::kScalesAndSigns + 4 * ib32);
-            const float db = d * (0.5f + (aux >> 28)) * 0.5f;
+            uint32_t aux32;
+            std::memcpy(&aux32, scales_and_signs + 4 * ib32, sizeof aux32);
+            const float db = d * (0.5f + (aux32 >> 28)) * 0.5f;
             for (int l = 0; l < 4; ++l) {
-                const uint8_t signs = ksigns_iq2xs[(aux >> 7 * l) & 127];
+                const uint8_t signs = ksigns_iq2xs[(aux32 >> 7 * l) & 127];
                 const uint32_t grid1 = iq3xxs_grid[qs[2 * l + 0]];
                 const uint32_t grid2 = iq3xxs_grid[qs[2 * l + 1]];
                 for (int j = 0; j < 4; ++j) {
@@ -184,19 +122,17 @@ void dequantize_row_iq3_xxs(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq3_s(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq3_s;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
-        const uint8_t* qs = x + L::kQs;
-        const uint8_t* qh = x + L::kQh;
-        const uint8_t* signs = x + L::kSigns;
-        // Two groups of 32 per scale byte (low nibble, high nibble); each qh byte holds the 9th index bit
-        // of the 8 grid entries of one group.
+        const block_iq3_s x = load_block<block_iq3_s>(src, i);
+        const float d = fp16_to_fp32(x.d);
+        const uint8_t* qs = x.qs;
+        const uint8_t* qh = x.qh;
+        const uint8_t* signs = x.signs;
+        // One scale byte per 64 values (low nibble, then high nibble for the second 32); one qh byte holds
+        // the 9th grid index bit of the 8 entries of a group of 32.
         for (int ib32 = 0; ib32 < QK_K / 32; ib32 += 2) {
-            const uint8_t scale = x[L::kScales + ib32 / 2];
-            const float db[2] = {d * (1 + 2 * (scale & 0xf)), d * (1 + 2 * (scale >> 4))};
+            const float db[2] = {d * (1 + 2 * (x.scales[ib32 / 2] & 0xf)), d * (1 + 2 * (x.scales[ib32 / 2] >> 4))};
             for (int half = 0; half < 2; ++half) {
                 for (int l = 0; l < 4; ++l) {
                     const uint32_t grid1 = iq3s_grid[qs[2 * l + 0] | ((qh[half] << (8 - 2 * l)) & 256)];
@@ -216,15 +152,14 @@ void dequantize_row_iq3_s(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq1_s(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq1_s;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
-        const uint8_t* qs = x + L::kQs;
+        const block_iq1_s x = load_block<block_iq1_s>(src, i);
+        const float d = fp16_to_fp32(x.d);
+        const uint8_t* qs = x.qs;
         for (int ib = 0; ib < QK_K / 32; ++ib) {
-            // u16 per 32 values: 4x3 high grid index bits, 3-bit scale, delta sign bit.
-            const uint16_t qh = load_le16(x + L::kQh + 2 * ib);
+            // qh per 32 values: 4x3 high grid index bits, a 3-bit scale, the delta sign bit.
+            const uint16_t qh = x.qh[ib];
             const float dl = d * (2 * ((qh >> 12) & 7) + 1);
             const float delta = kIq1Delta[qh >> 15];
             for (int l = 0; l < 4; ++l) {
@@ -238,20 +173,19 @@ void dequantize_row_iq1_s(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq1_m(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq1_m;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
+        const block_iq1_m x = load_block<block_iq1_m>(src, i);
         uint16_t sc[4];
-        for (int s = 0; s < 4; ++s) sc[s] = load_le16(x + L::kScales + 2 * s);
-        // The f16 block scale is spread over the top nibbles of the four u16 scale words, sc[0] lowest.
+        std::memcpy(sc, x.scales, sizeof sc);
+        // The f16 super-block scale is spread over the top nibbles of the four u16 scale words, sc[0] lowest.
         const uint16_t scale = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
                                                      ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
         const float d = fp16_to_fp32(scale);
-        const uint8_t* qs = x + L::kQs;
-        const uint8_t* qh = x + L::kQh;
+        const uint8_t* qs = x.qs;
+        const uint8_t* qh = x.qh;
         for (int ib = 0; ib < QK_K / 32; ++ib) {
-            // Two 3-bit scales per 32 values: one for each half of 16.
+            // Two 3-bit scales per 32 values, one per half of 16.
             const float dl1 = d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1);
             const float dl2 = d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1);
             // Each qh nibble: 3 high grid index bits and the delta sign of one group of 8.
@@ -280,32 +214,27 @@ void dequantize_row_iq1_m(const uint8_t* src, float* y, int64_t k) {
 }
 
 void dequantize_row_iq4_nl(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq4_nl;
     const int64_t nb = k / QK4_NL;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const uint8_t* qs = x + L::kQs;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
+        const block_iq4_nl x = load_block<block_iq4_nl>(src, i);
+        const float d = fp16_to_fp32(x.d);
         for (int j = 0; j < QK4_NL / 2; ++j) {
-            y[j + 0] = d * kvalues_iq4nl[qs[j] & 0xf];
-            y[j + QK4_NL / 2] = d * kvalues_iq4nl[qs[j] >> 4];
+            y[j + 0] = d * kvalues_iq4nl[x.qs[j] & 0xf];
+            y[j + QK4_NL / 2] = d * kvalues_iq4nl[x.qs[j] >> 4];
         }
         y += QK4_NL;
     }
 }
 
 void dequantize_row_iq4_xs(const uint8_t* src, float* y, int64_t k) {
-    namespace L = layout_iq4_xs;
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; ++i) {
-        const uint8_t* x = src + i * L::kSize;
-        const uint8_t* qs = x + L::kQs;
-        const float d = fp16_to_fp32(load_le16(x + L::kD));
-        const uint16_t scales_h = load_le16(x + L::kScalesH);
-        const uint8_t* scales_l = x + L::kScalesL;
+        const block_iq4_xs x = load_block<block_iq4_xs>(src, i);
+        const uint8_t* qs = x.qs;
+        const float d = fp16_to_fp32(x.d);
         for (int ib = 0; ib < QK_K / 32; ++ib) {
-            // 6-bit scale: low 4 bits from scales_l nibbles, high 2 bits from scales_h.
-            const int ls = ((scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((scales_h >> 2 * ib) & 3) << 4);
+            // 6-bit scale: low 4 bits from a scales_l nibble, high 2 bits from scales_h.
+            const int ls = ((x.scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((x.scales_h >> 2 * ib) & 3) << 4);
             const float dl = d * (ls - 32);
             for (int j = 0; j < 16; ++j) {
                 y[j + 0] = dl * kvalues_iq4nl[qs[j] & 0xf];

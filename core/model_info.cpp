@@ -72,6 +72,18 @@ double Value::as_double() const {
     }
 }
 
+Value Value::scalar_item(uint64_t i) const {
+    Value item;
+    item.type = item_type;
+    const uint32_t size = value_type_size(item_type);
+    const uint8_t* p = raw.data() + i * size;
+    for (uint32_t b = 0; b < size; ++b) item.bits |= static_cast<uint64_t>(p[b]) << (8 * b);
+    const bool is_signed =
+        item_type == ValueType::kInt8 || item_type == ValueType::kInt16 || item_type == ValueType::kInt32;
+    if (is_signed && ((item.bits >> (8 * size - 1)) & 1)) item.bits |= ~uint64_t(0) << (8 * size);  // sign-extend
+    return item;
+}
+
 std::string TensorInfo::dtype_name() const {
     const DTypeKind kind = dtype_traits(dtype).kind;
     if (kind == DTypeKind::kUnknown || kind == DTypeKind::kRemoved) return ggml_type_name(type_id);
@@ -79,6 +91,7 @@ std::string TensorInfo::dtype_name() const {
 }
 
 std::vector<int64_t> TensorInfo::shape() const {
+    if (!full_shape.empty()) return full_shape;
     std::vector<int64_t> s;
     for (uint32_t i = n_dims; i-- > 0;) s.push_back(ne[i]);
     return s;

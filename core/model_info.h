@@ -53,6 +53,8 @@ struct Value {
     int64_t as_int64() const { return static_cast<int64_t>(bits); }
     uint64_t as_uint64() const { return bits; }
     double as_double() const;  // any numeric scalar as a double (float32 widened exactly)
+    // Item i (< length) of an array of scalars, as a scalar Value.
+    Value scalar_item(uint64_t i) const;
 };
 
 struct MetadataEntry {
@@ -65,8 +67,12 @@ struct TensorInfo {
     std::string name;
     DType dtype = DType::kUnknown;
     uint32_t type_id = 0;  // GGUF: the type id as stored (names UNKNOWN(<id>) types); safetensors: the DType value
-    uint32_t n_dims = 0;
+    uint32_t n_dims = 0;           // dims in ne (0..4); a safetensors tensor of rank > 4 has 4, see full_shape
     int64_t ne[4] = {1, 1, 1, 1};  // ggml order: ne[0] innermost (contiguous); unused dims are 1
+    // Only for rank > 4 (safetensors allows any rank; 5-D conv weights exist): every dim, outermost first.
+    // ne then holds the three innermost dims and, in ne[3], the product of the outer ones, so code that
+    // walks ne (rows of ne[0] elements) still sees every element; shape() returns full_shape.
+    std::vector<int64_t> full_shape;
     uint64_t offset = 0;           // absolute byte offset of the data in its file
     uint64_t nbytes = 0;           // bytes of data; for unknown types inferred from the next tensor (or 0)
     uint64_t n_elements = 0;
@@ -75,7 +81,7 @@ struct TensorInfo {
 
     // The name this tensor's type is listed with ("Q4_K", "UNKNOWN(77)", "F8_E4M3").
     std::string dtype_name() const;
-    // Dims outermost first (numpy/PyTorch order), n_dims of them.
+    // Dims outermost first (numpy/PyTorch order): n_dims of them, or full_shape when that is set.
     std::vector<int64_t> shape() const;
 };
 

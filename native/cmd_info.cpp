@@ -33,13 +33,7 @@ std::string value_text(const Value& v) {
         } else if (v.item_type == ValueType::kArray) {
             s += "[" + with_commas(v.arrays[i].length) + " items]";
         } else {
-            Value item;
-            item.type = v.item_type;
-            item.length = 1;
-            item.item_type = v.item_type;
-            item.raw.assign(v.raw.begin() + i * value_type_size(v.item_type),
-                            v.raw.begin() + (i + 1) * value_type_size(v.item_type));
-            s += json_dump(value_to_json(item).at(0), -1);
+            s += json_dump(value_to_json(v.scalar_item(i)), -1);
         }
     }
     if (v.length > shown) s += ", ... " + with_commas(v.length - shown) + " more";

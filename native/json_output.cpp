@@ -24,18 +24,6 @@ nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
     }
 }
 
-// Scalar item i of an array as the bits Value::bits would hold.
-uint64_t array_item_bits(const Value& v, uint64_t i) {
-    const uint32_t size = value_type_size(v.item_type);
-    const uint8_t* p = v.raw.data() + i * size;
-    uint64_t bits = 0;
-    for (uint32_t b = 0; b < size; ++b) bits |= static_cast<uint64_t>(p[b]) << (8 * b);
-    const bool is_signed = v.item_type == ValueType::kInt8 || v.item_type == ValueType::kInt16 ||
-                           v.item_type == ValueType::kInt32;
-    if (is_signed && (bits >> (8 * size - 1)) & 1) bits |= ~uint64_t(0) << (8 * size);  // sign-extend
-    return bits;
-}
-
 }  // namespace
 
 nlohmann::json value_to_json(const Value& v) {
@@ -47,7 +35,7 @@ nlohmann::json value_to_json(const Value& v) {
     } else if (v.item_type == ValueType::kArray) {
         for (const Value& a : v.arrays) items.push_back(value_to_json(a));
     } else {
-        for (uint64_t i = 0; i < v.length; ++i) items.push_back(scalar_to_json(v.item_type, array_item_bits(v, i)));
+        for (uint64_t i = 0; i < v.length; ++i) items.push_back(scalar_to_json(v.item_type, v.scalar_item(i).bits));
     }
     return items;
 }
