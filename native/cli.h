@@ -48,5 +48,6 @@ std::string printable(const std::string& s, size_t max_bytes);
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_tensors(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli

@@ -15,6 +15,8 @@ constexpr const char* kUsage =
     "  info FILE [--json]        summary, metadata and tensor table\n"
     "  tensors FILE [--json]     tensor table only\n"
     "  verify FILE               every structural check (strict, as ggml) and every tensor\n"
+    "  bench [FILE] [--json] [--threads N]\n"
+    "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "\n"
     "FILE is a .gguf, a .safetensors, any part of a split GGUF (name-00001-of-00003.gguf) or a\n"
     "sharded safetensors index (*.safetensors.index.json). Exit status: 0 ok, 1 invalid input,\n"
@@ -29,6 +31,7 @@ constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},
     {"tensors", ws::cli::cmd_tensors},
     {"verify", ws::cli::cmd_verify},
+    {"bench", ws::cli::cmd_bench},
 };
 
 }  // namespace

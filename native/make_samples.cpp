@@ -168,11 +168,15 @@ MetadataEntry entry(const std::string& key, Value v) {
     return e;
 }
 
-MetadataEntry u32_entry(const std::string& key, uint32_t v) { return entry(key, scalar(ValueType::kUint32, v)); }
+MetadataEntry u32_entry(const std::string& key, uint32_t v) {
+    return entry(key, scalar(ValueType::kUint32, v));
+}
 MetadataEntry f32_entry(const std::string& key, float v) {
     return entry(key, scalar(ValueType::kFloat32, ws::f32_to_bits(v)));
 }
-MetadataEntry bool_entry(const std::string& key, bool v) { return entry(key, scalar(ValueType::kBool, v ? 1 : 0)); }
+MetadataEntry bool_entry(const std::string& key, bool v) {
+    return entry(key, scalar(ValueType::kBool, v ? 1 : 0));
+}
 
 template <typename T>
 MetadataEntry raw_array_entry(const std::string& key, ValueType item, const std::vector<T>& items) {
@@ -213,11 +217,12 @@ void make_vocab(std::vector<std::string>* tokens, std::vector<float>* scores, st
         add(name, 0.0f, kByte);
     }
     static const char* const kWords[] = {
-        "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be", "by", "on",
-        "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an", "had", "they", "you",
-        "were", "their", "one", "all", "we", "can", "her", "has", "there", "been", "if", "more", "when", "will",
-        "would", "who", "so", "no", "model", "weight", "tensor", "stream", "block", "scale", "float", "byte",
-        "file", "layer", "token", "hello", "world", "llama", "tiny", "sample", "data", "read", "write"};
+        "the",   "of",    "and",    "to",     "in",     "a",     "is",    "that",  "for",   "it",    "as",    "was",
+        "with",  "be",    "by",     "on",     "not",    "he",    "this",  "are",   "or",    "his",   "from",  "at",
+        "which", "but",   "have",   "an",     "had",    "they",  "you",   "were",  "their", "one",   "all",   "we",
+        "can",   "her",   "has",    "there",  "been",   "if",    "more",  "when",  "will",  "would", "who",   "so",
+        "no",    "model", "weight", "tensor", "stream", "block", "scale", "float", "byte",  "file",  "layer", "token",
+        "hello", "world", "llama",  "tiny",   "sample", "data",  "read",  "write"};
     std::vector<std::string> pieces;
     std::set<std::string> seen;
     auto piece = [&](const std::string& p) {
@@ -231,7 +236,7 @@ void make_vocab(std::vector<std::string>* tokens, std::vector<float>* scores, st
     for (const char* p : {".", ",", "!", "?", ":", ";", "'", "\"", "-", "(", ")"}) piece(p);
     for (char c = 'a'; c <= 'z'; ++c) piece(sp + std::string(1, c));
     static const char* const kSuffixes[] = {"ing", "ed", "er", "ly", "es", "tion", "al", "en", "re", "on", "an",
-                                            "at", "or", "ar", "st", "nd", "th", "ou", "it", "is", "le", "ve"};
+                                            "at",  "or", "ar", "st", "nd", "th",   "ou", "it", "is", "le", "ve"};
     for (const char* s : kSuffixes) piece(s);
     // Two-letter pieces in a fixed order fill the rest (676 of them: more than enough).
     for (char a = 'a'; a <= 'z'; ++a) {
@@ -280,8 +285,9 @@ ws::Result<std::vector<uint8_t>> build_gguf(const std::vector<HfTensor>& checkpo
         string_entry("general.name", "Tiny Llama (weightstream sample)"),
         string_entry("general.basename", "tiny-llama"),
         string_entry("general.size_label", "1.4M"),
-        string_entry("general.description", "Synthetic weights written by weightstream's make_samples: "
-                                            "llama-shaped, deterministic, not a trained model."),
+        string_entry("general.description",
+                     "Synthetic weights written by weightstream's make_samples: "
+                     "llama-shaped, deterministic, not a trained model."),
         string_entry("general.license", "MIT"),
         string_array_entry("general.tags", {"weightstream", "sample", "synthetic"}),
         u32_entry("llama.block_count", kBlocks),

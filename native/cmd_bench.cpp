@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// `bench [FILE] [--json]`: decode throughput per type against a plain float32 store loop measured in the
+// same run, single- and multi-threaded; with FILE also the time to parse and decode that file.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "cli.h"
+#include "dequant.h"
+#include "dequant_bench.h"
+#include "header_parser.h"
+#include "json_output.h"
+#include "parallel.h"
+
+namespace ws::cli {
+namespace {
+
+constexpr uint64_t kOutputBytes = uint64_t(64) << 20;  // 64 MiB of float32 output per type
+constexpr int kReps = 5;
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    }
+    return "unknown";
+}
+
+double gbps(uint64_t bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
+
+// The decoded output of one thread must equal the threaded output before either is timed.
+bool outputs_agree(const std::vector<float>& a, const std::vector<float>& b) {
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+nlohmann::json bench_types(unsigned threads, bool json, int* exit_status) {
+    std::vector<float> out(kOutputBytes / sizeof(float)), check(out.size());
+    const double store = bench::store_gbps(out.data(), out.size(), kReps);
+    if (!json) {
+        std::printf("float32 store loop: %.2f GB/s (the ceiling ratios are measured against)\n", store);
+        std::printf("%-12s %10s %8s %12s %8s\n", "dtype", "GB/s out", "ratio", "GB/s out xN", "ratio");
+    }
+    nlohmann::json results = nlohmann::json::array();
+    for (DType t : bench::decodable_types()) {
+        const uint64_t n = out.size() / dequant_floats_per_element(t);
+        const std::vector<uint8_t> src = bench::synthetic_tensor(t, n, 1);
+        if (!dequantize(t, src.data(), n, out.data()).ok() ||
+            !parallel_dequantize(t, src.data(), n, check.data(), threads).ok() || !outputs_agree(out, check)) {
+            *exit_status = fail(kExitInvalid, std::string("bench: ") + dtype_name(t) + " threaded decode differs");
+            return nullptr;
+        }
+        const double one = gbps(kOutputBytes, bench::best_seconds(kReps, [&] { (void)dequantize(t, src.data(), n, out.data()); }));
+        const double many = gbps(kOutputBytes, bench::best_seconds(kReps, [&] {
+                                     (void)parallel_dequantize(t, src.data(), n, out.data(), threads);
+                                 }));
+        results.push_back({{"dtype", dtype_name(t)}, {"gbps_out", one}, {"ratio_to_store", one / store}, {"threads", 1}});
+        results.push_back({{"dtype", dtype_name(t)}, {"gbps_out", many}, {"ratio_to_store", many / store}, {"threads", threads}});
+        if (!json) {
+            std::printf("%-12s %10.2f %8.2f %12.2f %8.2f\n", dtype_name(t), one, one / store, many, many / store);
+            std::fflush(stdout);
+        }
+    }
+    return {{"store_gbps", store}, {"results", results}};
+}
+
+nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, int* exit_status) {
+    LoadedModel model;
+    if (!load(path, false, &model, exit_status)) return nullptr;
+    const MappedFile& file = model.files[0];
+    const double parse_s = bench::best_seconds(kReps, [&] {
+        ParseOptions options;
+        options.file_size = file.size();
+        HeaderParser parser(options);
+        (void)parser.feed(file.data(), file.size());
+    });
+    uint64_t in_bytes = 0, out_bytes = 0;
+    std::vector<float> out;
+    const double decode_s = bench::best_seconds(kReps, [&] {
+        in_bytes = out_bytes = 0;
+        for (const TensorInfo& t : model.info.tensors) {
+            const uint8_t* src = model.tensor_data(t);
+            if (!src || !dtype_traits(t.dtype).decodable) continue;
+            out.resize(t.n_elements * dequant_floats_per_element(t.dtype));
+            if (parallel_dequantize(t.dtype, src, t.n_elements, out.data(), threads).ok()) {
+                in_bytes += t.nbytes;
+                out_bytes += out.size() * sizeof(float);
+            }
+        }
+    });
+    if (!json) {
+        std::printf("\n%s: header %s parsed in %.2f ms; %s decoded to %s f32 in %.1f ms (%.2f GB/s out, %u threads)\n",
+                    path.c_str(), human_bytes(model.info.data_offset).c_str(), parse_s * 1e3,
+                    human_bytes(in_bytes).c_str(), human_bytes(out_bytes).c_str(), decode_s * 1e3,
+                    gbps(out_bytes, decode_s), threads);
+    }
+    return {{"path", path}, {"header_bytes", model.info.data_offset}, {"parse_ms", parse_s * 1e3},
+            {"tensor_bytes", in_bytes}, {"f32_bytes", out_bytes}, {"decode_ms", decode_s * 1e3},
+            {"decode_gbps_out", gbps(out_bytes, decode_s)}, {"threads", threads}};
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+    Args args;
+    if (!parse_args(argv, {"--json"}, {"--threads"}, &args)) return kExitUsage;
+    if (args.positional.size() > 1) return fail(kExitUsage, "usage: weightstream bench [FILE] [--json] [--threads N]");
+    const unsigned threads = static_cast<unsigned>(std::stoul(args.get("--threads", std::to_string(default_threads()))));
+    const bool json = args.has("--json");
+    int status = kExitOk;
+    if (!json) std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+    nlohmann::json report = bench_types(std::max(1u, threads), json, &status);
+    if (status != kExitOk) return status;
+    report["machine"] = {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()}};
+    if (!args.positional.empty()) {
+        report["file"] = bench_file(args.positional[0], std::max(1u, threads), json, &status);
+        if (status != kExitOk) return status;
+    }
+    if (json) std::printf("%s\n", json_dump(report).c_str());
+    return kExitOk;
+}
+
+}  // namespace ws::cli
