@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// Decoding a tensor whose bytes arrive in chunks of any size (HTTP range bodies, ReadableStream pieces): whole
+// blocks are dequantized as they complete, a partial block (fewer bytes than one block) is carried over to
+// the next chunk. Feeding the bytes in any chunking gives the same floats as dequantize() over the whole
+// tensor. Also: the byte range of a window of rows, for reading a tensor too large for one output array.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dequant.h"
+#include "dtype.h"
+#include "model_info.h"
+#include "status.h"
+
+namespace ws {
+
+class BlockStream {
+public:
+    // The largest block of any decodable type (Q6_K: 210 bytes) fits the carry buffer.
+    static constexpr size_t kMaxBlockBytes = 256;
+
+    // A stream over the n_elements values of one tensor of type t. Check status(): kUnsupported for a type
+    // without a decoder, kBadShape when n_elements is not a whole number of blocks, kOverflow when the
+    // tensor's byte size does not fit 64 bits.
+    BlockStream(DType t, uint64_t n_elements);
+
+    Status status() const { return status_; }
+
+    // Consumes the next `size` bytes of the tensor and writes the floats of every block they complete to
+    // out[0 .. *floats_written). All of the chunk is consumed: an incomplete trailing block is kept and
+    // finished by the next feed.
+    // Errors leave the stream unchanged (nothing consumed, nothing written, *floats_written = 0):
+    //   kTrailingData  the chunk runs past the end of the tensor
+    //   kTooLarge      the completed blocks need more than out_capacity floats (see floats_for())
+    //   the constructor's error, if status() is not ok
+    // Safe on any byte values; never writes past out + out_capacity.
+    Status feed(const uint8_t* data, size_t size, float* out, size_t out_capacity, size_t* floats_written);
+
+    // Floats the next feed of `size` bytes would write (0 when it would fail).
+    size_t floats_for(size_t size) const;
+
+    bool done() const { return status_.ok() && consumed_ == total_bytes_; }
+    // kOk when every byte of the tensor was fed, kTruncated (offset = bytes fed) when it ended early.
+    Status finish() const;
+
+    uint64_t bytes_total() const { return total_bytes_; }
+    uint64_t bytes_consumed() const { return consumed_; }   // fed so far, including the carried bytes
+    uint64_t floats_written() const { return floats_out_; }  // written so far over all feeds
+
+private:
+    DequantRowFn fn_ = nullptr;
+    Status status_;
+    uint32_t block_elems_ = 0;
+    uint32_t block_bytes_ = 0;
+    uint32_t floats_per_element_ = 1;
+    uint64_t total_bytes_ = 0;
+    uint64_t consumed_ = 0;
+    uint64_t floats_out_ = 0;
+    size_t carry_len_ = 0;
+    uint8_t carry_[kMaxBlockBytes];
+};
+
+// The bytes of rows [start_row, start_row + n_rows) of tensor t, a row being ne[0] elements (whole blocks:
+// ne[0] is a multiple of the block size). *offset is absolute (t.offset + bytes of the rows before), *nbytes
+// their size. Errors: kBadType for a type without a byte layout, kBadShape when ne[0] is not a whole number
+// of blocks or n_elements is not a whole number of rows, kBadOffset when the window runs past the last row,
+// kOverflow on arithmetic overflow. Safe on any TensorInfo values.
+Status row_range(const TensorInfo& t, uint64_t start_row, uint64_t n_rows, uint64_t* offset, uint64_t* nbytes);
+
+}  // namespace ws

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// Models in several files through the CLI: llama.cpp's split GGUF and Hugging Face's sharded safetensors,
+// written with the project's own writers.
+#include <catch2/catch.hpp>
+
+#include "gguf_writer.h"
+#include "safetensors_writer.h"
+#include "split.h"
+#include "support/run_cli.h"
+
+using nlohmann::json;
+using ws_test::quote;
+using ws_test::run_cli;
+
+namespace {
+
+ws::MetadataEntry entry(const std::string& key, ws::ValueType type, uint64_t bits) {
+    ws::MetadataEntry e;
+    e.key = key;
+    e.value.type = type;
+    e.value.bits = bits;
+    return e;
+}
+
+ws::MetadataEntry string_entry(const std::string& key, const std::string& value) {
+    ws::MetadataEntry e;
+    e.key = key;
+    e.value.type = ws::ValueType::kString;
+    e.value.str = value;
+    return e;
+}
+
+ws::TensorInfo f32_tensor(const std::string& name, int64_t ne0, int64_t ne1) {
+    ws::TensorInfo t;
+    t.name = name;
+    t.dtype = ws::DType::F32;
+    t.n_dims = 2;
+    t.ne[0] = ne0;
+    t.ne[1] = ne1;
+    return t;
+}
+
+std::vector<uint8_t> ramp(size_t n_floats, float start) {
+    std::vector<uint8_t> bytes(n_floats * 4);
+    for (size_t i = 0; i < n_floats; ++i) {
+        const float f = start + static_cast<float>(i);
+        std::memcpy(&bytes[i * 4], &f, 4);
+    }
+    return bytes;
+}
+
+// Writes prefix-0000K-of-00003.gguf: part K holds tensor "t{K}" ([8, K+1] F32); the first part carries
+// the model's metadata, every part the split keys (as llama.cpp's gguf-split writes them).
+void write_split(const std::string& prefix, uint32_t declared_count, uint16_t tensors_count) {
+    for (uint32_t k = 0; k < 3; ++k) {
+        std::vector<ws::MetadataEntry> meta;
+        if (k == 0) meta.push_back(string_entry("general.architecture", "llama"));
+        meta.push_back(entry("split.no", ws::ValueType::kUint16, k));
+        meta.push_back(entry("split.count", ws::ValueType::kUint16, declared_count));
+        meta.push_back(entry("split.tensors.count", ws::ValueType::kInt32, tensors_count));
+        const ws::TensorInfo t = f32_tensor("t" + std::to_string(k), 8, k + 1);
+        auto bytes = ws::gguf_write(meta, {t}, {ramp(8 * (k + 1), 100.0f * k)});
+        REQUIRE(bytes.ok());
+        ws_test::write_file(ws::split_part_path(prefix, k + 1, 3), bytes.value());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("any part of a split GGUF opens as one model") {
+    ws_test::TempDir dir;
+    const std::string prefix = dir.file("model");
+    write_split(prefix, 3, 3);
+    const json first = json::parse(run_cli("info " + quote(prefix + "-00001-of-00003.gguf") + " --json").out);
+    for (const char* part : {"-00002-of-00003.gguf", "-00003-of-00003.gguf"}) {
+        const ws_test::CliResult r = run_cli("info " + quote(prefix + part) + " --json");
+        REQUIRE(r.status == 0);
+        CHECK(json::parse(r.out) == first);
+    }
+    CHECK(first["files"] == json({"model-00001-of-00003.gguf", "model-00002-of-00003.gguf", "model-00003-of-00003.gguf"}));
+    REQUIRE(first["tensors"].size() == 3);
+    uint64_t total = 0;
+    for (int k = 0; k < 3; ++k) {
+        const json& t = first["tensors"][k];
+        CHECK(t["name"] == "t" + std::to_string(k));
+        CHECK(t["file"] == first["files"][k]);
+        CHECK(t["shape"] == json({k + 1, 8}));
+        // Each part is a whole GGUF: its tensor's offset is inside that part.
+        const auto part = ws_test::read_file(ws::split_part_path(prefix, k + 1, 3));
+        CHECK(t["offset"].get<uint64_t>() + t["nbytes"].get<uint64_t>() <= part.size());
+        total += part.size();
+    }
+    CHECK(first["file_size"] == total);
+    CHECK(first["metadata"][0]["key"] == "general.architecture");
+    const ws_test::CliResult verify = run_cli("verify " + quote(prefix + "-00002-of-00003.gguf"));
+    CHECK(verify.status == 0);
+}
+
+TEST_CASE("a split GGUF whose parts disagree is rejected") {
+    ws_test::TempDir dir;
+    SECTION("split.count differs from the file names") {
+        write_split(dir.file("a"), 4, 3);
+        const ws_test::CliResult r = run_cli("info " + quote(dir.file("a-00001-of-00003.gguf")));
+        CHECK(r.status == 1);
+        CHECK(r.err.find("bad_split: split.count") != std::string::npos);
+    }
+    SECTION("split.tensors.count differs from the tensors found") {
+        write_split(dir.file("b"), 3, 5);
+        const ws_test::CliResult r = run_cli("info " + quote(dir.file("b-00003-of-00003.gguf")));
+        CHECK(r.status == 1);
+        CHECK(r.err.find("bad_split: split.tensors.count") != std::string::npos);
+    }
+    SECTION("a missing part is an I/O error naming it") {
+        write_split(dir.file("c"), 3, 3);
+        std::remove(dir.file("c-00002-of-00003.gguf").c_str());
+        const ws_test::CliResult r = run_cli("info " + quote(dir.file("c-00001-of-00003.gguf")));
+        CHECK(r.status == 3);
+        CHECK(r.err.find("c-00002-of-00003.gguf: No such file or directory") != std::string::npos);
+    }
+}
+
+TEST_CASE("a sharded safetensors index opens as one model") {
+    ws_test::TempDir dir;
+    const std::vector<std::pair<std::string, std::vector<std::string>>> shards = {
+        {"model-00001-of-00002.safetensors", {"a.weight", "b.weight"}},
+        {"model-00002-of-00002.safetensors", {"c.weight"}},
+    };
+    json weight_map = json::object();
+    for (const auto& [file, names] : shards) {
+        std::vector<ws::TensorInfo> tensors;
+        std::vector<std::vector<uint8_t>> data;
+        for (const std::string& name : names) {
+            tensors.push_back(f32_tensor(name, 4, 2));
+            data.push_back(ramp(8, 1.0f));
+            weight_map[name] = file;
+        }
+        auto bytes = ws::safetensors_write({string_entry("format", "pt")}, tensors, data);
+        REQUIRE(bytes.ok());
+        ws_test::write_file(dir.file(file), bytes.value());
+    }
+    const std::string index = dir.file("model.safetensors.index.json");
+    const std::string text = json({{"metadata", {{"total_size", 96}}}, {"weight_map", weight_map}}).dump();
+    ws_test::write_file(index, std::vector<uint8_t>(text.begin(), text.end()));
+
+    const ws_test::CliResult r = run_cli("info " + quote(index) + " --json");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const json info = json::parse(r.out);
+    CHECK(info["format"] == "safetensors");
+    CHECK(info["files"] == json({shards[0].first, shards[1].first}));
+    REQUIRE(info["tensors"].size() == 3);
+    CHECK(info["tensors"][0]["name"] == "a.weight");
+    CHECK(info["tensors"][2]["name"] == "c.weight");
+    CHECK(info["tensors"][2]["file"] == shards[1].first);
+    CHECK(run_cli("verify " + quote(index)).status == 0);
+
+    SECTION("a weight map naming the wrong shard is rejected") {
+        weight_map["c.weight"] = shards[0].first;
+        const std::string bad = json({{"weight_map", weight_map}}).dump();
+        ws_test::write_file(index, std::vector<uint8_t>(bad.begin(), bad.end()));
+        const ws_test::CliResult wrong = run_cli("info " + quote(index));
+        CHECK(wrong.status == 1);
+        CHECK(wrong.err.find("bad_split") != std::string::npos);
+    }
+    SECTION("an index that points outside its folder is rejected") {
+        const std::string evil = json({{"weight_map", {{"a.weight", "../etc/passwd"}}}}).dump();
+        ws_test::write_file(index, std::vector<uint8_t>(evil.begin(), evil.end()));
+        const ws_test::CliResult escaped = run_cli("info " + quote(index));
+        CHECK(escaped.status == 1);
+        CHECK(escaped.err.find("weight_map") != std::string::npos);
+    }
+}
