@@ -2,6 +2,8 @@
 // `info` and `tensors`: the header, for people (a summary, the metadata, the tensor table) or as JSON.
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 
@@ -21,9 +23,28 @@ std::string shape_text(const TensorInfo& t) {
     return s + "]";
 }
 
+// The shortest decimal that reads back as the same float32 (1e-05, not 9.999999747378752e-06).
+std::string float32_text(const Value& v) {
+    const float f = static_cast<float>(v.as_double());
+    char buf[32];
+    if (f == static_cast<float>(static_cast<int64_t>(f)) && std::fabs(f) < 1e9f && f != 0) {
+        std::snprintf(buf, sizeof buf, "%.0f", static_cast<double>(f));  // 10000, not 1e+04
+        return buf;
+    }
+    for (int precision = 1; precision <= 9; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, static_cast<double>(f));
+        if (std::strtof(buf, nullptr) == f || f != f) break;
+    }
+    return buf;
+}
+
+std::string scalar_text(const Value& v) {
+    return v.type == ValueType::kFloat32 ? float32_text(v) : json_dump(value_to_json(v), -1);
+}
+
 std::string value_text(const Value& v) {
     if (v.type == ValueType::kString) return "\"" + printable(v.str, kShownStringBytes) + "\"";
-    if (v.type != ValueType::kArray) return json_dump(value_to_json(v), -1);
+    if (v.type != ValueType::kArray) return scalar_text(v);
     std::string s = "[";
     const size_t shown = static_cast<size_t>(std::min<uint64_t>(v.length, kShownItems));
     for (size_t i = 0; i < shown; ++i) {
@@ -33,7 +54,7 @@ std::string value_text(const Value& v) {
         } else if (v.item_type == ValueType::kArray) {
             s += "[" + with_commas(v.arrays[i].length) + " items]";
         } else {
-            s += json_dump(value_to_json(v.scalar_item(i)), -1);
+            s += scalar_text(v.scalar_item(i));
         }
     }
     if (v.length > shown) s += ", ... " + with_commas(v.length - shown) + " more";
