@@ -11,6 +11,45 @@
 //   n_tensors x { name: string, u32 n_dims (<= 4), n_dims x ne (i64; u32 in v1), u32 type, u64 offset }
 //   padding to general.alignment (default 32; only when there are tensors), then the data section;
 //   each tensor's offset is relative to the data section.
+//
+// What the parser rejects: Status {code, offset, what}, offset the absolute position of the named field.
+//   magic not "GGUF"                                     kBadMagic           0            header.magic
+//   version not 1..3 in either byte order                kUnsupportedVersion 4            header.version
+//   n_tensors / n_kv above max_tensor_count / max_kv_count  kTooLarge        the count    header.n_tensors, .n_kv
+//   ... more entries than the file could hold (each tensor entry >= 24 bytes, each KV >= 14; v1: 20, 10)
+//                                                        kTruncated          the count    header.n_tensors, .n_kv
+//   string length above max_string_bytes                 kTooLarge           its length   kv.key kv.value kv.array.item
+//   string length past the end of the file               kTruncated          its length   (same)
+//   value type / array item type >= 13                   kBadType            the type     kv.type / kv.array.type
+//   array deeper than max_array_depth (a KV's value is depth 1)
+//                                                        kTooLarge           item type    kv.array.depth
+//   array count above max_array_length / past the end    kTooLarge / kTruncated  count    kv.array.length
+//   empty key / duplicate key                            kBadKey / kDuplicateName  entry  kv.key
+//   general.alignment not u32; split.no, split.count not u16; split.tensors.count not i32
+//                                                        kBadKey             the type     the key
+//   general.alignment 0 or not a power of two            kBadAlignment       the value    general.alignment
+//   tensor name of 64 bytes or more (ggml: GGML_MAX_NAME includes the NUL) / duplicate name
+//                                                        kTooLarge / kDuplicateName  entry  tensor.name
+//   n_dims > 4                                           kBadShape           n_dims       tensor.n_dims
+//   a negative dim                                       kBadShape           that dim     tensor.ne
+//   element count (or a partial product) >= INT64_MAX    kOverflow           ne[0]        tensor.ne
+//   ne[0] not a multiple of the type's block size        kBadShape           ne[0]        tensor.ne
+//   byte size beyond 64 bits                             kOverflow           ne[0]        tensor.nbytes
+//   offset not a multiple of the alignment               kBadAlignment       offset field tensor.offset
+//   tensor data not inside the file (file_size known)    kTruncated          offset field tensor.data
+//   tensor data overlapping another tensor's             kBadOffset          offset field tensor.offset
+//                                                        (the later one in offset order)
+//   a read past file_size                                kTruncated          the field    the field's name
+//   a read past max_header_bytes                         kTooLarge           the field    header.size
+// Tensors are checked in header order after the directory is read (data_offset depends on its end).
+// Accepted with a Warning (code, offset, message "<what>: ..."), in both modes:
+//   a bool stored as a byte other than 0/1 (ggml reads it as true)   kBadType  kv.value / kv.array.item
+//   a tensor type id this build does not know, or one ggml removed: dtype kUnknown (or the removed
+//   DType), nbytes up to the next tensor in offset order, or to the end of the file when its size is
+//   known, else 0                                                    kBadType  tensor.type
+//   lenient mode only: tensor data not contiguous in header order    kBadOffset tensor.offset
+// Strict mode turns the last two into errors through gguf_check_strict_layout().
+// Scalars of big-endian files are read swapped; scalar array items are stored little-endian in Value::raw.
 #pragma once
 
 #include <cstddef>
@@ -52,9 +91,11 @@ private:
     State* state_;
 };
 
-// Checks that `info` (a parsed GGUF header) lays its tensor data out as ggml requires: offsets exactly
-// contiguous in header order, each padded to the alignment. Used by `verify`; the parser itself applies
-// it when ParseOptions::strict is set.
+// Checks that `info` (one parsed GGUF file, not a combined split) lays its tensor data out as ggml
+// requires: every type known and sized (else kBadType at the tensor's type field), offsets exactly
+// contiguous in header order, each padded to the alignment (else kBadOffset at its offset field). Used
+// by `verify`; the parser itself applies it when ParseOptions::strict is set. kInternal for a ModelInfo
+// that is not a GGUF header.
 Status gguf_check_strict_layout(const ModelInfo& info);
 
 }  // namespace ws
