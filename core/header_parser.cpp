@@ -27,6 +27,9 @@ Status HeaderParser::feed(const uint8_t* data, size_t size) {
         data += take;
         size -= take;
         format_ = detect_format(prefix_, prefix_size_);
+        if (format_ == Format::kUnknown && options_.format_hint != Format::kUnknown && prefix_size_ >= 4) {
+            format_ = options_.format_hint;  // not "GGUF": let the expected format's parser say what is wrong
+        }
         if (format_ == Format::kUnknown) {
             if (prefix_size_ < kDetectBytes) return status_;  // "GGUF" decides after 4 bytes, else wait for 9
             status_ = make_error(Error::kBadMagic, 0, "magic");

@@ -19,7 +19,8 @@ namespace ws {
 // followed by '{', kUnknown otherwise. Needs at least 9 bytes to decide (fewer: kUnknown).
 Format detect_format(const uint8_t* data, size_t size);
 
-// Same contract as GgufParser (core/gguf.h); safe on untrusted input.
+// Same contract as GgufParser (core/gguf.h); safe on untrusted input. Bytes that announce neither format
+// are kBadMagic, unless ParseOptions::format_hint names one: then that format's parser reports the error.
 class HeaderParser {
 public:
     explicit HeaderParser(const ParseOptions& options = ParseOptions());

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "model_info.h"
+
 namespace ws {
 
 constexpr uint64_t kUnknownSize = UINT64_MAX;
@@ -18,6 +20,10 @@ struct ParseOptions {
     // order; zero padding). lenient (default): aligned, non-overlapping tensors in any order are read and
     // each oddity becomes a Warning.
     bool strict = false;
+
+    // The format the caller expects (from a file name or Content-Type). The bytes decide; the hint only
+    // picks which parser explains the error when they announce neither format.
+    Format format_hint = Format::kUnknown;
 
     uint64_t max_header_bytes = uint64_t(1) << 30;  // GGUF directory or safetensors JSON (the latter is
                                                     // also capped at 100,000,000 like the Rust crate)

@@ -29,6 +29,8 @@ bool map_file(const std::string& path, MappedFile* file, LoadError* error) {
 bool parse_file(const std::string& path, const MappedFile& file, ParseOptions options, ModelInfo* info,
                 LoadError* error) {
     options.file_size = file.size();
+    if (ends_with(path, ".gguf")) options.format_hint = Format::kGguf;
+    if (ends_with(path, ".safetensors")) options.format_hint = Format::kSafetensors;
     HeaderParser parser(options);
     Status s = parser.feed(file.data(), file.size());
     if (s.code == Error::kNeedMoreData) s = make_error(Error::kTruncated, file.size(), "header");
