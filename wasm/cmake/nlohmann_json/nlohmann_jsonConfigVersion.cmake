@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: MIT
+# The version of the headers nlohmann_jsonConfig.cmake (beside this file) exposes, read from the headers.
+find_file(ws_nlohmann_abi_macros nlohmann/detail/abi_macros.hpp PATHS /usr/include /usr/local/include
+          NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
+set(PACKAGE_VERSION 0)
+if(ws_nlohmann_abi_macros)
+    file(STRINGS ${ws_nlohmann_abi_macros} ws_version_lines REGEX "#define NLOHMANN_JSON_VERSION_(MAJOR|MINOR|PATCH) ")
+    foreach(part MAJOR MINOR PATCH)
+        string(REGEX MATCH "NLOHMANN_JSON_VERSION_${part} ([0-9]+)" _ "${ws_version_lines}")
+        set(ws_version_${part} ${CMAKE_MATCH_1})
+    endforeach()
+    set(PACKAGE_VERSION ${ws_version_MAJOR}.${ws_version_MINOR}.${ws_version_PATCH})
+endif()
+if(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION OR NOT PACKAGE_VERSION MATCHES "^3\\.")
+    set(PACKAGE_VERSION_COMPATIBLE FALSE)
+else()
+    set(PACKAGE_VERSION_COMPATIBLE TRUE)
+    if(PACKAGE_VERSION VERSION_EQUAL PACKAGE_FIND_VERSION)
+        set(PACKAGE_VERSION_EXACT TRUE)
+    endif()
+endif()

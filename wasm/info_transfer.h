@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Moving a model description to JavaScript fast. The description is the CLI's `info --json` object, but a
+// tokenizer's arrays (100k+ strings and scores) cost far more as JSON text built by nlohmann and re-parsed by
+// JSON.parse than as bytes: so the JSON goes without the items of flat arrays, and each such array crosses
+// on its own as its stored bytes (numbers) or as one UTF-8 buffer that one TextDecoder call turns into a
+// string the JavaScript slices (strings). The JavaScript puts the items back where the JSON has them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model_info.h"
+
+namespace ws {
+
+// True for the metadata values whose items cross as bytes: arrays of scalars or strings (arrays of arrays
+// stay in the JSON).
+bool is_flat_array(const Value& v);
+
+// model_to_json(info) as compact text, except that every flat array has "length": 0 and "value": [].
+// `info` is left as it was (the arrays are moved out and back, not copied).
+std::string info_json_without_flat_arrays(ModelInfo& info);
+
+// Strings as one buffer for a single TextDecoder.decode(): the valid UTF-8 strings back to back, and where
+// each ends in the decoded text, counted in UTF-16 code units. A string that is not valid UTF-8 adds no bytes
+// (its end repeats the previous one) and is listed in `invalid`, for the caller to send as nlohmann prints
+// it: the CLI's JSON replaces invalid sequences by U+FFFD in nlohmann's own way.
+struct PackedStrings {
+    std::vector<uint8_t> utf8;
+    std::vector<uint32_t> utf16_ends;
+    std::vector<uint32_t> invalid;  // indices into the strings
+};
+
+// Needs the total UTF-16 length below 2^32 (header caps keep it far below); false if it is not.
+bool pack_strings(const std::vector<std::string>& strings, PackedStrings* out);
+
+}  // namespace ws

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// Types of the weightstream package (hand-written; checked by `npm run typecheck`).
+
+/** An integer from the file: a number, or a bigint beyond +-(2^53 - 1). */
+export type Integer = number | bigint;
+
+/** A metadata value as `weightstream info --json` prints it. NaN and infinities are null. */
+export type MetadataValue = Integer | number | boolean | string | null | MetadataValue[];
+
+export type ValueTypeName =
+    | "uint8"
+    | "int8"
+    | "uint16"
+    | "int16"
+    | "uint32"
+    | "int32"
+    | "uint64"
+    | "int64"
+    | "float32"
+    | "float64"
+    | "bool"
+    | "string"
+    | "array";
+
+export interface MetadataEntry {
+    key: string;
+    type: ValueTypeName;
+    /** Arrays only: the type of the items. */
+    item_type?: ValueTypeName;
+    /** Arrays only: the number of items. */
+    length?: Integer;
+    value: MetadataValue;
+}
+
+export interface TensorInfo {
+    name: string;
+    /** "F32", "Q4_K", "IQ2_XXS", "BF16", "F8_E4M3", ... or "UNKNOWN(<id>)" for a GGUF type id this build lacks. */
+    dtype: string;
+    /** Dimensions, outermost first (numpy / PyTorch order). */
+    shape: Integer[];
+    /** GGUF only: the dimensions as stored, innermost first (ggml order). */
+    ne?: Integer[];
+    /** Absolute byte offset of the data in its file. */
+    offset: Integer;
+    nbytes: Integer;
+    n_elements: Integer;
+    /** Split or sharded models: the file holding the data. */
+    file?: string;
+}
+
+export interface Warning {
+    code: string;
+    offset: Integer;
+    message: string;
+}
+
+/** The object `weightstream info --json` prints. */
+export interface ModelInfo {
+    format: "gguf" | "safetensors";
+    /** GGUF version; null for safetensors. */
+    version: number | null;
+    /** GGUF only. */
+    endian?: "little" | "big";
+    /** Bytes of the file; null while unknown (a stream of unknown length). */
+    file_size: Integer | null;
+    data_offset: Integer;
+    alignment: number;
+    files?: string[];
+    metadata: MetadataEntry[];
+    tensors: TensorInfo[];
+    warnings?: Warning[];
+}
+
+export interface Progress {
+    /** Bytes processed so far. */
+    loaded: number;
+    /** Bytes in all, when known. */
+    total: number | undefined;
+}
+
+export interface OpenOptions {
+    signal?: AbortSignal;
+    onProgress?: (progress: Progress) => void;
+    /** The most bytes read (Blob slice, file read) or handed to WebAssembly at a time. Default 1 MiB. */
+    chunkSize?: number;
+    /** The most HTTP requests in flight for one model. Default 4. */
+    concurrency?: number;
+    /** Retries of a failed HTTP request (network fault, 5xx, 408, 429), resumed at the last byte. Default 4. */
+    retries?: number;
+    /** Milliseconds before the first retry; doubles with each further one. Default 250. */
+    retryDelay?: number;
+    /** The fetch to use for URLs. Default globalThis.fetch. */
+    fetch?: typeof fetch;
+}
+
+export type ReadAs = "f32" | "f16" | "raw";
+
+/** binary16 values: a Float16Array where the runtime has one, else their bits in a Uint16Array. */
+export type HalfArray = Uint16Array;
+
+export type ReadResult<A extends ReadAs> = A extends "raw" ? Uint8Array : A extends "f16" ? HalfArray : Float32Array;
+
+export interface ReadOptions<A extends ReadAs = "f32"> {
+    /** "f32" (default): decoded float32; "f16": decoded then rounded to binary16 as ggml does (F16 data is
+     * returned as stored); "raw": the stored bytes. */
+    as?: A;
+    /** [start, count]: only these rows, a row being the innermost dimension (shape's last). */
+    rows?: [number, number];
+    signal?: AbortSignal;
+    onProgress?: (progress: Progress) => void;
+}
+
+export interface StreamOptions<A extends ReadAs = "f32"> {
+    as?: A;
+    signal?: AbortSignal;
+    /** Bytes of all tensors processed so far. */
+    onProgress?: (progress: Progress) => void;
+}
+
+export interface Model {
+    readonly info: ModelInfo;
+    readonly format: ModelInfo["format"];
+    readonly version: ModelInfo["version"];
+    readonly metadata: MetadataEntry[];
+    readonly tensors: TensorInfo[];
+    readonly closed: boolean;
+    /** The tensor named `name`, or undefined. */
+    tensor(name: string): TensorInfo | undefined;
+    /** Reads one tensor (or some of its rows) into a new array owned by JavaScript. */
+    read<A extends ReadAs = "f32">(name: string, options?: ReadOptions<A>): Promise<ReadResult<A>>;
+    /** Every tensor in file order, one pass: how to consume a stream or a server without Range. */
+    stream<A extends ReadAs = "f32">(
+        options?: StreamOptions<A>,
+    ): AsyncIterableIterator<{ tensor: TensorInfo; data: ReadResult<A> }>;
+    /** Frees the model; later reads reject with code "closed". */
+    close(): Promise<void>;
+}
+
+/** What open() reads: a URL (read with HTTP Range), a Request or Response, a Blob or File, bytes, a stream of
+ * bytes, or in Node a file path. */
+export type Source =
+    string | URL | Request | Response | Blob | ArrayBuffer | ArrayBufferView | ReadableStream<Uint8Array>;
+
+/** Opens a model, reading its header only. Rejects with a WeightstreamError. */
+export function open(source: Source, options?: OpenOptions): Promise<Model>;
+
+export interface DTypeInfo {
+    id: number;
+    name: string;
+    kind: "float" | "integer" | "quantized";
+    blockElements: number;
+    blockBytes: number;
+    floatsPerElement: number;
+    decodable: boolean;
+}
+
+/** Every element type this build knows. */
+export function dtypes(): Promise<DTypeInfo[]>;
+
+/**
+ * Codes: the core's names for invalid files ("bad_magic", "unsupported_version", "truncated", "too_large",
+ * "overflow", "bad_type", "bad_shape", "bad_alignment", "bad_offset", "duplicate_name", "bad_json",
+ * "bad_key", "trailing_data", "unsupported", "bad_split", "internal"), and for the rest: "io" (a Node file
+ * error), "network" (fetch failed, also how CORS failures show), "http" (an HTTP error status or a wrong
+ * Content-Range), "cors" (Content-Range not exposed), "not_seekable" (going back in a stream),
+ * "no_such_tensor", "closed", "bad_source", "wasm_load".
+ */
+export class WeightstreamError extends Error {
+    readonly code: string;
+    /** The absolute byte offset in the file the problem is at, when there is one. */
+    readonly offset: number | undefined;
+    /** The field or rule (core errors). */
+    readonly what?: string;
+    /** The HTTP status ("http" errors). */
+    readonly status?: number;
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// weightstream: GGUF and safetensors weights into typed arrays, from URLs (HTTP Range), Blobs/Files,
+// ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
+import { WeightstreamError, throwIfAborted } from "./errors.js";
+import { parseModel } from "./model.js";
+import { makeSource } from "./sources.js";
+import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
+
+export { WeightstreamError } from "./errors.js";
+
+const DEFAULTS = {
+    chunkSize: 1 << 20,
+    concurrency: 4,
+    retries: 4,
+    retryDelay: 250,
+};
+
+function positiveInteger(name, value, fallback) {
+    if (value === undefined) return fallback;
+    if (!Number.isSafeInteger(value) || value < 1)
+        throw new TypeError(`${name}: expected a positive integer, got ${value}`);
+    return value;
+}
+
+function normalize(options) {
+    const fetchFn = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    return {
+        signal: options.signal,
+        onProgress: options.onProgress,
+        chunkSize: positiveInteger("chunkSize", options.chunkSize, DEFAULTS.chunkSize),
+        concurrency: positiveInteger("concurrency", options.concurrency, DEFAULTS.concurrency),
+        retries: options.retries === 0 ? 0 : positiveInteger("retries", options.retries, DEFAULTS.retries),
+        retryDelay:
+            options.retryDelay === 0 ? 0 : positiveInteger("retryDelay", options.retryDelay, DEFAULTS.retryDelay),
+        fetch: fetchFn
+            ? fetchFn
+            : () => {
+                  throw new WeightstreamError("network", "no fetch() in this runtime: pass options.fetch");
+              },
+    };
+}
+
+/** Opens a model: reads and parses its header only. See index.d.ts. */
+export async function open(source, options = {}) {
+    const opts = normalize(options);
+    throwIfAborted(opts.signal);
+    const wasm = await loadWasm();
+    const src = await makeSource(source, opts);
+    try {
+        return await parseModel(wasm, src, opts);
+    } catch (e) {
+        await src.close();
+        throw wasmFailure(e);
+    }
+}
+
+/** Every element type this build knows, with its block layout and whether it decodes to float32. */
+export async function dtypes() {
+    return [...dtypesOf(await loadWasm()).values()];
+}

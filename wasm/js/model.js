@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+// A parsed model over its source: the header is parsed by pushing the file's first bytes into the core's
+// HeaderParser; tensors are read by pushing exactly their bytes into the core's BlockStream, which writes the
+// values straight into an array JavaScript owns.
+import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
+import { readInfo } from "./info.js";
+import { dtypesOf, wasmFailure } from "./wasm.js";
+
+const OK = 0;
+const NEED_MORE_DATA = 1;
+
+// Bytes read past what the parser asked for, so that most headers take one or two reads while open() never
+// fetches more than the header plus this much.
+export const HEADER_READ_AHEAD = 64 * 1024;
+// Values decoded per call into wasm: bounds the module's memory whatever the chunk or tensor size.
+const MAX_VALUES_PER_FEED = 1 << 20;
+
+function* pieces(chunk, max) {
+    if (chunk.length <= max) {
+        yield chunk;
+        return;
+    }
+    for (let i = 0; i < chunk.length; i += max) yield chunk.subarray(i, Math.min(chunk.length, i + max));
+}
+
+function truncated(offset, what) {
+    return new WeightstreamError("truncated", `truncated: ${what} (byte ${offset})`, { offset, what });
+}
+
+/** Parses the header of `source` and returns the Model. */
+export async function parseModel(wasm, source, options) {
+    const { signal, onProgress, chunkSize } = options;
+    let parser = null;
+    let status = null;
+    let fed = 0;
+    const feed = (chunk) => {
+        for (const piece of pieces(chunk, chunkSize)) {
+            status = parser.feed(piece);
+            fed += piece.length;
+            if (status.code !== NEED_MORE_DATA) return true;
+        }
+        return false;
+    };
+    try {
+        // The parser is made after the first read, when an HTTP source knows the file size: the size lets the
+        // core check every tensor range against the file.
+        const first = [];
+        for (;;) {
+            const length = parser ? Math.max(parser.bytesNeeded(), HEADER_READ_AHEAD) : HEADER_READ_AHEAD;
+            let got = 0;
+            let done = false;
+            for await (const chunk of source.read(fed, length, { signal, chunkSize, retain: true })) {
+                got += chunk.length;
+                if (!parser) {
+                    first.push(chunk);
+                } else if (feed(chunk)) {
+                    done = true;
+                    break;
+                }
+            }
+            if (!parser) {
+                parser = new wasm.Parser(source.size ?? -1);
+                for (const chunk of first) {
+                    if (feed(chunk)) {
+                        done = true;
+                        break;
+                    }
+                }
+                first.length = 0;
+            }
+            onProgress?.({ loaded: fed, total: source.size });
+            if (done) break;
+            if (got === 0) throw truncated(fed, "header");
+        }
+        if (status.code !== OK) throw statusError(status);
+        const handle = parser.takeModel();
+        let info;
+        try {
+            info = readInfo(handle);
+            handle.releaseMetadata();
+        } catch (e) {
+            handle.delete();
+            throw e;
+        }
+        info.file_size = source.size ?? null;
+        return new Model(wasm, source, handle, info, options);
+    } finally {
+        parser?.delete();
+    }
+}
+
+function allocate(ArrayType, length, tensor) {
+    if (typeof length === "bigint" || length > Number.MAX_SAFE_INTEGER) length = Infinity;
+    try {
+        return new ArrayType(length);
+    } catch (e) {
+        if (!(e instanceof RangeError)) throw e;
+        throw new WeightstreamError(
+            "too_large",
+            `tensor "${tensor.name}": ${length} values do not fit in one ${ArrayType.name}; read it by row ` +
+                "windows ({rows: [start, count]})",
+            { offset: tensor.offset, cause: e },
+        );
+    }
+}
+
+// binary16 values as the runtime's Float16Array when it has one, else their bits in a Uint16Array.
+function halves(buffer, length) {
+    const Float16 = globalThis.Float16Array;
+    return Float16 ? new Float16(buffer, 0, length) : new Uint16Array(buffer, 0, length);
+}
+
+function rowElements(tensor) {
+    const n = tensor.ne ? (tensor.ne.length ? tensor.ne[0] : 1) : tensor.shape.length ? tensor.shape.at(-1) : 1;
+    return Number(n);
+}
+
+function checkRows(rows) {
+    if (!Array.isArray(rows) || rows.length !== 2 || !rows.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+        throw new TypeError("rows: expected [start, count], two non-negative integers");
+    }
+    return rows;
+}
+
+export class Model {
+    #wasm;
+    #source;
+    #handle;
+    #options;
+    #byName;
+    #closed = false;
+
+    constructor(wasm, source, handle, info, options) {
+        this.#wasm = wasm;
+        this.#source = source;
+        this.#handle = handle;
+        this.#options = options;
+        /** The whole description, as `weightstream info --json` prints it. */
+        this.info = info;
+        this.format = info.format;
+        this.version = info.version;
+        this.metadata = info.metadata;
+        this.tensors = info.tensors;
+        this.#byName = new Map(info.tensors.map((t, i) => [t.name, i]));
+    }
+
+    get closed() {
+        return this.#closed;
+    }
+
+    /** The tensor record of `name` (as in `tensors`), or undefined. */
+    tensor(name) {
+        const i = this.#byName.get(name);
+        return i === undefined ? undefined : this.tensors[i];
+    }
+
+    #checkOpen() {
+        if (this.#closed) throw new WeightstreamError("closed", "the model was closed");
+    }
+
+    async read(name, options = {}) {
+        this.#checkOpen();
+        const i = this.#byName.get(name);
+        if (i === undefined) throw new WeightstreamError("no_such_tensor", `no tensor named "${name}"`);
+        return this.#read(i, options);
+    }
+
+    async *stream(options = {}) {
+        this.#checkOpen();
+        const order = this.tensors.map((_, i) => i);
+        const fileOf = (t) => (t.file === undefined ? "" : t.file);
+        order.sort((a, b) => {
+            const ta = this.tensors[a];
+            const tb = this.tensors[b];
+            if (fileOf(ta) !== fileOf(tb)) return fileOf(ta) < fileOf(tb) ? -1 : 1;
+            return ta.offset - tb.offset || a - b;
+        });
+        const total = this.tensors.reduce((sum, t) => sum + Number(t.nbytes), 0);
+        let done = 0;
+        for (const i of order) {
+            const onProgress = options.onProgress && ((p) => options.onProgress({ loaded: done + p.loaded, total }));
+            const data = await this.#read(i, { as: options.as, signal: options.signal, onProgress });
+            done += Number(this.tensors[i].nbytes);
+            yield { tensor: this.tensors[i], data };
+        }
+    }
+
+    close() {
+        if (this.#closed) return Promise.resolve();
+        this.#closed = true;
+        this.#handle.delete();
+        this.#handle = null;
+        return Promise.resolve(this.#source.close());
+    }
+
+    async #read(index, { as = "f32", rows, signal, onProgress }) {
+        if (as !== "f32" && as !== "f16" && as !== "raw")
+            throw new TypeError(`as: expected "f32", "f16" or "raw", got ${as}`);
+        throwIfAborted(signal);
+        const tensor = this.tensors[index];
+        let offset = tensor.offset;
+        let nbytes = tensor.nbytes;
+        let elements = tensor.n_elements;
+        if (rows !== undefined) {
+            const [start, count] = checkRows(rows);
+            const range = this.#handle.rowRange(index, start, count);
+            if (range.status.code !== OK) throw statusError(range.status, `tensor "${tensor.name}" rows`);
+            offset = range.offset;
+            nbytes = range.nbytes;
+            elements = count * rowElements(tensor);
+        }
+        const report = (loaded) => onProgress?.({ loaded, total: Number(nbytes) });
+        const readOptions = { signal, chunkSize: this.#options.chunkSize };
+        const chunks = () => this.#source.read(offset, Number(nbytes), readOptions);
+
+        if (as === "raw" || (as === "f16" && tensor.dtype === "F16")) {
+            const out = allocate(Uint8Array, nbytes, tensor);
+            let filled = 0;
+            for await (const chunk of chunks()) {
+                this.#checkOpen();
+                out.set(chunk, filled);
+                filled += chunk.length;
+                report(filled);
+            }
+            if (filled < out.length) throw truncated(offset + filled, `tensor "${tensor.name}" data`);
+            return as === "raw" ? out : halves(out.buffer, out.length / 2);
+        }
+
+        const dtype = dtypesOf(this.#wasm).get(tensor.dtype);
+        if (!dtype?.decodable) {
+            throw new WeightstreamError(
+                "unsupported",
+                `tensor "${tensor.name}": no decoder for dtype ${tensor.dtype}; read its bytes with {as: "raw"}`,
+                { offset: tensor.offset },
+            );
+        }
+        const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
+        const blockValues = dtype.blockElements * dtype.floatsPerElement;
+        const feedBytes = Math.max(1, Math.floor(MAX_VALUES_PER_FEED / blockValues)) * dtype.blockBytes;
+        const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16");
+        const fail = (status) => {
+            const error = statusError({ ...status, offset: offset + status.offset }, `tensor "${tensor.name}"`);
+            return status.name === "truncated" ? truncated(error.offset, `tensor "${tensor.name}" data`) : error;
+        };
+        try {
+            let status = decoder.status();
+            if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
+            let written = 0;
+            let loaded = 0;
+            for await (const chunk of chunks()) {
+                this.#checkOpen();
+                for (const piece of pieces(chunk, feedBytes)) {
+                    status = decoder.feed(piece, values, written);
+                    if (status.code !== OK) throw fail(status);
+                    written += decoder.written();
+                }
+                loaded += chunk.length;
+                report(loaded);
+            }
+            status = decoder.finish();
+            if (status.code !== OK) throw fail(status);
+        } catch (e) {
+            throw wasmFailure(e);
+        } finally {
+            try {
+                decoder.delete();
+            } catch {
+                // a trapped module cannot free; it is discarded anyway
+            }
+        }
+        return as === "f32" ? values : halves(values.buffer, values.length);
+    }
+}
