@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets everything up and runs every test: the native Release build with its tests, the same tests under
-# ASan + UBSan (clang, which also replays the fuzz corpus), and the CLI end to end.
+# Sets everything up and runs every test: the native Release build with its tests (core modules, the CLI
+# end to end, fuzz corpus replay), the wasm build with the npm package's Node tests, and the native tests
+# again under ASan + UBSan (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -11,6 +12,12 @@ step "native release build + tests"
 cmake --preset native-release >/dev/null
 cmake --build --preset native-release
 ctest --preset native-release -j2
+
+step "wasm build + the npm package's tests (Node, nginx; parity with the native CLI)"
+npm run build:wasm
+npm run typecheck
+npm run lint:js
+npm run test:js
 
 step "ASan + UBSan build + tests (clang)"
 cmake --preset native-asan >/dev/null
