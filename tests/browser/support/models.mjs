@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+// Test models for the page tests, written here (nothing is downloaded): a small GGUF writer (v3, every
+// metadata value type, F32/F16/Q8_0 tensors), a safetensors writer, and the models the tests open.
+
+const VALUE_TYPES = {
+    uint8: 0, int8: 1, uint16: 2, int16: 3, uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9,
+    uint64: 10, int64: 11, float64: 12,
+};
+const GGML_TYPES = { F32: 0, F16: 1, Q8_0: 8 };
+
+/** Deterministic pseudo-random numbers (mulberry32) and normal deviates. */
+export function rng(seed) {
+    let a = seed >>> 0;
+    const uniform = () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const normal = () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+    return { uniform, normal };
+}
+
+/** float -> IEEE binary16 bits, round to nearest even. */
+export function toHalf(value) {
+    const f32 = new Float32Array([value]);
+    const x = new Uint32Array(f32.buffer)[0];
+    const sign = (x >>> 16) & 0x8000;
+    const exp = (x >>> 23) & 0xff;
+    let mant = x & 0x7fffff;
+    if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+    let e = exp - 127 + 15;
+    if (e >= 0x1f) return sign | 0x7c00;
+    if (e <= 0) {
+        if (e < -10) return sign;
+        mant |= 0x800000;
+        const shift = 14 - e;
+        let half = mant >>> shift;
+        const rem = mant & ((1 << shift) - 1);
+        const mid = 1 << (shift - 1);
+        if (rem > mid || (rem === mid && (half & 1))) ++half;
+        return sign | half;
+    }
+    let half = (e << 10) | (mant >>> 13);
+    const rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem === 0x1000 && (half & 1))) ++half;
+    return sign | half;
+}
+
+class ByteWriter {
+    constructor() {
+        this.buffer = new Uint8Array(1 << 16);
+        this.view = new DataView(this.buffer.buffer);
+        this.length = 0;
+    }
+    #reserve(n) {
+        if (this.length + n <= this.buffer.length) return this.length;
+        let size = this.buffer.length * 2;
+        while (size < this.length + n) size *= 2;
+        const bigger = new Uint8Array(size);
+        bigger.set(this.buffer.subarray(0, this.length));
+        this.buffer = bigger;
+        this.view = new DataView(bigger.buffer);
+        return this.length;
+    }
+    bytes(u8) {
+        const at = this.#reserve(u8.length); // first: it may replace this.buffer
+        this.buffer.set(u8, at);
+        this.length += u8.length;
+    }
+    #put(n, fn) {
+        const at = this.#reserve(n);
+        fn(this.view, at);
+        this.length += n;
+    }
+    u8(v) { this.#put(1, (d, o) => d.setUint8(o, v)); }
+    i8(v) { this.#put(1, (d, o) => d.setInt8(o, v)); }
+    u16(v) { this.#put(2, (d, o) => d.setUint16(o, v, true)); }
+    i16(v) { this.#put(2, (d, o) => d.setInt16(o, v, true)); }
+    u32(v) { this.#put(4, (d, o) => d.setUint32(o, v, true)); }
+    i32(v) { this.#put(4, (d, o) => d.setInt32(o, v, true)); }
+    u64(v) { this.#put(8, (d, o) => d.setBigUint64(o, BigInt(v), true)); }
+    i64(v) { this.#put(8, (d, o) => d.setBigInt64(o, BigInt(v), true)); }
+    f32(v) { this.#put(4, (d, o) => d.setFloat32(o, v, true)); }
+    f64(v) { this.#put(8, (d, o) => d.setFloat64(o, v, true)); }
+    string(s) {
+        const b = ENCODER.encode(s);
+        this.u64(b.length);
+        this.bytes(b);
+    }
+    pad(alignment) {
+        const n = (alignment - (this.length % alignment)) % alignment;
+        if (n) this.bytes(new Uint8Array(n));
+    }
+    toBytes() {
+        return this.buffer.slice(0, this.length);
+    }
+}
+
+const ENCODER = new TextEncoder();
+
+function writeValue(w, type, value) {
+    switch (type) {
+        case "uint8": return w.u8(value);
+        case "int8": return w.i8(value);
+        case "uint16": return w.u16(value);
+        case "int16": return w.i16(value);
+        case "uint32": return w.u32(value);
+        case "int32": return w.i32(value);
+        case "uint64": return w.u64(value);
+        case "int64": return w.i64(value);
+        case "float32": return w.f32(value);
+        case "float64": return w.f64(value);
+        case "bool": return w.u8(value ? 1 : 0);
+        case "string": return w.string(value);
+        default: throw new Error(`no writer for ${type}`);
+    }
+}
+
+/** Encodes values (Float32Array-like) as a GGML type's bytes. */
+export function encodeTensor(dtype, values) {
+    const n = values.length;
+    if (dtype === "F32") return new Uint8Array(Float32Array.from(values).buffer);
+    if (dtype === "F16") return new Uint8Array(Uint16Array.from(values, toHalf).buffer);
+    if (dtype === "Q8_0") {
+        if (n % 32) throw new Error("Q8_0 needs a multiple of 32 values");
+        const out = new Uint8Array((n / 32) * 34);
+        const view = new DataView(out.buffer);
+        for (let b = 0; b < n / 32; ++b) {
+            let amax = 0;
+            for (let i = 0; i < 32; ++i) amax = Math.max(amax, Math.abs(values[b * 32 + i]));
+            const d = amax / 127;
+            const id = d ? 1 / d : 0;
+            view.setUint16(b * 34, toHalf(d), true);
+            for (let i = 0; i < 32; ++i) view.setInt8(b * 34 + 2 + i, Math.round(values[b * 32 + i] * id));
+        }
+        return out;
+    }
+    throw new Error(`no encoder for ${dtype}`);
+}
+
+/**
+ * A GGUF v3 file. kv: [key, type, value] or [key, "array", items, itemType]; tensors: {name, dtype,
+ * ne (innermost first), values} or {name, dtype, ne, bytes}.
+ */
+export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
+    const w = new ByteWriter();
+    w.bytes(new TextEncoder().encode("GGUF"));
+    w.u32(3);
+    w.i64(tensors.length);
+    w.i64(kv.length);
+    for (const [key, type, value, itemType] of kv) {
+        w.string(key);
+        w.u32(VALUE_TYPES[type]);
+        if (type === "array") {
+            w.u32(VALUE_TYPES[itemType]);
+            w.u64(value.length);
+            for (const item of value) writeValue(w, itemType, item);
+        } else {
+            writeValue(w, type, value);
+        }
+    }
+    const data = tensors.map((t) => t.bytes ?? encodeTensor(t.dtype, t.values));
+    let offset = 0;
+    const offsets = data.map((d) => {
+        const o = offset;
+        offset += d.length;
+        offset += (alignment - (offset % alignment)) % alignment;
+        return o;
+    });
+    tensors.forEach((t, i) => {
+        w.string(t.name);
+        w.u32(t.ne.length);
+        for (const d of t.ne) w.i64(d);
+        w.u32(GGML_TYPES[t.dtype]);
+        w.u64(offsets[i]);
+    });
+    w.pad(alignment);
+    data.forEach((d) => {
+        w.bytes(d);
+        w.pad(alignment);
+    });
+    return w.toBytes();
+}
+
+/** A safetensors file: tensors {name, dtype: "F32" | "F16", shape, values}, metadata string -> string. */
+export function writeSafetensors({ tensors, metadata }) {
+    const header = {};
+    if (metadata) header.__metadata__ = metadata;
+    const blobs = [];
+    let offset = 0;
+    for (const t of tensors) {
+        const bytes = t.dtype === "F16" ? new Uint8Array(Uint16Array.from(t.values, toHalf).buffer) : new Uint8Array(Float32Array.from(t.values).buffer);
+        header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+        offset += bytes.length;
+        blobs.push(bytes);
+    }
+    let json = JSON.stringify(header);
+    json += " ".repeat((8 - (json.length % 8)) % 8);
+    const jsonBytes = new TextEncoder().encode(json);
+    const out = new Uint8Array(8 + jsonBytes.length + offset);
+    new DataView(out.buffer).setBigUint64(0, BigInt(jsonBytes.length), true);
+    out.set(jsonBytes, 8);
+    let o = 8 + jsonBytes.length;
+    for (const b of blobs) {
+        out.set(b, o);
+        o += b.length;
+    }
+    return out;
+}
+
+function randomValues(random, n, scale) {
+    return Float32Array.from({ length: n }, () => random.normal() * scale);
+}
+
+const CHAT_TEMPLATE = `{% for message in messages %}
+{% if message['role'] == 'user' %}<|user|>
+{{ message['content'] }}</s>
+{% elif message['role'] == 'assistant' %}<|assistant|>
+{{ message['content'] }}</s>
+{% endif %}
+{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}`;
+
+/** The tokens of a small made-up vocabulary. */
+function vocabulary(n) {
+    const tokens = ["<unk>", "<s>", "</s>"];
+    for (let i = 0; i < 256 && tokens.length < n; ++i) tokens.push(`<0x${i.toString(16).toUpperCase().padStart(2, "0")}>`);
+    const syllables = ["ka", "lo", "mi", "re", "tu", "sen", "dor", "an", "el", "is", "qu", "th", "▁"];
+    for (let i = 0; tokens.length < n; ++i) {
+        let s = i % 3 === 0 ? "▁" : "";
+        for (let k = i; ; k = Math.floor(k / syllables.length)) {
+            s += syllables[k % syllables.length];
+            if (k < syllables.length) break;
+        }
+        tokens.push(s);
+    }
+    return tokens;
+}
+
+/**
+ * A tiny llama-style GGUF: Q8_0 projections, F32 norms, an F16 output, a 2x64 "special" F32 tensor holding
+ * NaN, +-Inf and zeros, tokenizer arrays and a chat template.
+ */
+export function tinyLlamaGguf({ layers = 2, embd = 64, ff = 128, vocab = 320, seed = 1 } = {}) {
+    const random = rng(seed);
+    const tokens = vocabulary(vocab);
+    const kv = [
+        ["general.architecture", "string", "llama"],
+        ["general.name", "string", "Tiny Test Llama"],
+        ["general.basename", "string", "tiny-test-llama"],
+        ["general.size_label", "string", "0.1M"],
+        ["general.license", "string", "mit"],
+        ["general.file_type", "uint32", 7],
+        ["general.quantization_version", "uint32", 2],
+        ["llama.context_length", "uint32", 2048],
+        ["llama.embedding_length", "uint32", embd],
+        ["llama.block_count", "uint32", layers],
+        ["llama.feed_forward_length", "uint32", ff],
+        ["llama.attention.head_count", "uint32", 4],
+        ["llama.attention.head_count_kv", "uint32", 2],
+        ["llama.rope.freq_base", "float32", 10000],
+        ["llama.attention.layer_norm_rms_epsilon", "float32", 1e-5],
+        ["test.int8", "int8", -5],
+        ["test.int16", "int16", -300],
+        ["test.uint16", "uint16", 60000],
+        ["test.uint8", "uint8", 200],
+        ["test.int64", "int64", -9007199254740993n],
+        ["test.uint64", "uint64", 18446744073709551615n],
+        ["test.float64", "float64", Math.PI],
+        ["test.bool", "bool", true],
+        ["tokenizer.ggml.model", "string", "llama"],
+        ["tokenizer.ggml.tokens", "array", tokens, "string"],
+        ["tokenizer.ggml.scores", "array", tokens.map((_, i) => -i / 10), "float32"],
+        ["tokenizer.ggml.token_type", "array", tokens.map((_, i) => (i < 3 ? 3 : i < 259 ? 6 : 1)), "int32"],
+        ["tokenizer.ggml.bos_token_id", "uint32", 1],
+        ["tokenizer.ggml.eos_token_id", "uint32", 2],
+        ["tokenizer.chat_template", "string", CHAT_TEMPLATE],
+    ];
+    const tensors = [
+        { name: "token_embd.weight", dtype: "Q8_0", ne: [embd, vocab], values: randomValues(random, embd * vocab, 0.02) },
+    ];
+    for (let l = 0; l < layers; ++l) {
+        const p = `blk.${l}.`;
+        tensors.push(
+            { name: `${p}attn_norm.weight`, dtype: "F32", ne: [embd], values: Float32Array.from({ length: embd }, () => 1 + random.normal() * 0.1) },
+            { name: `${p}attn_q.weight`, dtype: "Q8_0", ne: [embd, embd], values: randomValues(random, embd * embd, 0.05) },
+            { name: `${p}attn_k.weight`, dtype: "Q8_0", ne: [embd, embd / 2], values: randomValues(random, (embd * embd) / 2, 0.05) },
+            { name: `${p}attn_v.weight`, dtype: "Q8_0", ne: [embd, embd / 2], values: randomValues(random, (embd * embd) / 2, 0.05) },
+            { name: `${p}attn_output.weight`, dtype: "Q8_0", ne: [embd, embd], values: randomValues(random, embd * embd, 0.05) },
+            { name: `${p}ffn_norm.weight`, dtype: "F32", ne: [embd], values: Float32Array.from({ length: embd }, () => 1 + random.normal() * 0.1) },
+            { name: `${p}ffn_gate.weight`, dtype: "Q8_0", ne: [embd, ff], values: randomValues(random, embd * ff, 0.05) },
+            { name: `${p}ffn_up.weight`, dtype: "Q8_0", ne: [embd, ff], values: randomValues(random, embd * ff, 0.05) },
+            { name: `${p}ffn_down.weight`, dtype: "Q8_0", ne: [ff, embd], values: randomValues(random, embd * ff, 0.05) },
+        );
+    }
+    const special = randomValues(random, 2 * 64, 1);
+    special[3] = NaN;
+    special[10] = Infinity;
+    special[11] = -Infinity;
+    special[12] = -Infinity;
+    special[20] = 0;
+    special[21] = -0;
+    special[22] = 0;
+    tensors.push(
+        { name: "output_norm.weight", dtype: "F32", ne: [embd], values: Float32Array.from({ length: embd }, () => 1 + random.normal() * 0.1) },
+        { name: "output.weight", dtype: "F16", ne: [embd, vocab], values: randomValues(random, embd * vocab, 0.02) },
+        { name: "special.weight", dtype: "F32", ne: [64, 2], values: special },
+    );
+    return writeGguf({ kv, tensors });
+}
+
+/** A small safetensors model in Hugging Face naming (layers.N.). */
+export function tinySafetensors({ seed = 2 } = {}) {
+    const random = rng(seed);
+    const tensors = [{ name: "model.embed_tokens.weight", dtype: "F16", shape: [64, 32], values: randomValues(random, 64 * 32, 0.02) }];
+    for (let l = 0; l < 2; ++l) {
+        tensors.push(
+            { name: `model.layers.${l}.self_attn.q_proj.weight`, dtype: "F32", shape: [32, 32], values: randomValues(random, 32 * 32, 0.05) },
+            { name: `model.layers.${l}.input_layernorm.weight`, dtype: "F32", shape: [32], values: Float32Array.from({ length: 32 }, () => 1 + random.normal() * 0.1) },
+        );
+    }
+    return writeSafetensors({ tensors, metadata: { format: "pt", note: "weightstream page test" } });
+}
+
+/** A sharded safetensors model: {name: bytes} of two shards and their model.safetensors.index.json. */
+export function shardedSafetensors({ seed = 6 } = {}) {
+    const random = rng(seed);
+    const shards = [[], []];
+    const weightMap = {};
+    for (let l = 0; l < 4; ++l) {
+        const shard = l < 2 ? 0 : 1;
+        for (const [kind, shape] of [["mlp.up_proj.weight", [16, 8]], ["post_attention_layernorm.weight", [8]]]) {
+            const name = `model.layers.${l}.${kind}`;
+            const n = shape.reduce((a, b) => a * b, 1);
+            shards[shard].push({ name, dtype: l % 2 ? "F16" : "F32", shape, values: randomValues(random, n, 0.1) });
+            weightMap[name] = `model-0000${shard + 1}-of-00002.safetensors`;
+        }
+    }
+    const files = {};
+    shards.forEach((tensors, i) => {
+        files[`model-0000${i + 1}-of-00002.safetensors`] = writeSafetensors({ tensors, metadata: { format: "pt" } });
+    });
+    const totalSize = shards.flat().reduce((sum, t) => sum + t.values.length * (t.dtype === "F16" ? 2 : 4), 0);
+    files["model.safetensors.index.json"] = new TextEncoder().encode(JSON.stringify({ metadata: { total_size: totalSize }, weight_map: weightMap }, null, 2));
+    return files;
+}
+
+/** The parts of a split GGUF: 3 files, the first holding the metadata. */
+export function splitGguf({ seed = 3 } = {}) {
+    const random = rng(seed);
+    const all = [];
+    for (let i = 0; i < 6; ++i) all.push({ name: `blk.${i}.w`, dtype: i % 2 ? "Q8_0" : "F32", ne: [32, 4], values: randomValues(random, 128, 0.1) });
+    const parts = [];
+    for (let p = 0; p < 3; ++p) {
+        const kv = [
+            ["split.no", "uint16", p],
+            ["split.count", "uint16", 3],
+            ["split.tensors.count", "int32", all.length],
+        ];
+        if (p === 0) kv.unshift(["general.architecture", "string", "llama"], ["general.name", "string", "split test"]);
+        parts.push(writeGguf({ kv, tensors: all.slice(p * 2, p * 2 + 2) }));
+    }
+    return parts;
+}
+
+/** Payloads that would run or inject something if a page ever treated file text as HTML. */
+export const XSS_PAYLOADS = [
+    `<script>window.__xss = (window.__xss || 0) + 1; alert("xss-script")</script>`,
+    `<img src=x onerror="window.__xss = (window.__xss || 0) + 1; alert('xss-img')">`,
+    `<svg onload="window.__xss = (window.__xss || 0) + 1; alert('xss-svg')"></svg>`,
+    `"><iframe srcdoc="<script>parent.__xss=1</script>"></iframe>`,
+];
+
+export const XSS_TENSOR_NAMES = [
+    "<script>window.__xss=1;alert(1)</script>",
+    "<img src=x onerror=window.__xss=2;alert(2)>",
+    "<svg onload=window.__xss=3;alert(3)>",
+    "blk.0.<b>bold</b>&amp;<i>",
+];
+
+/** A GGUF whose metadata keys and values, tensor names and chat template hold the payloads. */
+export function xssGguf() {
+    const random = rng(4);
+    const [script, img, svg, iframe] = XSS_PAYLOADS;
+    const kv = [
+        ["general.architecture", "string", "llama"],
+        ["general.name", "string", img],
+        ["general.description", "string", svg],
+        ["llama.context_length", "uint32", 128],
+        [`general.${script}`, "string", iframe],
+        [`x.${img}`, "string", script],
+        ["tokenizer.ggml.tokens", "array", ["<unk>", script, img, svg, iframe], "string"],
+        ["tokenizer.chat_template", "string", `{% for m in messages %}${script}\n${img}\n${svg}{{ m.content }}{% endfor %}`],
+    ];
+    // ggml caps tensor names at 63 bytes: short forms of the same payloads.
+    const tensors = XSS_TENSOR_NAMES.map((name) => ({ name, dtype: "F32", ne: [8, 2], values: randomValues(random, 16, 1) }));
+    return writeGguf({ kv, tensors });
+}
+
+/** A model with `count` tensors in `count / 10` layers and a vocabulary of `vocab` tokens. */
+export function largeGguf({ count = 5000, vocab = 150000 } = {}) {
+    const tokens = vocabulary(vocab);
+    const perLayer = 10;
+    const kinds = ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "layer_output_scale"];
+    const tensors = [];
+    const zeros32 = new Float32Array(32);
+    for (let i = 0; i < count; ++i) {
+        const layer = Math.floor(i / perLayer);
+        const kind = kinds[i % perLayer];
+        tensors.push({ name: `blk.${layer}.${kind}.weight`, dtype: i % 2 ? "Q8_0" : "F32", ne: [32, 1], values: zeros32 });
+    }
+    const kv = [
+        ["general.architecture", "string", "llama"],
+        ["general.name", "string", "Many tensors, large vocabulary"],
+        ["llama.block_count", "uint32", Math.ceil(count / perLayer)],
+        ["llama.context_length", "uint32", 131072],
+        ["tokenizer.ggml.model", "string", "gpt2"],
+        ["tokenizer.ggml.tokens", "array", tokens, "string"],
+        ["tokenizer.ggml.token_type", "array", tokens.map(() => 1), "int32"],
+        ["tokenizer.ggml.merges", "array", tokens.slice(300, 300 + Math.floor(vocab / 2)).map((t, i) => `${t} ${tokens[(i * 7) % vocab]}`), "string"],
+    ];
+    return writeGguf({ kv, tensors });
+}
+
+/** A tensor too large to decode at once (1100 rows of 4096, Q8_0): the page reads it by row windows. */
+export function wideGguf() {
+    const random = rng(5);
+    const rows = 1100;
+    const cols = 4096;
+    const values = new Float32Array(rows * cols);
+    for (let r = 0; r < rows; ++r) for (let c = 0; c < cols; ++c) values[r * cols + c] = Math.sin(r / 40) * Math.cos(c / 300) + random.normal() * 0.05;
+    return writeGguf({
+        kv: [["general.architecture", "string", "llama"], ["general.name", "string", "wide"]],
+        tensors: [{ name: "wide.weight", dtype: "Q8_0", ne: [cols, rows], values }],
+    });
+}
+
+/** A GGUF cut short in its tensor directory, and a file that is neither GGUF nor safetensors. */
+export function corruptFiles() {
+    const good = tinyLlamaGguf({ layers: 1, vocab: 260 });
+    return {
+        truncated: good.slice(0, 3000),
+        badMagic: new TextEncoder().encode("this is not a model file, just some text\n".repeat(4)),
+    };
+}

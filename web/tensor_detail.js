@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+// The tensor detail panel: what the tensor is, then its decoded values (the whole tensor, or a window of
+// rows for a huge one, saying which rows): statistics, histogram, heatmap, a table of raw values, .npy.
+import { el, clear } from "./dom.js";
+import { HistogramChart } from "./histogram.js";
+import { Heatmap } from "./heatmap.js";
+import { encodeNpy } from "./npy.js";
+import { formatBytes, formatF32, formatFloat, formatInt, formatShape } from "./format.js";
+
+// Values decoded at most per window: 16 MiB of float32 keeps the page and the worker light.
+export const MAX_WINDOW_VALUES = 1 << 22;
+const TABLE_ROWS = 16;
+const TABLE_COLS = 8;
+
+/** Elements per row (the innermost dimension) and the number of rows of a tensor. */
+export function rowGeometry(tensor) {
+    const shape = tensor.shape.map(Number);
+    const rowLength = shape.length ? shape[shape.length - 1] : 1;
+    const rows = rowLength > 0 ? Number(tensor.n_elements) / rowLength : 0;
+    return { rowLength, rows };
+}
+
+/** The rows to decode at first: all of them, or a window from row 0. */
+export function firstWindow(tensor, maxValues = MAX_WINDOW_VALUES) {
+    const { rowLength, rows } = rowGeometry(tensor);
+    const perWindow = Math.max(1, Math.floor(maxValues / Math.max(1, rowLength)));
+    return rows <= perWindow ? null : [0, perWindow];
+}
+
+function safeFileName(name) {
+    return name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 120) || "tensor";
+}
+
+export class TensorDetail {
+    #root;
+    #load;
+    #onClose;
+    #tensor = null;
+    #generation = 0;
+    #result = null; // {values, stats, histogram, scale, maxAbs, firstRow, rows, cols}
+    #body;
+    #charts = []; // the histogram and heatmap on show, disposed when replaced
+
+    /** load(tensor, rows) -> Promise of the worker's read result; onClose(): the close button. */
+    constructor(root, { load, onClose }) {
+        this.#root = root;
+        this.#load = load;
+        this.#onClose = onClose;
+    }
+
+    #disposeCharts() {
+        for (const chart of this.#charts) chart.dispose();
+        this.#charts = [];
+    }
+
+    clear() {
+        this.#disposeCharts();
+        this.#tensor = null;
+        this.#result = null;
+        ++this.#generation;
+        clear(this.#root, el("p", { class: "muted placeholder", text: "Choose a tensor to decode it and see its values." }));
+    }
+
+    /** Shows `tensor` and decodes its first window. */
+    show(tensor) {
+        this.#tensor = tensor;
+        this.#result = null;
+        const { rowLength, rows } = rowGeometry(tensor);
+        const bpw = Number(tensor.n_elements) ? (Number(tensor.nbytes) * 8) / Number(tensor.n_elements) : 0;
+        const facts = [
+            ["Type", tensor.dtype],
+            ["Shape", formatShape(tensor.shape)],
+            tensor.ne ? ["ne (file order)", `[${tensor.ne.map(String).join(", ")}]`] : null,
+            ["Parameters", formatInt(tensor.n_elements)],
+            ["Size", `${formatBytes(tensor.nbytes)} (${formatInt(tensor.nbytes)} bytes)`],
+            ["Bits per weight", bpw ? formatFloat(bpw, 4) : "–"],
+            ["Offset", `${formatInt(tensor.offset)} (0x${BigInt(tensor.offset).toString(16)})`],
+            tensor.file ? ["File", tensor.file] : null,
+        ].filter(Boolean);
+        this.#body = el("div", { class: "detail-body" });
+        clear(this.#root,
+            el("header", { class: "detail-head" },
+                el("h2", { class: "mono", text: tensor.name, title: tensor.name }),
+                el("button", { type: "button", class: "close", text: "×", title: "Close", attrs: { "aria-label": "Close the tensor detail" }, on: { click: () => this.#onClose() } })),
+            el("dl", { class: "facts" }, facts.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })])),
+            this.#body,
+        );
+        this.#decode(firstWindow(tensor), { rowLength, rows });
+    }
+
+    #decode(window, geometry) {
+        this.#disposeCharts();
+        const generation = ++this.#generation;
+        const tensor = this.#tensor;
+        clear(this.#body, el("p", { class: "muted", text: "Decoding…", attrs: { "data-testid": "tensor-loading" } }));
+        this.#load(tensor, window).then(
+            (result) => {
+                if (generation !== this.#generation) return;
+                const firstRow = window ? window[0] : 0;
+                const rows = window ? window[1] : geometry.rows;
+                const cols = rows ? result.values.length / rows : 0;
+                this.#result = { ...result, firstRow, rows, cols };
+                this.#render(geometry);
+            },
+            (error) => {
+                if (generation !== this.#generation) return;
+                const where = error.offset !== undefined ? ` at byte ${formatInt(error.offset)}` : "";
+                clear(this.#body, el("p", { class: "inline-error", text: `Could not decode: ${error.code}${where}: ${error.message}` }));
+            },
+        );
+    }
+
+    #render(geometry) {
+        const r = this.#result;
+        const tensor = this.#tensor;
+        const windowed = r.rows < geometry.rows;
+        const body = clear(this.#body);
+
+        if (windowed) {
+            const start = el("input", { type: "number", min: 0, max: geometry.rows - 1, value: r.firstRow, attrs: { "aria-label": "First row", "data-testid": "window-start" } });
+            const go = (first) => {
+                const f = Math.min(Math.max(0, Math.floor(first)), geometry.rows - 1);
+                this.#decode([f, Math.min(r.rows, geometry.rows - f)], geometry);
+            };
+            body.append(
+                el("div", { class: "window-bar", attrs: { "data-testid": "tensor-window" } },
+                    el("span", {
+                        text:
+                            `Rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)} of ${formatInt(geometry.rows)} ` +
+                            `(a window of ${formatInt(r.rows)} rows; the tensor is too large to decode at once)`,
+                    }),
+                    el("span", { class: "toolbar compact" },
+                        el("button", { type: "button", text: "◀ Previous", disabled: r.firstRow === 0, on: { click: () => go(r.firstRow - r.rows) } }),
+                        el("label", {}, "from row ", start),
+                        el("button", { type: "button", text: "Go", on: { click: () => go(Number(start.value)) } }),
+                        el("button", { type: "button", text: "Next ▶", disabled: r.firstRow + r.rows >= geometry.rows, on: { click: () => go(r.firstRow + r.rows) } }))),
+            );
+        }
+
+        const s = r.stats;
+        const stat = (key, label, text) => el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
+        const scope = windowed ? ` (rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)})` : "";
+        body.append(
+            el("h3", { text: `Statistics${scope}` }),
+            el("dl", { class: "stats", attrs: { "data-testid": "tensor-stats" } },
+                stat("count", "values", formatInt(s.count)),
+                stat("min", "min", formatF32(s.min)),
+                stat("max", "max", formatF32(s.max)),
+                stat("mean", "mean", formatFloat(s.mean)),
+                stat("std", "std", formatFloat(s.std)),
+                stat("zeros", "zeros", formatInt(s.zeros)),
+                stat("nan", "NaN", formatInt(s.nan)),
+                stat("posinf", "+Inf", formatInt(s.posInf)),
+                stat("neginf", "−Inf", formatInt(s.negInf))),
+        );
+
+        const histogramBox = el("section", { class: "chart-box" }, el("h3", { text: "Histogram" }));
+        body.append(histogramBox);
+        const histogram = new HistogramChart(histogramBox);
+        histogram.set(r.histogram);
+
+        const heatmapBox = el("section", { class: "chart-box" },
+            el("h3", { text: `Heatmap: ${formatInt(r.rows)} rows × ${formatInt(r.cols)} columns` }));
+        body.append(heatmapBox);
+        const valuesBox = el("section", { class: "values-box" });
+        const table = this.#valuesTable(valuesBox);
+        const heatmap = new Heatmap(heatmapBox, { onPick: (row, col) => table.moveTo(row, col) });
+        heatmap.setData({ values: r.values, rows: r.rows, cols: r.cols, firstRow: r.firstRow, scale: r.scale, maxAbs: r.maxAbs });
+        this.#charts = [histogram, heatmap];
+        body.append(valuesBox);
+
+        const shape = windowed ? [r.rows, r.cols] : tensor.shape.map(String);
+        const complex = tensor.dtype === "C64"; // decoded as (real, imaginary) float32 pairs
+        const npyName = `${safeFileName(tensor.name)}${windowed ? `.rows${r.firstRow}-${r.firstRow + r.rows - 1}` : ""}.npy`;
+        body.append(
+            el("div", { class: "toolbar" },
+                el("button", {
+                    type: "button",
+                    class: "primary",
+                    text: `Download ${windowed ? "these rows" : "tensor"} as .npy (float32)`,
+                    attrs: { "data-testid": "download-npy" },
+                    on: {
+                        click: () => {
+                            const npyShape = complex && windowed ? [r.rows, r.cols / 2] : shape;
+                            const bytes = encodeNpy(r.values, npyShape, { complex });
+                            const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
+                            const a = el("a", { href: url, download: npyName });
+                            document.body.append(a);
+                            a.click();
+                            a.remove();
+                            setTimeout(() => URL.revokeObjectURL(url), 10_000);
+                        },
+                    },
+                })),
+        );
+    }
+
+    /** The raw values table: TABLE_ROWS × TABLE_COLS values from a chosen row and column. */
+    #valuesTable(box) {
+        const r = this.#result;
+        const rowInput = el("input", { type: "number", min: r.firstRow, max: r.firstRow + r.rows - 1, value: r.firstRow, attrs: { "aria-label": "First row", "data-testid": "values-row" } });
+        const colInput = el("input", { type: "number", min: 0, max: Math.max(0, r.cols - 1), value: 0, attrs: { "aria-label": "First column", "data-testid": "values-col" } });
+        const grid = el("div", { class: "values-scroll" });
+        const draw = () => {
+            const row0 = Math.min(Math.max(r.firstRow, Math.floor(Number(rowInput.value) || 0)), r.firstRow + Math.max(0, r.rows - 1));
+            const col0 = Math.min(Math.max(0, Math.floor(Number(colInput.value) || 0)), Math.max(0, r.cols - 1));
+            const rows = Math.min(TABLE_ROWS, r.firstRow + r.rows - row0);
+            const cols = Math.min(TABLE_COLS, r.cols - col0);
+            const head = el("tr", {}, el("th", { text: "row \\ col" }));
+            for (let c = 0; c < cols; ++c) head.append(el("th", { class: "num", text: formatInt(col0 + c) }));
+            const tbody = el("tbody");
+            for (let i = 0; i < rows; ++i) {
+                const tr = el("tr", {}, el("th", { class: "num", text: formatInt(row0 + i) }));
+                const base = (row0 - r.firstRow + i) * r.cols + col0;
+                for (let c = 0; c < cols; ++c) tr.append(el("td", { class: "num", text: formatF32(r.values[base + c]) }));
+                tbody.append(tr);
+            }
+            grid.replaceChildren(el("table", { class: "values", attrs: { "data-testid": "tensor-values" } }, el("thead", {}, head), tbody));
+        };
+        rowInput.addEventListener("input", draw);
+        colInput.addEventListener("input", draw);
+        box.append(
+            el("h3", { text: "Values" }),
+            el("div", { class: "toolbar compact" },
+                el("label", {}, "from row ", rowInput),
+                el("label", {}, "column ", colInput),
+                el("span", { class: "muted", text: "(click the heatmap to jump)" })),
+            grid,
+        );
+        draw();
+        return {
+            moveTo(row, col) {
+                rowInput.value = String(row);
+                colInput.value = String(col);
+                draw();
+            },
+        };
+    }
+}

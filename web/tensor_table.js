@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+// The tensor table: sort by any column, filter by name and dtype, group by layer; virtualized, so that
+// thousands of tensors scroll as fluidly as ten.
+import { el, clear } from "./dom.js";
+import { formatBytes, formatCount, formatInt, formatShape } from "./format.js";
+import { layerOf } from "./summary.js";
+import { VirtualList } from "./virtual_list.js";
+
+const ROW_HEIGHT = 30;
+// On a phone a row takes two lines: the name, then type, shape and size (style.css, max-width 700px).
+const ROW_HEIGHT_NARROW = 48;
+const NARROW = "(max-width: 700px)";
+const COLLATOR = new Intl.Collator("en", { numeric: true });
+const NOT_IN_LAYER = -1;
+
+const COLUMNS = [
+    { key: "name", label: "Name", className: "c-name" },
+    { key: "dtype", label: "Type", className: "c-dtype" },
+    { key: "shape", label: "Shape", className: "c-shape num" },
+    { key: "params", label: "Params", className: "c-params num" },
+    { key: "size", label: "Size", className: "c-size num" },
+    { key: "offset", label: "Offset", className: "c-offset num" },
+    { key: "file", label: "File", className: "c-file", multiFile: true },
+];
+
+function compareShapes(a, b) {
+    for (let i = 0; i < Math.min(a.length, b.length); ++i) {
+        const d = Number(a[i]) - Number(b[i]);
+        if (d) return d;
+    }
+    return a.length - b.length;
+}
+
+const COMPARE = {
+    name: (a, b) => COLLATOR.compare(a.name, b.name),
+    dtype: (a, b) => COLLATOR.compare(a.dtype, b.dtype),
+    shape: (a, b) => compareShapes(a.shape, b.shape),
+    params: (a, b) => Number(a.n_elements) - Number(b.n_elements),
+    size: (a, b) => Number(a.nbytes) - Number(b.nbytes),
+    offset: (a, b) => COLLATOR.compare(a.file ?? "", b.file ?? "") || Number(a.offset) - Number(b.offset),
+    file: (a, b) => COLLATOR.compare(a.file ?? "", b.file ?? ""),
+};
+
+export class TensorTable {
+    #root;
+    #viewport;
+    #header;
+    #list;
+    #nameFilter;
+    #dtypeFilter;
+    #groupToggle;
+    #countLabel;
+    #tensors = [];
+    #multiFile = false;
+    #items = [];
+    #sort = { key: null, dir: 1 };
+    #collapsed = new Set();
+    #selected = null;
+    #onSelect;
+
+    /** root: the element to fill; onSelect(tensor): a tensor row was chosen. */
+    constructor(root, { onSelect }) {
+        this.#root = root;
+        this.#onSelect = onSelect;
+        this.#nameFilter = el("input", {
+            type: "search",
+            placeholder: "Filter by name",
+            attrs: { "aria-label": "Filter tensors by name", "data-testid": "tensor-filter" },
+            on: { input: () => this.#rebuild() },
+        });
+        this.#dtypeFilter = el("select", {
+            attrs: { "aria-label": "Filter tensors by type", "data-testid": "tensor-dtype-filter" },
+            on: { change: () => this.#rebuild() },
+        });
+        this.#groupToggle = el("input", { type: "checkbox", on: { change: () => this.#rebuild() }, attrs: { "data-testid": "tensor-group-toggle" } });
+        this.#countLabel = el("span", { class: "count", attrs: { "aria-live": "polite" } });
+        const toolbar = el(
+            "div",
+            { class: "toolbar" },
+            this.#nameFilter,
+            this.#dtypeFilter,
+            el("label", { class: "check" }, this.#groupToggle, " Group by layer"),
+            this.#countLabel,
+        );
+        this.#header = el("div", { class: "trow thead", attrs: { role: "row" } });
+        this.#viewport = el("div", {
+            class: "table-viewport tensor-grid",
+            tabIndex: 0,
+            attrs: { role: "table", "aria-label": "Tensors", "data-testid": "tensor-table" },
+            on: { keydown: (e) => this.#onKey(e) },
+        }, this.#header);
+        root.append(toolbar, this.#viewport);
+        this.#list = new VirtualList(this.#viewport, {
+            rowHeight: ROW_HEIGHT,
+            createRow: () => el("div", { class: "trow", attrs: { role: "row" }, on: { click: (e) => this.#onRowClick(e) } }),
+            renderRow: (row, i) => this.#renderRow(row, i),
+        });
+        const narrow = window.matchMedia(NARROW);
+        const fit = () => this.#list.setRowHeight(narrow.matches ? ROW_HEIGHT_NARROW : ROW_HEIGHT);
+        narrow.addEventListener("change", fit);
+        fit();
+    }
+
+    /** Shows the tensors of a model (resets sort, filters and selection). */
+    setTensors(tensors) {
+        this.#tensors = tensors;
+        this.#multiFile = new Set(tensors.map((t) => t.file ?? "")).size > 1;
+        this.#viewport.classList.toggle("multi-file", this.#multiFile);
+        this.#sort = { key: null, dir: 1 };
+        this.#collapsed.clear();
+        this.#selected = null;
+        this.#nameFilter.value = "";
+        this.#groupToggle.checked = false;
+        const counts = new Map();
+        for (const t of tensors) counts.set(t.dtype, (counts.get(t.dtype) ?? 0) + 1);
+        clear(this.#dtypeFilter,
+            el("option", { value: "", text: "All types" }),
+            ...[...counts.keys()].sort(COLLATOR.compare).map((d) => el("option", { value: d, text: `${d} (${counts.get(d)})` })),
+        );
+        this.#renderHeader();
+        this.#viewport.scrollTop = 0;
+        this.#rebuild();
+    }
+
+    /** Marks `name` as the selected tensor (without calling onSelect). */
+    select(name) {
+        this.#selected = name;
+        this.#list.refresh();
+    }
+
+    #renderHeader() {
+        clear(this.#header);
+        for (const col of COLUMNS) {
+            if (col.multiFile && !this.#multiFile) continue;
+            const active = this.#sort.key === col.key;
+            const arrow = active ? (this.#sort.dir > 0 ? " ▲" : " ▼") : "";
+            this.#header.append(
+                el("span", {
+                    class: `cell ${col.className}`,
+                    attrs: { role: "columnheader", "aria-sort": active ? (this.#sort.dir > 0 ? "ascending" : "descending") : "none" },
+                }, el("button", { type: "button", class: "sort", text: col.label + arrow, on: { click: () => this.#toggleSort(col.key) } })),
+            );
+        }
+    }
+
+    #toggleSort(key) {
+        if (this.#sort.key !== key) this.#sort = { key, dir: 1 };
+        else if (this.#sort.dir > 0) this.#sort = { key, dir: -1 };
+        else this.#sort = { key: null, dir: 1 };
+        this.#renderHeader();
+        this.#rebuild();
+    }
+
+    #rebuild() {
+        const terms = this.#nameFilter.value.toLowerCase().split(/\s+/).filter(Boolean);
+        const dtype = this.#dtypeFilter.value;
+        let indices = [];
+        for (let i = 0; i < this.#tensors.length; ++i) {
+            const t = this.#tensors[i];
+            if (dtype && t.dtype !== dtype) continue;
+            if (terms.length) {
+                const name = t.name.toLowerCase();
+                if (!terms.every((term) => name.includes(term))) continue;
+            }
+            indices.push(i);
+        }
+        if (this.#sort.key) {
+            const compare = COMPARE[this.#sort.key];
+            const dir = this.#sort.dir;
+            indices.sort((a, b) => dir * compare(this.#tensors[a], this.#tensors[b]) || a - b);
+        }
+        const shown = indices.length;
+        if (this.#groupToggle.checked) {
+            const groups = new Map();
+            for (const i of indices) {
+                const layer = layerOf(this.#tensors[i].name);
+                let g = groups.get(layer);
+                if (!g) groups.set(layer, (g = []));
+                g.push(i);
+            }
+            const items = [];
+            for (const layer of [...groups.keys()].sort((a, b) => a - b)) {
+                const members = groups.get(layer);
+                let bytes = 0;
+                let params = 0;
+                for (const i of members) {
+                    bytes += Number(this.#tensors[i].nbytes);
+                    params += Number(this.#tensors[i].n_elements);
+                }
+                const key = String(layer);
+                items.push({ group: key, label: layer === NOT_IN_LAYER ? "not in a layer" : `layer ${layer}`, count: members.length, bytes, params });
+                if (!this.#collapsed.has(key)) for (const i of members) items.push(i);
+            }
+            this.#items = items;
+        } else {
+            this.#items = indices;
+        }
+        this.#countLabel.textContent =
+            shown === this.#tensors.length ? `${formatInt(shown)} tensors` : `${formatInt(shown)} of ${formatInt(this.#tensors.length)} tensors`;
+        this.#list.setCount(this.#items.length);
+    }
+
+    /** The row's cells, made once: scrolling re-fills rows every frame, so it only changes their text. */
+    #cellsOf(row) {
+        if (row.cells?.multiFile === this.#multiFile) return row.cells;
+        const cell = (className) => el("span", { class: `cell ${className}`, attrs: { role: "cell" } });
+        const c = {
+            multiFile: this.#multiFile,
+            twisty: el("span", { class: "twisty" }),
+            label: el("strong"),
+            summary: el("span", { class: "muted" }),
+            tag: el("span", { class: "dtype-tag" }),
+            name: cell("c-name"),
+            dtype: cell("c-dtype"),
+            shape: cell("c-shape num"),
+            params: cell("c-params num"),
+            size: cell("c-size num"),
+            offset: cell("c-offset num"),
+            file: this.#multiFile ? cell("c-file") : null,
+        };
+        c.dtype.append(c.tag);
+        const group = el("span", { class: "cell group-cell" }, c.twisty, c.label, c.summary);
+        clear(row, group, c.name, c.dtype, c.shape, c.params, c.size, c.offset, c.file);
+        row.cells = c;
+        return c;
+    }
+
+    #renderRow(row, index) {
+        const item = this.#items[index];
+        const c = this.#cellsOf(row);
+        if (typeof item === "object") {
+            row.className = "trow group";
+            row.removeAttribute("data-name");
+            row.removeAttribute("aria-selected");
+            row.dataset.testid = "tensor-group";
+            row.dataset.group = item.group;
+            const collapsed = this.#collapsed.has(item.group);
+            row.setAttribute("aria-expanded", String(!collapsed));
+            c.twisty.textContent = collapsed ? "▸" : "▾";
+            c.label.textContent = item.label;
+            c.summary.textContent = ` ${formatInt(item.count)} tensors · ${formatCount(item.params)} params · ${formatBytes(item.bytes)}`;
+            return;
+        }
+        const t = this.#tensors[item];
+        const selected = t.name === this.#selected;
+        row.className = selected ? "trow selected" : "trow";
+        row.removeAttribute("data-group");
+        row.removeAttribute("aria-expanded");
+        row.dataset.testid = "tensor-row";
+        row.dataset.name = t.name;
+        row.setAttribute("aria-selected", String(selected));
+        c.name.textContent = t.name;
+        c.name.title = t.name;
+        c.tag.textContent = t.dtype;
+        c.tag.dataset.dtype = t.dtype;
+        c.shape.textContent = formatShape(t.shape);
+        c.params.textContent = formatInt(t.n_elements);
+        c.size.textContent = formatBytes(t.nbytes);
+        c.size.title = `${formatInt(t.nbytes)} bytes`;
+        c.size.dataset.bytes = String(t.nbytes);
+        c.offset.textContent = formatInt(t.offset);
+        c.offset.title = `0x${BigInt(t.offset).toString(16)}`;
+        if (c.file) {
+            c.file.textContent = t.file ?? "";
+            c.file.title = t.file ?? "";
+        }
+    }
+
+    #onRowClick(event) {
+        const row = event.currentTarget;
+        const item = this.#items[row.vlistIndex];
+        if (item === undefined) return;
+        if (typeof item === "object") {
+            if (this.#collapsed.has(item.group)) this.#collapsed.delete(item.group);
+            else this.#collapsed.add(item.group);
+            this.#rebuild();
+            return;
+        }
+        this.#choose(item);
+    }
+
+    #choose(tensorIndex) {
+        const t = this.#tensors[tensorIndex];
+        this.#selected = t.name;
+        this.#list.refresh();
+        this.#onSelect(t);
+    }
+
+    #onKey(event) {
+        if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+        event.preventDefault();
+        const step = event.key === "ArrowDown" ? 1 : -1;
+        let pos = this.#items.findIndex((item) => typeof item === "number" && this.#tensors[item].name === this.#selected);
+        for (let p = pos + step; p >= 0 && p < this.#items.length; p += step) {
+            if (typeof this.#items[p] === "number") {
+                pos = p;
+                this.#list.scrollToIndex(p);
+                this.#choose(this.#items[p]);
+                return;
+            }
+        }
+    }
+}
