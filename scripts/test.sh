@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: the native Release build with its tests (core modules, the CLI
-# end to end, fuzz corpus replay), the wasm build with the npm package's Node tests, and the native tests
-# again under ASan + UBSan (clang).
+# end to end, fuzz corpus replay), the wasm build with the npm package's Node tests, the inspection page
+# in headless Chromium, and the native tests again under ASan + UBSan (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -18,6 +18,10 @@ npm run build:wasm
 npm run typecheck
 npm run lint:js
 npm run test:js
+
+step "inspection page: build + tests in headless Chromium (screenshots in build/screenshots/)"
+node web/build.mjs
+node --test --test-concurrency=1 tests/browser/
 
 step "ASan + UBSan build + tests (clang)"
 cmake --preset native-asan >/dev/null
