@@ -48,6 +48,10 @@ std::string printable(const std::string& s, size_t max_bytes);
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_tensors(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
+int cmd_dump(const std::vector<std::string>& argv);
+int cmd_stats(const std::vector<std::string>& argv);
+int cmd_hash(const std::vector<std::string>& argv);
+int cmd_convert(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli

@@ -1,21 +1,109 @@
 // SPDX-License-Identifier: MIT
-// `verify`: every structural check in strict mode (what ggml itself accepts), then every tensor's type
-// and byte range.
+// `verify`: every structural check in strict mode (what ggml itself accepts), then every tensor's type and
+// byte range, then every tensor decoded. Block scales that are NaN or Inf (f16 fields with an all-ones
+// exponent) are reported as warnings: the file is valid, but the values they scale are NaN/Inf.
+#include <cstddef>
 #include <cstdio>
 
-#include "cli.h"
+#include "dequant.h"
+#include "progress.h"
+#include "quant_blocks.h"
+#include "tensor_io.h"
 
 namespace ws::cli {
+namespace {
+
+// Where the f16 scales (and mins) sit in each block. MXFP4's E8M0 and NVFP4's UE4M3 scales have no NaN or
+// Inf code in ggml's decode; IQ1_M's f16 scale is assembled from nibbles (see iq1_m_scale).
+struct ScaleFields {
+    DType type;
+    uint32_t count;
+    uint32_t offsets[2];
+};
+
+constexpr ScaleFields kScaleFields[] = {
+    {DType::Q4_0, 1, {offsetof(block_q4_0, d)}},
+    {DType::Q4_1, 2, {offsetof(block_q4_1, d), offsetof(block_q4_1, m)}},
+    {DType::Q5_0, 1, {offsetof(block_q5_0, d)}},
+    {DType::Q5_1, 2, {offsetof(block_q5_1, d), offsetof(block_q5_1, m)}},
+    {DType::Q8_0, 1, {offsetof(block_q8_0, d)}},
+    {DType::Q1_0, 1, {offsetof(block_q1_0, d)}},
+    {DType::Q2_0, 1, {offsetof(block_q2_0, d)}},
+    {DType::TQ1_0, 1, {offsetof(block_tq1_0, d)}},
+    {DType::TQ2_0, 1, {offsetof(block_tq2_0, d)}},
+    {DType::Q2_K, 2, {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)}},
+    {DType::Q3_K, 1, {offsetof(block_q3_K, d)}},
+    {DType::Q4_K, 2, {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)}},
+    {DType::Q5_K, 2, {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)}},
+    {DType::Q6_K, 1, {offsetof(block_q6_K, d)}},
+    {DType::IQ2_XXS, 1, {offsetof(block_iq2_xxs, d)}},
+    {DType::IQ2_XS, 1, {offsetof(block_iq2_xs, d)}},
+    {DType::IQ2_S, 1, {offsetof(block_iq2_s, d)}},
+    {DType::IQ3_XXS, 1, {offsetof(block_iq3_xxs, d)}},
+    {DType::IQ3_S, 1, {offsetof(block_iq3_s, d)}},
+    {DType::IQ1_S, 1, {offsetof(block_iq1_s, d)}},
+    {DType::IQ4_NL, 1, {offsetof(block_iq4_nl, d)}},
+    {DType::IQ4_XS, 1, {offsetof(block_iq4_xs, d)}},
+};
+
+uint16_t load_u16(const uint8_t* p) {
+    return static_cast<uint16_t>(p[0] | p[1] << 8);
+}
+
+// IQ1_M: the f16 super-block scale is the top nibbles of the four u16 scale words (ggml's iq1m_scale_t).
+uint16_t iq1_m_scale(const uint8_t* block) {
+    const uint8_t* sc = block + offsetof(block_iq1_m, scales);
+    return static_cast<uint16_t>((load_u16(sc) >> 12) | ((load_u16(sc + 2) >> 8) & 0x00f0) |
+                                 ((load_u16(sc + 4) >> 4) & 0x0f00) | (load_u16(sc + 6) & 0xf000));
+}
+
+struct ScaleFindings {
+    uint64_t blocks = 0;
+    uint64_t nan_blocks = 0;
+    uint64_t inf_blocks = 0;
+    uint64_t first_offset = 0;  // absolute offset of the first such block
+};
+
+// Counts blocks with a NaN or Inf scale. data holds the tensor's nbytes, whole blocks.
+ScaleFindings check_scales(const TensorInfo& t, const uint8_t* data) {
+    ScaleFindings f;
+    const ScaleFields* fields = nullptr;
+    for (const ScaleFields& s : kScaleFields) {
+        if (s.type == t.dtype) fields = &s;
+    }
+    if (!fields && t.dtype != DType::IQ1_M) return f;
+    const uint32_t block_bytes = dtype_traits(t.dtype).block_bytes;
+    f.blocks = t.nbytes / block_bytes;
+    for (uint64_t b = 0; b < f.blocks; ++b) {
+        const uint8_t* block = data + b * block_bytes;
+        bool nan = false, inf = false;
+        const uint32_t n = fields ? fields->count : 1;
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint16_t h = fields ? load_u16(block + fields->offsets[i]) : iq1_m_scale(block);
+            if ((h & 0x7c00) != 0x7c00) continue;
+            ((h & 0x03ff) ? nan : inf) = true;
+        }
+        if ((nan || inf) && f.nan_blocks + f.inf_blocks == 0) f.first_offset = t.offset + b * block_bytes;
+        f.nan_blocks += nan;
+        f.inf_blocks += inf && !nan;
+    }
+    return f;
+}
+
+}  // namespace
 
 int cmd_verify(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {}, {}, &args)) return kExitUsage;
-    if (args.positional.size() != 1) return fail(kExitUsage, "usage: weightstream verify FILE");
+    if (!parse_args(argv, {}, {"--threads"}, &args)) return kExitUsage;
+    if (args.positional.size() != 1) return fail(kExitUsage, "usage: weightstream verify FILE [--threads N]");
+    unsigned threads = 1;
+    if (!parse_threads(args, &threads)) return kExitUsage;
     const std::string& path = args.positional[0];
     LoadedModel model;
     int status = kExitOk;
     if (!load(path, true, &model, &status)) return status;
 
+    uint64_t total = 0;
     for (const TensorInfo& t : model.info.tensors) {
         const std::string& file = model.paths[t.file_index];
         if (!dtype_traits(t.dtype).decodable) {
@@ -26,12 +114,49 @@ int cmd_verify(const std::vector<std::string>& argv) {
                                           ": tensor " + t.name + " has type " + t.dtype_name());
         }
         if (!model.tensor_data(t)) {
-            return fail(kExitInvalid, describe(file, make_error(Error::kTruncated, t.offset, "tensor.data")) +
-                                          ": tensor " + t.name);
+            return fail(kExitInvalid,
+                        describe(file, make_error(Error::kTruncated, t.offset, "tensor.data")) + ": tensor " + t.name);
+        }
+        total += t.nbytes;
+    }
+
+    // The data of a big-endian GGUF is byte-swapped: the little-endian kernels would decode other numbers.
+    std::vector<std::string> warnings;
+    if (model.info.big_endian) {
+        warnings.push_back(path + ": big-endian GGUF: tensor data checked for size only, not decoded");
+        total = 0;
+    }
+    Progress progress("verify", total);
+    for (const TensorInfo& t : model.info.tensors) {
+        if (model.info.big_endian) break;
+        const uint8_t* data = model.tensor_data(t);
+        const DTypeTraits& traits = dtype_traits(t.dtype);
+        const Status s =
+            for_each_decoded(t.dtype, data, t.n_elements, threads, [&](const float*, uint64_t, uint64_t n) {
+                progress.add(n / traits.block_elems * traits.block_bytes);
+                return true;
+            });
+        if (!s.ok()) {
+            progress.finish();
+            return fail(kExitInvalid, describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
+                                          ": tensor " + t.name + " does not decode");
+        }
+        const ScaleFindings f = check_scales(t, data);
+        if (f.nan_blocks + f.inf_blocks > 0) {
+            std::string w = model.paths[t.file_index] + ": tensor " + printable(t.name, 200) + ": ";
+            if (f.nan_blocks)
+                w += with_commas(f.nan_blocks) + " of " + with_commas(f.blocks) + " blocks have a NaN scale";
+            if (f.nan_blocks && f.inf_blocks) w += ", ";
+            if (f.inf_blocks)
+                w += with_commas(f.inf_blocks) + " of " + with_commas(f.blocks) + " blocks have an Inf scale";
+            warnings.push_back(w + " (first at byte " + std::to_string(f.first_offset) + ")");
         }
     }
-    std::printf("%s: ok: %zu tensors, %zu metadata keys\n", path.c_str(), model.info.tensors.size(),
-                model.info.metadata.size());
+    progress.finish();
+    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    std::printf("%s: ok: %zu tensors%s, %zu metadata keys%s\n", path.c_str(), model.info.tensors.size(),
+                model.info.big_endian ? "" : " decoded", model.info.metadata.size(),
+                warnings.empty() ? "" : (", " + std::to_string(warnings.size()) + " warnings").c_str());
     return kExitOk;
 }
 

@@ -14,13 +14,41 @@ constexpr const char* kUsage =
     "\n"
     "  info FILE [--json]        summary, metadata and tensor table\n"
     "  tensors FILE [--json]     tensor table only\n"
-    "  verify FILE               every structural check (strict, as ggml) and every tensor\n"
+    "  verify FILE [--threads N] every structural check (strict, as ggml), then every tensor decoded;\n"
+    "                            NaN/Inf block scales are warnings (exit 0)\n"
+    "  dump FILE TENSOR [-o OUT] [--as f32|f16|bf16|raw] [--rows START:COUNT] [--threads N]\n"
+    "                            one tensor as little-endian numbers (default f32; raw = stored bytes) to OUT\n"
+    "                            or stdout. OUT ending .npy writes NumPy .npy with the tensor's shape and dtype\n"
+    "                            <f4 (<c8 for C64), <f2, |u1 for raw (shape [nbytes]), and <u2 for bf16 (numpy\n"
+    "                            has no bfloat16: the bits, view them with ml_dtypes). --rows reads rows START ..\n"
+    "                            START+COUNT-1 (a row = the innermost dim), shape [COUNT, row length]\n"
+    "  stats FILE [TENSOR ...] [--json] [--threads N]\n"
+    "                            min, max, mean, std (population, of the finite values), NaN/+Inf/-Inf/zero\n"
+    "                            counts and a 32-bin histogram over [min, max]; no TENSOR = every tensor. JSON:\n"
+    "                            {\"tensors\": [{\"name\", \"dtype\", \"n_elements\", \"min\", \"max\", \"mean\",\n"
+    "                            \"std\", \"nan\", \"pos_inf\", \"neg_inf\", \"zeros\",\n"
+    "                            \"histogram\": {\"min\", \"max\", \"counts\": [32]}}]}  (no finite value: null;\n"
+    "                            a type without a decoder: \"error\" instead of the numbers)\n"
+    "  hash FILE [--json] [--threads N]\n"
+    "                            per tensor sha256 of the stored bytes and of the float32 decode. JSON:\n"
+    "                            {\"tensors\": [{\"name\", \"dtype\", \"raw_sha256\", \"f32_sha256\"}]}\n"
+    "                            (f32_sha256 null for a type without a decoder)\n"
+    "  convert IN OUT [--dtype f32|f16|bf16|q8_0|q4_0] [--threads N]\n"
+    "                            GGUF <-> safetensors by OUT's extension. To safetensors: quantized tensors\n"
+    "                            decoded to F32 (or --dtype f16/bf16), GGUF metadata as strings (arrays as\n"
+    "                            JSON). To GGUF: F32/F16/BF16 kept, --dtype q8_0/q4_0 quantizes float\n"
+    "                            tensors with rows of a multiple of 32 as ggml does, BOOL/U8/U16/U32 widen to\n"
+    "                            the next signed type, F8/F6/F4 become F32. --dtype f32/f16/bf16 re-encodes\n"
+    "                            every float and quantized tensor (integers are never re-encoded)\n"
     "  bench [FILE] [--json] [--threads N]\n"
     "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "\n"
     "FILE is a .gguf, a .safetensors, any part of a split GGUF (name-00001-of-00003.gguf) or a\n"
     "sharded safetensors index (*.safetensors.index.json). Exit status: 0 ok, 1 invalid input,\n"
-    "2 usage error, 3 I/O error.\n";
+    "2 usage error (also: an unknown TENSOR name), 3 I/O error (missing file, unwritable output,\n"
+    "disk full). Outputs are written to OUT.tmp and renamed when complete. --threads defaults to all\n"
+    "cores; the output does not depend on it. Long operations show a progress bar when stderr is a\n"
+    "terminal.\n";
 
 struct Command {
     const char* name;
@@ -31,6 +59,10 @@ constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},
     {"tensors", ws::cli::cmd_tensors},
     {"verify", ws::cli::cmd_verify},
+    {"dump", ws::cli::cmd_dump},
+    {"stats", ws::cli::cmd_stats},
+    {"hash", ws::cli::cmd_hash},
+    {"convert", ws::cli::cmd_convert},
     {"bench", ws::cli::cmd_bench},
 };
 

@@ -120,7 +120,8 @@ std::vector<std::pair<std::string, json>> gguf_manifest_files() {
     // The whole corpus when it is next to the checkout (always in CI).
     const std::string shared_vocab = ws_test::shared_path("ggml/vocab/manifest.json");
     if (ws_test::file_exists(shared_vocab)) {
-        for (const json& f : ws_test::read_json(shared_vocab)["files"]) {
+        const json shared = ws_test::read_json(shared_vocab);
+        for (const json& f : shared["files"]) {
             files.push_back({ws_test::shared_path("ggml/vocab/" + f["file"].get<std::string>()), f});
         }
     }

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// `dump FILE TENSOR [-o OUT] [--as f32|f16|bf16|raw] [--rows START:COUNT] [--threads N]`: one tensor's
+// values (or stored bytes) as little-endian numbers, or as a NumPy .npy file when OUT ends in .npy.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <vector>
+
+#include "block_stream.h"
+#include "dequant.h"
+#include "npy.h"
+#include "progress.h"
+#include "tensor_io.h"
+
+namespace ws::cli {
+namespace {
+
+constexpr size_t kRawPiece = size_t(16) << 20;  // bytes copied per write of --as raw
+
+enum class As { kF32, kF16, kBf16, kRaw };
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool parse_u64(const std::string& s, uint64_t* out) {
+    if (s.empty() || s[0] < '0' || s[0] > '9') return false;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0) return false;
+    *out = v;
+    return true;
+}
+
+// "START:COUNT" -> start, count.
+bool parse_rows(const std::string& s, uint64_t* start, uint64_t* count) {
+    const size_t colon = s.find(':');
+    return colon != std::string::npos && parse_u64(s.substr(0, colon), start) && parse_u64(s.substr(colon + 1), count);
+}
+
+// The .npy dtype and shape of what we write. numpy has no bfloat16, so bf16 is written as its bits ('<u2');
+// C64 as float32 is numpy's complex64 ('<c8'), as f16/bf16 it gets a trailing dim of 2 (real, imaginary).
+void npy_type(As as, DType dtype, std::vector<int64_t> shape, uint64_t raw_bytes, std::string* descr,
+              std::vector<int64_t>* out_shape) {
+    switch (as) {
+        case As::kRaw:
+            *descr = "|u1";
+            *out_shape = {static_cast<int64_t>(raw_bytes)};
+            return;
+        case As::kF32:
+            *descr = dtype == DType::C64 ? "<c8" : "<f4";
+            break;
+        case As::kF16:
+            *descr = "<f2";
+            break;
+        case As::kBf16:
+            *descr = "<u2";
+            break;
+    }
+    if (dtype == DType::C64 && as != As::kF32) shape.push_back(2);
+    *out_shape = std::move(shape);
+}
+
+}  // namespace
+
+int cmd_dump(const std::vector<std::string>& argv) {
+    Args args;
+    if (!parse_args(argv, {}, {"-o", "--as", "--rows", "--threads"}, &args)) return kExitUsage;
+    if (args.positional.size() != 2) {
+        return fail(kExitUsage,
+                    "usage: weightstream dump FILE TENSOR [-o OUT] [--as f32|f16|bf16|raw] [--rows START:COUNT] "
+                    "[--threads N]");
+    }
+    const std::string as_name = args.get("--as", "f32");
+    As as;
+    if (as_name == "f32") {
+        as = As::kF32;
+    } else if (as_name == "f16") {
+        as = As::kF16;
+    } else if (as_name == "bf16") {
+        as = As::kBf16;
+    } else if (as_name == "raw") {
+        as = As::kRaw;
+    } else {
+        return fail(kExitUsage, "--as takes f32, f16, bf16 or raw, not '" + as_name + "'");
+    }
+    unsigned threads = 1;
+    if (!parse_threads(args, &threads)) return kExitUsage;
+    uint64_t row_start = 0, row_count = 0;
+    const bool rows = args.has("--rows");
+    if (rows && !parse_rows(args.get("--rows"), &row_start, &row_count)) {
+        return fail(kExitUsage, "--rows takes START:COUNT (row numbers), not '" + args.get("--rows") + "'");
+    }
+    const std::string out_path = args.get("-o", "-");
+    if (out_path == "-" && ::isatty(STDOUT_FILENO)) {
+        return fail(kExitUsage, "not writing binary data to a terminal: use -o OUT or a pipe");
+    }
+
+    LoadedModel model;
+    int status = kExitOk;
+    if (!load(args.positional[0], false, &model, &status)) return status;
+    const TensorInfo* t = find_tensor_or_fail(model, args.positional[0], args.positional[1], &status);
+    if (!t) return status;
+    const std::string& file = model.paths[t->file_index];
+    const std::string problem = as == As::kRaw ? "" : decode_problem(model, *t);
+    if (!problem.empty()) {
+        return fail(kExitInvalid, describe(file, make_error(Error::kUnsupported, t->info_offset, "tensor.type")) +
+                                      ": tensor " + printable(t->name, 200) + ": " + problem +
+                                      " (--as raw dumps its bytes)");
+    }
+    const uint8_t* data = tensor_bytes_or_fail(model, *t, &status);
+    if (!data) return status;
+
+    // The window: a row is ne[0] elements; the window's shape is [COUNT, ne[0]].
+    const uint8_t* src = data;
+    uint64_t nbytes = t->nbytes, n_elements = t->n_elements;
+    std::vector<int64_t> shape = t->shape();
+    if (rows) {
+        uint64_t offset = 0;
+        const Status s = row_range(*t, row_start, row_count, &offset, &nbytes);
+        if (s.code == Error::kBadOffset || s.code == Error::kOverflow) {
+            const uint64_t n_rows = t->ne[0] > 0 ? t->n_elements / static_cast<uint64_t>(t->ne[0]) : 0;
+            return fail(kExitUsage, "--rows " + args.get("--rows") + " is outside tensor " + printable(t->name, 200) +
+                                        " (" + with_commas(n_rows) + " rows of " + std::to_string(t->ne[0]) +
+                                        " elements)");
+        }
+        if (!s.ok()) return fail(kExitInvalid, describe(file, make_error(s.code, t->info_offset, s.what)));
+        src = data + (offset - t->offset);
+        n_elements = row_count * static_cast<uint64_t>(t->ne[0]);
+        shape = {static_cast<int64_t>(row_count), t->ne[0]};
+    }
+
+    OutputFile out;
+    if (!out.open(out_path)) return fail(kExitIo, out.error());
+    if (ends_with(out_path, ".npy")) {
+        std::string descr;
+        std::vector<int64_t> npy_shape;
+        npy_type(as, t->dtype, shape, nbytes, &descr, &npy_shape);
+        const std::string header = npy_header(descr, npy_shape);
+        if (!out.write(header.data(), header.size())) return fail(kExitIo, out.error());
+    }
+
+    Progress progress("dump", nbytes);
+    if (as == As::kRaw) {
+        for (uint64_t done = 0; done < nbytes;) {
+            const size_t n = static_cast<size_t>(std::min<uint64_t>(kRawPiece, nbytes - done));
+            if (!out.write(src + done, n)) {
+                progress.finish();
+                return fail(kExitIo, out.error());
+            }
+            done += n;
+            progress.add(n);
+        }
+    } else {
+        const DTypeTraits& traits = dtype_traits(t->dtype);
+        const uint32_t per_element = dequant_floats_per_element(t->dtype);
+        std::vector<uint16_t> halves;
+        bool written = true;
+        const Status s =
+            for_each_decoded(t->dtype, src, n_elements, threads, [&](const float* floats, uint64_t, uint64_t n) {
+                const size_t count = static_cast<size_t>(n * per_element);
+                if (as == As::kF32) {
+                    written = out.write(floats, count * sizeof(float));
+                } else {
+                    halves.resize(count);
+                    for (size_t i = 0; i < count; ++i) {
+                        halves[i] = as == As::kF16 ? fp32_to_fp16(floats[i]) : fp32_to_bf16(floats[i]);
+                    }
+                    written = out.write(halves.data(), count * sizeof(uint16_t));
+                }
+                progress.add(n / traits.block_elems * traits.block_bytes);
+                return written;
+            });
+        progress.finish();
+        if (!s.ok()) return fail(kExitInvalid, describe(file, make_error(s.code, t->info_offset, s.what)));
+        if (!written) return fail(kExitIo, out.error());
+    }
+    progress.finish();
+    if (!out.commit()) return fail(kExitIo, out.error());
+    return kExitOk;
+}
+
+}  // namespace ws::cli

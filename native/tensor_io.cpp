@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+#include "tensor_io.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "dequant.h"
+#include "parallel.h"
+
+namespace ws::cli {
+
+bool parse_threads(const Args& args, unsigned* threads) {
+    *threads = default_threads();
+    if (!args.has("--threads")) return true;
+    const std::string v = args.get("--threads");
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+    // Beyond a few hundred threads the pieces would be split finer than parallel_dequantize splits them.
+    if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0 || n < 1 || n > 1024) {
+        fail(kExitUsage, "--threads needs a number from 1 to 1024, not '" + v + "'");
+        return false;
+    }
+    *threads = static_cast<unsigned>(n);
+    return true;
+}
+
+const TensorInfo* find_tensor_or_fail(const LoadedModel& model, const std::string& path, const std::string& name,
+                                      int* exit_status) {
+    const TensorInfo* t = model.info.find_tensor(name);
+    if (!t) *exit_status = fail(kExitUsage, path + ": no tensor named '" + printable(name, 200) + "'");
+    return t;
+}
+
+const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, int* exit_status) {
+    const uint8_t* p = model.tensor_data(t);
+    if (!p) {
+        *exit_status = fail(
+            kExitInvalid, describe(model.paths[t.file_index], make_error(Error::kTruncated, t.offset, "tensor.data")) +
+                              ": tensor " + printable(t.name, 200));
+    }
+    return p;
+}
+
+std::string decode_problem(const LoadedModel& model, const TensorInfo& t) {
+    if (!dtype_traits(t.dtype).decodable) return "type " + t.dtype_name() + " has no float decoder";
+    if (model.info.big_endian) return "the data of a big-endian GGUF is stored byte-swapped and cannot be decoded";
+    return "";
+}
+
+Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsigned threads,
+                        const std::function<bool(const float*, uint64_t, uint64_t)>& fn) {
+    const DTypeTraits& traits = dtype_traits(t);
+    if (!traits.decodable) return make_error(Error::kUnsupported, 0, "tensor.type");
+    if (n_elements % traits.block_elems != 0) return make_error(Error::kBadShape, 0, "tensor.n_elements");
+    const uint64_t floats_per_element = dequant_floats_per_element(t);
+    const uint64_t piece = std::min(n_elements, kPieceElements);
+    std::unique_ptr<float[]> buffer(new float[static_cast<size_t>(std::max<uint64_t>(piece, 1) * floats_per_element)]);
+    for (uint64_t first = 0; first < n_elements; first += piece) {
+        const uint64_t n = std::min(piece, n_elements - first);
+        const uint8_t* from = src + first / traits.block_elems * traits.block_bytes;
+        WS_TRY(parallel_dequantize(t, from, n, buffer.get(), threads));
+        if (!fn(buffer.get(), first, n)) break;
+    }
+    return ok_status();
+}
+
+OutputFile::~OutputFile() {
+    if (file_ && file_ != stdout) std::fclose(file_);
+    if (!committed_ && !tmp_path_.empty()) ::unlink(tmp_path_.c_str());
+}
+
+bool OutputFile::set_error(const std::string& what) {
+    if (error_.empty()) error_ = "cannot write " + path_ + ": " + what;
+    return false;
+}
+
+bool OutputFile::open(const std::string& path) {
+    path_ = path;
+    if (path == "-") {
+        file_ = stdout;
+        return true;
+    }
+    struct stat st;
+    const bool direct = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    if (!direct) tmp_path_ = path + ".tmp";
+    file_ = std::fopen(direct ? path.c_str() : tmp_path_.c_str(), "wb");
+    if (!file_) {
+        tmp_path_.clear();  // nothing was created
+        return set_error(std::strerror(errno));
+    }
+    return true;
+}
+
+bool OutputFile::write(const void* data, size_t size) {
+    if (!file_) return set_error("not open");
+    if (size != 0 && std::fwrite(data, 1, size, file_) != size) return set_error(std::strerror(errno));
+    return true;
+}
+
+bool OutputFile::write_zeros(size_t size) {
+    static const uint8_t kZeros[256] = {};
+    while (size > 0) {
+        const size_t n = std::min(size, sizeof kZeros);
+        if (!write(kZeros, n)) return false;
+        size -= n;
+    }
+    return true;
+}
+
+bool OutputFile::commit() {
+    if (!file_) return set_error("not open");
+    if (file_ == stdout) {
+        if (std::fflush(stdout) != 0) return set_error(std::strerror(errno));
+        committed_ = true;
+        return true;
+    }
+    // fclose flushes: a full disk often shows only here.
+    const bool flushed = std::fflush(file_) == 0;
+    const int flush_errno = errno;
+    const bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!flushed) return set_error(std::strerror(flush_errno));
+    if (!closed) return set_error(std::strerror(errno));
+    if (!tmp_path_.empty() && std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+        return set_error(std::strerror(errno));
+    }
+    committed_ = true;
+    return true;
+}
+
+}  // namespace ws::cli
