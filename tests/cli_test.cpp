@@ -179,7 +179,8 @@ TEST_CASE("info --json reproduces the safetensors manifest") {
 TEST_CASE("verify accepts every corpus file") {
     std::vector<std::string> paths;
     for (const auto& entry : gguf_manifest_files()) paths.push_back(entry.first);
-    for (const json& f : ws_test::read_json(ws_test::data_path("safetensors/manifest.json"))["files"]) {
+    const json manifest = ws_test::read_json(ws_test::data_path("safetensors/manifest.json"));
+    for (const json& f : manifest["files"]) {
         paths.push_back(ws_test::data_path("safetensors/" + f["file"].get<std::string>()));
     }
     for (const std::string& path : paths) {
