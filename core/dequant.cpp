@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The dequantize() dispatcher: DType -> row kernel.
+// The dequantize() dispatcher: DType -> row kernel (a platform's fast kernel, else the scalar reference).
 #include "dequant.h"
 
+#include "dequant_internal.h"
 #include "dequant_iquants.h"
 
 namespace ws {
 
-DequantRowFn dequant_row_fn(DType t) {
+DequantRowFn dequant_row_fn_scalar(DType t) {
     switch (t) {
         case DType::F32: return dequantize_row_f32;
         case DType::F16: return dequantize_row_f16;
@@ -57,6 +58,12 @@ DequantRowFn dequant_row_fn(DType t) {
         case DType::Q2_0: return dequantize_row_q2_0;
         default: return nullptr;  // Q8_1, Q8_K (no to_float in ggml), removed and unknown ids
     }
+}
+
+DequantRowFn dequant_row_fn(DType t) {
+    if (const DequantRowFn fast = detail::dequant_row_fn_x86(t)) return fast;
+    if (const DequantRowFn fast = detail::dequant_row_fn_wasm(t)) return fast;
+    return dequant_row_fn_scalar(t);
 }
 
 Status dequantize(DType t, const uint8_t* src, uint64_t n_elements, float* dst) {

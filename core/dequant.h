@@ -5,8 +5,11 @@
 //
 // Exactness: kernels compute in float32 in ggml's formulas and evaluation order (the core is built with
 // -ffp-contract=off and never with -ffast-math), keep f16/bf16 subnormals, and copy F32 as bits.
-// Each type has one scalar reference kernel (dequantize_row_<type>); SIMD paths, when added, sit beside it
-// and must match it bit for bit.
+// Each type has one scalar reference kernel (dequantize_row_<type>). Fast kernels sit beside it (AVX2 + F16C
+// natively, picked at run time by CPU; SIMD128 in the wasm build) and match it bit for bit, with one exception in
+// NaN payloads only: Q4_1/Q5_1 compute q * d + m, and when d and m are both NaN the addition meets two NaNs; x86
+// returns the first operand's, and compilers order a commutative addition either way (GCC does both within the
+// reference loop), so such a value is NaN in every kernel but its payload may differ, as between ggml builds.
 #pragma once
 
 #include <cmath>
@@ -40,8 +43,12 @@ inline uint32_t dequant_floats_per_element(DType t) { return t == DType::C64 ? 2
 // Safe on any byte values.
 using DequantRowFn = void (*)(const uint8_t* src, float* dst, int64_t k);
 
-// The kernel of t, or nullptr when t has no decoder.
+// The fastest kernel of t that this build and CPU run, or nullptr when t has no decoder. Its output equals
+// dequant_row_fn_scalar(t)'s bit for bit.
 DequantRowFn dequant_row_fn(DType t);
+
+// The scalar reference kernel of t (dequantize_row_<type>), or nullptr when t has no decoder.
+DequantRowFn dequant_row_fn_scalar(DType t);
 
 // Plain floats and integers (dequant_float.cpp).
 void dequantize_row_f32(const uint8_t* src, float* dst, int64_t k);  // bits copied verbatim (sNaN kept)

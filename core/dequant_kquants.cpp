@@ -7,24 +7,26 @@
 
 #include "byte_reader.h"
 #include "dequant.h"
+#include "dequant_internal.h"
 #include "quant_blocks.h"
 
 namespace ws {
-namespace {
 
-// Scale and min j (0..7) of the 12 packed bytes of q4_K/q5_K: 6 bits each. j < 4: low 6 bits of bytes j and
-// j + 4; j >= 4: a nibble of byte j + 4 plus the top 2 bits of bytes j - 4 and j.
-inline void get_scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
-        *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-    }
+using detail::get_scale_min_k4;
+
+void detail::q3_K_scales(const uint8_t* packed, int scales[16]) {
+    constexpr uint32_t kmask1 = 0x03030303u;
+    constexpr uint32_t kmask2 = 0x0f0f0f0fu;
+    uint32_t aux[4];
+    const uint32_t a0 = load_le32(packed + 0);
+    const uint32_t a1 = load_le32(packed + 4);
+    const uint32_t tmp = load_le32(packed + 8);
+    aux[0] = (a0 & kmask2) | (((tmp >> 0) & kmask1) << 4);
+    aux[1] = (a1 & kmask2) | (((tmp >> 2) & kmask1) << 4);
+    aux[2] = ((a0 >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+    aux[3] = ((a1 >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+    for (int s = 0; s < 16; ++s) scales[s] = static_cast<int>((aux[s / 4] >> (8 * (s % 4))) & 0xff) - 32;
 }
-
-}  // namespace
 
 void dequantize_row_q2_K(const uint8_t* src, float* dst, int64_t k) {
     const int64_t nb = k / QK_K;
@@ -53,24 +55,13 @@ void dequantize_row_q2_K(const uint8_t* src, float* dst, int64_t k) {
 
 void dequantize_row_q3_K(const uint8_t* src, float* dst, int64_t k) {
     const int64_t nb = k / QK_K;
-    constexpr uint32_t kmask1 = 0x03030303u;
-    constexpr uint32_t kmask2 = 0x0f0f0f0fu;
     float* y = dst;
     for (int64_t i = 0; i < nb; ++i) {
         const block_q3_K b = load_block<block_q3_K>(src, i);
         const float d_all = fp16_to_fp32(b.d);
 
-        // Unpack the 16 6-bit scales: low nibbles from bytes 0..7, high 2 bits from bytes 8..11.
-        uint32_t aux[4];
-        const uint32_t a0 = load_le32(b.scales + 0);
-        const uint32_t a1 = load_le32(b.scales + 4);
-        const uint32_t tmp = load_le32(b.scales + 8);
-        aux[0] = (a0 & kmask2) | (((tmp >> 0) & kmask1) << 4);
-        aux[1] = (a1 & kmask2) | (((tmp >> 2) & kmask1) << 4);
-        aux[2] = ((a0 >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
-        aux[3] = ((a1 >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
         int scales[16];
-        for (int s = 0; s < 16; ++s) scales[s] = static_cast<int>((aux[s / 4] >> (8 * (s % 4))) & 0xff) - 32;
+        detail::q3_K_scales(b.scales, scales);
 
         const uint8_t* q = b.qs;
         const uint8_t* hm = b.hmask;

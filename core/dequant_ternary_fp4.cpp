@@ -4,34 +4,15 @@
 #include <cstdint>
 
 #include "dequant.h"
+#include "dequant_internal.h"
 #include "quant_blocks.h"
 
 namespace ws {
 namespace {
 
-// E2M1 values doubled so they are integers (ggml's kvalues_mxfp4 / kvalues_fp4); the block scales are halved
-// to compensate.
-constexpr int8_t kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-// ggml_e8m0_to_fp32_half: 2^(e - 128). e = 0 and 1 are the float32 subnormals 2^-128 and 2^-127; e = 255
-// gives 2^127 (ggml does not treat it as NaN).
-inline float e8m0_to_fp32_half(uint8_t e) {
-    const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
-    return f32_from_bits(bits);
-}
-
-// ggml_ue4m3_to_fp32: an unsigned E4M3 (bias 7) scale, halved for the doubled table. 0x00 and 0x7f decode to
-// 0; the top bit is ignored otherwise, so 0x80 is 0 and 0xff is 240 (ggml checks 0x7f before masking).
-// ggml computes ldexpf(1 + man/8, exp - 7) * 0.5f; every step is exact, so integer * power of two is equal.
-inline float ue4m3_to_fp32(uint8_t x) {
-    if (x == 0 || x == 0x7f) return 0.0f;
-    const int exp = (x >> 3) & 0x0f;
-    const int man = x & 0x07;
-    // man * 2^-9 * 0.5 for subnormals, (8 + man) * 2^(exp - 10) * 0.5 for normals.
-    const int mant = exp == 0 ? man : 8 + man;
-    const int pow2 = exp == 0 ? -10 : exp - 11;
-    return static_cast<float>(mant) * f32_from_bits(static_cast<uint32_t>(pow2 + 127) << 23);
-}
+using detail::e8m0_to_fp32_half;
+using detail::kvalues_mxfp4;
+using detail::ue4m3_to_fp32;
 
 // One base-3 digit of a TQ1_0 byte: the byte holds the digits as a fixed-point fraction of 243 (or 81), so
 // multiplying by 3^n (mod 256) brings digit n to the top and * 3 >> 8 extracts it.

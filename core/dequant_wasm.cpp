@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: MIT
+// WebAssembly SIMD128 kernels for the types whose scalar kernels the compiler does not vectorize well (the
+// wasm build compiles the core with -msimd128; clang 14 scalarizes most small-integer-to-float conversions);
+// each is used only where it measured faster than the scalar kernel under Node (V8). They
+// follow the x86 kernels (dequant_x86.cpp) at 128 bits: quants become small integers (swizzle lookups for 4-bit value
+// tables, shifts and masks for packed bits), then float32 exactly, then the scalar reference's products in its order,
+// so the results are the same bits. i-quant signs are applied to the int8 grid values ((g ^ m) - m with m = 0 or -1 per
+// byte): db * float(-g) equals the reference's (db * g) * -1.0f for every db, because rounding is sign-symmetric and a
+// NaN operand passes through either product unchanged. F16 is the reference's branch-free bit arithmetic, four lanes at
+// a time. Loads stay inside each block's bytes.
+#include "dequant_internal.h"
+
+#if defined(__wasm_simd128__)
+
+#include <wasm_simd128.h>
+
+#include <array>
+#include <cstddef>
+
+#include "byte_reader.h"
+#include "dequant_iquants.h"
+#include "iquant_tables.h"
+#include "quant_blocks.h"
+
+namespace ws::detail {
+namespace {
+
+// ---- building blocks --------------------------------------------------------------------------------------
+
+inline v128_t load_16(const uint8_t* p) {
+    return wasm_v128_load(p);
+}  // wasm loads may be unaligned
+inline v128_t load_8(const uint8_t* p) {
+    return wasm_v128_load64_zero(p);
+}
+inline void store_4(float* y, v128_t v) {
+    wasm_v128_store(y, v);
+}
+inline float half(const uint8_t* p) {
+    return fp16_to_fp32(load_le16(p));
+}
+
+struct Mul {  // x * d
+    v128_t d;
+    v128_t operator()(v128_t x) const { return wasm_f32x4_mul(x, d); }
+};
+struct MulAdd {  // x * d + m
+    v128_t d, m;
+    v128_t operator()(v128_t x) const { return wasm_f32x4_add(wasm_f32x4_mul(x, d), m); }
+};
+struct MulSub {  // d * x - m
+    v128_t d, m;
+    v128_t operator()(v128_t x) const { return wasm_f32x4_sub(wasm_f32x4_mul(d, x), m); }
+};
+struct AddMul {  // d * (x + delta)
+    v128_t delta, d;
+    v128_t operator()(v128_t x) const { return wasm_f32x4_mul(d, wasm_f32x4_add(x, delta)); }
+};
+inline Mul mul_by(float d) {
+    return Mul{wasm_f32x4_splat(d)};
+}
+inline MulSub mul_sub(float d, float m) {
+    return MulSub{wasm_f32x4_splat(d), wasm_f32x4_splat(m)};
+}
+
+// Small integers -> float32 without an int-to-float conversion: LLVM 14 folds convert(extend(i16)) into a
+// conversion it scalarizes lane by lane. Biased to unsigned, an integer u < 2^23 ORed into the mantissa of
+// 2^23 is the float 2^23 + u, and subtracting 2^23 + bias leaves the integer: every step exact, so the value
+// (and bits, +0 for 0) of float(q).
+inline v128_t u32_to_f32_minus(v128_t u, float bias) {
+    return wasm_f32x4_sub(wasm_v128_or(u, wasm_i32x4_splat(0x4b000000)), wasm_f32x4_splat(8388608.0f + bias));
+}
+
+// y[0..8) from the low 8 int8 lanes of q; y[0..16) from all 16.
+template <typename Op>
+inline void store_i8x8(float* y, v128_t q, const Op& op) {
+    const v128_t u = wasm_u16x8_extend_low_u8x16(wasm_v128_xor(q, wasm_i8x16_splat(-128)));  // q + 128
+    store_4(y, op(u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(u), 128.0f)));
+    store_4(y + 4, op(u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(u), 128.0f)));
+}
+template <typename Op>
+inline void store_i8x16(float* y, v128_t q, const Op& op) {
+    store_i8x8(y, q, op);
+    const v128_t u = wasm_u16x8_extend_high_u8x16(wasm_v128_xor(q, wasm_i8x16_splat(-128)));
+    store_4(y + 8, op(u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(u), 128.0f)));
+    store_4(y + 12, op(u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(u), 128.0f)));
+}
+// y[0..8) from 8 int16 lanes holding small values (|v| < 2^15).
+template <typename Op>
+inline void store_i16x8(float* y, v128_t v, const Op& op) {
+    const v128_t u = wasm_v128_xor(v, wasm_i16x8_splat(static_cast<int16_t>(0x8000)));  // v + 32768
+    store_4(y, op(u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(u), 32768.0f)));
+    store_4(y + 4, op(u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(u), 32768.0f)));
+}
+
+inline v128_t nibbles_lo(v128_t q) {
+    return wasm_v128_and(q, wasm_i8x16_splat(0x0f));
+}
+inline v128_t nibbles_hi(v128_t q) {
+    return wasm_u8x16_shr(q, 4);
+}
+
+// Byte j = 0xff where bit j of the 16 bits is set, else 0.
+inline v128_t bits_to_bytes(uint32_t bits16) {
+    const v128_t spread = wasm_i8x16_swizzle(wasm_i32x4_splat(static_cast<int32_t>(bits16)),
+                                             wasm_i8x16_make(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const v128_t bit = wasm_i8x16_make(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    return wasm_i8x16_eq(wasm_v128_and(spread, bit), bit);
+}
+
+// kSignMask[s]: byte j is 0xff where bit j of s is set (element j negative), else 0.
+constexpr std::array<uint64_t, 256> make_sign_mask() {
+    std::array<uint64_t, 256> t{};
+    for (unsigned s = 0; s < 256; ++s) {
+        for (unsigned j = 0; j < 8; ++j) t[s] |= static_cast<uint64_t>((s >> j) & 1u ? 0xffu : 0u) << (8 * j);
+    }
+    return t;
+}
+constexpr std::array<uint64_t, 256> kSignMask = make_sign_mask();
+constexpr std::array<uint64_t, 128> make_sign_mask_7() {  // for the 7-bit codes of ksigns_iq2xs
+    std::array<uint64_t, 128> t{};
+    for (unsigned c = 0; c < 128; ++c) t[c] = kSignMask[ksigns_iq2xs[c]];
+    return t;
+}
+constexpr std::array<uint64_t, 128> kSignMask7 = make_sign_mask_7();
+
+inline v128_t u64x2(uint64_t a, uint64_t b) {
+    return wasm_i64x2_make(static_cast<int64_t>(a), static_cast<int64_t>(b));
+}
+inline v128_t u32x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    return wasm_i32x4_make(static_cast<int32_t>(a), static_cast<int32_t>(b), static_cast<int32_t>(c),
+                           static_cast<int32_t>(d));
+}
+// g where the mask byte is 0, -g where it is 0xff.
+inline v128_t apply_signs(v128_t g, v128_t mask) {
+    return wasm_i8x16_sub(wasm_v128_xor(g, mask), mask);
+}
+
+// ---- plain floats -----------------------------------------------------------------------------------------
+
+// fp16_to_fp32 (dequant.h) on four lanes: the same masks and the same float product for subnormals.
+inline v128_t half4_to_f32(v128_t h) {
+    const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
+    const v128_t exp = wasm_v128_and(h, wasm_i32x4_splat(0x7c00));
+    const v128_t mant = wasm_v128_and(h, wasm_i32x4_splat(0x03ff));
+    const v128_t all_ones = wasm_i32x4_eq(exp, wasm_i32x4_splat(0x7c00));
+    const v128_t is_nan = wasm_v128_andnot(all_ones, wasm_i32x4_eq(mant, wasm_i32x4_splat(0)));
+    const v128_t is_small = wasm_i32x4_eq(exp, wasm_i32x4_splat(0));
+    const v128_t rebias = wasm_i32x4_splat(112 << 23);
+    v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x7fff)), 13), rebias);
+    normal = wasm_i32x4_add(normal, wasm_v128_and(all_ones, rebias));
+    normal = wasm_v128_or(normal, wasm_v128_and(is_nan, wasm_i32x4_splat(0x00400000)));
+    const v128_t subnormal = wasm_f32x4_mul(u32_to_f32_minus(mant, 0.0f), wasm_f32x4_splat(0x1p-24f));
+    return wasm_v128_or(sign, wasm_v128_bitselect(subnormal, normal, is_small));
+}
+
+void f16_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+        const v128_t h = load_16(src + 2 * i);
+        store_4(dst + i, half4_to_f32(wasm_u32x4_extend_low_u16x8(h)));
+        store_4(dst + i + 4, half4_to_f32(wasm_u32x4_extend_high_u16x8(h)));
+    }
+    dequantize_row_f16(src + 2 * i, dst + i, k - i);
+}
+
+void bf16_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+        const v128_t h = load_16(src + 2 * i);
+        store_4(dst + i, wasm_i32x4_shl(wasm_u32x4_extend_low_u16x8(h), 16));
+        store_4(dst + i + 4, wasm_i32x4_shl(wasm_u32x4_extend_high_u16x8(h), 16));
+    }
+    dequantize_row_bf16(src + 2 * i, dst + i, k - i);
+}
+
+struct Identity {
+    v128_t operator()(v128_t x) const { return x; }
+};
+
+void i8_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) store_i8x16(dst + i, load_16(src + i), Identity{});
+    dequantize_row_i8(src + i, dst + i, k - i);
+}
+void u8_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) {
+        const v128_t v = load_16(src + i);
+        const v128_t lo = wasm_u16x8_extend_low_u8x16(v), hi = wasm_u16x8_extend_high_u8x16(v);
+        store_4(dst + i, u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(lo), 0.0f));
+        store_4(dst + i + 4, u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(lo), 0.0f));
+        store_4(dst + i + 8, u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(hi), 0.0f));
+        store_4(dst + i + 12, u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(hi), 0.0f));
+    }
+    dequantize_row_u8(src + i, dst + i, k - i);
+}
+void bool_wasm(const uint8_t* src, float* dst, int64_t k) {
+    const v128_t one = wasm_f32x4_splat(1.0f);
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) {
+        const v128_t zero8 = wasm_i8x16_eq(load_16(src + i), wasm_i8x16_splat(0));  // 0xff where false
+        const v128_t lo = wasm_i16x8_extend_low_i8x16(zero8), hi = wasm_i16x8_extend_high_i8x16(zero8);
+        const v128_t lanes[4] = {wasm_i32x4_extend_low_i16x8(lo), wasm_i32x4_extend_high_i16x8(lo),
+                                 wasm_i32x4_extend_low_i16x8(hi), wasm_i32x4_extend_high_i16x8(hi)};
+        for (int j = 0; j < 4; ++j) store_4(dst + i + 4 * j, wasm_v128_andnot(one, lanes[j]));
+    }
+    dequantize_row_bool(src + i, dst + i, k - i);
+}
+void i16_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 8 <= k; i += 8) store_i16x8(dst + i, load_16(src + 2 * i), Identity{});
+    dequantize_row_i16(src + 2 * i, dst + i, k - i);
+}
+void u16_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+        const v128_t v = load_16(src + 2 * i);
+        store_4(dst + i, u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(v), 0.0f));
+        store_4(dst + i + 4, u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(v), 0.0f));
+    }
+    dequantize_row_u16(src + 2 * i, dst + i, k - i);
+}
+
+// ---- legacy quants ----------------------------------------------------------------------------------------
+
+// Elements 0..15 and 16..31 of a q5 block: nibble | (bit j of qh) << 4.
+inline void q5_values(const uint8_t* qs, uint32_t qh, v128_t* lo, v128_t* hi) {
+    const v128_t q = load_16(qs);
+    const v128_t sixteen = wasm_i8x16_splat(0x10);
+    *lo = wasm_v128_or(nibbles_lo(q), wasm_v128_and(bits_to_bytes(qh & 0xffff), sixteen));
+    *hi = wasm_v128_or(nibbles_hi(q), wasm_v128_and(bits_to_bytes(qh >> 16), sixteen));
+}
+
+void q5_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t sixteen = wasm_i8x16_splat(16);
+    for (int64_t i = 0; i < k / QK5_0; ++i, y += QK5_0) {
+        const uint8_t* b = src + i * sizeof(block_q5_0);
+        v128_t lo, hi;
+        q5_values(b + offsetof(block_q5_0, qs), load_le32(b + offsetof(block_q5_0, qh)), &lo, &hi);
+        const Mul op = mul_by(half(b));
+        store_i8x16(y, wasm_i8x16_sub(lo, sixteen), op);
+        store_i8x16(y + 16, wasm_i8x16_sub(hi, sixteen), op);
+    }
+}
+
+void q5_1_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK5_1; ++i, y += QK5_1) {
+        const uint8_t* b = src + i * sizeof(block_q5_1);
+        v128_t lo, hi;
+        q5_values(b + offsetof(block_q5_1, qs), load_le32(b + offsetof(block_q5_1, qh)), &lo, &hi);
+        const MulAdd op{wasm_f32x4_splat(half(b)), wasm_f32x4_splat(half(b + offsetof(block_q5_1, m)))};
+        store_i8x16(y, lo, op);
+        store_i8x16(y + 16, hi, op);
+    }
+}
+
+void q8_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK8_0; ++i, y += QK8_0) {
+        const uint8_t* b = src + i * sizeof(block_q8_0);
+        const Mul op = mul_by(half(b));
+        store_i8x16(y, load_16(b + offsetof(block_q8_0, qs)), op);
+        store_i8x16(y + 16, load_16(b + offsetof(block_q8_0, qs) + 16), op);
+    }
+}
+
+// ---- 1- and 2-bit types, ternary, FP4 ---------------------------------------------------------------------
+
+void q1_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t sign = wasm_i32x4_splat(static_cast<int32_t>(0x80000000u));
+    for (int64_t i = 0; i < k / QK1_0; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q1_0);
+        const v128_t d_bits = wasm_i32x4_splat(static_cast<int32_t>(f32_to_bits(half(b))));
+        for (int h = 0; h < QK1_0 / 16; ++h, y += 16) {
+            // 0xff bytes for set bits, widened to 32-bit lanes; a clear bit flips d's sign.
+            const v128_t set = bits_to_bytes(load_le16(b + offsetof(block_q1_0, qs) + 2 * h));
+            const v128_t lo = wasm_i16x8_extend_low_i8x16(set), hi = wasm_i16x8_extend_high_i8x16(set);
+            const v128_t lanes[4] = {wasm_i32x4_extend_low_i16x8(lo), wasm_i32x4_extend_high_i16x8(lo),
+                                     wasm_i32x4_extend_low_i16x8(hi), wasm_i32x4_extend_high_i16x8(hi)};
+            for (int j = 0; j < 4; ++j) store_4(y + 4 * j, wasm_v128_xor(d_bits, wasm_v128_andnot(sign, lanes[j])));
+        }
+    }
+}
+
+// The 2-bit fields of 4 bytes in element order (byte-major, low bits first), minus 1, as 16 int8 lanes.
+inline v128_t crumbs_minus_1(v128_t bytes4) {
+    const v128_t rep = wasm_i8x16_swizzle(bytes4, wasm_i8x16_make(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+    // Lane 4j + p keeps field p of byte j (bits 2p..2p+1), then takes the copy shifted down by 2p (no per-lane
+    // byte shifts in SIMD128: all four shifts are computed and each lane picks its own).
+    const v128_t f0 =
+        wasm_v128_and(rep, wasm_i8x16_make(3, 12, 48, -64, 3, 12, 48, -64, 3, 12, 48, -64, 3, 12, 48, -64));
+    const v128_t p1 = wasm_u8x16_shr(f0, 2), p2 = wasm_u8x16_shr(f0, 4), p3 = wasm_u8x16_shr(f0, 6);
+    const v128_t sel1 = wasm_i32x4_splat(0x0000ff00), sel2 = wasm_i32x4_splat(0x00ff0000);
+    const v128_t sel3 = wasm_i32x4_splat(static_cast<int32_t>(0xff000000u)), sel0 = wasm_i32x4_splat(0x000000ff);
+    const v128_t v = wasm_v128_or(wasm_v128_or(wasm_v128_and(f0, sel0), wasm_v128_and(p1, sel1)),
+                                  wasm_v128_or(wasm_v128_and(p2, sel2), wasm_v128_and(p3, sel3)));
+    return wasm_i8x16_sub(v, wasm_i8x16_splat(1));
+}
+
+void q2_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK2_0; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q2_0);
+        const Mul op = mul_by(half(b));
+        for (int w = 0; w < QK2_0 / 16; ++w, y += 16) {
+            const v128_t bytes =
+                wasm_i32x4_splat(static_cast<int32_t>(load_le32(b + offsetof(block_q2_0, qs) + 4 * w)));
+            store_i8x16(y, crumbs_minus_1(bytes), op);
+        }
+    }
+}
+
+void tq2_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t three = wasm_i8x16_splat(3), one = wasm_i8x16_splat(1);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_tq2_0);
+        const Mul op = mul_by(half(b + offsetof(block_tq2_0, d)));
+        for (int j = 0; j < 64; j += 32) {
+            const v128_t q0 = load_16(b + offsetof(block_tq2_0, qs) + j);
+            const v128_t q1 = load_16(b + offsetof(block_tq2_0, qs) + j + 16);
+            for (int l = 0; l < 4; ++l, y += 32) {
+                store_i8x16(y, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * l), three), one), op);
+                store_i8x16(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * l), three), one), op);
+            }
+        }
+    }
+}
+
+// 8 TQ1_0 trits from the low 8 bytes: (byte * 3^digit mod 256) * 3 >> 8, minus 1, in 16-bit lanes.
+inline void tq1_8(float* y, v128_t bytes, v128_t pow3, const Mul& op) {
+    v128_t v = wasm_v128_and(wasm_i16x8_mul(wasm_u16x8_extend_low_u8x16(bytes), pow3), wasm_i16x8_splat(0xff));
+    v = wasm_i16x8_sub(wasm_u16x8_shr(wasm_i16x8_mul(v, wasm_i16x8_splat(3)), 8), wasm_i16x8_splat(1));
+    store_i16x8(y, v, op);
+}
+
+void tq1_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    static constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_tq1_0);
+        const Mul op = mul_by(half(b + offsetof(block_tq1_0, d)));
+        const uint8_t* qs = b + offsetof(block_tq1_0, qs);
+        const v128_t q[6] = {load_8(qs),      load_8(qs + 8),  load_8(qs + 16),
+                             load_8(qs + 24), load_8(qs + 32), load_8(qs + 40)};
+        for (int n = 0; n < 5; ++n, y += 32) {
+            const v128_t p = wasm_i16x8_splat(kPow3[n]);
+            for (int j = 0; j < 4; ++j) tq1_8(y + 8 * j, q[j], p, op);
+        }
+        for (int n = 0; n < 5; ++n, y += 16) {
+            const v128_t p = wasm_i16x8_splat(kPow3[n]);
+            tq1_8(y, q[4], p, op);
+            tq1_8(y + 8, q[5], p, op);
+        }
+        // qh: lane 4n + j is digit n of qh[j].
+        const v128_t qh = wasm_i32x4_splat(static_cast<int32_t>(load_le32(b + offsetof(block_tq1_0, qh))));
+        tq1_8(y, qh, wasm_i16x8_make(1, 1, 1, 1, 3, 3, 3, 3), op);
+        tq1_8(y + 8, qh, wasm_i16x8_make(9, 9, 9, 9, 27, 27, 27, 27), op);
+        y += 16;
+    }
+}
+
+inline v128_t table_16(const int8_t* t) {
+    return wasm_v128_load(t);
+}
+
+void mxfp4_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t values = table_16(kvalues_mxfp4);
+    for (int64_t i = 0; i < k / QK_MXFP4; ++i, y += QK_MXFP4) {
+        const uint8_t* b = src + i * sizeof(block_mxfp4);
+        const v128_t q = load_16(b + offsetof(block_mxfp4, qs));
+        const Mul op = mul_by(e8m0_to_fp32_half(b[offsetof(block_mxfp4, e)]));
+        store_i8x16(y, wasm_i8x16_swizzle(values, nibbles_lo(q)), op);
+        store_i8x16(y + 16, wasm_i8x16_swizzle(values, nibbles_hi(q)), op);
+    }
+}
+
+void nvfp4_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t values = table_16(kvalues_mxfp4);
+    for (int64_t i = 0; i < k / QK_NVFP4; ++i) {
+        const uint8_t* b = src + i * sizeof(block_nvfp4);
+        for (int s = 0; s < QK_NVFP4 / QK_NVFP4_SUB; ++s, y += QK_NVFP4_SUB) {
+            const v128_t q = load_8(b + offsetof(block_nvfp4, qs) + 8 * s);
+            // The 8 low nibbles, then the 8 high nibbles.
+            const v128_t codes = wasm_i64x2_shuffle(nibbles_lo(q), nibbles_hi(q), 0, 2);
+            store_i8x16(y, wasm_i8x16_swizzle(values, codes), mul_by(ue4m3_to_fp32(b[offsetof(block_nvfp4, d) + s])));
+        }
+    }
+}
+
+// ---- k-quants ---------------------------------------------------------------------------------------------
+
+void q2_K_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t three = wasm_i8x16_splat(3);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q2_K);
+        const float d = half(b + offsetof(block_q2_K, d));
+        const float min = half(b + offsetof(block_q2_K, dmin));
+        const uint8_t* scales = b + offsetof(block_q2_K, scales);
+        int is = 0;
+        for (int n = 0; n < 2; ++n) {
+            const v128_t q0 = load_16(b + offsetof(block_q2_K, qs) + 32 * n);
+            const v128_t q1 = load_16(b + offsetof(block_q2_K, qs) + 32 * n + 16);
+            for (int shift = 0; shift < 8; shift += 2, y += 32, is += 2) {
+                store_i8x16(
+                    y, wasm_v128_and(wasm_u8x16_shr(q0, shift), three),
+                    mul_sub(d * static_cast<float>(scales[is] & 0x0f), min * static_cast<float>(scales[is] >> 4)));
+                store_i8x16(y + 16, wasm_v128_and(wasm_u8x16_shr(q1, shift), three),
+                            mul_sub(d * static_cast<float>(scales[is + 1] & 0x0f),
+                                    min * static_cast<float>(scales[is + 1] >> 4)));
+            }
+        }
+    }
+}
+
+void q3_K_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t three = wasm_i8x16_splat(3), four = wasm_i8x16_splat(4), zero = wasm_i8x16_splat(0);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q3_K);
+        const float d_all = half(b + offsetof(block_q3_K, d));
+        int scales[16];
+        q3_K_scales(b + offsetof(block_q3_K, scales), scales);
+        const v128_t hm[2] = {load_16(b + offsetof(block_q3_K, hmask)), load_16(b + offsetof(block_q3_K, hmask) + 16)};
+        int is = 0;
+        int bit = 0;
+        for (int n = 0; n < 2; ++n) {
+            const v128_t q[2] = {load_16(b + offsetof(block_q3_K, qs) + 32 * n),
+                                 load_16(b + offsetof(block_q3_K, qs) + 32 * n + 16)};
+            for (int shift = 0; shift < 8; shift += 2, ++bit) {
+                const v128_t mask = wasm_i8x16_splat(static_cast<int8_t>(1 << bit));
+                for (int half16 = 0; half16 < 2; ++half16, ++is, y += 16) {
+                    // A clear high bit subtracts 4.
+                    const v128_t minus4 = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hm[half16], mask), zero), four);
+                    const v128_t v = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q[half16], shift), three), minus4);
+                    store_i8x16(y, v, mul_by(d_all * static_cast<float>(scales[is])));
+                }
+            }
+        }
+    }
+}
+
+template <bool kFifthBit>
+void q45_K_wasm(const uint8_t* src, float* y, int64_t k) {
+    // q4_K and q5_K share the header (d, dmin, scales); q5_K adds qh before qs.
+    constexpr size_t kBlock = kFifthBit ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    constexpr size_t kQs = kFifthBit ? offsetof(block_q5_K, qs) : offsetof(block_q4_K, qs);
+    const v128_t one = wasm_i8x16_splat(1);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * kBlock;
+        const float d = half(b + offsetof(block_q4_K, d));
+        const float min = half(b + offsetof(block_q4_K, dmin));
+        v128_t qh[2] = {wasm_i8x16_splat(0), wasm_i8x16_splat(0)};
+        if constexpr (kFifthBit) {
+            qh[0] = load_16(b + offsetof(block_q5_K, qh));
+            qh[1] = load_16(b + offsetof(block_q5_K, qh) + 16);
+        }
+        for (int g = 0; g < 4; ++g) {
+            for (int part = 0; part < 2; ++part, y += 32) {
+                uint8_t sc = 0, m = 0;
+                get_scale_min_k4(2 * g + part, b + offsetof(block_q4_K, scales), &sc, &m);
+                const MulSub op = mul_sub(d * static_cast<float>(sc), min * static_cast<float>(m));
+                for (int h = 0; h < 2; ++h) {
+                    const v128_t q = load_16(b + kQs + 32 * g + 16 * h);
+                    v128_t v = part == 0 ? nibbles_lo(q) : nibbles_hi(q);
+                    if constexpr (kFifthBit) {
+                        const v128_t bit = wasm_v128_and(wasm_u8x16_shr(qh[h], 2 * g + part), one);
+                        v = wasm_v128_or(v, wasm_i8x16_shl(bit, 4));
+                    }
+                    store_i8x16(y + 16 * h, v, op);
+                }
+            }
+        }
+    }
+}
+
+// ---- i-quants ---------------------------------------------------------------------------------------------
+
+void iq2_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq2_xxs);
+        const float d = half(b);
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
+            const uint8_t* p = b + offsetof(block_iq2_xxs, qs) + 8 * ib32;
+            const uint32_t aux = load_le32(p + 4);  // four 7-bit sign codes, a 4-bit scale
+            const Mul op = mul_by(d * (0.5f + static_cast<float>(aux >> 28)) * 0.25f);
+            const v128_t g0 = apply_signs(u64x2(iq2xxs_grid[p[0]], iq2xxs_grid[p[1]]),
+                                          u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
+            const v128_t g1 = apply_signs(u64x2(iq2xxs_grid[p[2]], iq2xxs_grid[p[3]]),
+                                          u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
+            store_i8x16(y, g0, op);
+            store_i8x16(y + 16, g1, op);
+        }
+    }
+}
+
+void iq2_xs_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq2_xs);
+        const float d = half(b);
+        const uint8_t* scales = b + offsetof(block_iq2_xs, scales);
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
+            unsigned q[4];  // 9-bit grid index, 7-bit sign code
+            for (int l = 0; l < 4; ++l) q[l] = load_le16(b + offsetof(block_iq2_xs, qs) + 8 * ib32 + 2 * l);
+            const v128_t g0 = apply_signs(u64x2(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511]),
+                                          u64x2(kSignMask7[q[0] >> 9], kSignMask7[q[1] >> 9]));
+            const v128_t g1 = apply_signs(u64x2(iq2xs_grid[q[2] & 511], iq2xs_grid[q[3] & 511]),
+                                          u64x2(kSignMask7[q[2] >> 9], kSignMask7[q[3] >> 9]));
+            store_i8x16(y, g0, mul_by(d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f));
+            store_i8x16(y + 16, g1, mul_by(d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f));
+        }
+    }
+}
+
+void iq2_s_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq2_s);
+        const float d = half(b);
+        const uint8_t* qs = b + offsetof(block_iq2_s, qs);
+        const uint8_t* qh = b + offsetof(block_iq2_s, qh);
+        const uint8_t* scales = b + offsetof(block_iq2_s, scales);
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
+            const uint8_t* p = qs + 4 * ib32;
+            const uint8_t* s = qs + QK_K / 8 + 4 * ib32;
+            const unsigned h = qh[ib32];  // 2 high grid index bits per group of 8
+            const v128_t g0 =
+                apply_signs(u64x2(iq2s_grid[p[0] | ((h << 8) & 0x300)], iq2s_grid[p[1] | ((h << 6) & 0x300)]),
+                            u64x2(kSignMask[s[0]], kSignMask[s[1]]));
+            const v128_t g1 =
+                apply_signs(u64x2(iq2s_grid[p[2] | ((h << 4) & 0x300)], iq2s_grid[p[3] | ((h << 2) & 0x300)]),
+                            u64x2(kSignMask[s[2]], kSignMask[s[3]]));
+            store_i8x16(y, g0, mul_by(d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f));
+            store_i8x16(y + 16, g1, mul_by(d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f));
+        }
+    }
+}
+
+void iq3_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq3_xxs);
+        const float d = half(b);
+        const uint8_t* qs = b + offsetof(block_iq3_xxs, qs);
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
+            const uint32_t aux = load_le32(qs + QK_K / 4 + 4 * ib32);
+            const uint8_t* p = qs + 8 * ib32;
+            const Mul op = mul_by(d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f);
+            const v128_t g0 =
+                apply_signs(u32x4(iq3xxs_grid[p[0]], iq3xxs_grid[p[1]], iq3xxs_grid[p[2]], iq3xxs_grid[p[3]]),
+                            u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
+            const v128_t g1 =
+                apply_signs(u32x4(iq3xxs_grid[p[4]], iq3xxs_grid[p[5]], iq3xxs_grid[p[6]], iq3xxs_grid[p[7]]),
+                            u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
+            store_i8x16(y, g0, op);
+            store_i8x16(y + 16, g1, op);
+        }
+    }
+}
+
+void iq3_s_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq3_s);
+        const float d = half(b);
+        const uint8_t* qs = b + offsetof(block_iq3_s, qs);
+        const uint8_t* qh = b + offsetof(block_iq3_s, qh);
+        const uint8_t* signs = b + offsetof(block_iq3_s, signs);
+        const uint8_t* scales = b + offsetof(block_iq3_s, scales);
+        for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
+            const uint8_t* p = qs + 8 * ib32;
+            const unsigned h = qh[ib32];  // bit j: the 9th grid index bit of entry j
+            uint32_t g[8];
+            for (int j = 0; j < 8; ++j) g[j] = iq3s_grid[p[j] | (((h >> j) & 1u) << 8)];
+            const uint8_t* s = signs + 4 * ib32;
+            const Mul op = mul_by(d * (1 + 2 * ((scales[ib32 / 2] >> (4 * (ib32 % 2))) & 0xf)));
+            store_i8x16(y, apply_signs(u32x4(g[0], g[1], g[2], g[3]), u64x2(kSignMask[s[0]], kSignMask[s[1]])), op);
+            store_i8x16(y + 16, apply_signs(u32x4(g[4], g[5], g[6], g[7]), u64x2(kSignMask[s[2]], kSignMask[s[3]])),
+                        op);
+        }
+    }
+}
+
+inline v128_t iq1_delta(unsigned negative) {
+    return wasm_f32x4_splat(negative ? -IQ1S_DELTA : IQ1S_DELTA);
+}
+
+void iq1_s_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq1_s);
+        const float d = half(b);
+        const uint8_t* qs = b + offsetof(block_iq1_s, qs);
+        for (int ib = 0; ib < QK_K / 32; ++ib, y += 32) {
+            // qh per 32 values: 4 x 3 high grid index bits, a 3-bit scale, the delta sign bit.
+            const unsigned qh = load_le16(b + offsetof(block_iq1_s, qh) + 2 * ib);
+            const AddMul op{iq1_delta(qh & 0x8000), wasm_f32x4_splat(d * (2 * ((qh >> 12) & 7) + 1))};
+            const uint8_t* p = qs + 4 * ib;
+            store_i8x16(y, u64x2(iq1s_grid[p[0] | ((qh << 8) & 0x700)], iq1s_grid[p[1] | ((qh << 5) & 0x700)]), op);
+            store_i8x16(y + 16, u64x2(iq1s_grid[p[2] | ((qh << 2) & 0x700)], iq1s_grid[p[3] | ((qh >> 1) & 0x700)]),
+                        op);
+        }
+    }
+}
+
+void iq1_m_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq1_m);
+        uint16_t sc[4];
+        for (int j = 0; j < 4; ++j) sc[j] = load_le16(b + offsetof(block_iq1_m, scales) + 2 * j);
+        const float d = fp16_to_fp32(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                                           ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+        const uint8_t* qs = b + offsetof(block_iq1_m, qs);
+        const uint8_t* qh = b + offsetof(block_iq1_m, qh);
+        for (int ib = 0; ib < QK_K / 32; ++ib, y += 32) {
+            const v128_t dl[2] = {wasm_f32x4_splat(d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1)),
+                                  wasm_f32x4_splat(d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1))};
+            for (int l = 0; l < 4; ++l) {
+                // Each qh nibble: 3 high grid index bits and the delta sign of one group of 8.
+                const unsigned h = qh[2 * ib + l / 2] >> (4 * (l % 2));
+                const v128_t g = wasm_i64x2_make(static_cast<int64_t>(iq1s_grid[qs[4 * ib + l] | ((h & 7) << 8)]), 0);
+                store_i8x8(y + 8 * l, g, AddMul{iq1_delta(h & 8), dl[l / 2]});
+            }
+        }
+    }
+}
+
+void iq4_nl_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t values = table_16(kvalues_iq4nl);
+    for (int64_t i = 0; i < k / QK4_NL; ++i, y += QK4_NL) {
+        const uint8_t* b = src + i * sizeof(block_iq4_nl);
+        const v128_t q = load_16(b + offsetof(block_iq4_nl, qs));
+        const Mul op = mul_by(half(b));
+        store_i8x16(y, wasm_i8x16_swizzle(values, nibbles_lo(q)), op);
+        store_i8x16(y + 16, wasm_i8x16_swizzle(values, nibbles_hi(q)), op);
+    }
+}
+
+void iq4_xs_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t values = table_16(kvalues_iq4nl);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_iq4_xs);
+        const float d = half(b);
+        const unsigned scales_h = load_le16(b + offsetof(block_iq4_xs, scales_h));
+        const uint8_t* scales_l = b + offsetof(block_iq4_xs, scales_l);
+        for (int ib = 0; ib < QK_K / 32; ++ib, y += 32) {
+            const int ls = ((scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((scales_h >> 2 * ib) & 3) << 4);
+            const v128_t q = load_16(b + offsetof(block_iq4_xs, qs) + 16 * ib);
+            const Mul op = mul_by(d * (ls - 32));
+            store_i8x16(y, wasm_i8x16_swizzle(values, nibbles_lo(q)), op);
+            store_i8x16(y + 16, wasm_i8x16_swizzle(values, nibbles_hi(q)), op);
+        }
+    }
+}
+
+}  // namespace
+
+DequantRowFn dequant_row_fn_wasm(DType t) {
+    // clang-format off
+    switch (t) {
+        case DType::F16: return f16_wasm;
+        case DType::I8: return i8_wasm;
+        case DType::U8: return u8_wasm;
+        case DType::BOOL: return bool_wasm;
+        case DType::I16: return i16_wasm;
+        case DType::U16: return u16_wasm;
+        case DType::BF16: return bf16_wasm;
+        case DType::Q5_0: return q5_0_wasm;
+        case DType::Q5_1: return q5_1_wasm;
+        case DType::Q8_0: return q8_0_wasm;
+        case DType::Q2_K: return q2_K_wasm;
+        case DType::Q3_K: return q3_K_wasm;
+        case DType::Q4_K: return q45_K_wasm<false>;
+        case DType::Q5_K: return q45_K_wasm<true>;
+        case DType::IQ2_XXS: return iq2_xxs_wasm;
+        case DType::IQ2_XS: return iq2_xs_wasm;
+        case DType::IQ3_XXS: return iq3_xxs_wasm;
+        case DType::IQ1_S: return iq1_s_wasm;
+        case DType::IQ4_NL: return iq4_nl_wasm;
+        case DType::IQ3_S: return iq3_s_wasm;
+        case DType::IQ2_S: return iq2_s_wasm;
+        case DType::IQ4_XS: return iq4_xs_wasm;
+        case DType::IQ1_M: return iq1_m_wasm;
+        case DType::TQ1_0: return tq1_0_wasm;
+        case DType::TQ2_0: return tq2_0_wasm;
+        case DType::MXFP4: return mxfp4_wasm;
+        case DType::NVFP4: return nvfp4_wasm;
+        case DType::Q1_0: return q1_0_wasm;
+        case DType::Q2_0: return q2_0_wasm;
+        // The rest run their scalar kernels, which are as fast or faster here: single conversions (32/64-bit
+        // numbers), table lookups (small floats: clang 14 turns their SIMD128 widening and compares into generic
+        // shuffles), or loops clang already vectorizes well (Q4_0, Q4_1, Q6_K).
+        default: return nullptr;
+    }
+    // clang-format on
+}
+
+}  // namespace ws::detail
+
+#else  // no SIMD128
+
+namespace ws::detail {
+DequantRowFn dequant_row_fn_wasm(DType) {
+    return nullptr;
+}
+}  // namespace ws::detail
+
+#endif
