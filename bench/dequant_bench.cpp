@@ -30,29 +30,52 @@ float random_magnitude(uint64_t* state, float lo, float hi) {
 // Byte offsets of the f16 scale fields within one block of t (none for types without them).
 std::vector<size_t> f16_scale_offsets(DType t) {
     switch (t) {
-        case DType::Q4_0: return {offsetof(block_q4_0, d)};
-        case DType::Q4_1: return {offsetof(block_q4_1, d), offsetof(block_q4_1, m)};
-        case DType::Q5_0: return {offsetof(block_q5_0, d)};
-        case DType::Q5_1: return {offsetof(block_q5_1, d), offsetof(block_q5_1, m)};
-        case DType::Q8_0: return {offsetof(block_q8_0, d)};
-        case DType::Q2_K: return {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
-        case DType::Q3_K: return {offsetof(block_q3_K, d)};
-        case DType::Q4_K: return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
-        case DType::Q5_K: return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
-        case DType::Q6_K: return {offsetof(block_q6_K, d)};
-        case DType::IQ2_XXS: return {offsetof(block_iq2_xxs, d)};
-        case DType::IQ2_XS: return {offsetof(block_iq2_xs, d)};
-        case DType::IQ3_XXS: return {offsetof(block_iq3_xxs, d)};
-        case DType::IQ1_S: return {offsetof(block_iq1_s, d)};
-        case DType::IQ4_NL: return {offsetof(block_iq4_nl, d)};
-        case DType::IQ3_S: return {offsetof(block_iq3_s, d)};
-        case DType::IQ2_S: return {offsetof(block_iq2_s, d)};
-        case DType::IQ4_XS: return {offsetof(block_iq4_xs, d)};
-        case DType::TQ1_0: return {offsetof(block_tq1_0, d)};
-        case DType::TQ2_0: return {offsetof(block_tq2_0, d)};
-        case DType::Q1_0: return {offsetof(block_q1_0, d)};
-        case DType::Q2_0: return {offsetof(block_q2_0, d)};
-        default: return {};
+        case DType::Q4_0:
+            return {offsetof(block_q4_0, d)};
+        case DType::Q4_1:
+            return {offsetof(block_q4_1, d), offsetof(block_q4_1, m)};
+        case DType::Q5_0:
+            return {offsetof(block_q5_0, d)};
+        case DType::Q5_1:
+            return {offsetof(block_q5_1, d), offsetof(block_q5_1, m)};
+        case DType::Q8_0:
+            return {offsetof(block_q8_0, d)};
+        case DType::Q2_K:
+            return {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
+        case DType::Q3_K:
+            return {offsetof(block_q3_K, d)};
+        case DType::Q4_K:
+            return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
+        case DType::Q5_K:
+            return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
+        case DType::Q6_K:
+            return {offsetof(block_q6_K, d)};
+        case DType::IQ2_XXS:
+            return {offsetof(block_iq2_xxs, d)};
+        case DType::IQ2_XS:
+            return {offsetof(block_iq2_xs, d)};
+        case DType::IQ3_XXS:
+            return {offsetof(block_iq3_xxs, d)};
+        case DType::IQ1_S:
+            return {offsetof(block_iq1_s, d)};
+        case DType::IQ4_NL:
+            return {offsetof(block_iq4_nl, d)};
+        case DType::IQ3_S:
+            return {offsetof(block_iq3_s, d)};
+        case DType::IQ2_S:
+            return {offsetof(block_iq2_s, d)};
+        case DType::IQ4_XS:
+            return {offsetof(block_iq4_xs, d)};
+        case DType::TQ1_0:
+            return {offsetof(block_tq1_0, d)};
+        case DType::TQ2_0:
+            return {offsetof(block_tq2_0, d)};
+        case DType::Q1_0:
+            return {offsetof(block_q1_0, d)};
+        case DType::Q2_0:
+            return {offsetof(block_q2_0, d)};
+        default:
+            return {};
     }
 }
 
@@ -96,15 +119,19 @@ std::vector<uint8_t> synthetic_tensor(DType t, uint64_t n_elements, uint64_t see
             }
             return out;
         case DType::F16:
-            for (size_t i = 0; i < out.size(); i += 2) store_le(&out[i], fp32_to_fp16(random_magnitude(&state, 1e-4f, 1.0f)), 2);
+            for (size_t i = 0; i < out.size(); i += 2)
+                store_le(&out[i], fp32_to_fp16(random_magnitude(&state, 1e-4f, 1.0f)), 2);
             return out;
         case DType::BF16:
-            for (size_t i = 0; i < out.size(); i += 2) store_le(&out[i], fp32_to_bf16(random_magnitude(&state, 1e-4f, 1.0f)), 2);
+            for (size_t i = 0; i < out.size(); i += 2)
+                store_le(&out[i], fp32_to_bf16(random_magnitude(&state, 1e-4f, 1.0f)), 2);
             return out;
         case DType::MXFP4:
-            for (uint64_t b = 0; b < blocks; ++b) out[b * traits.block_bytes] = static_cast<uint8_t>(118 + splitmix64(&state) % 10);
+            for (uint64_t b = 0; b < blocks; ++b)
+                out[b * traits.block_bytes] = static_cast<uint8_t>(118 + splitmix64(&state) % 10);
             return out;
-        default: break;
+        default:
+            break;
     }
     const std::vector<size_t> scales = f16_scale_offsets(t);
     for (uint64_t b = 0; b < blocks; ++b) {

@@ -110,7 +110,8 @@ Status row_range(const TensorInfo& t, uint64_t start_row, uint64_t n_rows, uint6
         total_rows = 1;
         for (int d = 1; d < 4; ++d) {
             const uint64_t ne = static_cast<uint64_t>(t.ne[d]);
-            if (ne != 0 && total_rows > UINT64_MAX / ne) return make_error(Error::kOverflow, t.info_offset, "row_range");
+            if (ne != 0 && total_rows > UINT64_MAX / ne)
+                return make_error(Error::kOverflow, t.info_offset, "row_range");
             total_rows *= ne;
         }
     }
@@ -118,7 +119,8 @@ Status row_range(const TensorInfo& t, uint64_t start_row, uint64_t n_rows, uint6
         return make_error(Error::kBadOffset, t.info_offset, "row_range: rows past the end of the tensor");
     }
     const uint64_t blocks_per_row = ne0 / traits.block_elems;
-    if (blocks_per_row > UINT64_MAX / traits.block_bytes) return make_error(Error::kOverflow, t.info_offset, "row_range");
+    if (blocks_per_row > UINT64_MAX / traits.block_bytes)
+        return make_error(Error::kOverflow, t.info_offset, "row_range");
     const uint64_t row_bytes = blocks_per_row * traits.block_bytes;
     // start_row + n_rows <= total_rows, and total_rows * row_bytes is the tensor's size only if that fits:
     // check each product and the final sum.

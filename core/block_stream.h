@@ -45,7 +45,7 @@ public:
     Status finish() const;
 
     uint64_t bytes_total() const { return total_bytes_; }
-    uint64_t bytes_consumed() const { return consumed_; }   // fed so far, including the carried bytes
+    uint64_t bytes_consumed() const { return consumed_; }    // fed so far, including the carried bytes
     uint64_t floats_written() const { return floats_out_; }  // written so far over all feeds
 
 private:

@@ -16,8 +16,8 @@ public:
         : data_(data), size_(size), base_(base), big_endian_(big_endian) {}
 
     size_t remaining() const { return size_ - pos_; }
-    size_t position() const { return pos_; }            // relative to data
-    uint64_t offset() const { return base_ + pos_; }     // absolute file offset of the next byte
+    size_t position() const { return pos_; }          // relative to data
+    uint64_t offset() const { return base_ + pos_; }  // absolute file offset of the next byte
     const uint8_t* cursor() const { return data_ + pos_; }
 
     bool skip(size_t n) {
@@ -58,7 +58,9 @@ private:
 };
 
 // Little-endian loads from raw bytes the caller has already bounds-checked (kernels, block fields).
-inline uint16_t load_le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+inline uint16_t load_le16(const uint8_t* p) {
+    return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
 inline uint32_t load_le32(const uint8_t* p) {
     return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
            (static_cast<uint32_t>(p[3]) << 24);

@@ -33,7 +33,9 @@ namespace ws {
 Status dequantize(DType t, const uint8_t* src, uint64_t n_elements, float* dst);
 
 // Floats written per element: 2 for C64, else 1.
-inline uint32_t dequant_floats_per_element(DType t) { return t == DType::C64 ? 2 : 1; }
+inline uint32_t dequant_floats_per_element(DType t) {
+    return t == DType::C64 ? 2 : 1;
+}
 
 // ---- row kernels ---------------------------------------------------------------------------------------------
 // Every kernel has this shape: decode k elements from src into dst.
@@ -126,9 +128,9 @@ inline float fp16_to_fp32(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exp = h & 0x7c00u;
     const uint32_t mant = h & 0x03ffu;
-    const uint32_t all_ones = 0u - static_cast<uint32_t>(exp == 0x7c00u);         // Inf or NaN
+    const uint32_t all_ones = 0u - static_cast<uint32_t>(exp == 0x7c00u);  // Inf or NaN
     const uint32_t is_nan = all_ones & (0u - static_cast<uint32_t>(mant != 0));
-    const uint32_t is_small = 0u - static_cast<uint32_t>(exp == 0);                 // zero or subnormal
+    const uint32_t is_small = 0u - static_cast<uint32_t>(exp == 0);  // zero or subnormal
     // Normal: rebias the exponent (15 -> 127) and widen the mantissa. Inf/NaN (exp 31) rebias twice to land
     // on exponent 255; NaNs also get the quiet bit, as an x86 float operation on a signalling NaN does.
     const uint32_t normal = ((static_cast<uint32_t>(h & 0x7fffu) << 13) + (112u << 23) + (all_ones & (112u << 23))) |
@@ -139,7 +141,9 @@ inline float fp16_to_fp32(uint16_t h) {
 }
 
 // bfloat16 -> float32: the upper half of the float32 bits (NaN payload and signalling bit kept).
-inline float bf16_to_fp32(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
+inline float bf16_to_fp32(uint16_t h) {
+    return f32_from_bits(static_cast<uint32_t>(h) << 16);
+}
 
 // float32 -> binary16 as ggml_fp32_to_fp16 (the FP16 library's float trick): round to nearest even,
 // overflow -> +-Inf, subnormals kept, every NaN -> 0x7e00 | sign (payload dropped).

@@ -121,7 +121,9 @@ void dequantize_row_f64(const uint8_t* src, float* dst, int64_t k) {
     }
 }
 
-void dequantize_row_c64(const uint8_t* src, float* dst, int64_t k) { dequantize_row_f32(src, dst, 2 * k); }
+void dequantize_row_c64(const uint8_t* src, float* dst, int64_t k) {
+    dequantize_row_f32(src, dst, 2 * k);
+}
 
 void dequantize_row_i8(const uint8_t* src, float* dst, int64_t k) {
     for (int64_t i = 0; i < k; ++i) dst[i] = static_cast<float>(static_cast<int8_t>(src[i]));
@@ -159,9 +161,15 @@ void dequantize_row_bool(const uint8_t* src, float* dst, int64_t k) {
     for (int64_t i = 0; i < k; ++i) dst[i] = src[i] != 0 ? 1.0f : 0.0f;
 }
 
-void dequantize_row_f8_e4m3(const uint8_t* src, float* dst, int64_t k) { decode_bytes(kF8E4M3, src, dst, k); }
-void dequantize_row_f8_e5m2(const uint8_t* src, float* dst, int64_t k) { decode_bytes(kF8E5M2, src, dst, k); }
-void dequantize_row_f8_e8m0(const uint8_t* src, float* dst, int64_t k) { decode_bytes(kF8E8M0, src, dst, k); }
+void dequantize_row_f8_e4m3(const uint8_t* src, float* dst, int64_t k) {
+    decode_bytes(kF8E4M3, src, dst, k);
+}
+void dequantize_row_f8_e5m2(const uint8_t* src, float* dst, int64_t k) {
+    decode_bytes(kF8E5M2, src, dst, k);
+}
+void dequantize_row_f8_e8m0(const uint8_t* src, float* dst, int64_t k) {
+    decode_bytes(kF8E8M0, src, dst, k);
+}
 void dequantize_row_f8_e4m3fnuz(const uint8_t* src, float* dst, int64_t k) {
     decode_bytes(kF8E4M3Fnuz, src, dst, k);
 }
@@ -174,16 +182,20 @@ namespace {
 void decode_f6(const BitsTable<64>& table, const uint8_t* src, float* dst, int64_t k) {
     for (int64_t g = 0; g < k / 4; ++g) {
         const uint8_t* p = src + 3 * g;
-        const uint32_t w = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-                           (static_cast<uint32_t>(p[2]) << 16);
+        const uint32_t w =
+            static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16);
         for (int j = 0; j < 4; ++j) dst[4 * g + j] = f32_from_bits(table.bits[(w >> (6 * j)) & 63u]);
     }
 }
 
 }  // namespace
 
-void dequantize_row_f6_e2m3(const uint8_t* src, float* dst, int64_t k) { decode_f6(kF6E2M3, src, dst, k); }
-void dequantize_row_f6_e3m2(const uint8_t* src, float* dst, int64_t k) { decode_f6(kF6E3M2, src, dst, k); }
+void dequantize_row_f6_e2m3(const uint8_t* src, float* dst, int64_t k) {
+    decode_f6(kF6E2M3, src, dst, k);
+}
+void dequantize_row_f6_e3m2(const uint8_t* src, float* dst, int64_t k) {
+    decode_f6(kF6E3M2, src, dst, k);
+}
 
 void dequantize_row_f4(const uint8_t* src, float* dst, int64_t k) {
     for (int64_t i = 0; i < k / 2; ++i) {

@@ -18,10 +18,14 @@ namespace {
 // ggml writes `x * (signs & kmask_iq2xs[j] ? -1.f : 1.f)`; indexing this table gives the same factor.
 constexpr float kSignFactor[2] = {1.0f, -1.0f};
 
-inline float sign_factor(uint8_t signs, int j) { return kSignFactor[(signs & kmask_iq2xs[j]) != 0]; }
+inline float sign_factor(uint8_t signs, int j) {
+    return kSignFactor[(signs & kmask_iq2xs[j]) != 0];
+}
 
 // Element j of a grid entry (byte j, as ggml reads the entry through a uint8_t pointer on little-endian).
-inline float grid_u8(uint64_t entry, int j) { return static_cast<float>((entry >> (8 * j)) & 0xff); }
+inline float grid_u8(uint64_t entry, int j) {
+    return static_cast<float>((entry >> (8 * j)) & 0xff);
+}
 inline float grid_i8(uint64_t entry, int j) {
     return static_cast<float>(static_cast<int8_t>(static_cast<uint8_t>(entry >> (8 * j))));
 }
@@ -179,8 +183,8 @@ void dequantize_row_iq1_m(const uint8_t* src, float* y, int64_t k) {
         uint16_t sc[4];
         std::memcpy(sc, x.scales, sizeof sc);
         // The f16 super-block scale is spread over the top nibbles of the four u16 scale words, sc[0] lowest.
-        const uint16_t scale = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                                     ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+        const uint16_t scale =
+            static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
         const float d = fp16_to_fp32(scale);
         const uint8_t* qs = x.qs;
         const uint8_t* qh = x.qh;

@@ -11,6 +11,7 @@ constexpr DTypeKind I = DTypeKind::kInteger;
 constexpr DTypeKind Q = DTypeKind::kQuantized;
 constexpr DTypeKind R = DTypeKind::kRemoved;
 
+// clang-format off
 // Indexed by ggml type id. Block sizes and bytes as ggml_get_type_traits() reports them.
 constexpr DTypeTraits kGgml[] = {
     {"F32", F, 1, 4, true},         // 0
@@ -101,6 +102,8 @@ constexpr NamedDType kSafetensorsNames[] = {
     {"F6_E3M2", DType::F6_E3M2},   {"F4", DType::F4},
 };
 
+// clang-format on
+
 }  // namespace
 
 const DTypeTraits& dtype_traits(DType t) {
@@ -112,7 +115,9 @@ const DTypeTraits& dtype_traits(DType t) {
     return kUnknownTraits;
 }
 
-const char* dtype_name(DType t) { return dtype_traits(t).name; }
+const char* dtype_name(DType t) {
+    return dtype_traits(t).name;
+}
 
 std::string ggml_type_name(uint32_t id) {
     const DTypeTraits& traits = dtype_traits(dtype_from_ggml_id(id));

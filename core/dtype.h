@@ -85,7 +85,7 @@ enum class DTypeKind : uint8_t {
 };
 
 struct DTypeTraits {
-    const char* name;      // upper case as ARCHITECTURE.md spells it ("Q4_K", "F8_E4M3")
+    const char* name;  // upper case as ARCHITECTURE.md spells it ("Q4_K", "F8_E4M3")
     DTypeKind kind;
     uint32_t block_elems;  // elements per block (1 for scalar types; 2 for F4, 4 for F6)
     uint32_t block_bytes;  // bytes per block

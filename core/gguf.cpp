@@ -707,8 +707,38 @@ Status GgufParser::feed(const uint8_t* data, size_t size) {
 }
 
 uint64_t GgufParser::bytes_needed() const {
-    if (state_->phase == Phase::kDone || state_->phase == Phase::kFailed) return 0;
-    return state_->need_end > state_->fed ? state_->need_end - state_->fed : 0;
+    const State& s = *state_;
+    if (s.phase == Phase::kDone || s.phase == Phase::kFailed) return 0;
+    const uint64_t current = s.need_end > s.fed ? s.need_end - s.fed : 0;
+    if (s.phase == Phase::kHeader) return current;
+    // The rest of the current item, plus the smallest size of every item the counts say comes after it: a
+    // caller reading this much never reads past the header, yet a 100k-string vocabulary is fetched in a
+    // few reads instead of one per string. Hostile counts were checked against the caps; saturate anyway.
+    uint64_t total = current;
+    const auto add = [&total](uint64_t count, uint64_t each) {
+        uint64_t bytes = 0;
+        if (!checked_mul(count, each, &bytes) || bytes > UINT64_MAX - total) {
+            total = UINT64_MAX;
+        } else {
+            total += bytes;
+        }
+    };
+    const uint64_t width = length_width(s.info.version);
+    const auto min_item = [width](ValueType t) -> uint64_t {
+        const uint64_t size = value_type_size(t);
+        return size ? size : t == ValueType::kString ? width : 4 + width;  // a string's length, an array's header
+    };
+    const auto after = [](uint64_t count, uint64_t done) { return count > done ? count - done - 1 : 0; };
+    if (s.phase == Phase::kMetadata) {
+        // The items after the current one in every open array, innermost first (an outer array's current
+        // item is the inner array), then the KVs after the one being read.
+        for (const ArrayFrame& f : s.frames) add(after(f.value.length, f.items), min_item(f.value.item_type));
+        add(after(s.n_kv, s.info.metadata.size()), width + 1 + 4 + 1);  // key length, 1-byte key, type, value
+        add(s.n_tensors, width + 4 + 4 + 8);                            // name length, n_dims, type, offset
+    } else {
+        add(after(s.n_tensors, s.info.tensors.size()), width + 4 + 4 + 8);
+    }
+    return total;
 }
 
 uint64_t GgufParser::bytes_fed() const {

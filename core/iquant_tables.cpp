@@ -7,6 +7,9 @@
 
 namespace ws {
 
+// The tables keep ggml-common.h's layout, several entries a line.
+// clang-format off
+
 const uint64_t iq2xxs_grid[256] = {
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08,
     0x0808080808082b2b, 0x0808080808190819, 0x0808080808191908, 0x08080808082b0808,
@@ -1080,5 +1083,7 @@ const uint64_t iq1s_grid[NGRID_IQ1S] = {
     0x0101010101ffff01, 0x0101010101ff01ff, 0x0101010101ff0101, 0x0101010101000000,
     0x010101010101ffff, 0x010101010101ff01, 0x01010101010101ff, 0x0101010101010101,
 };
+
+// clang-format on
 
 }  // namespace ws

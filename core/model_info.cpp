@@ -7,29 +7,46 @@ namespace ws {
 
 const char* format_name(Format f) {
     switch (f) {
-        case Format::kGguf: return "gguf";
-        case Format::kSafetensors: return "safetensors";
-        case Format::kUnknown: break;
+        case Format::kGguf:
+            return "gguf";
+        case Format::kSafetensors:
+            return "safetensors";
+        case Format::kUnknown:
+            break;
     }
     return "unknown";
 }
 
 const char* value_type_name(ValueType t) {
     switch (t) {
-        case ValueType::kUint8: return "uint8";
-        case ValueType::kInt8: return "int8";
-        case ValueType::kUint16: return "uint16";
-        case ValueType::kInt16: return "int16";
-        case ValueType::kUint32: return "uint32";
-        case ValueType::kInt32: return "int32";
-        case ValueType::kFloat32: return "float32";
-        case ValueType::kBool: return "bool";
-        case ValueType::kString: return "string";
-        case ValueType::kArray: return "array";
-        case ValueType::kUint64: return "uint64";
-        case ValueType::kInt64: return "int64";
-        case ValueType::kFloat64: return "float64";
-        case ValueType::kCount: break;
+        case ValueType::kUint8:
+            return "uint8";
+        case ValueType::kInt8:
+            return "int8";
+        case ValueType::kUint16:
+            return "uint16";
+        case ValueType::kInt16:
+            return "int16";
+        case ValueType::kUint32:
+            return "uint32";
+        case ValueType::kInt32:
+            return "int32";
+        case ValueType::kFloat32:
+            return "float32";
+        case ValueType::kBool:
+            return "bool";
+        case ValueType::kString:
+            return "string";
+        case ValueType::kArray:
+            return "array";
+        case ValueType::kUint64:
+            return "uint64";
+        case ValueType::kInt64:
+            return "int64";
+        case ValueType::kFloat64:
+            return "float64";
+        case ValueType::kCount:
+            break;
     }
     return "unknown";
 }
@@ -38,16 +55,21 @@ uint32_t value_type_size(ValueType t) {
     switch (t) {
         case ValueType::kUint8:
         case ValueType::kInt8:
-        case ValueType::kBool: return 1;
+        case ValueType::kBool:
+            return 1;
         case ValueType::kUint16:
-        case ValueType::kInt16: return 2;
+        case ValueType::kInt16:
+            return 2;
         case ValueType::kUint32:
         case ValueType::kInt32:
-        case ValueType::kFloat32: return 4;
+        case ValueType::kFloat32:
+            return 4;
         case ValueType::kUint64:
         case ValueType::kInt64:
-        case ValueType::kFloat64: return 8;
-        default: return 0;
+        case ValueType::kFloat64:
+            return 8;
+        default:
+            return 0;
     }
 }
 
@@ -67,8 +89,10 @@ double Value::as_double() const {
         case ValueType::kInt8:
         case ValueType::kInt16:
         case ValueType::kInt32:
-        case ValueType::kInt64: return static_cast<double>(static_cast<int64_t>(bits));
-        default: return static_cast<double>(bits);
+        case ValueType::kInt64:
+            return static_cast<double>(static_cast<int64_t>(bits));
+        default:
+            return static_cast<double>(bits);
     }
 }
 

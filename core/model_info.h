@@ -33,7 +33,7 @@ enum class ValueType : uint32_t {
     kCount = 13,
 };
 const char* value_type_name(ValueType t);  // ARCHITECTURE.md names: "uint8" ... "string", "array"
-uint32_t value_type_size(ValueType t);      // bytes of a scalar; 0 for string and array
+uint32_t value_type_size(ValueType t);     // bytes of a scalar; 0 for string and array
 
 // One metadata value. Scalars live in `bits`; arrays keep their items compactly (a 150k-token
 // vocabulary is one vector of strings, not 150k Values).
@@ -67,17 +67,17 @@ struct TensorInfo {
     std::string name;
     DType dtype = DType::kUnknown;
     uint32_t type_id = 0;  // GGUF: the type id as stored (names UNKNOWN(<id>) types); safetensors: the DType value
-    uint32_t n_dims = 0;           // dims in ne (0..4); a safetensors tensor of rank > 4 has 4, see full_shape
+    uint32_t n_dims = 0;   // dims in ne (0..4); a safetensors tensor of rank > 4 has 4, see full_shape
     int64_t ne[4] = {1, 1, 1, 1};  // ggml order: ne[0] innermost (contiguous); unused dims are 1
     // Only for rank > 4 (safetensors allows any rank; 5-D conv weights exist): every dim, outermost first.
     // ne then holds the three innermost dims and, in ne[3], the product of the outer ones, so code that
     // walks ne (rows of ne[0] elements) still sees every element; shape() returns full_shape.
     std::vector<int64_t> full_shape;
-    uint64_t offset = 0;           // absolute byte offset of the data in its file
-    uint64_t nbytes = 0;           // bytes of data; for unknown types inferred from the next tensor (or 0)
+    uint64_t offset = 0;  // absolute byte offset of the data in its file
+    uint64_t nbytes = 0;  // bytes of data; for unknown types inferred from the next tensor (or 0)
     uint64_t n_elements = 0;
-    uint32_t file_index = 0;       // which part of a split/sharded model holds the data
-    uint64_t info_offset = 0;      // absolute offset of the tensor's header entry (for error messages)
+    uint32_t file_index = 0;   // which part of a split/sharded model holds the data
+    uint64_t info_offset = 0;  // absolute offset of the tensor's header entry (for error messages)
 
     // The name this tensor's type is listed with ("Q4_K", "UNKNOWN(77)", "F8_E4M3").
     std::string dtype_name() const;

@@ -31,7 +31,7 @@ struct ParseOptions {
     uint64_t max_array_length = uint64_t(1) << 26;  // items in one metadata array (vocabularies ~256k)
     uint64_t max_kv_count = uint64_t(1) << 20;
     uint64_t max_tensor_count = uint64_t(1) << 20;
-    uint32_t max_array_depth = 4;                   // arrays of arrays: the spec allows them, ggml does not
+    uint32_t max_array_depth = 4;  // arrays of arrays: the spec allows them, ggml does not
 };
 
 }  // namespace ws

@@ -21,7 +21,7 @@ namespace ws {
 
 using ggml_half = uint16_t;  // IEEE binary16 bits
 
-constexpr int QK_K = 256;        // elements of a k-quant / i-quant super-block
+constexpr int QK_K = 256;         // elements of a k-quant / i-quant super-block
 constexpr int K_SCALE_SIZE = 12;  // packed 6-bit scales and mins of q4_K / q5_K
 
 // ---- legacy quants: 32 elements, one f16 scale (and a min for the _1 types) --------------------------------
@@ -66,7 +66,7 @@ struct block_q8_0 {
 static_assert(sizeof(block_q8_0) == 34, "block_q8_0 is 34 bytes");
 
 constexpr int QK8_1 = 32;
-struct block_q8_1 {  // ggml's internal activation format: no to_float, listed for completeness
+struct block_q8_1 {    // ggml's internal activation format: no to_float, listed for completeness
     ggml_half d;       // scale
     ggml_half s;       // d * sum(qs)
     int8_t qs[QK8_1];  // signed quants
@@ -93,7 +93,7 @@ static_assert(sizeof(block_q2_0) == 18, "block_q2_0 is 18 bytes");
 
 constexpr int QK_MXFP4 = 32;
 struct block_mxfp4 {
-    uint8_t e;                  // E8M0 shared exponent: scale 2^(e - 127), applied halved to the doubled table
+    uint8_t e;                 // E8M0 shared exponent: scale 2^(e - 127), applied halved to the doubled table
     uint8_t qs[QK_MXFP4 / 2];  // E2M1 codes, nibbles as in q4_0
 };
 static_assert(sizeof(block_mxfp4) == 17, "block_mxfp4 is 17 bytes");
@@ -158,31 +158,31 @@ struct block_q5_K {
 static_assert(sizeof(block_q5_K) == 176, "block_q5_K is 176 bytes");
 
 struct block_q6_K {
-    uint8_t ql[QK_K / 2];       // low 4 bits: 64 bytes per 128 elements, low nibbles first
-    uint8_t qh[QK_K / 4];       // high 2 bits: 32 bytes per 128 elements, 4 elements per byte
-    int8_t scales[QK_K / 16];   // signed 8-bit scale per 16 elements
-    ggml_half d;                // super-block scale
+    uint8_t ql[QK_K / 2];      // low 4 bits: 64 bytes per 128 elements, low nibbles first
+    uint8_t qh[QK_K / 4];      // high 2 bits: 32 bytes per 128 elements, 4 elements per byte
+    int8_t scales[QK_K / 16];  // signed 8-bit scale per 16 elements
+    ggml_half d;               // super-block scale
 };
 static_assert(sizeof(block_q6_K) == 210, "block_q6_K is 210 bytes");
 
-struct block_q8_K {  // ggml's internal activation format: no to_float, listed for completeness
-    float d;                    // scale (float32, not f16)
-    int8_t qs[QK_K];            // quants
-    int16_t bsums[QK_K / 16];   // sums of quants in groups of 16
+struct block_q8_K {            // ggml's internal activation format: no to_float, listed for completeness
+    float d;                   // scale (float32, not f16)
+    int8_t qs[QK_K];           // quants
+    int16_t bsums[QK_K / 16];  // sums of quants in groups of 16
 };
 static_assert(sizeof(block_q8_K) == 292, "block_q8_K is 292 bytes");
 
 // ---- i-quants (decoded in dequant_iquants.cpp with ggml's grids) ---------------------------------------------
 
 struct block_iq2_xxs {
-    ggml_half d;             // super-block scale
-    uint16_t qs[QK_K / 8];   // per 32 elements 4 u16: grid indices, signs and a 4-bit scale
+    ggml_half d;            // super-block scale
+    uint16_t qs[QK_K / 8];  // per 32 elements 4 u16: grid indices, signs and a 4-bit scale
 };
 static_assert(sizeof(block_iq2_xxs) == 66, "block_iq2_xxs is 66 bytes");
 
 struct block_iq2_xs {
-    ggml_half d;               // super-block scale
-    uint16_t qs[QK_K / 8];     // 9-bit grid index + 7-bit sign index per 8 elements
+    ggml_half d;                // super-block scale
+    uint16_t qs[QK_K / 8];      // 9-bit grid index + 7-bit sign index per 8 elements
     uint8_t scales[QK_K / 32];  // two 4-bit scales per 32 elements
 };
 static_assert(sizeof(block_iq2_xs) == 74, "block_iq2_xs is 74 bytes");
@@ -196,8 +196,8 @@ struct block_iq2_s {
 static_assert(sizeof(block_iq2_s) == 82, "block_iq2_s is 82 bytes");
 
 struct block_iq3_xxs {
-    ggml_half d;                 // super-block scale
-    uint8_t qs[3 * QK_K / 8];    // grid indices, then per 32 elements a u32 of signs and a 4-bit scale
+    ggml_half d;               // super-block scale
+    uint8_t qs[3 * QK_K / 8];  // grid indices, then per 32 elements a u32 of signs and a 4-bit scale
 };
 static_assert(sizeof(block_iq3_xxs) == 98, "block_iq3_xxs is 98 bytes");
 
@@ -219,8 +219,8 @@ struct block_iq1_s {
 static_assert(sizeof(block_iq1_s) == 50, "block_iq1_s is 50 bytes");
 
 struct block_iq1_m {
-    uint8_t qs[QK_K / 8];      // low 8 bits of grid indices
-    uint8_t qh[QK_K / 16];     // high 3 bits + delta sign bit, for two groups of 8 per byte
+    uint8_t qs[QK_K / 8];       // low 8 bits of grid indices
+    uint8_t qh[QK_K / 16];      // high 3 bits + delta sign bit, for two groups of 8 per byte
     uint8_t scales[QK_K / 32];  // 3-bit block scales; the f16 super-block scale is spread over the top
                                 // nibbles of these bytes read as four u16 (no separate d field)
 };

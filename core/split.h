@@ -18,7 +18,7 @@ namespace ws {
 // Recognises llama.cpp's split naming. For "dir/m-00002-of-00003.gguf": prefix "dir/m", part 2, count 3.
 struct SplitName {
     std::string prefix;
-    uint32_t part = 0;   // 1-based
+    uint32_t part = 0;  // 1-based
     uint32_t count = 0;
 };
 bool parse_split_name(const std::string& path, SplitName* out);

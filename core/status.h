@@ -14,37 +14,41 @@ namespace ws {
 // never renumber or rename an entry, only append.
 enum class Error : uint8_t {
     kOk = 0,
-    kNeedMoreData,     // not a failure: a push parser wants more bytes (see bytes_needed())
-    kBadMagic,         // neither GGUF nor safetensors
+    kNeedMoreData,  // not a failure: a push parser wants more bytes (see bytes_needed())
+    kBadMagic,      // neither GGUF nor safetensors
     kUnsupportedVersion,
-    kTruncated,        // the file ends before a structure it declares
-    kTooLarge,         // a count or length exceeds a configured cap
-    kOverflow,         // a size computation overflows 64 bits
-    kBadType,          // unknown or removed value/tensor type, or a type where another is required
-    kBadShape,         // dims count, negative or non-block-multiple dims, element count mismatch
-    kBadAlignment,     // general.alignment not a power of two, or a misaligned tensor offset
-    kBadOffset,        // a tensor range outside the data, overlapping, out of order or with holes
-    kDuplicateName,    // a duplicate metadata key or tensor name
-    kBadJson,          // safetensors header is not valid JSON of the expected shape
-    kBadKey,           // an empty metadata key, or a well-known key with the wrong type or value
-    kTrailingData,     // bytes after the last tensor (safetensors)
-    kUnsupported,      // valid but not supported by this build (a type with no decoder)
-    kBadSplit,         // parts of a split/sharded model that do not fit together
-    kInternal,         // a bug: an invariant that input cannot reach
+    kTruncated,      // the file ends before a structure it declares
+    kTooLarge,       // a count or length exceeds a configured cap
+    kOverflow,       // a size computation overflows 64 bits
+    kBadType,        // unknown or removed value/tensor type, or a type where another is required
+    kBadShape,       // dims count, negative or non-block-multiple dims, element count mismatch
+    kBadAlignment,   // general.alignment not a power of two, or a misaligned tensor offset
+    kBadOffset,      // a tensor range outside the data, overlapping, out of order or with holes
+    kDuplicateName,  // a duplicate metadata key or tensor name
+    kBadJson,        // safetensors header is not valid JSON of the expected shape
+    kBadKey,         // an empty metadata key, or a well-known key with the wrong type or value
+    kTrailingData,   // bytes after the last tensor (safetensors)
+    kUnsupported,    // valid but not supported by this build (a type with no decoder)
+    kBadSplit,       // parts of a split/sharded model that do not fit together
+    kInternal,       // a bug: an invariant that input cannot reach
 };
 
 const char* error_name(Error e);  // "ok", "need_more_data", "bad_magic", ...
 
 struct Status {
     Error code = Error::kOk;
-    uint64_t offset = 0;      // absolute byte offset in the file where the problem is
-    const char* what = "";    // the field or rule, a string literal ("tensor.n_dims")
+    uint64_t offset = 0;    // absolute byte offset in the file where the problem is
+    const char* what = "";  // the field or rule, a string literal ("tensor.n_dims")
 
     constexpr bool ok() const { return code == Error::kOk; }
 };
 
-constexpr Status ok_status() { return Status{}; }
-constexpr Status make_error(Error code, uint64_t offset, const char* what) { return Status{code, offset, what}; }
+constexpr Status ok_status() {
+    return Status{};
+}
+constexpr Status make_error(Error code, uint64_t offset, const char* what) {
+    return Status{code, offset, what};
+}
 
 // A value or an error. Deliberately tiny: T must be default-constructible and movable.
 template <typename T>
@@ -70,8 +74,8 @@ private:
 #define WS_CONCAT_(a, b) WS_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function when it is not ok.
-#define WS_TRY(expr)                          \
-    do {                                      \
+#define WS_TRY(expr)                           \
+    do {                                       \
         const ::ws::Status ws_try_s_ = (expr); \
         if (!ws_try_s_.ok()) return ws_try_s_; \
     } while (0)

@@ -2,14 +2,15 @@
 // Replays files and directories of inputs through a fuzz target without libFuzzer, so every build (and
 // CI, under the sanitizers) runs the seed corpus and every past finding. Each input is copied into an
 // exact-size allocation so AddressSanitizer sees any over-read.
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdio>
-#include <dirent.h>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

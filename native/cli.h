@@ -13,7 +13,7 @@ namespace ws::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitInvalid = 1;  // the input file is invalid or unsupported
 constexpr int kExitUsage = 2;
-constexpr int kExitIo = 3;       // missing file, no permission, disk full
+constexpr int kExitIo = 3;  // missing file, no permission, disk full
 
 // Parsed command line of one subcommand: positional arguments and --options (with or without value).
 struct Args {

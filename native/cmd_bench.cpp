@@ -31,7 +31,9 @@ std::string cpu_model() {
     return "unknown";
 }
 
-double gbps(uint64_t bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
+double gbps(uint64_t bytes, double seconds) {
+    return static_cast<double>(bytes) / seconds / 1e9;
+}
 
 // The decoded output of one thread must equal the threaded output before either is timed.
 bool outputs_agree(const std::vector<float>& a, const std::vector<float>& b) {
@@ -66,18 +68,23 @@ nlohmann::json bench_types(unsigned threads, bool json, int* exit_status) {
         double store = 0, one = 0, many = 0;
         for (int rep = 0; rep < kReps; ++rep) {
             store = std::max(store, bench::store_gbps(out.data(), out.size(), 1));
-            one = std::max(one, gbps(kOutputBytes, bench::best_seconds(1, [&] {
-                                         (void)dequantize(t, src.data(), n, out.data());
-                                     })));
+            one = std::max(one, gbps(kOutputBytes,
+                                     bench::best_seconds(1, [&] { (void)dequantize(t, src.data(), n, out.data()); })));
             many = std::max(many, gbps(kOutputBytes, bench::best_seconds(1, [&] {
                                            (void)parallel_dequantize(t, src.data(), n, out.data(), threads);
                                        })));
         }
         best_store = std::max(best_store, store);
-        results.push_back({{"dtype", dtype_name(t)}, {"gbps_out", one}, {"ratio_to_store", one / store},
-                           {"store_gbps", store}, {"threads", 1}});
-        results.push_back({{"dtype", dtype_name(t)}, {"gbps_out", many}, {"ratio_to_store", many / store},
-                           {"store_gbps", store}, {"threads", threads}});
+        results.push_back({{"dtype", dtype_name(t)},
+                           {"gbps_out", one},
+                           {"ratio_to_store", one / store},
+                           {"store_gbps", store},
+                           {"threads", 1}});
+        results.push_back({{"dtype", dtype_name(t)},
+                           {"gbps_out", many},
+                           {"ratio_to_store", many / store},
+                           {"store_gbps", store},
+                           {"threads", threads}});
         if (!json) {
             std::printf("%-12s %10.2f %10.2f %8.2f %12.2f %8.2f\n", dtype_name(t), one, store, one / store, many,
                         many / store);
@@ -118,9 +125,14 @@ nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, 
                     human_bytes(in_bytes).c_str(), human_bytes(out_bytes).c_str(), decode_s * 1e3,
                     gbps(out_bytes, decode_s), threads);
     }
-    return {{"path", path}, {"header_bytes", model.info.data_offset}, {"parse_ms", parse_s * 1e3},
-            {"tensor_bytes", in_bytes}, {"f32_bytes", out_bytes}, {"decode_ms", decode_s * 1e3},
-            {"decode_gbps_out", gbps(out_bytes, decode_s)}, {"threads", threads}};
+    return {{"path", path},
+            {"header_bytes", model.info.data_offset},
+            {"parse_ms", parse_s * 1e3},
+            {"tensor_bytes", in_bytes},
+            {"f32_bytes", out_bytes},
+            {"decode_ms", decode_s * 1e3},
+            {"decode_gbps_out", gbps(out_bytes, decode_s)},
+            {"threads", threads}};
 }
 
 }  // namespace
@@ -129,10 +141,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
     Args args;
     if (!parse_args(argv, {"--json"}, {"--threads"}, &args)) return kExitUsage;
     if (args.positional.size() > 1) return fail(kExitUsage, "usage: weightstream bench [FILE] [--json] [--threads N]");
-    const unsigned threads = static_cast<unsigned>(std::stoul(args.get("--threads", std::to_string(default_threads()))));
+    const unsigned threads =
+        static_cast<unsigned>(std::stoul(args.get("--threads", std::to_string(default_threads()))));
     const bool json = args.has("--json");
     int status = kExitOk;
-    if (!json) std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+    if (!json)
+        std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
     nlohmann::json report = bench_types(std::max(1u, threads), json, &status);
     if (status != kExitOk) return status;
     report["machine"] = {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()}};

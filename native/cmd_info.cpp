@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "cli.h"
@@ -99,11 +99,13 @@ void print_summary(const std::string& path, const ModelInfo& info) {
     if (!name.empty()) std::printf("name:         %s\n", name.c_str());
     std::printf("tensors:      %s\n", with_commas(info.tensors.size()).c_str());
     std::printf("parameters:   %s\n", with_commas(params).c_str());
-    std::printf("data:         %s at byte %s\n", human_bytes(data_bytes).c_str(), with_commas(info.data_offset).c_str());
+    std::printf("data:         %s at byte %s\n", human_bytes(data_bytes).c_str(),
+                with_commas(info.data_offset).c_str());
     if (!by_dtype.empty()) {
         std::printf("by dtype:\n");
         for (const auto& [dtype, use] : by_dtype) {
-            const double share = data_bytes ? 100.0 * static_cast<double>(use.bytes) / static_cast<double>(data_bytes) : 0;
+            const double share =
+                data_bytes ? 100.0 * static_cast<double>(use.bytes) / static_cast<double>(data_bytes) : 0;
             std::printf("  %-12s %6s tensors %12s %5.1f%%\n", dtype.c_str(), with_commas(use.tensors).c_str(),
                         human_bytes(use.bytes).c_str(), share);
         }
@@ -118,8 +120,8 @@ void print_metadata(const ModelInfo& info) {
     size_t width = 0;
     for (const MetadataEntry& e : info.metadata) width = std::max(width, std::min<size_t>(e.key.size(), 48));
     for (const MetadataEntry& e : info.metadata) {
-        std::printf("  %-*s  %-22s %s\n", static_cast<int>(width), printable(e.key, 64).c_str(), type_text(e.value).c_str(),
-                    value_text(e.value).c_str());
+        std::printf("  %-*s  %-22s %s\n", static_cast<int>(width), printable(e.key, 64).c_str(),
+                    type_text(e.value).c_str(), value_text(e.value).c_str());
     }
 }
 
@@ -140,8 +142,8 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
     Args args;
     if (!parse_args(argv, {"--json"}, {}, &args)) return kExitUsage;
     if (args.positional.size() != 1) {
-        return fail(kExitUsage, std::string("usage: weightstream ") + (with_metadata ? "info" : "tensors") +
-                                    " FILE [--json]");
+        return fail(kExitUsage,
+                    std::string("usage: weightstream ") + (with_metadata ? "info" : "tensors") + " FILE [--json]");
     }
     LoadedModel model;
     int status = kExitOk;
@@ -161,7 +163,11 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
 
 }  // namespace
 
-int cmd_info(const std::vector<std::string>& argv) { return run(argv, true); }
-int cmd_tensors(const std::vector<std::string>& argv) { return run(argv, false); }
+int cmd_info(const std::vector<std::string>& argv) {
+    return run(argv, true);
+}
+int cmd_tensors(const std::vector<std::string>& argv) {
+    return run(argv, false);
+}
 
 }  // namespace ws::cli

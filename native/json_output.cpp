@@ -8,11 +8,13 @@ namespace {
 
 nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
     switch (type) {
-        case ValueType::kBool: return bits != 0;
+        case ValueType::kBool:
+            return bits != 0;
         case ValueType::kInt8:
         case ValueType::kInt16:
         case ValueType::kInt32:
-        case ValueType::kInt64: return static_cast<int64_t>(bits);
+        case ValueType::kInt64:
+            return static_cast<int64_t>(bits);
         case ValueType::kFloat32:
         case ValueType::kFloat64: {
             Value v;
@@ -20,7 +22,8 @@ nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
             v.bits = bits;
             return v.as_double();  // float32 widened exactly; NaN/Inf dump as null
         }
-        default: return bits;
+        default:
+            return bits;
     }
 }
 

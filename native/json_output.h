@@ -2,9 +2,8 @@
 // ModelInfo as the JSON object of ARCHITECTURE.md (`info --json`, and what the JS `open()` exposes).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "model_info.h"
 

@@ -56,14 +56,9 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"info", ws::cli::cmd_info},
-    {"tensors", ws::cli::cmd_tensors},
-    {"verify", ws::cli::cmd_verify},
-    {"dump", ws::cli::cmd_dump},
-    {"stats", ws::cli::cmd_stats},
-    {"hash", ws::cli::cmd_hash},
-    {"convert", ws::cli::cmd_convert},
-    {"bench", ws::cli::cmd_bench},
+    {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
+    {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
+    {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},
 };
 
 }  // namespace

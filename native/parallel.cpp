@@ -13,7 +13,9 @@ namespace {
 constexpr uint64_t kMinElementsPerThread = uint64_t(1) << 18;  // 1 MiB of float32 output
 }
 
-unsigned default_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+unsigned default_threads() {
+    return std::max(1u, std::thread::hardware_concurrency());
+}
 
 Status parallel_dequantize(DType t, const uint8_t* src, uint64_t n_elements, float* dst, unsigned threads) {
     const DTypeTraits& traits = dtype_traits(t);

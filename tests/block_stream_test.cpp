@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include <catch2/catch.hpp>
+#include "block_stream.h"
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "block_stream.h"
 #include "dequant.h"
 #include "dtype.h"
 #include "model_info.h"
@@ -57,7 +57,9 @@ const Corpus& corpus() {
     return c;
 }
 
-const uint8_t* tensor_bytes(const CorpusTensor& t) { return t.file->data() + t.info.offset; }
+const uint8_t* tensor_bytes(const CorpusTensor& t) {
+    return t.file->data() + t.info.offset;
+}
 
 std::vector<float> whole_decode(DType t, const uint8_t* src, uint64_t n) {
     std::vector<float> out(n * ws::dequant_floats_per_element(t));

@@ -77,7 +77,8 @@ TEST_CASE("any part of a split GGUF opens as one model") {
         REQUIRE(r.status == 0);
         CHECK(json::parse(r.out) == first);
     }
-    CHECK(first["files"] == json({"model-00001-of-00003.gguf", "model-00002-of-00003.gguf", "model-00003-of-00003.gguf"}));
+    CHECK(first["files"] ==
+          json({"model-00001-of-00003.gguf", "model-00002-of-00003.gguf", "model-00003-of-00003.gguf"}));
     REQUIRE(first["tensors"].size() == 3);
     uint64_t total = 0;
     for (int k = 0; k < 3; ++k) {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The CLI end to end: `info --json` against the reference corpus manifests, exit statuses and the
 // one-line error format.
-#include <catch2/catch.hpp>
+#include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <regex>
-#include <sys/stat.h>
 
 #include "support/run_cli.h"
 
@@ -24,9 +24,9 @@ json info_json(const std::string& path) {
 
 const char* our_type_name(const std::string& manifest_type) {
     static const std::pair<const char*, const char*> kNames[] = {
-        {"u8", "uint8"},     {"i8", "int8"},     {"u16", "uint16"},   {"i16", "int16"}, {"u32", "uint32"},
-        {"i32", "int32"},    {"f32", "float32"}, {"bool", "bool"},    {"str", "string"}, {"arr", "array"},
-        {"u64", "uint64"},   {"i64", "int64"},   {"f64", "float64"},
+        {"u8", "uint8"},   {"i8", "int8"},     {"u16", "uint16"},  {"i16", "int16"},  {"u32", "uint32"},
+        {"i32", "int32"},  {"f32", "float32"}, {"bool", "bool"},   {"str", "string"}, {"arr", "array"},
+        {"u64", "uint64"}, {"i64", "int64"},   {"f64", "float64"},
     };
     for (const auto& [m, ours] : kNames) {
         if (manifest_type == m) return ours;
@@ -87,7 +87,8 @@ void check_gguf_against_manifest(const json& ours, const json& m) {
             CHECK(o["item_type"] == our_type_name(item));
             CHECK(o["length"] == kv["length"]);
             REQUIRE(o["value"].size() == kv["length"].get<size_t>());
-            for (size_t i = 0; i < kv["values"].size(); ++i) check_scalar(o["value"][i], kv["values"][i], item, nullptr);
+            for (size_t i = 0; i < kv["values"].size(); ++i)
+                check_scalar(o["value"][i], kv["values"][i], item, nullptr);
         } else {
             check_scalar(o["value"], kv["value"], type, kv.contains("value_bits") ? &kv["value_bits"] : nullptr);
         }
@@ -115,7 +116,8 @@ std::vector<std::pair<std::string, json>> gguf_manifest_files() {
     std::vector<std::pair<std::string, json>> files;
     for (const char* dir : {"ggml", "ggml/vocab"}) {
         const json m = ws_test::read_json(ws_test::data_path(std::string(dir) + "/manifest.json"));
-        for (const json& f : m["files"]) files.push_back({ws_test::data_path(std::string(dir) + "/" + f["file"].get<std::string>()), f});
+        for (const json& f : m["files"])
+            files.push_back({ws_test::data_path(std::string(dir) + "/" + f["file"].get<std::string>()), f});
     }
     // The whole corpus when it is next to the checkout (always in CI).
     const std::string shared_vocab = ws_test::shared_path("ggml/vocab/manifest.json");
@@ -233,7 +235,8 @@ TEST_CASE("exit statuses and the one-line error format") {
         ws_test::write_file(dir.file("cut.gguf"), bytes);
         ws_test::CliResult r = run_cli("info " + quote(dir.file("cut.gguf")));
         CHECK(r.status == 1);
-        CHECK(std::regex_match(r.err, std::regex("weightstream: error: .*/cut\\.gguf: truncated: .* \\(byte [0-9]+\\)\n")));
+        CHECK(std::regex_match(r.err,
+                               std::regex("weightstream: error: .*/cut\\.gguf: truncated: .* \\(byte [0-9]+\\)\n")));
 
         ws_test::write_file(dir.file("text.gguf"), {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
         r = run_cli("verify " + quote(dir.file("text.gguf")));

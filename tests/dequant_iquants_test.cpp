@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include <catch2/catch.hpp>
+#include "dequant_iquants.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -10,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "dequant_iquants.h"
 #include "iquant_tables.h"
 #include "support/test_util.h"
 
@@ -117,8 +117,8 @@ TEST_CASE("i-quant kernels decode ggml's reference tensors bit-exactly, whole an
         REQUIRE(n % k->block_elems == 0);
         REQUIRE(static_cast<size_t>(n / k->block_elems) * k->block_bytes == size);
 
-        const std::vector<uint8_t> ref = ws_test::read_file(ws_test::data_path("ggml/" +
-                                                                               t.at("reference").at("file").get<std::string>()));
+        const std::vector<uint8_t> ref =
+            ws_test::read_file(ws_test::data_path("ggml/" + t.at("reference").at("file").get<std::string>()));
         REQUIRE(ref.size() == static_cast<size_t>(n) * sizeof(float));
         REQUIRE(ws_test::sha256_hex(ref.data(), ref.size()) == t.at("reference").at("sha256").get<std::string>());
 
@@ -318,17 +318,35 @@ TEST_CASE("i-quant grids match ggml-common.h and hold only their lattice values"
         const char* sha256;  // of ggml-common.h's table (ggml d99724f2), entries little-endian
     };
     const Grid grids[] = {
-        {"iq2xxs_grid", widen(ws::iq2xxs_grid), 8, {8, 25, 43},
+        {"iq2xxs_grid",
+         widen(ws::iq2xxs_grid),
+         8,
+         {8, 25, 43},
          "05826b5d3e472a3a78f196be62ac78acf81df0f909626e12ab9fa2a5d490dd54"},
-        {"iq2xs_grid", widen(ws::iq2xs_grid), 8, {8, 25, 43},
+        {"iq2xs_grid",
+         widen(ws::iq2xs_grid),
+         8,
+         {8, 25, 43},
          "06e47aaca60b4dc1d9b5a3f34540437058a6b142b4d7a59d5ded769b4d1bf1de"},
-        {"iq2s_grid", widen(ws::iq2s_grid), 8, {8, 25, 43},
+        {"iq2s_grid",
+         widen(ws::iq2s_grid),
+         8,
+         {8, 25, 43},
          "e1aa1473412b0552c2174c30ef22ab4073f6a181b85a17056e8249bd2932fd88"},
-        {"iq3xxs_grid", widen(ws::iq3xxs_grid), 4, {4, 12, 20, 28, 36, 44, 52, 62},
+        {"iq3xxs_grid",
+         widen(ws::iq3xxs_grid),
+         4,
+         {4, 12, 20, 28, 36, 44, 52, 62},
          "46e35f5a997efdee6c99ce57854c8a0d4f0ff8ca57e5e8a60c0793ea580acf5d"},
-        {"iq3s_grid", widen(ws::iq3s_grid), 4, {1, 3, 5, 7, 9, 11, 13, 15},
+        {"iq3s_grid",
+         widen(ws::iq3s_grid),
+         4,
+         {1, 3, 5, 7, 9, 11, 13, 15},
          "bd1af4945a1717c65610b0284e4628b9a1ba3b306fae3a06f6e5f597356e349f"},
-        {"iq1s_grid", widen(ws::iq1s_grid), 8, {-1, 0, 1},
+        {"iq1s_grid",
+         widen(ws::iq1s_grid),
+         8,
+         {-1, 0, 1},
          "07540ffc1aeaf6ad4d97e96b0fcc765aae39671d4ae4a27bbd0e796fde167c6a"},
     };
     for (const Grid& g : grids) {

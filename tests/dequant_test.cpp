@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include <catch2/catch.hpp>
+#include "dequant.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -10,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
 #include "dtype.h"
 #include "quant_blocks.h"
 #include "support/test_util.h"
@@ -19,7 +19,9 @@ using ws::DType;
 
 namespace {
 
-uint32_t bits_of(float f) { return ws::f32_to_bits(f); }
+uint32_t bits_of(float f) {
+    return ws::f32_to_bits(f);
+}
 
 // Bytes placed one past an aligned start of an exact-size heap allocation: ASan flags any over-read and
 // UBSan any misaligned multi-byte load a kernel might do.
@@ -113,12 +115,24 @@ struct SmallFloat {
     bool (*is_inf)(uint32_t code);
 };
 
-bool never(uint32_t) { return false; }
-bool e4m3fn_nan(uint32_t c) { return (c & 0x7f) == 0x7f; }               // S.1111.111
-bool e5m2_nan(uint32_t c) { return (c & 0x7c) == 0x7c && (c & 0x03); }  // exponent all ones, mantissa != 0
-bool e5m2_inf(uint32_t c) { return (c & 0x7f) == 0x7c; }
-bool fnuz_nan(uint32_t c) { return c == 0x80; }                          // the negative-zero code
-bool e8m0_nan(uint32_t c) { return c == 0xff; }
+bool never(uint32_t) {
+    return false;
+}
+bool e4m3fn_nan(uint32_t c) {
+    return (c & 0x7f) == 0x7f;
+}  // S.1111.111
+bool e5m2_nan(uint32_t c) {
+    return (c & 0x7c) == 0x7c && (c & 0x03);
+}  // exponent all ones, mantissa != 0
+bool e5m2_inf(uint32_t c) {
+    return (c & 0x7f) == 0x7c;
+}
+bool fnuz_nan(uint32_t c) {
+    return c == 0x80;
+}  // the negative-zero code
+bool e8m0_nan(uint32_t c) {
+    return c == 0xff;
+}
 
 const SmallFloat kSmallFloats[] = {
     {"F8_E4M3", DType::F8_E4M3, 4, 3, 7, true, e4m3fn_nan, never},
@@ -173,10 +187,9 @@ double f16_value(uint16_t h) {
 TEST_CASE("every ggml corpus tensor decodes to ggml's reference bytes") {
     // Every type the corpus holds, listed so that none is skipped silently: each must be seen and pass.
     const std::set<std::string> expected_types = {
-        "f32",   "f16",   "bf16",    "q4_0",   "q4_1",  "q5_0",   "q5_1",  "q8_0",  "q2_K",   "q3_K",
-        "q4_K",  "q5_K",  "q6_K",    "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s", "iq2_s",
-        "iq4_xs", "iq1_m", "tq1_0",  "tq2_0",  "mxfp4", "nvfp4",  "q1_0",  "q2_0",  "i8",     "i16",
-        "i32",   "i64",   "f64"};
+        "f32",   "f16",   "bf16",    "q4_0",   "q4_1",    "q5_0",  "q5_1",   "q8_0",  "q2_K",  "q3_K",   "q4_K",
+        "q5_K",  "q6_K",  "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s", "iq2_s", "iq4_xs", "iq1_m",
+        "tq1_0", "tq2_0", "mxfp4",   "nvfp4",  "q1_0",    "q2_0",  "i8",     "i16",   "i32",   "i64",    "f64"};
     std::set<std::string> seen;
     size_t checked = 0;
     for (const CorpusTensor& t : corpus()) {
@@ -205,12 +218,35 @@ TEST_CASE("every ggml corpus tensor decodes to ggml's reference bytes") {
                 const uint8_t* p = raw.data() + i * width;
                 float want = 0;
                 switch (dtype) {
-                    case DType::I8: want = static_cast<float>(static_cast<int8_t>(p[0])); break;
-                    case DType::I16: { int16_t v; std::memcpy(&v, p, 2); want = static_cast<float>(v); break; }
-                    case DType::I32: { int32_t v; std::memcpy(&v, p, 4); want = static_cast<float>(v); break; }
-                    case DType::I64: { int64_t v; std::memcpy(&v, p, 8); want = static_cast<float>(v); break; }
-                    case DType::F64: { double v; std::memcpy(&v, p, 8); want = static_cast<float>(v); break; }
-                    default: FAIL("unexpected raw type");
+                    case DType::I8:
+                        want = static_cast<float>(static_cast<int8_t>(p[0]));
+                        break;
+                    case DType::I16: {
+                        int16_t v;
+                        std::memcpy(&v, p, 2);
+                        want = static_cast<float>(v);
+                        break;
+                    }
+                    case DType::I32: {
+                        int32_t v;
+                        std::memcpy(&v, p, 4);
+                        want = static_cast<float>(v);
+                        break;
+                    }
+                    case DType::I64: {
+                        int64_t v;
+                        std::memcpy(&v, p, 8);
+                        want = static_cast<float>(v);
+                        break;
+                    }
+                    case DType::F64: {
+                        double v;
+                        std::memcpy(&v, p, 8);
+                        want = static_cast<float>(v);
+                        break;
+                    }
+                    default:
+                        FAIL("unexpected raw type");
                 }
                 INFO("element " << i);
                 if (std::isnan(want)) {
@@ -421,14 +457,14 @@ TEST_CASE("fp16 and bf16 round trips and NaN rules") {
     CHECK(ws::fp32_to_fp16(65519.0f) == 0x7bff);
     CHECK(ws::fp32_to_fp16(65520.0f) == 0x7c00);  // the tie above the max rounds to even: Inf
     CHECK(ws::fp32_to_fp16(-1e9f) == 0xfc00);
-    CHECK(ws::fp32_to_fp16(0x1p-25f) == 0x0000);  // tie between 0 and 2^-24: even is 0
-    CHECK(ws::fp32_to_fp16(0x1.8p-24f) == 0x0002);  // tie between 1 and 2 ulps: even is 2
-    CHECK(ws::fp32_to_fp16(1.0f + 0x1p-11f) == 0x3c00);  // tie: even mantissa 0
+    CHECK(ws::fp32_to_fp16(0x1p-25f) == 0x0000);           // tie between 0 and 2^-24: even is 0
+    CHECK(ws::fp32_to_fp16(0x1.8p-24f) == 0x0002);         // tie between 1 and 2 ulps: even is 2
+    CHECK(ws::fp32_to_fp16(1.0f + 0x1p-11f) == 0x3c00);    // tie: even mantissa 0
     CHECK(ws::fp32_to_fp16(1.0f + 0x1.8p-10f) == 0x3c02);  // tie between 1 and 2: even 2
     CHECK(ws::fp32_to_fp16(ws::f32_from_bits(0x7f800001u)) == 0x7e00);
     CHECK(ws::fp32_to_fp16(ws::f32_from_bits(0xffc12345u)) == 0xfe00);
-    CHECK(ws::fp32_to_bf16(1.0f + 0x1p-8f) == 0x3f80);     // tie: even
-    CHECK(ws::fp32_to_bf16(1.0f + 0x1.8p-7f) == 0x3f82);   // tie: even
+    CHECK(ws::fp32_to_bf16(1.0f + 0x1p-8f) == 0x3f80);    // tie: even
+    CHECK(ws::fp32_to_bf16(1.0f + 0x1.8p-7f) == 0x3f82);  // tie: even
     CHECK(ws::fp32_to_bf16(ws::f32_from_bits(0x7f800001u)) == 0x7fc0);
     CHECK(ws::fp32_to_bf16(ws::f32_from_bits(0xff812345u)) == 0xffc1);
     CHECK(ws::fp32_to_bf16(ws::f32_from_bits(0x00000001u)) == 0x0000);  // f32 subnormal rounds to 0
@@ -437,8 +473,11 @@ TEST_CASE("fp16 and bf16 round trips and NaN rules") {
 }
 
 TEST_CASE("fp32_to_fp16 / fp32_to_bf16 reproduce the corpus's F16 and BF16 tensors from their sources") {
-    const std::map<std::string, bool> tensors = {
-        {"f16.weight", false}, {"f16.special", false}, {"f16.3d", false}, {"bf16.weight", true}, {"bf16.special", true}};
+    const std::map<std::string, bool> tensors = {{"f16.weight", false},
+                                                 {"f16.special", false},
+                                                 {"f16.3d", false},
+                                                 {"bf16.weight", true},
+                                                 {"bf16.special", true}};
     size_t checked = 0;
     for (const CorpusTensor& t : corpus()) {
         const auto it = tensors.find(t.name);
@@ -602,7 +641,7 @@ TEST_CASE("NaN, Inf and subnormal scales propagate as in ggml") {
         block[0] = 255;  // 2^127: ggml has no NaN scale
         ws::dequantize_row_mxfp4(block, y, 32);
         CHECK(y[1] == 0x1p127f);
-        CHECK(y[0] == INFINITY);   // 2 * 2^127 overflows
+        CHECK(y[0] == INFINITY);  // 2 * 2^127 overflows
         CHECK(y[16] == INFINITY);
         CHECK(y[17] == 0.0f);
     }
@@ -610,8 +649,8 @@ TEST_CASE("NaN, Inf and subnormal scales propagate as in ggml") {
         uint8_t block[36] = {};
         block[0] = 0x7f;
         block[1] = 0xff;
-        block[2] = 0x01;  // subnormal: 1 * 2^-9, halved
-        block[3] = 0x38;  // 1.0, halved
+        block[2] = 0x01;                               // subnormal: 1 * 2^-9, halved
+        block[3] = 0x38;                               // 1.0, halved
         for (int i = 4; i < 36; ++i) block[i] = 0x22;  // code 2 (doubled 1.0 -> value 1.0 * scale)
         float y[64];
         ws::dequantize_row_nvfp4(block, y, 64);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include <catch2/catch.hpp>
+#include "dtype.h"
 
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <cstring>
 
-#include "dtype.h"
 #include "support/test_util.h"
 
 using ws::DType;
@@ -41,10 +41,10 @@ TEST_CASE("removed and unknown ggml ids are listed as UNKNOWN(id)") {
 
 TEST_CASE("all 22 safetensors dtypes are known, with their bit widths") {
     const std::pair<const char*, unsigned> expected[] = {
-        {"BOOL", 8},    {"U8", 8},           {"I8", 8},           {"I16", 16},     {"U16", 16},      {"F16", 16},
-        {"BF16", 16},   {"I32", 32},         {"U32", 32},         {"F32", 32},     {"F64", 64},      {"I64", 64},
-        {"U64", 64},    {"C64", 64},         {"F8_E4M3", 8},      {"F8_E5M2", 8},  {"F8_E8M0", 8},   {"F8_E4M3FNUZ", 8},
-        {"F8_E5M2FNUZ", 8}, {"F6_E2M3", 6},  {"F6_E3M2", 6},      {"F4", 4},
+        {"BOOL", 8},        {"U8", 8},      {"I8", 8},      {"I16", 16},    {"U16", 16},    {"F16", 16},
+        {"BF16", 16},       {"I32", 32},    {"U32", 32},    {"F32", 32},    {"F64", 64},    {"I64", 64},
+        {"U64", 64},        {"C64", 64},    {"F8_E4M3", 8}, {"F8_E5M2", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8},
+        {"F8_E5M2FNUZ", 8}, {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"F4", 4},
     };
     for (const auto& [name, bits] : expected) {
         INFO(name);

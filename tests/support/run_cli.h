@@ -2,10 +2,11 @@
 // Runs the built CLI (WS_CLI, the weightstream binary of this build tree) and captures what it prints.
 #pragma once
 
-#include <cstdio>
-#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <string>
 
 #include "test_util.h"
 

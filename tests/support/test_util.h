@@ -2,20 +2,24 @@
 // Shared helpers for the Catch2 tests: fixture paths and file loading.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <fstream>
 #include <iterator>
-#include <string>
-#include <sys/stat.h>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace ws_test {
 
 // Committed fixtures (tests/data) and the full reference corpus (../shared/testdata, present in CI).
-inline std::string data_path(const std::string& rel) { return std::string(WS_TESTDATA) + "/" + rel; }
-inline std::string shared_path(const std::string& rel) { return std::string(WS_SHARED_TESTDATA) + "/" + rel; }
+inline std::string data_path(const std::string& rel) {
+    return std::string(WS_TESTDATA) + "/" + rel;
+}
+inline std::string shared_path(const std::string& rel) {
+    return std::string(WS_SHARED_TESTDATA) + "/" + rel;
+}
 inline bool file_exists(const std::string& path) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0;
