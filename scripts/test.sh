@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "formatting (clang-format, prettier)"
+git ls-files -z '*.cpp' '*.h' | xargs -0 clang-format --dry-run --Werror
+
 step "native release build + tests"
 cmake --preset native-release >/dev/null
 cmake --build --preset native-release
