@@ -21,6 +21,8 @@
 #include "json_output.h"
 #include "model_info.h"
 #include "quantize.h"
+#include "safetensors.h"
+#include "split.h"
 #include "status.h"
 
 namespace ws {
@@ -77,7 +79,8 @@ public:
     std::string info_json() { return info_json_without_flat_arrays(info_); }
 
     // The flat metadata arrays: [{entry, length, bytes: Uint8Array}] for scalars (stored little-endian
-    // bytes), plus {utf16Ends: Uint32Array, invalid: [[index, json], ...]} for strings (PackedStrings).
+    // bytes), [{entry, length, units: Uint16Array, utf16Ends: Uint32Array, invalid: [[index, json], ...]}] for
+    // strings (PackedStrings).
     val metadata_arrays() const {
         val list = val::array();
         for (size_t i = 0; i < info_.metadata.size(); ++i) {
@@ -91,7 +94,7 @@ public:
             } else {
                 PackedStrings packed;
                 if (!pack_strings(v.strings, &packed)) return val::null();
-                a.set("bytes", copy_to_js("Uint8Array", packed.utf8.data(), packed.utf8.size()));
+                a.set("units", copy_to_js("Uint16Array", packed.utf16.data(), packed.utf16.size()));
                 a.set("utf16Ends", copy_to_js("Uint32Array", packed.utf16_ends.data(), packed.utf16_ends.size()));
                 val invalid = val::array();
                 for (uint32_t k : packed.invalid) {
@@ -109,6 +112,11 @@ public:
 
     // Frees the metadata (the JavaScript keeps it as JSON); the tensor table stays for row_range.
     void release_metadata() { std::vector<MetadataEntry>().swap(info_.metadata); }
+
+    double tensor_count() const { return double(info_.tensors.size()); }
+
+    // Moves the description out (for Parts::add); the Model is left empty.
+    ModelInfo take_info() { return std::move(info_); }
 
     JsRange row_range(double tensor_index, double start_row, double n_rows) const {
         JsRange r;
@@ -131,8 +139,10 @@ private:
 // HeaderParser over chunks handed in by the JavaScript.
 class Parser {
 public:
-    // file_size < 0: unknown (a stream); the data phase then reports truncation.
-    explicit Parser(double file_size) : parser_(options_for(file_size)) {}
+    // file_size < 0: unknown (a stream); the data phase then reports truncation. format_hint: "gguf" or
+    // "safetensors" when the file's name says so (the CLI's rule), else "": it only picks which parser
+    // explains bytes that announce neither format.
+    Parser(double file_size, const std::string& format_hint) : parser_(options_for(file_size, format_hint)) {}
 
     JsStatus feed(const val& chunk) {
         copy_from_js(chunk, &staging_);
@@ -149,15 +159,87 @@ public:
     }
 
 private:
-    static ParseOptions options_for(double file_size) {
+    static ParseOptions options_for(double file_size, const std::string& format_hint) {
         ParseOptions o;
         if (file_size >= 0) o.file_size = to_u64(file_size);
+        if (format_hint == "gguf") o.format_hint = Format::kGguf;
+        if (format_hint == "safetensors") o.format_hint = Format::kSafetensors;
         return o;
     }
 
     HeaderParser parser_;
     std::vector<uint8_t> staging_;
 };
+
+// The files of one model stored in several (core/split.h): the parsed parts, merged by the core into one
+// Model whose tensors know their file.
+class Parts {
+public:
+    // A sharded safetensors model's index (its JSON bytes); shard_files() then lists the shards to add, in
+    // this order.
+    JsStatus set_index(const val& json) {
+        std::vector<uint8_t> bytes;
+        copy_from_js(json, &bytes);
+        Result<SafetensorsIndex> index = parse_safetensors_index(bytes.data(), bytes.size());
+        if (!index.ok()) return to_js(index.status());
+        index_ = std::move(index).value();
+        return to_js(ok_status());
+    }
+    val shard_files() const {
+        val list = val::array();
+        for (const std::string& f : index_.shard_files) list.call<void>("push", f);
+        return list;
+    }
+
+    // Takes the description of one file (a Model fresh from Parser::take_model, left empty) as the file
+    // `name` of size `file_size` (< 0: unknown).
+    void add(Model& part, const std::string& name, double file_size) {
+        ModelInfo info = part.take_info();
+        info.file_size = to_u64(file_size);
+        infos_.push_back(std::move(info));
+        names_.push_back(name);
+    }
+    std::string format_of(double part) const {
+        const uint64_t i = to_u64(part);
+        return i < infos_.size() ? format_name(infos_[i].format) : "";
+    }
+
+    // Merges the parts (added in part order) of a split GGUF.
+    JsStatus combine_gguf() { return finish(combine_gguf_split(std::move(infos_), names_)); }
+    // Merges the shards (added in shard_files() order) of a sharded safetensors model.
+    JsStatus combine_safetensors() { return finish(combine_safetensors_shards(index_, std::move(infos_))); }
+
+    // After a combine returned ok: the merged model.
+    Model* take_model() { return new Model(std::move(merged_)); }
+
+private:
+    JsStatus finish(Result<ModelInfo> merged) {
+        infos_.clear();
+        if (!merged.ok()) return to_js(merged.status());
+        merged_ = std::move(merged).value();
+        return to_js(ok_status());
+    }
+
+    SafetensorsIndex index_;
+    std::vector<ModelInfo> infos_;
+    std::vector<std::string> names_;
+    ModelInfo merged_;
+};
+
+// {prefix, part, count} when `name` is a part of a split GGUF (llama.cpp's naming), else null.
+val parse_split(const std::string& name) {
+    SplitName split;
+    if (!parse_split_name(name, &split)) return val::null();
+    val r = val::object();
+    r.set("prefix", split.prefix);
+    r.set("part", split.part);
+    r.set("count", split.count);
+    return r;
+}
+
+std::string split_part(const std::string& prefix, double part, double count) {
+    return split_part_path(prefix, static_cast<uint32_t>(to_u64(part)), static_cast<uint32_t>(to_u64(count)));
+}
 
 // BlockStream writing into JavaScript arrays: a Float32Array (f32) or a Uint16Array (f16, rounded from
 // the float32 decode as ggml_fp32_to_fp16_row does).
@@ -262,6 +344,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::JsStatus;
     using ws::Model;
     using ws::Parser;
+    using ws::Parts;
 
     value_object<JsStatus>("Status")
         .field("code", &JsStatus::code)
@@ -277,13 +360,23 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("infoJson", &Model::info_json)
         .function("metadataArrays", &Model::metadata_arrays)
         .function("releaseMetadata", &Model::release_metadata)
+        .function("tensorCount", &Model::tensor_count)
         .function("rowRange", &Model::row_range);
     class_<Parser>("Parser")
-        .constructor<double>()
+        .constructor<double, std::string>()
         .function("feed", &Parser::feed)
         .function("bytesNeeded", &Parser::bytes_needed)
         .function("bytesFed", &Parser::bytes_fed)
         .function("takeModel", &Parser::take_model, allow_raw_pointers());
+    class_<Parts>("Parts")
+        .constructor<>()
+        .function("setIndex", &Parts::set_index)
+        .function("shardFiles", &Parts::shard_files)
+        .function("add", &Parts::add)
+        .function("formatOf", &Parts::format_of)
+        .function("combineGguf", &Parts::combine_gguf)
+        .function("combineSafetensors", &Parts::combine_safetensors)
+        .function("takeModel", &Parts::take_model, allow_raw_pointers());
     class_<Decoder>("Decoder")
         .constructor<int, double, bool>()
         .function("status", &Decoder::status)
@@ -294,4 +387,6 @@ EMSCRIPTEN_BINDINGS(weightstream) {
 
     function("dtypes", &ws::dtypes);
     function("errorName", &ws::error_name_of);
+    function("parseSplitName", &ws::parse_split);
+    function("splitPartName", &ws::split_part);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "info_transfer.h"
 
+#include <cstddef>
 #include <cstring>
 #include <utility>
 
@@ -9,54 +10,66 @@
 namespace ws {
 namespace {
 
-// The UTF-16 length of s if it is well-formed UTF-8 (Unicode 15, table 3-7: no overlong forms, no
-// surrogates, nothing above U+10FFFF), else false.
-bool utf8_to_utf16_length(const std::string& s, uint64_t* units) {
+// Writes s as UTF-16 at dst (room for s.size() units) if it is well-formed UTF-8 (Unicode 15, table 3-7: no
+// overlong forms, no surrogates, nothing above U+10FFFF) and returns the units written; -1 if it is not.
+ptrdiff_t utf8_to_utf16(const std::string& s, uint16_t* dst) {
     const auto* p = reinterpret_cast<const uint8_t*>(s.data());
     const size_t n = s.size();
-    uint64_t count = 0;
+    uint16_t* const first = dst;
     size_t i = 0;
     while (i < n) {
-        // Tokens are mostly ASCII: skip 8 ASCII bytes at a time.
+        // Tokens are mostly ASCII: widen 8 ASCII bytes at a time.
         if (n - i >= 8) {
             uint64_t word;
             std::memcpy(&word, p + i, 8);
             if ((word & 0x8080808080808080ull) == 0) {
+                for (int k = 0; k < 8; ++k) dst[k] = p[i + k];
+                dst += 8;
                 i += 8;
-                count += 8;
                 continue;
             }
         }
         const uint8_t b = p[i];
         if (b < 0x80) {
+            *dst++ = b;
             ++i;
-            ++count;
             continue;
         }
         size_t len = 0;
         uint8_t lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
+        uint32_t cp = 0;
         if (b >= 0xc2 && b <= 0xdf) {
             len = 2;
+            cp = b & 0x1f;
         } else if (b >= 0xe0 && b <= 0xef) {
             len = 3;
+            cp = b & 0x0f;
             if (b == 0xe0) lo = 0xa0;
             if (b == 0xed) hi = 0x9f;
         } else if (b >= 0xf0 && b <= 0xf4) {
             len = 4;
+            cp = b & 0x07;
             if (b == 0xf0) lo = 0x90;
             if (b == 0xf4) hi = 0x8f;
         } else {
-            return false;
+            return -1;
         }
-        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) return false;
+        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) return -1;
+        cp = (cp << 6) | (p[i + 1] & 0x3f);
         for (size_t k = 2; k < len; ++k) {
-            if ((p[i + k] & 0xc0) != 0x80) return false;
+            if ((p[i + k] & 0xc0) != 0x80) return -1;
+            cp = (cp << 6) | (p[i + k] & 0x3f);
         }
         i += len;
-        count += len == 4 ? 2 : 1;  // code points above U+FFFF take a surrogate pair
+        if (cp >= 0x10000) {  // a surrogate pair
+            cp -= 0x10000;
+            *dst++ = static_cast<uint16_t>(0xd800 | (cp >> 10));
+            *dst++ = static_cast<uint16_t>(0xdc00 | (cp & 0x3ff));
+        } else {
+            *dst++ = static_cast<uint16_t>(cp);
+        }
     }
-    *units = count;
-    return true;
+    return dst - first;
 }
 
 // Moves the items of one flat array out of v (and back): v then prints as an empty array.
@@ -102,22 +115,21 @@ bool pack_strings(const std::vector<std::string>& strings, PackedStrings* out) {
     *out = PackedStrings();
     size_t total = 0;
     for (const std::string& s : strings) total += s.size();
-    out->utf8.reserve(total);
-    out->utf16_ends.reserve(strings.size());
-    uint64_t end = 0;
+    if (total > UINT32_MAX) return false;
+    // UTF-16 never needs more code units than UTF-8 has bytes: size the buffer once, trim it at the end.
+    out->utf16.resize(total);
+    out->utf16_ends.resize(strings.size());
+    size_t used = 0;
     for (size_t i = 0; i < strings.size(); ++i) {
-        const std::string& s = strings[i];
-        uint64_t units = 0;
-        if (utf8_to_utf16_length(s, &units)) {
-            const auto* bytes = reinterpret_cast<const uint8_t*>(s.data());
-            out->utf8.insert(out->utf8.end(), bytes, bytes + s.size());
-            end += units;
-            if (end > UINT32_MAX) return false;
-        } else {
+        const ptrdiff_t units = utf8_to_utf16(strings[i], out->utf16.data() + used);
+        if (units < 0) {
             out->invalid.push_back(static_cast<uint32_t>(i));
+        } else {
+            used += static_cast<size_t>(units);
         }
-        out->utf16_ends.push_back(static_cast<uint32_t>(end));
+        out->utf16_ends[i] = static_cast<uint32_t>(used);
     }
+    out->utf16.resize(used);
     return true;
 }
 

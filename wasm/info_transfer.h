@@ -22,12 +22,14 @@ bool is_flat_array(const Value& v);
 // `info` is left as it was (the arrays are moved out and back, not copied).
 std::string info_json_without_flat_arrays(ModelInfo& info);
 
-// Strings as one buffer for a single TextDecoder.decode(): the valid UTF-8 strings back to back, and where
-// each ends in the decoded text, counted in UTF-16 code units. A string that is not valid UTF-8 adds no bytes
-// (its end repeats the previous one) and is listed in `invalid`, for the caller to send as nlohmann prints
-// it: the CLI's JSON replaces invalid sequences by U+FFFD in nlohmann's own way.
+// Strings as one buffer for a single TextDecoder("utf-16le").decode(): the valid UTF-8 strings converted to
+// UTF-16 back to back, and where each ends in it. UTF-16 rather than the UTF-8 bytes because a JavaScript
+// string is UTF-16: decoding UTF-16 is a copy, while decoding UTF-8 that is mostly not ASCII (byte-level BPE
+// vocabularies) costs several times more. A string that is not valid UTF-8 adds nothing (its end repeats the
+// previous one) and is listed in `invalid`, for the caller to send as nlohmann prints it: the CLI's JSON
+// replaces invalid sequences by U+FFFD in nlohmann's own way.
 struct PackedStrings {
-    std::vector<uint8_t> utf8;
+    std::vector<uint16_t> utf16;
     std::vector<uint32_t> utf16_ends;
     std::vector<uint32_t> invalid;  // indices into the strings
 };

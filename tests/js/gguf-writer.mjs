@@ -105,10 +105,11 @@ class Bytes {
 }
 
 /**
- * kv: [{key, type, value, itemType}] (itemType for arrays: a type name, or {type: "array", items} nested);
- * strings may be given as bytes (for invalid UTF-8). tensors: [{name, type (ggml id), ne, data}].
+ * The header of a GGUF v3 file up to its data section (padded to the alignment): kv as for writeGguf, tensors
+ * [{name, type (ggml id), ne, nbytes}]. Each tensor's data follows at its offset, padded to the alignment.
+ * Returns {bytes, offsets (relative to the data section)}.
  */
-export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
+export function ggufHeader({ kv = [], tensors = [], alignment = 32 }) {
     const out = new Bytes();
     out.push(Buffer.from("GGUF"));
     out.u32(3);
@@ -123,7 +124,7 @@ export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
     const offsets = [];
     for (const t of tensors) {
         offsets.push(offset);
-        offset += Math.ceil(t.data.length / alignment) * alignment;
+        offset += Math.ceil(t.nbytes / alignment) * alignment;
     }
     tensors.forEach((t, i) => {
         out.string(t.name);
@@ -133,6 +134,17 @@ export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
         out.u64(offsets[i]);
     });
     if (tensors.length) out.pad(alignment);
+    return { bytes: out.bytes(), offsets };
+}
+
+/**
+ * kv: [{key, type, value, itemType}] (itemType for arrays: a type name, or {type: "array", items} nested);
+ * strings may be given as bytes (for invalid UTF-8). tensors: [{name, type (ggml id), ne, data}].
+ */
+export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
+    const header = ggufHeader({ kv, tensors: tensors.map((t) => ({ ...t, nbytes: t.data.length })), alignment });
+    const out = new Bytes();
+    out.push(Buffer.from(header.bytes));
     for (const t of tensors) {
         out.push(Buffer.from(t.data));
         out.pad(alignment);

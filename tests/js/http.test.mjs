@@ -196,6 +196,25 @@ describe("nginx", { skip: !nginxPath && "nginx not installed" }, () => {
         }
     });
 
+    test("Range: the 3.9 MB header of a real vocabulary opens in few growing reads", async (t) => {
+        const item = models.find((m) => m.label.endsWith("ggml-vocab-deepseek-llm.gguf"));
+        if (!item) return t.skip("the shared corpus is not present");
+        const tracker = server.tracker();
+        const op = tracker.op();
+        const model = await open(server.rangeBase + server.urlPath(item.file), { fetch: tracker.fetch });
+        try {
+            const served = await servedFor(tracker, op);
+            const header = Number(model.info.data_offset);
+            assertWithin(served, header + KIB64, "deepseek-llm open");
+            // 100k tokens and 100k merges: one 64 KiB read after another would take 61. The core's lower bound
+            // of the rest of the header (8 bytes per string still to come) lets the reads grow.
+            assert.ok(served.lines.length <= 20, `${served.lines.length} requests for a ${header}-byte header`);
+            assert.equal(model.metadata.find((m) => m.key === "tokenizer.ggml.tokens").value.length, 102400);
+        } finally {
+            await model.close();
+        }
+    });
+
     test("a missing file rejects with code http and status 404", async () => {
         await assert.rejects(open(`${server.rangeBase}/no/such/file.gguf`, { retries: 0 }), {
             code: "http",

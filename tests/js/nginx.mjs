@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // A real nginx for the HTTP tests, started on free localhost ports with a config in a temporary folder. It
-// serves tests/data at /, the shared corpus at /shared/ and files a test writes at /generated/, once with Range
-// support and once with `max_ranges 0;` (every request answered 200 with the whole file). Its access log
-// records, per request, the test's operation id (header X-WS-Op), the status, $bytes_sent and
-// $body_bytes_sent.
+// serves tests/data at /, the shared corpus at /shared/, files a test writes at /generated/, and for the
+// browser tests the package (wasm/js) at /pkg/ and tests/js at /tests/: once with Range support, once with
+// `max_ranges 0;` (every request answered 200 with the whole file; also under /norange/ on every server, for
+// pages that must stay on one origin), and twice more for cross-origin pages:
+// with CORS headers that expose Content-Range, and with CORS headers that do not. Its access log records, per
+// request, the test's operation id (header X-WS-Op), the status, $bytes_sent and $body_bytes_sent.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -11,7 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { sharedTestData, testData } from "./helpers.mjs";
+import { repoRoot, sharedTestData, testData } from "./helpers.mjs";
 
 export const nginxPath =
     ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].find((p) => existsSync(p)) ?? null;
@@ -49,12 +51,17 @@ export async function startNginx() {
     for (const sub of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(path.join(dir, sub));
     const rangePort = await freePort();
     const noRangePort = await freePort();
+    const corsPort = await freePort();
+    const corsHiddenPort = await freePort();
     const accessLog = path.join(dir, "access.log");
     const errorLog = path.join(dir, "error.log");
     writeFileSync(accessLog, "");
     const generated = path.join(dir, "generated");
     mkdirSync(generated);
     const shared = existsSync(sharedTestData) ? `location /shared/ { alias ${sharedTestData}/; }` : "";
+    const noRangeShared = existsSync(sharedTestData)
+        ? `location /norange/shared/ { alias ${sharedTestData}/; max_ranges 0; }`
+        : "";
     const server = (port, extra) => `
     server {
         listen 127.0.0.1:${port};
@@ -62,7 +69,19 @@ export async function startNginx() {
         ${extra}
         ${shared}
         location /generated/ { alias ${generated}/; }
+        location /norange/ { alias ${testData}/; max_ranges 0; }
+        ${noRangeShared}
+        location /norange/generated/ { alias ${generated}/; max_ranges 0; }
+        location /pkg/ { alias ${path.join(repoRoot, "wasm/js")}/; }
+        location /tests/ { alias ${path.join(repoRoot, "tests/js")}/; }
     }`;
+    // A preflight (a Range header that is not a single simple range) is answered here; every answer allows
+    // any origin to send Range, and exposes Content-Range only when `expose` is set.
+    const cors = (expose) => `
+        if ($request_method = OPTIONS) { return 204; }
+        add_header Access-Control-Allow-Origin "*" always;
+        add_header Access-Control-Allow-Headers "Range, X-WS-Op" always;
+        ${expose ? 'add_header Access-Control-Expose-Headers "Content-Range, Content-Length" always;' : ""}`;
     const config = `
 daemon off;
 master_process off;
@@ -81,8 +100,16 @@ http {
     scgi_temp_path ${dir}/scgi;
     sendfile on;
     keepalive_timeout 30s;
+    types {
+        text/html html;
+        text/javascript js mjs;
+        application/wasm wasm;
+        application/json json;
+    }
     ${server(rangePort, "")}
     ${server(noRangePort, "max_ranges 0;")}
+    ${server(corsPort, cors(true))}
+    ${server(corsHiddenPort, cors(false))}
 }
 `;
     const conf = path.join(dir, "nginx.conf");
@@ -90,6 +117,8 @@ http {
     const child = spawn(nginxPath, ["-p", dir, "-c", conf, "-e", errorLog], { stdio: "ignore" });
     await waitForPort(rangePort, child, errorLog);
     await waitForPort(noRangePort, child, errorLog);
+    await waitForPort(corsPort, child, errorLog);
+    await waitForPort(corsHiddenPort, child, errorLog);
 
     let opCounter = 0;
     return {
@@ -97,6 +126,9 @@ http {
         generatedDir: generated,
         rangeBase: `http://127.0.0.1:${rangePort}`,
         noRangeBase: `http://127.0.0.1:${noRangePort}`,
+        /** Other origins than rangeBase: CORS allowed with Content-Range exposed, and without it exposed. */
+        corsBase: `http://127.0.0.1:${corsPort}`,
+        corsHiddenBase: `http://127.0.0.1:${corsHiddenPort}`,
 
         /** The URL path of a corpus file. */
         urlPath(file) {
@@ -113,6 +145,7 @@ http {
             const t = {
                 current: "none",
                 requests: new Map(),
+                urls: [],
                 inFlight: 0,
                 maxInFlight: 0,
                 op() {
@@ -124,6 +157,7 @@ http {
                     const headers = new Headers(init.headers);
                     headers.set("X-WS-Op", t.current);
                     t.requests.set(t.current, (t.requests.get(t.current) ?? 0) + 1);
+                    t.urls.push(String(url));
                     t.inFlight += 1;
                     t.maxInFlight = Math.max(t.maxInFlight, t.inFlight);
                     try {

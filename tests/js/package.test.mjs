@@ -9,6 +9,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 
 import * as weightstream from "weightstream";
+import * as weightstreamWorker from "weightstream/worker";
 
 import { repoRoot, testData } from "./helpers.mjs";
 
@@ -20,12 +21,23 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, dtypes and WeightstreamError", () => {
+test("the package exports open, dtypes and WeightstreamError; weightstream/worker the worker helper", () => {
     assert.deepEqual(Object.keys(weightstream).sort(), ["WeightstreamError", "dtypes", "open"]);
+    assert.deepEqual(Object.keys(weightstreamWorker).sort(), [
+        "WeightstreamError",
+        "WeightstreamWorker",
+        "openInWorker",
+    ]);
+    assert.equal(weightstreamWorker.WeightstreamError, weightstream.WeightstreamError);
     assert.equal(pkg.name, "weightstream");
     assert.equal(pkg.type, "module");
     assert.equal(pkg.exports["."].types, pkg.types);
-    for (const target of [pkg.exports["."].default, pkg.types])
+    for (const target of [
+        pkg.exports["."].default,
+        pkg.types,
+        pkg.exports["./worker"].default,
+        pkg.exports["./worker"].types,
+    ])
         assert.ok(existsSync(path.join(repoRoot, target)), target);
 });
 
@@ -36,13 +48,16 @@ test("npm pack holds the JavaScript, the types and the built wasm, nothing else"
         "package.json",
         "wasm/js/index.js",
         "wasm/js/index.d.ts",
+        "wasm/js/worker.js",
+        "wasm/js/worker_main.js",
+        "wasm/js/worker.d.ts",
         "wasm/js/dist/weightstream.js",
         "wasm/js/dist/weightstream.wasm",
     ]) {
         assert.ok(files.includes(needed), `${needed} missing from ${files.join(", ")}`);
     }
     const allowed = new RegExp(
-        "^(package\\.json|README\\.md|LICENSE|wasm/js/[a-z_]+\\.js|wasm/js/index\\.d\\.ts|" +
+        "^(package\\.json|README\\.md|LICENSE|wasm/js/[a-z_]+\\.js|wasm/js/(index|worker)\\.d\\.ts|" +
             "wasm/js/dist/weightstream\\.(js|wasm))$",
     );
     assert.deepEqual(
@@ -65,21 +80,31 @@ test("the packed tarball installs into an empty project, imports by name and typ
         `import { open } from "weightstream";
 const model = await open(${JSON.stringify(model)});
 const data = await model.read("q4_k.weight");
-console.log(JSON.stringify({ format: model.format, tensors: model.tensors.length, values: data.length }));
 await model.close();
+const { openInWorker } = await import("weightstream/worker");
+const inWorker = await openInWorker(${JSON.stringify(model)});
+const same = Buffer.from((await inWorker.read("q4_k.weight")).buffer).equals(Buffer.from(data.buffer));
+await inWorker.close();
+console.log(JSON.stringify({ format: model.format, tensors: model.tensors.length, values: data.length, same }));
 `,
     );
     const out = JSON.parse(execFileSync(process.execPath, ["main.js"], { cwd: project, encoding: "utf8" }));
-    assert.deepEqual(out, { format: "gguf", tensors: 46, values: 4096 });
+    assert.deepEqual(out, { format: "gguf", tensors: 46, values: 4096, same: true });
 
     const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
     if (!existsSync(tsc)) return; // devDependencies not installed
     writeFileSync(
         path.join(project, "check.ts"),
         `import { open, type Model } from "weightstream";
+import { openInWorker, WeightstreamWorker } from "weightstream/worker";
 const model: Model = await open(new Uint8Array(8));
 const values: Float32Array = await model.read("t", { rows: [0, 1] });
-export { values };
+const parts: Model = await open([{ name: "a-00001-of-00002.gguf", source: new Blob([]) }, "a-00002-of-00002.gguf"]);
+const remote: Model = await openInWorker("https://example.com/m.gguf", { concurrency: 2 });
+const worker = new WeightstreamWorker();
+const raw: Uint8Array = await (await worker.open(new Blob([]))).read("t", { as: "raw" });
+await worker.terminate();
+export { values, parts, remote, raw };
 `,
     );
     writeFileSync(

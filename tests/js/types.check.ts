@@ -2,7 +2,9 @@
 // Compiled by `npm run typecheck` (tsc --noEmit), never run: the package's index.d.ts must accept the
 // documented uses and give the documented result types.
 import { WeightstreamError, dtypes, open } from "weightstream";
-import type { DTypeInfo, HalfArray, MetadataEntry, Model, Progress, TensorInfo } from "weightstream";
+import type { DTypeInfo, HalfArray, MetadataEntry, Model, NamedSource, Progress, TensorInfo } from "weightstream";
+import { WeightstreamWorker, openInWorker } from "weightstream/worker";
+import type { WorkerOpenOptions } from "weightstream/worker";
 
 export async function uses(): Promise<void> {
     const controller = new AbortController();
@@ -52,6 +54,30 @@ export async function uses(): Promise<void> {
     }
     await model.close();
 
+    // Models in several files: a part's URL, the index's path, Files, named bytes.
+    const split: Model = await open("https://example.com/m-00002-of-00003.gguf", { split: true });
+    const files: File[] = [];
+    const named: NamedSource = { name: "m-00001-of-00002.gguf", source: new Uint8Array(8) };
+    const sharded: Model = await open([...files, named, "model.safetensors.index.json"]);
+    const one: Model = await open("m-00002-of-00003.gguf", { split: false });
+    const file: string | undefined = split.tensors[0].file;
+    const names: string[] | undefined = sharded.info.files;
+    (void one, file, names);
+
+    // The worker helper: the same Model interface, options without fetch.
+    const workerOptions: WorkerOpenOptions = { signal: controller.signal, onProgress, chunkSize: 1 << 16 };
+    const inWorker: Model = await openInWorker(new Blob([]), workerOptions);
+    const decoded: Float32Array = await inWorker.read("w", { rows: [0, 2] });
+    for await (const { data } of inWorker.stream({ as: "raw" })) {
+        const bytes: Uint8Array = data;
+        void bytes;
+    }
+    await inWorker.close();
+    const worker = new WeightstreamWorker();
+    const shared: Model = await worker.open([named, named]);
+    (void decoded, shared);
+    await worker.terminate();
+
     const list: DTypeInfo[] = await dtypes();
     void list;
     try {
@@ -60,7 +86,15 @@ export async function uses(): Promise<void> {
         if (e instanceof WeightstreamError) {
             const code: string = e.code;
             const offset: number | undefined = e.offset;
-            (void code, offset);
+            const where: string | undefined = e.file;
+            (void code, offset, where);
         }
     }
+}
+
+export async function misuses(): Promise<void> {
+    // @ts-expect-error a fetch function cannot cross to a worker
+    await openInWorker("https://example.com/m.gguf", { fetch });
+    // @ts-expect-error split is a boolean
+    await open("m.gguf", { split: "yes" });
 }

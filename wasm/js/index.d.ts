@@ -61,10 +61,11 @@ export interface ModelInfo {
     version: number | null;
     /** GGUF only. */
     endian?: "little" | "big";
-    /** Bytes of the file; null while unknown (a stream of unknown length). */
+    /** Bytes of the file (of all its files); null while unknown (a stream of unknown length). */
     file_size: Integer | null;
     data_offset: Integer;
     alignment: number;
+    /** A split or sharded model: its files, in order (tensors name theirs in TensorInfo.file). */
     files?: string[];
     metadata: MetadataEntry[];
     tensors: TensorInfo[];
@@ -91,6 +92,12 @@ export interface OpenOptions {
     retryDelay?: number;
     /** The fetch to use for URLs. Default globalThis.fetch. */
     fetch?: typeof fetch;
+    /**
+     * Default true: a URL or path naming one part of a split GGUF (`name-00002-of-00005.gguf`) or a sharded
+     * safetensors index (`*.safetensors.index.json`) opens the whole model, its other files found next to it.
+     * false: open just that file.
+     */
+    split?: boolean;
 }
 
 export type ReadAs = "f32" | "f16" | "raw";
@@ -141,8 +148,28 @@ export interface Model {
 export type Source =
     string | URL | Request | Response | Blob | ArrayBuffer | ArrayBufferView | ReadableStream<Uint8Array>;
 
-/** Opens a model, reading its header only. Rejects with a WeightstreamError. */
-export function open(source: Source, options?: OpenOptions): Promise<Model>;
+/**
+ * A source with a file name: how to name bytes, a Blob or a stream that is one file of a model stored in
+ * several. The name also tells the format (".gguf", ".safetensors") as the CLI reads it from a path: it only
+ * decides which parser explains bytes that announce neither format.
+ */
+export interface NamedSource {
+    name: string;
+    source: Source;
+}
+
+/**
+ * The files of one model stored in several, in any order: every part of a split GGUF
+ * (`name-00001-of-00003.gguf` ...), or the shards of a safetensors model with its `*.safetensors.index.json`
+ * (or without it: then the shards in name order). Each needs a name: a File, a URL, a path or a NamedSource.
+ */
+export type Sources = ReadonlyArray<Source | NamedSource>;
+
+/**
+ * Opens a model, reading its header only (for a model in several files, every file's header; tensors then
+ * carry `file`). Rejects with a WeightstreamError.
+ */
+export function open(source: Source | NamedSource | Sources, options?: OpenOptions): Promise<Model>;
 
 export interface DTypeInfo {
     id: number;
@@ -163,7 +190,8 @@ export function dtypes(): Promise<DTypeInfo[]>;
  * "bad_key", "trailing_data", "unsupported", "bad_split", "internal"), and for the rest: "io" (a Node file
  * error), "network" (fetch failed, also how CORS failures show), "http" (an HTTP error status or a wrong
  * Content-Range), "cors" (Content-Range not exposed), "not_seekable" (going back in a stream),
- * "no_such_tensor", "closed", "bad_source", "wasm_load".
+ * "no_such_tensor", "closed", "bad_source" (also: several sources that are not one model's files),
+ * "wasm_load", "worker" (weightstream/worker: the worker failed).
  */
 export class WeightstreamError extends Error {
     readonly code: string;
@@ -173,4 +201,6 @@ export class WeightstreamError extends Error {
     readonly what?: string;
     /** The HTTP status ("http" errors). */
     readonly status?: number;
+    /** A model in several files: the file the problem is in (its name, as in ModelInfo.files). */
+    readonly file?: string;
 }

@@ -2,8 +2,8 @@
 // weightstream: GGUF and safetensors weights into typed arrays, from URLs (HTTP Range), Blobs/Files,
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
 import { WeightstreamError, throwIfAborted } from "./errors.js";
-import { parseModel } from "./model.js";
-import { makeSource } from "./sources.js";
+import { openModel } from "./parts.js";
+import { Slots } from "./sources.js";
 import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
 
 export { WeightstreamError } from "./errors.js";
@@ -24,11 +24,17 @@ function positiveInteger(name, value, fallback) {
 
 function normalize(options) {
     const fetchFn = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    const concurrency = positiveInteger("concurrency", options.concurrency, DEFAULTS.concurrency);
+    if (options.split !== undefined && typeof options.split !== "boolean")
+        throw new TypeError(`split: expected a boolean, got ${options.split}`);
     return {
         signal: options.signal,
         onProgress: options.onProgress,
         chunkSize: positiveInteger("chunkSize", options.chunkSize, DEFAULTS.chunkSize),
-        concurrency: positiveInteger("concurrency", options.concurrency, DEFAULTS.concurrency),
+        concurrency,
+        // One cap on requests in flight for all the files of a model.
+        slots: new Slots(concurrency),
+        split: options.split ?? true,
         retries: options.retries === 0 ? 0 : positiveInteger("retries", options.retries, DEFAULTS.retries),
         retryDelay:
             options.retryDelay === 0 ? 0 : positiveInteger("retryDelay", options.retryDelay, DEFAULTS.retryDelay),
@@ -40,16 +46,14 @@ function normalize(options) {
     };
 }
 
-/** Opens a model: reads and parses its header only. See index.d.ts. */
+/** Opens a model: reads and parses its header (the headers of all its files) only. See index.d.ts. */
 export async function open(source, options = {}) {
     const opts = normalize(options);
     throwIfAborted(opts.signal);
     const wasm = await loadWasm();
-    const src = await makeSource(source, opts);
     try {
-        return await parseModel(wasm, src, opts);
+        return await openModel(wasm, source, opts);
     } catch (e) {
-        await src.close();
         throw wasmFailure(e);
     }
 }

@@ -36,7 +36,16 @@ export function parseJsonExact(text) {
     return reviveMarked(JSON.parse(markUnsafeIntegers(text)));
 }
 
-const utf8 = new TextDecoder("utf-8");
+const utf16 = new TextDecoder("utf-16le");
+
+// A plain array of the typed array's items, each mapped by fn: a loop, several times faster than Array.from
+// (which goes through the iterator protocol) on 100k-item vocabularies.
+function listOf(typed, fn) {
+    const out = new Array(typed.length);
+    if (fn) for (let i = 0; i < typed.length; ++i) out[i] = fn(typed[i]);
+    else for (let i = 0; i < typed.length; ++i) out[i] = typed[i];
+    return out;
+}
 
 function scalarItems(itemType, bytes, length) {
     const { buffer } = bytes;
@@ -44,34 +53,34 @@ function scalarItems(itemType, bytes, length) {
     const wide = (x) => (x > MAX_SAFE || x < -MAX_SAFE ? x : Number(x));
     switch (itemType) {
         case "uint8":
-            return Array.from(bytes);
+            return listOf(bytes);
         case "int8":
-            return Array.from(new Int8Array(buffer, 0, length));
+            return listOf(new Int8Array(buffer, 0, length));
         case "uint16":
-            return Array.from(new Uint16Array(buffer, 0, length));
+            return listOf(new Uint16Array(buffer, 0, length));
         case "int16":
-            return Array.from(new Int16Array(buffer, 0, length));
+            return listOf(new Int16Array(buffer, 0, length));
         case "uint32":
-            return Array.from(new Uint32Array(buffer, 0, length));
+            return listOf(new Uint32Array(buffer, 0, length));
         case "int32":
-            return Array.from(new Int32Array(buffer, 0, length));
+            return listOf(new Int32Array(buffer, 0, length));
         case "float32":
-            return Array.from(new Float32Array(buffer, 0, length), finite);
+            return listOf(new Float32Array(buffer, 0, length), finite);
         case "float64":
-            return Array.from(new Float64Array(buffer, 0, length), finite);
+            return listOf(new Float64Array(buffer, 0, length), finite);
         case "bool":
-            return Array.from(bytes, (b) => b !== 0);
+            return listOf(bytes, (b) => b !== 0);
         case "uint64":
-            return Array.from(new BigUint64Array(buffer, 0, length), wide);
+            return listOf(new BigUint64Array(buffer, 0, length), wide);
         case "int64":
-            return Array.from(new BigInt64Array(buffer, 0, length), wide);
+            return listOf(new BigInt64Array(buffer, 0, length), wide);
         default:
             throw new Error(`unexpected array item type ${itemType}`);
     }
 }
 
 function stringItems(array) {
-    const text = utf8.decode(array.bytes);
+    const text = utf16.decode(array.units);
     const ends = array.utf16Ends;
     const items = new Array(ends.length);
     let start = 0;

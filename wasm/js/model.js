@@ -27,8 +27,12 @@ function truncated(offset, what) {
     return new WeightstreamError("truncated", `truncated: ${what} (byte ${offset})`, { offset, what });
 }
 
-/** Parses the header of `source` and returns the Model. */
-export async function parseModel(wasm, source, options) {
+/**
+ * Feeds the first bytes of `source` to a new core Parser until the header is complete, and returns that
+ * parser (the caller deletes it). `formatHint` ("gguf", "safetensors" or "") comes from the file's name, as
+ * the CLI takes it from the path: it only picks which parser explains bytes that announce neither format.
+ */
+export async function parseHeader(wasm, source, options, formatHint = "") {
     const { signal, onProgress, chunkSize } = options;
     let parser = null;
     let status = null;
@@ -46,7 +50,11 @@ export async function parseModel(wasm, source, options) {
         // core check every tensor range against the file.
         const first = [];
         for (;;) {
-            const length = parser ? Math.max(parser.bytesNeeded(), HEADER_READ_AHEAD) : HEADER_READ_AHEAD;
+            // The core's bytesNeeded() is a lower bound of the rest of the header, so this never reads more
+            // than the read-ahead past it, and a long vocabulary takes a few reads rather than one per item. A
+            // local source reads ahead a chunk: fewer, larger reads, and nothing is downloaded in vain.
+            const ahead = source.local ? Math.max(HEADER_READ_AHEAD, chunkSize) : HEADER_READ_AHEAD;
+            const length = parser ? Math.max(parser.bytesNeeded(), ahead) : ahead;
             let got = 0;
             let done = false;
             for await (const chunk of source.read(fed, length, { signal, chunkSize, retain: true })) {
@@ -59,7 +67,7 @@ export async function parseModel(wasm, source, options) {
                 }
             }
             if (!parser) {
-                parser = new wasm.Parser(source.size ?? -1);
+                parser = new wasm.Parser(source.size ?? -1, formatHint);
                 for (const chunk of first) {
                     if (feed(chunk)) {
                         done = true;
@@ -73,20 +81,30 @@ export async function parseModel(wasm, source, options) {
             if (got === 0) throw truncated(fed, "header");
         }
         if (status.code !== OK) throw statusError(status);
-        const handle = parser.takeModel();
-        let info;
-        try {
-            info = readInfo(handle);
-            handle.releaseMetadata();
-        } catch (e) {
-            handle.delete();
-            throw e;
-        }
-        info.file_size = source.size ?? null;
-        return new Model(wasm, source, handle, info, options);
+        const result = parser;
+        parser = null;
+        return result;
     } finally {
         parser?.delete();
     }
+}
+
+/**
+ * The Model of a parsed header: `handle` is the core's model (it becomes the Model's), `sources` the files
+ * it reads (one, or one per file of a split or sharded model, in the order of info.files).
+ */
+export function makeModel(wasm, handle, sources, options) {
+    let info;
+    try {
+        info = readInfo(handle);
+        handle.releaseMetadata();
+    } catch (e) {
+        handle.delete();
+        throw e;
+    }
+    const sizes = sources.map((s) => s.size);
+    info.file_size = sizes.every((n) => n !== undefined) ? sizes.reduce((a, b) => a + b, 0) : null;
+    return new Model(wasm, sources, handle, info, options);
 }
 
 function allocate(ArrayType, length, tensor) {
@@ -124,15 +142,18 @@ function checkRows(rows) {
 
 export class Model {
     #wasm;
-    #source;
+    #sources;
+    #fileOf; // tensor index -> index into #sources
     #handle;
     #options;
     #byName;
     #closed = false;
 
-    constructor(wasm, source, handle, info, options) {
+    constructor(wasm, sources, handle, info, options) {
         this.#wasm = wasm;
-        this.#source = source;
+        this.#sources = sources;
+        const files = new Map((info.files ?? []).map((name, i) => [name, i]));
+        this.#fileOf = info.tensors.map((t) => (t.file === undefined ? 0 : files.get(t.file)));
         this.#handle = handle;
         this.#options = options;
         /** The whole description, as `weightstream info --json` prints it. */
@@ -167,14 +188,12 @@ export class Model {
 
     async *stream(options = {}) {
         this.#checkOpen();
+        // File by file (in info.files order), each in offset order: one forward pass over every source.
         const order = this.tensors.map((_, i) => i);
-        const fileOf = (t) => (t.file === undefined ? "" : t.file);
-        order.sort((a, b) => {
-            const ta = this.tensors[a];
-            const tb = this.tensors[b];
-            if (fileOf(ta) !== fileOf(tb)) return fileOf(ta) < fileOf(tb) ? -1 : 1;
-            return ta.offset - tb.offset || a - b;
-        });
+        const fileOf = this.#fileOf;
+        order.sort(
+            (a, b) => fileOf[a] - fileOf[b] || Number(this.tensors[a].offset) - Number(this.tensors[b].offset) || a - b,
+        );
         const total = this.tensors.reduce((sum, t) => sum + Number(t.nbytes), 0);
         let done = 0;
         for (const i of order) {
@@ -190,7 +209,7 @@ export class Model {
         this.#closed = true;
         this.#handle.delete();
         this.#handle = null;
-        return Promise.resolve(this.#source.close());
+        return Promise.all(this.#sources.map((s) => s.close())).then(() => {});
     }
 
     async #read(index, { as = "f32", rows, signal, onProgress }) {
@@ -211,7 +230,8 @@ export class Model {
         }
         const report = (loaded) => onProgress?.({ loaded, total: Number(nbytes) });
         const readOptions = { signal, chunkSize: this.#options.chunkSize };
-        const chunks = () => this.#source.read(offset, Number(nbytes), readOptions);
+        const source = this.#sources[this.#fileOf[index]];
+        const chunks = () => source.read(offset, Number(nbytes), readOptions);
 
         if (as === "raw" || (as === "f16" && tensor.dtype === "F16")) {
             const out = allocate(Uint8Array, nbytes, tensor);

@@ -5,6 +5,7 @@
 //              an async iterator over the bytes [offset, offset + length) in order, in chunks; it ends early
 //              at the end of the file. Chunks are fresh arrays or views the caller may keep.
 //   close()
+//   local      true for bytes, Blobs and Node files: reading ahead costs no download there
 // Random-access sources (bytes, Blob, Node file, HTTP with Range) read any range. Sequential sources (a
 // ReadableStream, a Response, a server that ignores Range) only move forward: a read behind the position
 // restarts the download when the source can be reopened and fails with code "not_seekable" otherwise.
@@ -16,6 +17,7 @@ export const isNode = typeof process === "object" && typeof process.versions?.no
 
 export class BytesSource {
     constructor(bytes) {
+        this.local = true;
         this.bytes = bytes;
         this.size = bytes.length;
     }
@@ -31,6 +33,7 @@ export class BytesSource {
 
 export class BlobSource {
     constructor(blob) {
+        this.local = true;
         this.blob = blob;
         this.size = blob.size;
     }
@@ -68,6 +71,7 @@ export class NodeFileSource {
     }
 
     constructor(handle, size, path) {
+        this.local = true;
         this.handle = handle;
         this.size = size;
         this.path = path;
@@ -290,8 +294,8 @@ function networkError(cause, offset) {
     );
 }
 
-/** Caps the number of requests in flight. */
-class Slots {
+/** Caps the number of requests in flight (shared by the files of one model). */
+export class Slots {
     constructor(n) {
         this.free = n;
         this.waiting = [];
@@ -341,11 +345,11 @@ function isRetryableStatus(status) {
  * last byte received.
  */
 export class HttpSource {
-    constructor(target, { fetch, concurrency, retries, retryDelay }) {
+    constructor(target, { fetch, concurrency, retries, retryDelay, slots }) {
         this.request = typeof Request !== "undefined" && target instanceof Request ? target : null;
         this.url = this.request ? this.request.url : String(target);
         this.fetch = fetch;
-        this.slots = new Slots(concurrency);
+        this.slots = slots ?? new Slots(concurrency);
         this.retries = retries;
         this.retryDelay = retryDelay;
         this.knownSize = undefined;
@@ -499,6 +503,11 @@ export class HttpSource {
                         pos += chunk.length;
                         failures = 0; // progress: a resumed transfer gets its retries back
                         yield chunk;
+                    }
+                    if (!broken && range.end <= end) {
+                        // Every byte arrived: take the body's end too, so that a browser counts the request as
+                        // finished (keeping its connection) rather than cancelled.
+                        await reader.read().catch(() => {});
                     }
                 } finally {
                     reader.cancel().catch(() => {});

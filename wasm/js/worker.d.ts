@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// Types of weightstream/worker (hand-written; checked by `npm run typecheck`).
+import type { Model, NamedSource, OpenOptions, Source, Sources } from "./index.js";
+
+export { WeightstreamError } from "./index.js";
+
+/** open()'s options that can cross to a worker (a fetch function cannot). */
+export type WorkerOpenOptions = Omit<OpenOptions, "fetch">;
+
+/**
+ * A worker (a module Web Worker in browsers, a worker_threads Worker in Node) running the package: parsing
+ * and decoding happen there, and every array a read returns is transferred to the calling thread.
+ */
+export class WeightstreamWorker {
+    constructor();
+    /** Opens a model in this worker. Its reads, streams and close() are requests to the worker. */
+    open(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
+    /** Ends the worker: its models are gone, pending requests reject with code "worker". */
+    terminate(): Promise<void>;
+}
+
+/** Opens a model in a worker of its own, ended when the model is closed. */
+export function openInWorker(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+// weightstream/worker: the package run in a worker, so that parsing and decoding never block the calling
+// thread. The models it opens have the Model interface of index.d.ts; every array a read returns was made
+// in the worker and transferred (moved, not copied) to this thread.
+//   import { openInWorker } from "weightstream/worker";
+//   const model = await openInWorker(url);          // a worker of its own, ended by model.close()
+//   const w = new WeightstreamWorker();              // or one worker for several models
+// Browsers: a module Web Worker running worker_main.js (bundlers that follow `new Worker(new URL(...))`,
+// such as Vite, bundle it). Node: a worker_threads Worker.
+import { WeightstreamError } from "./errors.js";
+
+export { WeightstreamError } from "./errors.js";
+
+const REQUEST = "__weightstreamRequest";
+const RESPONSE = "__weightstreamResponse";
+
+async function spawn() {
+    if (typeof Worker === "function") {
+        return new Worker(new URL("./worker_main.js", import.meta.url), { type: "module", name: "weightstream" });
+    }
+    const moduleName = "node:worker_threads"; // variables: bundlers for the browser must not resolve these
+    const script = "./worker_main.js";
+    const { Worker: NodeWorker } = await import(/* @vite-ignore */ moduleName);
+    return new NodeWorker(new URL(script, import.meta.url));
+}
+
+function reviveError(record) {
+    if (record.kind === "abort") return new DOMException(record.message, "AbortError");
+    if (record.kind === "type") return new TypeError(record.message);
+    if (record.kind === "weightstream") {
+        const error = new WeightstreamError(record.code, record.message, record);
+        if (record.file !== undefined) error.file = record.file;
+        return error;
+    }
+    return new WeightstreamError("worker", record.message);
+}
+
+// What open() was given, in a form postMessage can carry; streams (and a Response's body) are transferred.
+function portable(source, transfer) {
+    if (Array.isArray(source)) return source.map((s) => portable(s, transfer));
+    if (source instanceof URL) return source.href;
+    if (typeof Request !== "undefined" && source instanceof Request) {
+        if (source.method !== "GET") throw new TypeError("openInWorker(): only GET requests can be read");
+        return { [REQUEST]: true, url: source.url, headers: [...source.headers] };
+    }
+    if (typeof Response !== "undefined" && source instanceof Response) {
+        if (source.body) transfer.push(source.body);
+        return {
+            [RESPONSE]: true,
+            body: source.body,
+            status: source.status,
+            statusText: source.statusText,
+            headers: [...source.headers],
+        };
+    }
+    // Node's structured clone keeps a File's bytes but not its name, which a model in several files needs.
+    if (typeof File !== "undefined" && source instanceof File) return { name: source.name, source };
+    if (typeof ReadableStream !== "undefined" && source instanceof ReadableStream) {
+        transfer.push(source);
+        return source;
+    }
+    if (source !== null && typeof source === "object" && Object.getPrototypeOf(source) === Object.prototype) {
+        return { name: source.name, source: portable(source.source, transfer) };
+    }
+    return source;
+}
+
+// open()'s options split into what stays here (signal, onProgress) and what crosses to the worker.
+function checkOptions(options) {
+    if (options.fetch) throw new TypeError("openInWorker(): a fetch function cannot be passed to a worker");
+    const { signal, onProgress, ...rest } = options;
+    delete rest.fetch;
+    return { signal, onProgress, rest };
+}
+
+/** A worker running the package; opens models whose work it does. */
+export class WeightstreamWorker {
+    #worker = null;
+    #ready;
+    #pending = new Map(); // request id -> {resolve, reject, onProgress}
+    #nextId = 1;
+    #failure = null;
+
+    constructor() {
+        this.#ready = spawn().then((worker) => {
+            this.#worker = worker;
+            const onMessage = (msg) => this.#receive(msg);
+            const onFailure = (e) => this.#fail(e);
+            if (typeof worker.on === "function") {
+                worker.on("message", onMessage);
+                worker.on("error", onFailure);
+                worker.on("exit", (code) => onFailure(new Error(`the worker exited with code ${code}`)));
+            } else {
+                worker.addEventListener("message", (event) => onMessage(event.data));
+                worker.addEventListener("error", (event) => {
+                    event.preventDefault?.();
+                    onFailure(event.error ?? new Error(event.message || "the worker script failed to load"));
+                });
+                worker.addEventListener("messageerror", () => onFailure(new Error("a message could not be read")));
+            }
+            return worker;
+        });
+        this.#ready.catch((e) => this.#fail(e));
+    }
+
+    #fail(cause) {
+        if (this.#failure) return;
+        this.#failure = new WeightstreamError("worker", `weightstream worker: ${cause?.message ?? cause}`, { cause });
+        for (const { reject } of this.#pending.values()) reject(this.#failure);
+        this.#pending.clear();
+    }
+
+    #receive(msg) {
+        const request = this.#pending.get(msg.id);
+        if (!request) return; // cancelled
+        if (msg.type === "progress") {
+            request.onProgress?.({ loaded: msg.loaded, total: msg.total });
+            return;
+        }
+        this.#pending.delete(msg.id);
+        if (msg.type === "result") request.resolve(msg.value);
+        else request.reject(reviveError(msg.error));
+    }
+
+    /** @internal A request id (also names a stream). */
+    newId() {
+        return this.#nextId++;
+    }
+
+    /** @internal Sends a message that gets no reply. */
+    async post(message) {
+        const worker = await this.#ready;
+        if (!this.#failure) worker.postMessage(message);
+    }
+
+    /** @internal Sends a request; resolves with the worker's answer. */
+    async call(message, { signal, onProgress, transfer = [] } = {}) {
+        const worker = await this.#ready;
+        if (this.#failure) throw this.#failure;
+        signal?.throwIfAborted();
+        const id = message.id ?? this.newId();
+        return new Promise((resolve, reject) => {
+            const onAbort = () => {
+                this.#pending.delete(id);
+                worker.postMessage({ op: "cancel", target: id });
+                reject(signal.reason);
+            };
+            const done = (fn) => (value) => {
+                signal?.removeEventListener("abort", onAbort);
+                fn(value);
+            };
+            this.#pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress });
+            signal?.addEventListener("abort", onAbort, { once: true });
+            worker.postMessage({ ...message, id, progress: Boolean(onProgress) }, transfer);
+        });
+    }
+
+    /** Opens a model in this worker; see open() in index.d.ts (options.fetch cannot cross to a worker). */
+    async open(source, options = {}) {
+        const { signal, onProgress, rest } = checkOptions(options);
+        const transfer = [];
+        const message = { op: "open", source: portable(source, transfer), options: rest };
+        const { model, info } = await this.call(message, { signal, onProgress, transfer });
+        return new WorkerModel(this, model, info, false);
+    }
+
+    /** Ends the worker: its models are gone, pending requests reject. */
+    terminate() {
+        this.#fail(new Error("terminated"));
+        return this.#ready
+            .then((worker) => worker.terminate())
+            .then(
+                () => undefined,
+                () => undefined,
+            );
+    }
+}
+
+/** A model open in a worker: the Model interface of index.d.ts. */
+class WorkerModel {
+    #worker;
+    #id;
+    #owned;
+    #byName;
+    #closed = false;
+
+    constructor(worker, id, info, owned) {
+        this.#worker = worker;
+        this.#id = id;
+        this.#owned = owned;
+        this.info = info;
+        this.format = info.format;
+        this.version = info.version;
+        this.metadata = info.metadata;
+        this.tensors = info.tensors;
+        this.#byName = new Map(info.tensors.map((t) => [t.name, t]));
+    }
+
+    /** @internal */
+    own() {
+        this.#owned = true;
+        return this;
+    }
+
+    get closed() {
+        return this.#closed;
+    }
+
+    tensor(name) {
+        return this.#byName.get(name);
+    }
+
+    #checkOpen() {
+        if (this.#closed) throw new WeightstreamError("closed", "the model was closed");
+    }
+
+    async read(name, options = {}) {
+        this.#checkOpen();
+        const { signal, onProgress, ...rest } = options;
+        return this.#worker.call({ op: "read", model: this.#id, name, options: rest }, { signal, onProgress });
+    }
+
+    async *stream(options = {}) {
+        this.#checkOpen();
+        const { signal, onProgress, ...rest } = options;
+        const stream = this.#worker.newId();
+        let done = false;
+        try {
+            for (;;) {
+                const step = await this.#worker.call(
+                    { op: "next", model: this.#id, stream, options: rest },
+                    { signal, onProgress },
+                );
+                if (step.done) {
+                    done = true;
+                    return;
+                }
+                yield { tensor: this.#byName.get(step.name), data: step.data };
+            }
+        } finally {
+            if (!done) this.#worker.post({ op: "return", stream }).catch(() => {});
+        }
+    }
+
+    async close() {
+        if (this.#closed) return;
+        this.#closed = true;
+        try {
+            await this.#worker.call({ op: "close", model: this.#id });
+        } catch {
+            // a failed or terminated worker holds nothing any more
+        } finally {
+            if (this.#owned) await this.#worker.terminate();
+        }
+    }
+}
+
+/** Opens a model in a worker of its own, ended when the model is closed (or when opening fails). */
+export async function openInWorker(source, options = {}) {
+    const worker = new WeightstreamWorker();
+    try {
+        return (await worker.open(source, options)).own();
+    } catch (e) {
+        await worker.terminate();
+        throw e;
+    }
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+// The script weightstream/worker runs in its worker (a module Web Worker, or a Node worker_threads Worker):
+// it opens models with the package and answers the requests of wasm/js/worker.js. Results go back
+// transferred, never copied. Protocol (every request carries `id`; replies name it):
+//   {op: "open", source, options}          -> {model: id, info}
+//   {op: "read", model, name, options}     -> the array
+//   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
+//   {op: "close", model}                   -> null
+//   {op: "return", stream}                 ends a stream early (no reply)
+//   {op: "cancel", target}                 aborts request `target` (no reply)
+// Replies: {id, type: "progress", loaded, total} | {id, type: "result", value} | {id, type: "error", error}.
+import { WeightstreamError } from "./errors.js";
+import { open } from "./index.js";
+import { isNode } from "./sources.js";
+
+const REQUEST = "__weightstreamRequest";
+const RESPONSE = "__weightstreamResponse";
+
+const models = new Map(); // id -> Model
+const streams = new Map(); // stream id -> {model, iterator, controller, current}
+const controllers = new Map(); // request id -> the AbortController that cancels it
+
+function errorRecord(e) {
+    if (e?.name === "AbortError") return { kind: "abort", message: String(e.message ?? "aborted") };
+    if (e instanceof WeightstreamError) {
+        return {
+            kind: "weightstream",
+            code: e.code,
+            message: String(e.message),
+            offset: e.offset,
+            what: e.what,
+            status: e.status,
+            file: e.file,
+        };
+    }
+    if (e instanceof TypeError) return { kind: "type", message: e.message };
+    return { kind: "error", message: String(e?.message ?? e) };
+}
+
+// Sources arrive as they were structured-cloned: Request and Response objects cannot be, so the client sent
+// them as tagged records.
+function reviveSource(source) {
+    if (Array.isArray(source)) return source.map(reviveSource);
+    if (source !== null && typeof source === "object") {
+        if (source[REQUEST]) return new Request(source.url, { headers: source.headers });
+        if (source[RESPONSE]) {
+            return new Response(source.body, {
+                status: source.status,
+                statusText: source.statusText,
+                headers: source.headers,
+            });
+        }
+        if (Object.getPrototypeOf(source) === Object.prototype && "source" in source) {
+            return { name: source.name, source: reviveSource(source.source) };
+        }
+    }
+    return source;
+}
+
+function modelOf(id) {
+    const model = models.get(id);
+    if (!model) throw new WeightstreamError("closed", "the model was closed");
+    return model;
+}
+
+async function next(msg, post) {
+    let entry = streams.get(msg.stream);
+    if (!entry) {
+        const model = modelOf(msg.model);
+        const controller = new AbortController();
+        entry = { model: msg.model, controller, current: msg.id, iterator: null };
+        entry.iterator = model.stream({
+            as: msg.options?.as,
+            signal: controller.signal,
+            onProgress: (p) => entry.wantsProgress && post({ id: entry.current, type: "progress", ...p }),
+        });
+        streams.set(msg.stream, entry);
+    }
+    entry.current = msg.id;
+    entry.wantsProgress = msg.progress;
+    controllers.set(msg.id, entry.controller);
+    const step = await entry.iterator.next();
+    if (step.done) {
+        streams.delete(msg.stream);
+        return { value: { done: true } };
+    }
+    const { tensor, data } = step.value;
+    return { value: { done: false, name: tensor.name, data }, transfer: [data.buffer] };
+}
+
+async function handle(msg, post) {
+    const controller = new AbortController();
+    controllers.set(msg.id, controller);
+    const signal = controller.signal;
+    const onProgress = msg.progress ? (p) => post({ id: msg.id, type: "progress", ...p }) : undefined;
+    switch (msg.op) {
+        case "open": {
+            const model = await open(reviveSource(msg.source), { ...msg.options, signal, onProgress });
+            models.set(msg.id, model);
+            return { value: { model: msg.id, info: model.info } };
+        }
+        case "read": {
+            const data = await modelOf(msg.model).read(msg.name, { ...msg.options, signal, onProgress });
+            return { value: data, transfer: [data.buffer] };
+        }
+        case "next":
+            return next(msg, post);
+        case "close": {
+            const model = models.get(msg.model);
+            models.delete(msg.model);
+            for (const [id, entry] of streams) {
+                if (entry.model !== msg.model) continue;
+                streams.delete(id);
+                entry.controller.abort();
+            }
+            await model?.close();
+            return { value: null };
+        }
+        default:
+            throw new TypeError(`weightstream worker: unknown request ${msg.op}`);
+    }
+}
+
+function serve(post, listen) {
+    listen(async (msg) => {
+        if (msg.op === "cancel") {
+            controllers.get(msg.target)?.abort();
+            return;
+        }
+        if (msg.op === "return") {
+            const entry = streams.get(msg.stream);
+            streams.delete(msg.stream);
+            entry?.controller.abort();
+            entry?.iterator.return().catch(() => {});
+            return;
+        }
+        try {
+            const { value, transfer = [] } = await handle(msg, post);
+            post({ id: msg.id, type: "result", value }, transfer);
+        } catch (e) {
+            post({ id: msg.id, type: "error", error: errorRecord(e) });
+        } finally {
+            controllers.delete(msg.id);
+        }
+    });
+}
+
+if (isNode) {
+    const name = "node:worker_threads"; // a variable: bundlers for the browser must not resolve it
+    import(/* @vite-ignore */ name).then(({ parentPort }) => {
+        serve(
+            (msg, transfer) => parentPort.postMessage(msg, transfer),
+            (fn) => parentPort.on("message", fn),
+        );
+    });
+} else {
+    serve(
+        (msg, transfer) => self.postMessage(msg, transfer),
+        (fn) => self.addEventListener("message", (event) => fn(event.data)),
+    );
+}
