@@ -13,7 +13,7 @@
 #include "dequant.h"
 #include "dequant_bench.h"
 #include "header_parser.h"
-#include "json_output.h"
+#include "model_json.h"
 #include "parallel.h"
 
 namespace ws::cli {

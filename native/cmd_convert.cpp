@@ -23,7 +23,7 @@
 
 #include "dequant.h"
 #include "gguf_writer.h"
-#include "json_output.h"
+#include "model_json.h"
 #include "progress.h"
 #include "quantize.h"
 #include "safetensors_writer.h"

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "dequant.h"
-#include "json_output.h"
+#include "model_json.h"
 #include "progress.h"
 #include "tensor_io.h"
 

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "cli.h"
-#include "json_output.h"
+#include "model_json.h"
 
 namespace ws::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "dequant.h"
-#include "json_output.h"
+#include "model_json.h"
 #include "progress.h"
 #include "tensor_io.h"
 

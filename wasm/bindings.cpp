@@ -18,7 +18,7 @@
 #include "dtype.h"
 #include "header_parser.h"
 #include "info_transfer.h"
-#include "json_output.h"
+#include "model_json.h"
 #include "model_info.h"
 #include "quantize.h"
 #include "safetensors.h"

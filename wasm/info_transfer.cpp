@@ -5,7 +5,7 @@
 #include <cstring>
 #include <utility>
 
-#include "json_output.h"
+#include "model_json.h"
 
 namespace ws {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "json_output.h"
+#include "model_json.h"
 
 #include <cstring>
 
