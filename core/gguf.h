@@ -75,7 +75,9 @@ public:
     // buffered; a chunk that holds the whole header is parsed in place without copying.
     Status feed(const uint8_t* data, size_t size);
 
-    // When feed() returned kNeedMoreData: at least this many more bytes are needed to make progress.
+    // When feed() returned kNeedMoreData: a lower bound on the bytes the rest of the header needs (what the
+    // current item still lacks plus the smallest size of every item still to come), so a reader over
+    // HTTP can fetch the header in a few large ranges without reading past it.
     uint64_t bytes_needed() const;
     uint64_t bytes_fed() const;
 
