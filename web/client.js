@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The page's side of the worker protocol (see worker.js): one promise per request, progress callbacks,
-// cancellation. Errors arrive as plain {code, message, offset} records and become Errors with those fields.
+// cancellation. Errors arrive as plain {code, message, offset, what, file} records and become Errors with
+// those fields.
 
 export class RequestError extends Error {
-    constructor({ code, message, offset, what }) {
+    constructor({ code, message, offset, what, file }) {
         super(message);
         this.code = code;
         this.offset = offset;
         this.what = what;
+        this.file = file;
     }
 }
 

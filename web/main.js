@@ -90,6 +90,9 @@ function showError(error, context = "") {
     banner.dataset.code = error.code ?? "error";
     if (offset !== undefined && offset !== null) banner.dataset.offset = String(offset);
     else delete banner.dataset.offset;
+    // A model in several files: the file the problem is in (the message names it too).
+    if (error.file) banner.dataset.file = error.file;
+    else delete banner.dataset.file;
     banner.hidden = false;
 }
 

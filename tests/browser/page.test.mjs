@@ -40,7 +40,16 @@ before(async () => {
         "truncated.gguf": corrupt.truncated,
         "not-a-model.gguf": corrupt.badMagic,
         ...Object.fromEntries(parts.map((bytes, i) => [`split-0000${i + 1}-of-00003.gguf`, bytes])),
+        // A split whose second part ends inside its header, and one whose parts 2 and 3 carry each other's name.
+        "broken-00001-of-00003.gguf": parts[0],
+        "broken-00002-of-00003.gguf": parts[1].subarray(0, 100),
+        "broken-00003-of-00003.gguf": parts[2],
+        "swapped-00001-of-00003.gguf": parts[0],
+        "swapped-00002-of-00003.gguf": parts[2],
+        "swapped-00003-of-00003.gguf": parts[1],
         ...shardedSafetensors(),
+        // Dropped with the shards when a whole Hugging Face folder is chosen.
+        "config.json": '{"architectures": ["LlamaForCausalLM"]}\n',
     });
 });
 after(() => h?.tearDown());
@@ -205,12 +214,51 @@ describe("opening", () => {
         await page.waitForSelector('[data-testid="error-banner"]:not([hidden])');
         assert.equal(await page.getAttribute('[data-testid="error-banner"]', "data-code"), "bad_split");
         assert.match(await page.textContent('[data-testid="error-banner"]'), /split-00002-of-00003\.gguf/);
-        // By URL: the other parts are found from the first one's name.
-        await page.fill('[data-testid="url-input"]', "models/split-00001-of-00003.gguf");
+        // By URL: the other parts are found from the name of any part.
+        await page.fill('[data-testid="url-input"]', "models/split-00002-of-00003.gguf");
         await page.click('[data-testid="url-load"]');
         await page.waitForSelector('[data-testid="error-banner"]', { state: "hidden" });
         await waitForModel(page, 6);
         await assertTensorRows(page, "split-00001-of-00003.gguf");
+        assert.deepEqual(problems, []);
+        await context.close();
+    });
+
+    test("a broken split shows the core's error code and the file it is in", async () => {
+        const { page, context, problems } = await h.newPage();
+        const banner = '[data-testid="error-banner"]';
+        const expected = await run(cliPath, ["info", h.modelPath("broken-00001-of-00003.gguf"), "--json"]).then(
+            () => assert.fail("the CLI opened a broken split"),
+            (e) => e.stderr,
+        );
+        assert.match(expected, /broken-00002-of-00003\.gguf: truncated: header\.n_kv \(byte 16\)/);
+        // Chosen as files, and by URL: the same code, file and offset as the CLI's.
+        const broken = [1, 2, 3].map((i) => h.modelPath(`broken-0000${i}-of-00003.gguf`));
+        for (const open of [
+            () => page.setInputFiles('[data-testid="file-input"]', broken),
+            async () => {
+                await page.fill('[data-testid="url-input"]', "models/broken-00001-of-00003.gguf");
+                await page.click('[data-testid="url-load"]');
+            },
+        ]) {
+            await page.evaluate(() => document.querySelector('[data-testid="error-banner"]').setAttribute("hidden", ""));
+            await open();
+            await page.waitForSelector(`${banner}:not([hidden])`);
+            assert.equal(await page.getAttribute(banner, "data-code"), "truncated");
+            assert.equal(await page.getAttribute(banner, "data-file"), "broken-00002-of-00003.gguf");
+            assert.equal(await page.getAttribute(banner, "data-offset"), "16");
+            assert.match(await page.textContent(banner), /broken-00002-of-00003\.gguf: header\.n_kv/);
+        }
+        // Parts under each other's names: the core's check of split.no, as the CLI reports it.
+        await page.setInputFiles('[data-testid="file-input"]', [1, 2, 3].map((i) => h.modelPath(`swapped-0000${i}-of-00003.gguf`)));
+        await page.waitForSelector(`${banner}[data-code="bad_split"]:not([hidden])`);
+        assert.match(await page.textContent(banner), /split\.no/);
+        const cli = await run(cliPath, ["info", h.modelPath("swapped-00001-of-00003.gguf"), "--json"]).then(
+            () => assert.fail("the CLI opened swapped parts"),
+            (e) => e.stderr,
+        );
+        assert.match(cli, /bad_split: split\.no/);
+        assert.equal(await page.isHidden("#model"), true);
         assert.deepEqual(problems, []);
         await context.close();
     });
@@ -225,6 +273,12 @@ describe("opening", () => {
         await page.setInputFiles('[data-testid="file-input"]', names.slice(0, 2).map((n) => h.modelPath(n)));
         await page.waitForSelector('[data-testid="error-banner"]:not([hidden])');
         assert.equal(await page.getAttribute('[data-testid="error-banner"]', "data-code"), "bad_split");
+        assert.match(await page.textContent('[data-testid="error-banner"]'), /model-00002-of-00002\.safetensors/);
+        // A whole folder chosen: config.json is left out, the model opens from its shards and index.
+        await page.setInputFiles('[data-testid="file-input"]', ["config.json", ...names].map((n) => h.modelPath(n)));
+        await page.waitForSelector('[data-testid="error-banner"]', { state: "hidden" });
+        await waitForModel(page, 8);
+        await assertTensorRows(page, "model.safetensors.index.json");
         await page.fill('[data-testid="url-input"]', "models/model.safetensors.index.json");
         await page.click('[data-testid="url-load"]');
         await page.waitForSelector('[data-testid="error-banner"]', { state: "hidden" });
