@@ -138,30 +138,142 @@ inline v128_t apply_signs(v128_t g, v128_t mask) {
 
 // ---- plain floats -----------------------------------------------------------------------------------------
 
-// fp16_to_fp32 (dequant.h) on four lanes: the same masks and the same float product for subnormals.
-inline v128_t half4_to_f32(v128_t h) {
-    const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
-    const v128_t exp = wasm_v128_and(h, wasm_i32x4_splat(0x7c00));
-    const v128_t mant = wasm_v128_and(h, wasm_i32x4_splat(0x03ff));
-    const v128_t all_ones = wasm_i32x4_eq(exp, wasm_i32x4_splat(0x7c00));
-    const v128_t is_nan = wasm_v128_andnot(all_ones, wasm_i32x4_eq(mant, wasm_i32x4_splat(0)));
-    const v128_t is_small = wasm_i32x4_eq(exp, wasm_i32x4_splat(0));
-    const v128_t rebias = wasm_i32x4_splat(112 << 23);
-    v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x7fff)), 13), rebias);
-    normal = wasm_i32x4_add(normal, wasm_v128_and(all_ones, rebias));
-    normal = wasm_v128_or(normal, wasm_v128_and(is_nan, wasm_i32x4_splat(0x00400000)));
-    const v128_t subnormal = wasm_f32x4_mul(u32_to_f32_minus(mant, 0.0f), wasm_f32x4_splat(0x1p-24f));
-    return wasm_v128_or(sign, wasm_v128_bitselect(subnormal, normal, is_small));
+// fp16_to_fp32 (dequant.h) on eight lanes. The flags and the top halves of the results are computed in 16-bit
+// lanes (eight per operation) and interleaved into float32 lanes only at the end. For h without its sign, the
+// float32 bits are (h << 13) + 112 << 23: exact for normals; for Inf/NaN the exponent lands on 143 and is then
+// ORed up to 255 (mantissa kept, the quiet bit ORed in for NaN); for zero/subnormal the exponent is made 113
+// and 2^-14 subtracted, which leaves mant * 2^-24 exactly (+0 for 0). The only float operation never sees a
+// NaN or Inf, and the sign is ORed in last, so the bits equal the scalar kernel's.
+inline void half8_to_f32(float* y, v128_t h) {
+    const v128_t expmant = wasm_v128_and(h, wasm_i16x8_splat(0x7fff));
+    const v128_t small = wasm_u16x8_lt(expmant, wasm_i16x8_splat(0x0400));
+    const v128_t inf_nan = wasm_i16x8_gt(expmant, wasm_i16x8_splat(0x7bff));
+    const v128_t nan = wasm_i16x8_gt(expmant, wasm_i16x8_splat(0x7c00));
+    // Top and bottom 16 bits of (expmant << 13) + (112 + small) << 23; the additions cannot carry out.
+    const v128_t top =
+        wasm_i16x8_add(wasm_u16x8_shr(expmant, 3),
+                       wasm_i16x8_add(wasm_i16x8_splat(112 << 7), wasm_v128_and(small, wasm_i16x8_splat(0x80))));
+    const v128_t bottom = wasm_i16x8_shl(h, 13);
+    const v128_t magic = wasm_v128_and(small, wasm_i16x8_splat(0x3880));  // top half of 2^-14, 0 for the rest
+    const v128_t bits = wasm_v128_or(
+        wasm_v128_and(h, wasm_i16x8_splat(static_cast<int16_t>(0x8000))),
+        wasm_v128_or(wasm_v128_and(inf_nan, wasm_i16x8_splat(0x7f80)), wasm_v128_and(nan, wasm_i16x8_splat(0x0040))));
+    const v128_t zero = wasm_i16x8_splat(0);
+    const v128_t lo = wasm_f32x4_sub(wasm_i16x8_shuffle(bottom, top, 0, 8, 1, 9, 2, 10, 3, 11),
+                                     wasm_i16x8_shuffle(zero, magic, 0, 8, 1, 9, 2, 10, 3, 11));
+    const v128_t hi = wasm_f32x4_sub(wasm_i16x8_shuffle(bottom, top, 4, 12, 5, 13, 6, 14, 7, 15),
+                                     wasm_i16x8_shuffle(zero, magic, 4, 12, 5, 13, 6, 14, 7, 15));
+    store_4(y, wasm_v128_or(lo, wasm_i16x8_shuffle(zero, bits, 0, 8, 1, 9, 2, 10, 3, 11)));
+    store_4(y + 4, wasm_v128_or(hi, wasm_i16x8_shuffle(zero, bits, 4, 12, 5, 13, 6, 14, 7, 15)));
 }
 
 void f16_wasm(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
-    for (; i + 8 <= k; i += 8) {
-        const v128_t h = load_16(src + 2 * i);
-        store_4(dst + i, half4_to_f32(wasm_u32x4_extend_low_u16x8(h)));
-        store_4(dst + i + 4, half4_to_f32(wasm_u32x4_extend_high_u16x8(h)));
+    for (; i + 16 <= k; i += 16) {
+        half8_to_f32(dst + i, load_16(src + 2 * i));
+        half8_to_f32(dst + i + 8, load_16(src + 2 * i + 16));
     }
+    for (; i + 8 <= k; i += 8) half8_to_f32(dst + i, load_16(src + 2 * i));
     dequantize_row_f16(src + 2 * i, dst + i, k - i);
+}
+
+// u64 -> float32 rounded to nearest even, as the scalar kernel's conversion (compiler-rt's __floatundisf, one
+// call per element in wasm) gives it. As the x86 AVX2 kernel does: a value of 2^53 or more has its low 11 bits
+// collapsed into a sticky bit 11 (all below the float32 rounding bit, so only whether any is set matters), which
+// makes it exact in a double; the double is built exactly from its 32-bit halves with the 2^84 / 2^52 magic
+// numbers, and f32x4.demote_f64x2_zero rounds once, to nearest even.
+inline v128_t u64x2_to_f64_exact_for_float(v128_t u) {
+    const v128_t low11 = wasm_i64x2_splat(0x7ff);
+    const v128_t small = wasm_i64x2_eq(wasm_u64x2_shr(u, 53), wasm_i64x2_splat(0));
+    // (low 11 bits) + 0x7ff has bit 11 set exactly when one of them is; its own low 11 bits are masked off.
+    const v128_t folded = wasm_v128_andnot(wasm_v128_or(u, wasm_i64x2_add(wasm_v128_and(u, low11), low11)), low11);
+    const v128_t v = wasm_v128_bitselect(u, folded, small);
+    const v128_t hi = wasm_v128_or(wasm_u64x2_shr(v, 32), wasm_i64x2_splat(0x4530000000000000));
+    const v128_t lo = wasm_i32x4_shuffle(v, wasm_i64x2_splat(0x4330000000000000), 0, 5, 2, 7);
+    return wasm_f64x2_add(wasm_f64x2_sub(hi, wasm_f64x2_splat(0x1.00000001p84)), lo);
+}
+
+void u64_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 4 <= k; i += 4) {
+        const v128_t a = wasm_f32x4_demote_f64x2_zero(u64x2_to_f64_exact_for_float(load_16(src + 8 * i)));
+        const v128_t b = wasm_f32x4_demote_f64x2_zero(u64x2_to_f64_exact_for_float(load_16(src + 8 * i + 16)));
+        store_4(dst + i, wasm_i64x2_shuffle(a, b, 0, 2));
+    }
+    dequantize_row_u64(src + 8 * i, dst + i, k - i);
+}
+
+// The top 16 bits of the float32 of an unsigned OCP MX float code (no Inf/NaN; the low 16 bits are 0 for
+// every such format with up to 7 mantissa bits): the format's value table, built as dequant_float.cpp does.
+constexpr uint32_t mx_magnitude_top16(uint32_t code, uint32_t man_bits, int32_t bias) {
+    const uint32_t man_mask = (1u << man_bits) - 1;
+    const uint32_t e = code >> man_bits;
+    uint32_t m = code & man_mask;
+    if (code == 0) return 0;
+    int32_t exp2 = static_cast<int32_t>(e) - bias;
+    if (e == 0) {  // subnormal: normalise
+        exp2 = 1 - bias;
+        while ((m & (1u << man_bits)) == 0) {
+            m <<= 1;
+            --exp2;
+        }
+        m &= man_mask;
+    }
+    return ((static_cast<uint32_t>(exp2 + 127) << 23) | (m << (23 - man_bits))) >> 16;
+}
+
+// 32-entry magnitude tables of an F6 format as byte planes for i8x16.swizzle: low and high byte of the top 16
+// bits of the float32, entries 0..15 and 16..31.
+struct F6Planes {
+    uint8_t lo[32];
+    uint8_t hi[32];
+};
+constexpr F6Planes make_f6_planes(uint32_t man_bits, int32_t bias) {
+    F6Planes p{};
+    for (uint32_t c = 0; c < 32; ++c) {
+        const uint32_t top = mx_magnitude_top16(c, man_bits, bias);
+        p.lo[c] = static_cast<uint8_t>(top);
+        p.hi[c] = static_cast<uint8_t>(top >> 8);
+    }
+    return p;
+}
+constexpr F6Planes kF6E2M3Planes = make_f6_planes(3, 1);
+constexpr F6Planes kF6E3M2Planes = make_f6_planes(2, 3);
+static_assert(kF6E2M3Planes.hi[0x1f] == 0x40 && kF6E2M3Planes.lo[0x1f] == 0xf0, "e2m3 max is 7.5");
+static_assert(kF6E3M2Planes.hi[0x1f] == 0x41 && kF6E3M2Planes.lo[0x1f] == 0xe0, "e3m2 max is 28");
+
+// F6: 4 elements per 3 bytes (b0 b1 b2 -> 24-bit word, element j in bits 6j..6j+5). 16 elements (12 bytes) at a
+// time: each word into a 32-bit lane, its four codes into its four bytes, then the top 16 bits of each float32
+// looked up by magnitude (two swizzles per plane: out-of-range indices give 0) with the sign ORed in.
+template <const F6Planes& kPlanes, DequantRowFn kScalar>
+void f6_wasm(const uint8_t* src, float* dst, int64_t k) {
+    const v128_t lo0 = wasm_v128_load(kPlanes.lo), lo1 = wasm_v128_load(kPlanes.lo + 16);
+    const v128_t hi0 = wasm_v128_load(kPlanes.hi), hi1 = wasm_v128_load(kPlanes.hi + 16);
+    const v128_t words_of = wasm_i8x16_make(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
+    const v128_t zero = wasm_i16x8_splat(0);
+    int64_t i = 0;
+    // 16 bytes are loaded for 12: stop while 4 more remain in the row (k / 4 groups of 3 bytes).
+    for (; (i + 16) / 4 * 3 + 4 <= k / 4 * 3; i += 16) {
+        const v128_t w = wasm_i8x16_swizzle(load_16(src + i / 4 * 3), words_of);
+        const v128_t codes =
+            wasm_v128_or(wasm_v128_or(wasm_v128_and(w, wasm_i32x4_splat(0x3f)),
+                                      wasm_v128_and(wasm_i32x4_shl(w, 2), wasm_i32x4_splat(0x3f00))),
+                         wasm_v128_or(wasm_v128_and(wasm_i32x4_shl(w, 4), wasm_i32x4_splat(0x3f0000)),
+                                      wasm_v128_and(wasm_i32x4_shl(w, 6), wasm_i32x4_splat(0x3f000000))));
+        const v128_t mag = wasm_v128_and(codes, wasm_i8x16_splat(0x1f));
+        const v128_t mag16 = wasm_i8x16_sub(mag, wasm_i8x16_splat(16));  // 0..15 for the upper half, else >= 240
+        const v128_t sign = wasm_i8x16_shl(wasm_v128_and(codes, wasm_i8x16_splat(0x20)), 2);
+        const v128_t lo = wasm_v128_or(wasm_i8x16_swizzle(lo0, mag), wasm_i8x16_swizzle(lo1, mag16));
+        const v128_t hi =
+            wasm_v128_or(wasm_v128_or(wasm_i8x16_swizzle(hi0, mag), wasm_i8x16_swizzle(hi1, mag16)), sign);
+        const v128_t top_a = wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        const v128_t top_b = wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        store_4(dst + i, wasm_i16x8_shuffle(zero, top_a, 0, 8, 1, 9, 2, 10, 3, 11));
+        store_4(dst + i + 4, wasm_i16x8_shuffle(zero, top_a, 4, 12, 5, 13, 6, 14, 7, 15));
+        store_4(dst + i + 8, wasm_i16x8_shuffle(zero, top_b, 0, 8, 1, 9, 2, 10, 3, 11));
+        store_4(dst + i + 12, wasm_i16x8_shuffle(zero, top_b, 4, 12, 5, 13, 6, 14, 7, 15));
+    }
+    kScalar(src + i / 4 * 3, dst + i, k - i);
 }
 
 void bf16_wasm(const uint8_t* src, float* dst, int64_t k) {
@@ -595,7 +707,19 @@ void iq1_s_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
+// d * (x + delta) on 16 int8 lanes: delta_lo for the first 8, delta_hi for the last 8 (one IQ1_M group each).
+inline void store_iq1_16(float* y, v128_t q, v128_t d, v128_t delta_lo, v128_t delta_hi) {
+    const v128_t u = wasm_v128_xor(q, wasm_i8x16_splat(-128));  // q + 128
+    const v128_t a = wasm_u16x8_extend_low_u8x16(u), b = wasm_u16x8_extend_high_u8x16(u);
+    const AddMul lo{delta_lo, d}, hi{delta_hi, d};
+    store_4(y, lo(u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(a), 128.0f)));
+    store_4(y + 4, lo(u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(a), 128.0f)));
+    store_4(y + 8, hi(u32_to_f32_minus(wasm_u32x4_extend_low_u16x8(b), 128.0f)));
+    store_4(y + 12, hi(u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(b), 128.0f)));
+}
+
 void iq1_m_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t delta[2] = {wasm_f32x4_splat(IQ1S_DELTA), wasm_f32x4_splat(-IQ1S_DELTA)};
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq1_m);
         uint16_t sc[4];
@@ -604,15 +728,15 @@ void iq1_m_wasm(const uint8_t* src, float* y, int64_t k) {
                                                            ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
         const uint8_t* qs = b + offsetof(block_iq1_m, qs);
         const uint8_t* qh = b + offsetof(block_iq1_m, qh);
-        for (int ib = 0; ib < QK_K / 32; ++ib, y += 32) {
-            const v128_t dl[2] = {wasm_f32x4_splat(d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1)),
-                                  wasm_f32x4_splat(d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1))};
-            for (int l = 0; l < 4; ++l) {
-                // Each qh nibble: 3 high grid index bits and the delta sign of one group of 8.
-                const unsigned h = qh[2 * ib + l / 2] >> (4 * (l % 2));
-                const v128_t g = wasm_i64x2_make(static_cast<int64_t>(iq1s_grid[qs[4 * ib + l] | ((h & 7) << 8)]), 0);
-                store_i8x8(y + 8 * l, g, AddMul{iq1_delta(h & 8), dl[l / 2]});
-            }
+        for (int ib = 0; ib < QK_K / 32; ++ib, y += 32, qs += 4) {
+            const v128_t dl0 = wasm_f32x4_splat(d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1));
+            const v128_t dl1 = wasm_f32x4_splat(d * (2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1));
+            // Each qh nibble: 3 high grid index bits and the delta sign of one group of 8.
+            const unsigned h0 = qh[2 * ib], h1 = qh[2 * ib + 1];
+            const v128_t g01 = u64x2(iq1s_grid[qs[0] | ((h0 << 8) & 0x700)], iq1s_grid[qs[1] | ((h0 << 4) & 0x700)]);
+            const v128_t g23 = u64x2(iq1s_grid[qs[2] | ((h1 << 8) & 0x700)], iq1s_grid[qs[3] | ((h1 << 4) & 0x700)]);
+            store_iq1_16(y, g01, dl0, delta[(h0 >> 3) & 1], delta[(h0 >> 7) & 1]);
+            store_iq1_16(y + 16, g23, dl1, delta[(h1 >> 3) & 1], delta[(h1 >> 7) & 1]);
         }
     }
 }
@@ -657,6 +781,9 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::I16: return i16_wasm;
         case DType::U16: return u16_wasm;
         case DType::BF16: return bf16_wasm;
+        case DType::U64: return u64_wasm;
+        case DType::F6_E2M3: return f6_wasm<kF6E2M3Planes, dequantize_row_f6_e2m3>;
+        case DType::F6_E3M2: return f6_wasm<kF6E3M2Planes, dequantize_row_f6_e3m2>;
         case DType::Q5_0: return q5_0_wasm;
         case DType::Q5_1: return q5_1_wasm;
         case DType::Q8_0: return q8_0_wasm;

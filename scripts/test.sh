@@ -18,6 +18,7 @@ ctest --preset native-release -j2
 
 step "wasm build + the npm package's tests (Node, nginx; parity with the native CLI)"
 npm run build:wasm
+npm run test:wasm-kernels
 npm run typecheck
 npm run lint:js
 npm run test:js
