@@ -83,6 +83,9 @@ Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std:
     if (shards.size() != index.shard_files.size() || shards.empty()) {
         return make_error(Error::kInternal, 0, "shards");
     }
+    for (const ModelInfo& shard : shards) {
+        if (shard.format != Format::kSafetensors) return make_error(Error::kBadSplit, 0, "weight_map");
+    }
     std::unordered_map<std::string, uint32_t> shard_of(index.weight_map.begin(), index.weight_map.end());
     ModelInfo merged;
     merged.format = Format::kSafetensors;

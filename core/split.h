@@ -30,9 +30,9 @@ std::string split_part_path(const std::string& prefix, uint32_t part, uint32_t c
 // parts. Metadata comes from the first part; file_size is the sum over the parts.
 Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names);
 
-// Merges the shards of a safetensors model: `shards` parsed in index.shard_files order. Every tensor of
-// the weight map must be in its shard, and every shard tensor in the weight map. Metadata: the index's
-// `metadata` entries, then the first shard's `__metadata__`.
+// Merges the shards of a safetensors model: `shards` parsed in index.shard_files order. Every shard must
+// be a safetensors file, every tensor of the weight map in its shard, and every shard tensor in the map. Metadata: the
+// index's `metadata` entries, then the first shard's `__metadata__`.
 Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards);
 
 }  // namespace ws

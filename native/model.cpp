@@ -62,6 +62,17 @@ std::vector<std::string> base_names(const std::vector<std::string>& paths) {
     return names;
 }
 
+// The merged description of a model in several files, or the merge's error reported against `path`.
+bool take_merged(Result<ModelInfo> merged, const std::string& path, LoadedModel* model, LoadError* error) {
+    if (!merged.ok()) {
+        error->file = path;
+        error->status = merged.status();
+        return false;
+    }
+    model->info = std::move(merged).value();
+    return true;
+}
+
 }  // namespace
 
 const uint8_t* LoadedModel::tensor_data(const TensorInfo& t) const {
@@ -87,21 +98,7 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
         std::vector<std::string> paths;
         for (const std::string& shard : index.value().shard_files) paths.push_back(dir_of(path) + shard);
         if (!load_parts(paths, options, model, &infos, error)) return false;
-        for (const ModelInfo& info : infos) {
-            if (info.format != Format::kSafetensors) {
-                error->file = path;
-                error->status = make_error(Error::kBadSplit, 0, "weight_map");
-                return false;
-            }
-        }
-        Result<ModelInfo> merged = combine_safetensors_shards(index.value(), std::move(infos));
-        if (!merged.ok()) {
-            error->file = path;
-            error->status = merged.status();
-            return false;
-        }
-        model->info = std::move(merged).value();
-        return true;
+        return take_merged(combine_safetensors_shards(index.value(), std::move(infos)), path, model, error);
     }
 
     SplitName split;
@@ -109,14 +106,7 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
         std::vector<std::string> paths;
         for (uint32_t i = 1; i <= split.count; ++i) paths.push_back(split_part_path(split.prefix, i, split.count));
         if (!load_parts(paths, options, model, &infos, error)) return false;
-        Result<ModelInfo> merged = combine_gguf_split(std::move(infos), base_names(paths));
-        if (!merged.ok()) {
-            error->file = path;
-            error->status = merged.status();
-            return false;
-        }
-        model->info = std::move(merged).value();
-        return true;
+        return take_merged(combine_gguf_split(std::move(infos), base_names(paths)), path, model, error);
     }
 
     if (!load_parts({path}, options, model, &infos, error)) return false;
