@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ModelInfo as the JSON object of ARCHITECTURE.md: what `info --json` prints and the JS `open()` exposes,
-// from the same code in both builds. Building and dumping these values does not throw (nlohmann throws
-// only from accessors like at(), which this file does not use on untrusted data).
+// from the same code in both builds. Building and dumping these values raises no exceptions (nlohmann
+// raises them only from accessors like at(), which this file does not use).
 #pragma once
 
 #include <nlohmann/json.hpp>

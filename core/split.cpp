@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "split.h"
 
-#include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -46,9 +45,11 @@ bool parse_split_name(const std::string& path, SplitName* out) {
 }
 
 std::string split_part_path(const std::string& prefix, uint32_t part, uint32_t count) {
-    char suffix[32];
-    std::snprintf(suffix, sizeof suffix, "-%05u-of-%05u.gguf", part, count);
-    return prefix + suffix;
+    auto five_digits = [](uint32_t v) {
+        const std::string digits = std::to_string(v);
+        return std::string(digits.size() < 5 ? 5 - digits.size() : 0, '0') + digits;
+    };
+    return prefix + "-" + five_digits(part) + "-of-" + five_digits(count) + ".gguf";
 }
 
 Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names) {
