@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { cliHashes, cliInfo, cliPath, corpus } from "./helpers.mjs";
+import { cliHashes, cliInfo, cliPath, corpus, requireSetup } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 import { writeShards, writeSplitGguf } from "./split-fixtures.mjs";
 
@@ -30,7 +30,7 @@ let chromium = null;
 try {
     ({ chromium } = await import("playwright-core"));
 } catch {
-    // devDependencies not installed: skipped below
+    // devDependencies not installed: requireSetup() below fails the file
 }
 const skip =
     (!nginxPath && "nginx not installed") ||
@@ -79,7 +79,9 @@ function checkDescription(got, file, label, { rawHashes = true, sizeKnown = true
     for (const kind of Object.values(got.kinds)) assert.equal(kind, "Float32Array", label);
 }
 
-describe("Chromium", { skip }, () => {
+requireSetup(skip);
+
+describe("Chromium", () => {
     let server;
     let browser;
     let page;

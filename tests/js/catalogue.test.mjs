@@ -13,7 +13,7 @@ import { after, describe, test } from "node:test";
 
 import { WeightstreamError, open } from "weightstream";
 
-import { cliError, cliInfo, cliPath, repoRoot } from "./helpers.mjs";
+import { cliError, cliInfo, cliPath, repoRoot, requireSetup } from "./helpers.mjs";
 
 const dir = mkdtempSync(path.join(tmpdir(), "ws-catalogue-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,8 +55,10 @@ function cliOutcome(file) {
     return { ok: false, code: error.code, what, offset: error.offset };
 }
 
+requireSetup(!cliPath && "the native CLI is not built (it is the reference)");
+
 for (const { folder, extension, minimum } of catalogues) {
-    describe(folder, { skip: !cliPath && "the native CLI is not built (it is the reference)" }, () => {
+    describe(folder, () => {
         const seeds = readdirSync(path.join(repoRoot, "fuzz/corpus", folder))
             .sort()
             .map((name) => path.join(repoRoot, "fuzz/corpus", folder, name));

@@ -267,3 +267,11 @@ export function sameFloatsNaNAgnostic(actual, expected) {
     }
     return null;
 }
+
+/**
+ * A missing tool is a broken setup, not a reason to skip: scripts/setup.sh installs everything. Throws at
+ * module load, so node --test reports the file as failed, naming what is missing.
+ */
+export function requireSetup(missing) {
+    if (missing) throw new Error(`test setup incomplete: ${missing} (run scripts/setup.sh)`);
+}

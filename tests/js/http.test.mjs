@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { open } from "weightstream";
 
 import { writeGguf } from "./gguf-writer.mjs";
-import { bytesOf, corpus } from "./helpers.mjs";
+import { bytesOf, corpus, requireSetup } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 
 const KIB64 = 64 * 1024;
@@ -18,7 +18,9 @@ const HEADERS_ALLOWANCE = 1024; // response headers per request, beyond the body
 
 const models = corpus();
 
-describe("nginx", { skip: !nginxPath && "nginx not installed" }, () => {
+requireSetup(!nginxPath && "nginx not installed");
+
+describe("nginx", () => {
     let server;
     before(async () => {
         server = await startNginx();

@@ -11,7 +11,7 @@ import { after, test } from "node:test";
 import { open } from "weightstream";
 
 import { writeGguf } from "./gguf-writer.mjs";
-import { cliInfo, cliPath, randomChunkStream } from "./helpers.mjs";
+import { cliInfo, cliPath, randomChunkStream, requireSetup } from "./helpers.mjs";
 
 const dir = mkdtempSync(path.join(tmpdir(), "ws-metadata-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -121,15 +121,13 @@ for (const kind of ["path", "stream"]) {
     });
 }
 
-test(
-    "the same metadata equals weightstream info --json, invalid UTF-8 replaced the same way",
-    { skip: !cliPath && "native CLI not built" },
-    async () => {
-        const model = await open(file);
-        try {
-            assert.deepEqual(model.info, cliInfo(file));
-        } finally {
-            await model.close();
-        }
-    },
-);
+requireSetup(!cliPath && "the native CLI is not built (it is the reference)");
+
+test("the same metadata equals weightstream info --json, invalid UTF-8 replaced the same way", async () => {
+    const model = await open(file);
+    try {
+        assert.deepEqual(model.info, cliInfo(file));
+    } finally {
+        await model.close();
+    }
+});

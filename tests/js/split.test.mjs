@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 
 import { WeightstreamError, open } from "weightstream";
 
-import { bytesOf, cliError, cliHashes, cliInfo, cliPath, randomChunkStream, sha256 } from "./helpers.mjs";
+import { bytesOf, cliError, cliHashes, cliInfo, cliPath, randomChunkStream, requireSetup, sha256 } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 import { splitPartName, writeShards, writeSplitGguf } from "./split-fixtures.mjs";
 
@@ -218,7 +218,9 @@ describe("parts that do not fit together", () => {
     });
 });
 
-describe("over HTTP (nginx)", { skip: !nginxPath && "nginx not installed" }, () => {
+requireSetup(!nginxPath && "nginx not installed");
+
+describe("over HTTP (nginx)", () => {
     let server;
     before(async () => {
         server = await startNginx();

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 
-import { cliHashes, cliInfo, cliPath, repoRoot, testData } from "./helpers.mjs";
+import { cliHashes, cliInfo, cliPath, repoRoot, requireSetup, testData } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 
 const VITE = "vite@8.3.8";
@@ -29,7 +29,7 @@ let chromium = null;
 try {
     ({ chromium } = await import("playwright-core"));
 } catch {
-    // devDependencies not installed: skipped below
+    // devDependencies not installed: requireSetup() below fails the file
 }
 const skip =
     (!nginxPath && "nginx not installed") ||
@@ -72,74 +72,70 @@ async function run() {
 window.result = run().catch((e) => ({ error: String(e?.stack ?? e), code: e?.code }));
 `;
 
-test(
-    "the packed tarball in a Vite project: built, served, run in Chromium",
-    { skip, timeout: 15 * 60 * 1000 },
-    async () => {
-        const tarball = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], repoRoot))[0]
-            .filename;
-        const project = path.join(work, "project");
-        mkdirSync(project);
-        writeFileSync(
-            path.join(project, "package.json"),
-            JSON.stringify({ name: "vite-app", private: true, type: "module" }, null, 2),
-        );
-        npm(["install", "--no-audit", "--no-fund", "--prefer-offline", path.join(work, tarball)], project);
-        npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "-D", "-E", VITE], project);
-        writeFileSync(
-            path.join(project, "index.html"),
-            `<!doctype html>
+requireSetup(skip);
+
+test("the packed tarball in a Vite project: built, served, run in Chromium", { timeout: 15 * 60 * 1000 }, async () => {
+    const tarball = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], repoRoot))[0]
+        .filename;
+    const project = path.join(work, "project");
+    mkdirSync(project);
+    writeFileSync(
+        path.join(project, "package.json"),
+        JSON.stringify({ name: "vite-app", private: true, type: "module" }, null, 2),
+    );
+    npm(["install", "--no-audit", "--no-fund", "--prefer-offline", path.join(work, tarball)], project);
+    npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "-D", "-E", VITE], project);
+    writeFileSync(
+        path.join(project, "index.html"),
+        `<!doctype html>
 <html>
   <head><meta charset="utf-8"><title>weightstream in Vite</title></head>
   <body data-model="../../ggml/ggml-types.gguf"><script type="module" src="./main.js"></script></body>
 </html>
 `,
-        );
-        writeFileSync(path.join(project, "main.js"), MAIN);
-        execFileSync(process.execPath, [path.join(project, "node_modules/vite/bin/vite.js"), "build", "--base", "./"], {
-            cwd: project,
-            encoding: "utf8",
-            stdio: ["ignore", "pipe", "pipe"],
+    );
+    writeFileSync(path.join(project, "main.js"), MAIN);
+    execFileSync(process.execPath, [path.join(project, "node_modules/vite/bin/vite.js"), "build", "--base", "./"], {
+        cwd: project,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+    });
+    const assets = readdirSync(path.join(project, "dist/assets"));
+    assert.ok(
+        assets.some((f) => f.endsWith(".wasm")),
+        `no .wasm among the built assets: ${assets.join(", ")}`,
+    );
+
+    const server = await startNginx();
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    try {
+        cpSync(path.join(project, "dist"), path.join(server.generatedDir, "app"), { recursive: true });
+        const page = await browser.newPage();
+        const problems = [];
+        page.on("pageerror", (e) => problems.push(String(e)));
+        // A read that stops early (the header ended inside a read-ahead) cancels its response on purpose.
+        page.on("requestfailed", (r) => {
+            if (r.failure()?.errorText !== "net::ERR_ABORTED") problems.push(`${r.url()}: ${r.failure()?.errorText}`);
         });
-        const assets = readdirSync(path.join(project, "dist/assets"));
-        assert.ok(
-            assets.some((f) => f.endsWith(".wasm")),
-            `no .wasm among the built assets: ${assets.join(", ")}`,
-        );
+        let aborted = 0;
+        page.on("requestfailed", (r) => (aborted += r.failure()?.errorText === "net::ERR_ABORTED"));
+        page.on("response", (r) => r.status() >= 400 && problems.push(`${r.url()}: HTTP ${r.status()}`));
+        await page.goto(`${server.rangeBase}/generated/app/index.html`);
+        const got = await page.evaluate(() => window.result);
+        assert.equal(got.error, undefined, `${got.error}`);
+        assert.deepEqual(problems, []);
+        assert.ok(aborted <= 2, `${aborted} requests cancelled`); // the header's read-ahead, in page and worker
 
-        const server = await startNginx();
-        const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
-        try {
-            cpSync(path.join(project, "dist"), path.join(server.generatedDir, "app"), { recursive: true });
-            const page = await browser.newPage();
-            const problems = [];
-            page.on("pageerror", (e) => problems.push(String(e)));
-            // A read that stops early (the header ended inside a read-ahead) cancels its response on purpose.
-            page.on("requestfailed", (r) => {
-                if (r.failure()?.errorText !== "net::ERR_ABORTED")
-                    problems.push(`${r.url()}: ${r.failure()?.errorText}`);
-            });
-            let aborted = 0;
-            page.on("requestfailed", (r) => (aborted += r.failure()?.errorText === "net::ERR_ABORTED"));
-            page.on("response", (r) => r.status() >= 400 && problems.push(`${r.url()}: HTTP ${r.status()}`));
-            await page.goto(`${server.rangeBase}/generated/app/index.html`);
-            const got = await page.evaluate(() => window.result);
-            assert.equal(got.error, undefined, `${got.error}`);
-            assert.deepEqual(problems, []);
-            assert.ok(aborted <= 2, `${aborted} requests cancelled`); // the header's read-ahead, in page and worker
-
-            const file = path.join(testData, "ggml/ggml-types.gguf");
-            assert.deepEqual(got.info, cliInfo(file));
-            const hashes = cliHashes(file);
-            for (const [name, h] of hashes) assert.equal(got.hashes[name], h.f32_sha256, name);
-            assert.equal(Object.keys(got.workerHashes).length, 8);
-            for (const [name, h] of Object.entries(got.workerHashes))
-                assert.equal(h, hashes.get(name).f32_sha256, name);
-        } finally {
-            await browser.close();
-            await server.stop();
-        }
-        // The page fetched the package's wasm from Vite's assets, not from the package folder.
-        assert.ok(!readFileSync(path.join(project, "dist/index.html"), "utf8").includes("node_modules"));
-    },
-);
+        const file = path.join(testData, "ggml/ggml-types.gguf");
+        assert.deepEqual(got.info, cliInfo(file));
+        const hashes = cliHashes(file);
+        for (const [name, h] of hashes) assert.equal(got.hashes[name], h.f32_sha256, name);
+        assert.equal(Object.keys(got.workerHashes).length, 8);
+        for (const [name, h] of Object.entries(got.workerHashes)) assert.equal(h, hashes.get(name).f32_sha256, name);
+    } finally {
+        await browser.close();
+        await server.stop();
+    }
+    // The page fetched the package's wasm from Vite's assets, not from the package folder.
+    assert.ok(!readFileSync(path.join(project, "dist/index.html"), "utf8").includes("node_modules"));
+});

@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { WeightstreamError, open } from "weightstream";
 import { WeightstreamWorker, openInWorker } from "weightstream/worker";
 
-import { bytesOf, randomChunkStream, testData } from "./helpers.mjs";
+import { bytesOf, randomChunkStream, requireSetup, testData } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 import { writeSplitGguf } from "./split-fixtures.mjs";
 
@@ -188,7 +188,9 @@ describe("one worker, several models", () => {
     });
 });
 
-describe("URLs from a worker", { skip: !nginxPath && "nginx not installed" }, () => {
+requireSetup(!nginxPath && "nginx not installed");
+
+describe("URLs from a worker", () => {
     let server;
     before(async () => {
         server = await startNginx();
