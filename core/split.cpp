@@ -52,7 +52,11 @@ std::string split_part_path(const std::string& prefix, uint32_t part, uint32_t c
     return prefix + "-" + five_digits(part) + "-of-" + five_digits(count) + ".gguf";
 }
 
-Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names) {
+Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names,
+                                     uint32_t* failed_part) {
+    uint32_t unused = 0;
+    uint32_t& failed = failed_part ? *failed_part : unused;
+    failed = kNoPart;
     if (parts.empty() || parts.size() != names.size()) return make_error(Error::kInternal, 0, "split.parts");
     const uint64_t count = parts.size();
     uint64_t declared_tensors = 0;
@@ -64,9 +68,15 @@ Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::ve
     std::unordered_set<std::string> seen;
     for (uint64_t i = 0; i < count; ++i) {
         ModelInfo& part = i == 0 ? merged : parts[i];
+        failed = static_cast<uint32_t>(i);
         uint64_t no = 0, n = 0;
-        if (!split_key(part, "split.no", &no) || no != i) return make_error(Error::kBadSplit, 0, "split.no");
-        if (!split_key(part, "split.count", &n) || n != count) return make_error(Error::kBadSplit, 0, "split.count");
+        if (!split_key(part, "split.no", &no) || no != i) {
+            return make_error(Error::kBadSplit, part.find("split.no") ? part.find("split.no")->offset : 0, "split.no");
+        }
+        if (!split_key(part, "split.count", &n) || n != count) {
+            return make_error(Error::kBadSplit, part.find("split.count") ? part.find("split.count")->offset : 0,
+                              "split.count");
+        }
         for (TensorInfo& t : part.tensors) {
             if (!seen.insert(t.name).second) return make_error(Error::kDuplicateName, t.info_offset, "tensor.name");
             t.file_index = static_cast<uint32_t>(i);
@@ -76,17 +86,27 @@ Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::ve
         for (TensorInfo& t : part.tensors) merged.tensors.push_back(std::move(t));
         for (Warning& w : part.warnings) merged.warnings.push_back(std::move(w));
     }
-    if (merged.tensors.size() != declared_tensors) return make_error(Error::kBadSplit, 0, "split.tensors.count");
+    failed = 0;  // the first part declares the count
+    if (merged.tensors.size() != declared_tensors) {
+        return make_error(Error::kBadSplit, merged.find("split.tensors.count")->offset, "split.tensors.count");
+    }
+    failed = kNoPart;
     return merged;
 }
 
-Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards) {
+Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards,
+                                             uint32_t* failed_shard) {
+    uint32_t unused = 0;
+    uint32_t& failed = failed_shard ? *failed_shard : unused;
+    failed = kNoPart;
     if (shards.size() != index.shard_files.size() || shards.empty()) {
         return make_error(Error::kInternal, 0, "shards");
     }
-    for (const ModelInfo& shard : shards) {
-        if (shard.format != Format::kSafetensors) return make_error(Error::kBadSplit, 0, "weight_map");
+    for (uint32_t i = 0; i < shards.size(); ++i) {
+        failed = i;
+        if (shards[i].format != Format::kSafetensors) return make_error(Error::kBadSplit, 0, "weight_map");
     }
+    failed = kNoPart;
     std::unordered_map<std::string, uint32_t> shard_of(index.weight_map.begin(), index.weight_map.end());
     ModelInfo merged;
     merged.format = Format::kSafetensors;
@@ -100,6 +120,7 @@ Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std:
         for (TensorInfo& t : shards[i].tensors) {
             const auto it = shard_of.find(t.name);
             if (it == shard_of.end() || it->second != i) {
+                failed = i;
                 return make_error(Error::kBadSplit, t.info_offset, "weight_map");
             }
             shard_of.erase(it);

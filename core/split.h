@@ -25,14 +25,21 @@ bool parse_split_name(const std::string& path, SplitName* out);
 // The path of part `part` (1-based) of a split: prefix + "-%05u-of-%05u.gguf".
 std::string split_part_path(const std::string& prefix, uint32_t part, uint32_t count);
 
+// What *failed_part holds when a merge error is not about one part (the index's own weight map).
+constexpr uint32_t kNoPart = UINT32_MAX;
+
 // Merges the parts of a split GGUF, given in part order with their file names. Checks split.no,
 // split.count and split.tensors.count against the parts, and that tensor names are unique across
 // parts. Metadata comes from the first part; file_size is the sum over the parts.
-Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names);
+// On an error, *failed_part (when given) is the part the Status offset is in, or kNoPart.
+Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::vector<std::string>& names,
+                                     uint32_t* failed_part = nullptr);
 
 // Merges the shards of a safetensors model: `shards` parsed in index.shard_files order. Every shard must
 // be a safetensors file, every tensor of the weight map in its shard, and every shard tensor in the map. Metadata: the
 // index's `metadata` entries, then the first shard's `__metadata__`.
-Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards);
+// On an error, *failed_shard (when given) is the shard the Status offset is in, or kNoPart (the index).
+Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards,
+                                             uint32_t* failed_shard = nullptr);
 
 }  // namespace ws

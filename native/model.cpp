@@ -62,10 +62,12 @@ std::vector<std::string> base_names(const std::vector<std::string>& paths) {
     return names;
 }
 
-// The merged description of a model in several files, or the merge's error reported against `path`.
-bool take_merged(Result<ModelInfo> merged, const std::string& path, LoadedModel* model, LoadError* error) {
+// The merged description of a model in several files, or the merge's error reported against the part it
+// is in (failed_part indexes model->paths), else against `path`.
+bool take_merged(Result<ModelInfo> merged, uint32_t failed_part, const std::string& path, LoadedModel* model,
+                 LoadError* error) {
     if (!merged.ok()) {
-        error->file = path;
+        error->file = failed_part < model->paths.size() ? model->paths[failed_part] : path;
         error->status = merged.status();
         return false;
     }
@@ -98,7 +100,9 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
         std::vector<std::string> paths;
         for (const std::string& shard : index.value().shard_files) paths.push_back(dir_of(path) + shard);
         if (!load_parts(paths, options, model, &infos, error)) return false;
-        return take_merged(combine_safetensors_shards(index.value(), std::move(infos)), path, model, error);
+        uint32_t failed = kNoPart;
+        Result<ModelInfo> merged = combine_safetensors_shards(index.value(), std::move(infos), &failed);
+        return take_merged(std::move(merged), failed, path, model, error);
     }
 
     SplitName split;
@@ -106,7 +110,9 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
         std::vector<std::string> paths;
         for (uint32_t i = 1; i <= split.count; ++i) paths.push_back(split_part_path(split.prefix, i, split.count));
         if (!load_parts(paths, options, model, &infos, error)) return false;
-        return take_merged(combine_gguf_split(std::move(infos), base_names(paths)), path, model, error);
+        uint32_t failed = kNoPart;
+        Result<ModelInfo> merged = combine_gguf_split(std::move(infos), base_names(paths), &failed);
+        return take_merged(std::move(merged), failed, path, model, error);
     }
 
     if (!load_parts({path}, options, model, &infos, error)) return false;

@@ -103,13 +103,24 @@ TEST_CASE("a split GGUF whose parts disagree is rejected") {
         write_split(dir.file("a"), 4, 3);
         const ws_test::CliResult r = run_cli("info " + quote(dir.file("a-00001-of-00003.gguf")));
         CHECK(r.status == 1);
-        CHECK(r.err.find("bad_split: split.count") != std::string::npos);
+        CHECK(r.err.find(dir.file("a-00001-of-00003.gguf") + ": bad_split: split.count") != std::string::npos);
     }
     SECTION("split.tensors.count differs from the tensors found") {
         write_split(dir.file("b"), 3, 5);
         const ws_test::CliResult r = run_cli("info " + quote(dir.file("b-00003-of-00003.gguf")));
         CHECK(r.status == 1);
         CHECK(r.err.find("bad_split: split.tensors.count") != std::string::npos);
+    }
+    SECTION("parts saved under each other's names: the error names the part it is in") {
+        write_split(dir.file("d"), 3, 3);
+        const std::string two = dir.file("d-00002-of-00003.gguf"), three = dir.file("d-00003-of-00003.gguf");
+        REQUIRE(std::rename(two.c_str(), dir.file("tmp").c_str()) == 0);
+        REQUIRE(std::rename(three.c_str(), two.c_str()) == 0);
+        REQUIRE(std::rename(dir.file("tmp").c_str(), three.c_str()) == 0);
+        const ws_test::CliResult r = run_cli("info " + quote(dir.file("d-00001-of-00003.gguf")));
+        CHECK(r.status == 1);
+        // Part 2 now holds split.no = 2, the first key of that file (after the 24-byte fixed header).
+        CHECK(r.err == "weightstream: error: " + two + ": bad_split: split.no (byte 24)\n");
     }
     SECTION("a missing part is an I/O error naming it") {
         write_split(dir.file("c"), 3, 3);

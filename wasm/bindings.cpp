@@ -199,15 +199,13 @@ public:
         infos_.push_back(std::move(info));
         names_.push_back(name);
     }
-    std::string format_of(double part) const {
-        const uint64_t i = to_u64(part);
-        return i < infos_.size() ? format_name(infos_[i].format) : "";
-    }
 
     // Merges the parts (added in part order) of a split GGUF.
-    JsStatus combine_gguf() { return finish(combine_gguf_split(std::move(infos_), names_)); }
+    JsStatus combine_gguf() { return finish(combine_gguf_split(std::move(infos_), names_, &failed_)); }
     // Merges the shards (added in shard_files() order) of a sharded safetensors model.
-    JsStatus combine_safetensors() { return finish(combine_safetensors_shards(index_, std::move(infos_))); }
+    JsStatus combine_safetensors() { return finish(combine_safetensors_shards(index_, std::move(infos_), &failed_)); }
+    // After a combine failed: the part (in add() order) its error is in, or -1 (the index).
+    double failed_part() const { return failed_ == kNoPart ? -1.0 : static_cast<double>(failed_); }
 
     // After a combine returned ok: the merged model.
     Model* take_model() { return new Model(std::move(merged_)); }
@@ -224,6 +222,7 @@ private:
     std::vector<ModelInfo> infos_;
     std::vector<std::string> names_;
     ModelInfo merged_;
+    uint32_t failed_ = kNoPart;
 };
 
 // {prefix, part, count} when `name` is a part of a split GGUF (llama.cpp's naming), else null.
@@ -373,9 +372,9 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("setIndex", &Parts::set_index)
         .function("shardFiles", &Parts::shard_files)
         .function("add", &Parts::add)
-        .function("formatOf", &Parts::format_of)
         .function("combineGguf", &Parts::combine_gguf)
         .function("combineSafetensors", &Parts::combine_safetensors)
+        .function("failedPart", &Parts::failed_part)
         .function("takeModel", &Parts::take_model, allow_raw_pointers());
     class_<Decoder>("Decoder")
         .constructor<int, double, bool>()

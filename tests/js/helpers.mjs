@@ -170,8 +170,14 @@ export function cliHashes(file) {
 /** For an invalid file: {status, code, offset} from the CLI's one-line error. */
 export function cliError(file) {
     const r = runCli(["info", file]);
-    const m = /^weightstream: error: .*: ([a-z_]+): .* \(byte (\d+)\)\s*$/s.exec(r.stderr);
-    return { status: r.status, code: m?.[1] ?? null, offset: m ? Number(m[2]) : null, stderr: r.stderr };
+    const m = /^weightstream: error: (.*): ([a-z_]+): .* \(byte (\d+)\)\s*$/s.exec(r.stderr);
+    return {
+        status: r.status,
+        file: m ? path.basename(m[1]) : null, // the file the error is in
+        code: m?.[2] ?? null,
+        offset: m ? Number(m[3]) : null,
+        stderr: r.stderr,
+    };
 }
 
 // ---- sources -------------------------------------------------------------------------------------------------

@@ -142,6 +142,7 @@ describe("parts that do not fit together", () => {
                     assert.ok(e instanceof WeightstreamError, String(e));
                     assert.equal(e.code, cli.code);
                     if (cliPath) assert.equal(e.offset, cli.offset);
+                    if (cliPath) assert.equal(e.file, cli.file);
                     return true;
                 });
             }
@@ -211,7 +212,11 @@ describe("parts that do not fit together", () => {
                 assert.ok(e instanceof WeightstreamError, `${label}: ${e}`);
                 if (cli)
                     assert.deepEqual({ code: e.code, offset: e.offset }, { code: cli.code, offset: cli.offset }, label);
-                assert.equal(e.file, "model.safetensors.index.json", label);
+                // The file the offset is in: the index, or the shard that contradicts it.
+                assert.equal(e.file, cli ? cli.file : e.file, label);
+                if (label !== "wrong shard" && label !== "a GGUF as a shard") {
+                    assert.equal(e.file, "model.safetensors.index.json", label);
+                }
                 return true;
             });
         }

@@ -311,13 +311,14 @@ function combine(wasm, kind, opened, parts, options, index) {
         opened.forEach(({ source, handle }, i) => {
             merger.add(handle, parts[i].name, source.size ?? -1);
             handle.delete();
-            // As the CLI: an index names safetensors files only.
-            if (kind === "shards" && merger.formatOf(i) !== "safetensors") {
-                throw inFile(badSplit(`weight_map: ${parts[i].name} is not a safetensors file`), index.name);
-            }
         });
         const status = kind === "split" ? merger.combineGguf() : merger.combineSafetensors();
-        if (status.code !== 0) throw kind === "split" ? statusError(status) : inFile(statusError(status), index.name);
+        if (status.code !== 0) {
+            // Name the file the error is in, as the CLI does: a part, else the index.
+            const failed = merger.failedPart();
+            const file = failed >= 0 ? parts[failed].name : kind === "shards" ? index.name : undefined;
+            throw file === undefined ? statusError(status) : inFile(statusError(status), file);
+        }
         return makeModel(
             wasm,
             merger.takeModel(),
