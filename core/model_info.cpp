@@ -108,6 +108,14 @@ Value Value::scalar_item(uint64_t i) const {
     return item;
 }
 
+MetadataEntry string_entry(const std::string& key, const std::string& value) {
+    MetadataEntry e;
+    e.key = key;
+    e.value.type = ValueType::kString;
+    e.value.str = value;
+    return e;
+}
+
 std::string TensorInfo::dtype_name() const {
     const DTypeKind kind = dtype_traits(dtype).kind;
     if (kind == DTypeKind::kUnknown || kind == DTypeKind::kRemoved) return ggml_type_name(type_id);

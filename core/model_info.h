@@ -63,6 +63,9 @@ struct MetadataEntry {
     uint64_t offset = 0;  // absolute offset of the entry (its key length) in the file
 };
 
+// A metadata entry holding a string (safetensors __metadata__, converted GGUF metadata).
+MetadataEntry string_entry(const std::string& key, const std::string& value);
+
 struct TensorInfo {
     std::string name;
     DType dtype = DType::kUnknown;

@@ -146,14 +146,6 @@ std::string value_text(const Value& v) {
     }
 }
 
-MetadataEntry string_entry(const std::string& key, const std::string& value) {
-    MetadataEntry e;
-    e.key = key;
-    e.value.type = ValueType::kString;
-    e.value.str = value;
-    return e;
-}
-
 bool is_split_key(const std::string& key) {
     return key == "split.no" || key == "split.count" || key == "split.tensors.count";
 }

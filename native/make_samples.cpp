@@ -30,6 +30,7 @@ namespace {
 
 using ws::DType;
 using ws::MetadataEntry;
+using ws::string_entry;
 using ws::TensorInfo;
 using ws::Value;
 using ws::ValueType;
@@ -123,14 +124,6 @@ std::vector<uint8_t> encode(DType t, const std::vector<float>& values) {
     std::vector<uint8_t> out(nbytes);
     if (!ws::quantize(t, values.data(), values.size(), out.data()).ok()) return {};
     return out;
-}
-
-MetadataEntry string_entry(const std::string& key, const std::string& value) {
-    MetadataEntry e;
-    e.key = key;
-    e.value.type = ValueType::kString;
-    e.value.str = value;
-    return e;
 }
 
 ws::Result<std::vector<uint8_t>> build_safetensors(const std::vector<HfTensor>& checkpoint) {

@@ -24,6 +24,7 @@ using ws::MetadataEntry;
 using ws::TensorInfo;
 using ws_test::quote;
 using ws_test::run_cli;
+using ws_test::tensor;
 
 namespace {
 
@@ -105,15 +106,6 @@ std::map<std::string, json> by_name(const json& answer) {
     std::map<std::string, json> m;
     for (const json& t : answer["tensors"]) m[t["name"].get<std::string>()] = t;
     return m;
-}
-
-TensorInfo tensor(const std::string& name, DType t, std::vector<int64_t> ne) {
-    TensorInfo info;
-    info.name = name;
-    info.dtype = t;
-    info.n_dims = static_cast<uint32_t>(ne.size());
-    for (size_t i = 0; i < ne.size(); ++i) info.ne[i] = ne[i];
-    return info;
 }
 
 std::vector<uint8_t> gguf_file(const std::vector<TensorInfo>& tensors, const std::vector<std::vector<uint8_t>>& data) {

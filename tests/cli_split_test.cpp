@@ -22,14 +22,6 @@ ws::MetadataEntry entry(const std::string& key, ws::ValueType type, uint64_t bit
     return e;
 }
 
-ws::MetadataEntry string_entry(const std::string& key, const std::string& value) {
-    ws::MetadataEntry e;
-    e.key = key;
-    e.value.type = ws::ValueType::kString;
-    e.value.str = value;
-    return e;
-}
-
 ws::TensorInfo f32_tensor(const std::string& name, int64_t ne0, int64_t ne1) {
     ws::TensorInfo t;
     t.name = name;
@@ -54,7 +46,7 @@ std::vector<uint8_t> ramp(size_t n_floats, float start) {
 void write_split(const std::string& prefix, uint32_t declared_count, uint16_t tensors_count) {
     for (uint32_t k = 0; k < 3; ++k) {
         std::vector<ws::MetadataEntry> meta;
-        if (k == 0) meta.push_back(string_entry("general.architecture", "llama"));
+        if (k == 0) meta.push_back(ws::string_entry("general.architecture", "llama"));
         meta.push_back(entry("split.no", ws::ValueType::kUint16, k));
         meta.push_back(entry("split.count", ws::ValueType::kUint16, declared_count));
         meta.push_back(entry("split.tensors.count", ws::ValueType::kInt32, tensors_count));
@@ -146,7 +138,7 @@ TEST_CASE("a sharded safetensors index opens as one model") {
             data.push_back(ramp(8, 1.0f));
             weight_map[name] = file;
         }
-        auto bytes = ws::safetensors_write({string_entry("format", "pt")}, tensors, data);
+        auto bytes = ws::safetensors_write({ws::string_entry("format", "pt")}, tensors, data);
         REQUIRE(bytes.ok());
         ws_test::write_file(dir.file(file), bytes.value());
     }

@@ -16,6 +16,7 @@ using ws::MetadataEntry;
 using ws::TensorInfo;
 using ws::Value;
 using ws::ValueType;
+using ws_test::tensor;
 
 namespace {
 
@@ -65,15 +66,6 @@ Value array_array(std::vector<Value> items) {
     v.length = items.size();
     v.arrays = std::move(items);
     return v;
-}
-
-TensorInfo tensor(const std::string& name, DType t, std::vector<int64_t> ne) {
-    TensorInfo info;
-    info.name = name;
-    info.dtype = t;
-    info.n_dims = static_cast<uint32_t>(ne.size());
-    for (size_t i = 0; i < ne.size(); ++i) info.ne[i] = ne[i];
-    return info;
 }
 
 void same_value(const Value& a, const Value& b) {

@@ -6,36 +6,18 @@
 // arrays transferred), split and sharded models from URLs and Files, and cross-origin servers with and
 // without CORS.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { cliHashes, cliInfo, cliPath, corpus, requireSetup } from "./helpers.mjs";
+import { chromiumMissing, cliHashes, cliInfo, cliPath, corpus, launchChromium, requireSetup } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 import { writeShards, writeSplitGguf } from "./split-fixtures.mjs";
 
-const CHROMIUM = process.env.WS_CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-];
-
-let chromium = null;
-try {
-    ({ chromium } = await import("playwright-core"));
-} catch {
-    // devDependencies not installed: requireSetup() below fails the file
-}
 const skip =
     (!nginxPath && "nginx not installed") ||
-    (!chromium && "playwright-core not installed") ||
-    (!existsSync(CHROMIUM) && `${CHROMIUM} not installed`) ||
+    chromiumMissing() ||
     (!cliPath && "the native CLI is not built (it is the reference)");
 
 // The module a Web Worker runs for the in-worker parity check.
@@ -91,7 +73,7 @@ describe("Chromium", () => {
         server = await startNginx();
         writeFileSync(path.join(server.generatedDir, "blank.html"), "<!doctype html><title>weightstream test</title>");
         writeFileSync(path.join(server.generatedDir, "parity-worker.mjs"), PARITY_WORKER);
-        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+        browser = await launchChromium();
         page = await browser.newPage();
         pageErrors = [];
         page.on("pageerror", (e) => pageErrors.push(String(e)));

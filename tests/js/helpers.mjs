@@ -281,3 +281,35 @@ export function sameFloatsNaNAgnostic(actual, expected) {
 export function requireSetup(missing) {
     if (missing) throw new Error(`test setup incomplete: ${missing} (run scripts/setup.sh)`);
 }
+
+// ---- Chromium ------------------------------------------------------------------------------------------------
+
+/** Debian's Chromium, driven by playwright-core (which never downloads a browser). */
+export const CHROMIUM = process.env.WS_CHROMIUM ?? "/usr/bin/chromium";
+// Without the networking flags Chromium floods the closed network with refused connections (TOOLCHAIN.md).
+const CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
+let playwright = null;
+try {
+    playwright = await import("playwright-core");
+} catch {
+    // not installed: chromiumMissing() says so
+}
+
+/** Why Chromium cannot run here (for requireSetup), or false. */
+export function chromiumMissing() {
+    return (!playwright && "playwright-core not installed") || (!existsSync(CHROMIUM) && `${CHROMIUM} not installed`);
+}
+
+/** A headless Chromium. */
+export function launchChromium() {
+    return playwright.chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}

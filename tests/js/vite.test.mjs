@@ -10,31 +10,22 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 
-import { cliHashes, cliInfo, cliPath, repoRoot, requireSetup, testData } from "./helpers.mjs";
+import {
+    chromiumMissing,
+    cliHashes,
+    cliInfo,
+    cliPath,
+    launchChromium,
+    repoRoot,
+    requireSetup,
+    testData,
+} from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 
 const VITE = "vite@8.3.8";
-const CHROMIUM = process.env.WS_CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-];
-
-let chromium = null;
-try {
-    ({ chromium } = await import("playwright-core"));
-} catch {
-    // devDependencies not installed: requireSetup() below fails the file
-}
 const skip =
     (!nginxPath && "nginx not installed") ||
-    (!chromium && "playwright-core not installed") ||
-    (!existsSync(CHROMIUM) && `${CHROMIUM} not installed`) ||
+    chromiumMissing() ||
     (!cliPath && "the native CLI is not built (it is the reference)") ||
     (!existsSync(path.join(repoRoot, "wasm/js/dist/weightstream.wasm")) && "the wasm is not built");
 
@@ -107,7 +98,7 @@ test("the packed tarball in a Vite project: built, served, run in Chromium", { t
     );
 
     const server = await startNginx();
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    const browser = await launchChromium();
     try {
         cpSync(path.join(project, "dist"), path.join(server.generatedDir, "app"), { recursive: true });
         const page = await browser.newPage();

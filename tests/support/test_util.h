@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "model_info.h"
+
 namespace ws_test {
 
 // Committed fixtures (tests/data) and the full reference corpus (../shared/testdata, present in CI).
@@ -34,6 +36,16 @@ inline std::vector<uint8_t> read_file(const std::string& path) {
 inline nlohmann::json read_json(const std::string& path) {
     const std::vector<uint8_t> bytes = read_file(path);
     return nlohmann::json::parse(bytes.begin(), bytes.end());
+}
+
+// A tensor description for the writers: name, type and dims in ggml order (innermost first, up to 4).
+inline ws::TensorInfo tensor(const std::string& name, ws::DType t, std::vector<int64_t> ne) {
+    ws::TensorInfo info;
+    info.name = name;
+    info.dtype = t;
+    info.n_dims = static_cast<uint32_t>(ne.size());
+    for (size_t i = 0; i < ne.size(); ++i) info.ne[i] = ne[i];
+    return info;
 }
 
 // Hex sha256 of bytes (OpenSSL).
