@@ -3,8 +3,8 @@
 // runs and as ratios measured in the same run (the machine is shared and its absolute speed moves):
 //   decode  per type: WebAssembly GB/s over native GB/s, single-threaded. Both sides run bench/dequant_bench.h
 //           (the same synthetic tensors, 64 MiB of float32 out, best of 5): natively `weightstream bench --json
-//           --threads 1`, in wasm build/wasm/weightstream_bench.js (wasm/bench_bindings.cpp) over the same core.
-//           Rounds alternate native and wasm runs.
+//           --threads 1 --type T`, in wasm build/wasm/weightstream_bench.js (wasm/bench_bindings.cpp) over the
+//           same core. For each type, native and wasm runs alternate, round by round.
 //   parse   ggml-vocab-deepseek-llm.gguf (102,400 tokens, 99,757 merges) into model.metadata, against
 //           @huggingface/gguf on the same bytes in the same run (both from memory; and both from the file).
 //   stream  a generated GGUF of >= 1 GiB (written to a temporary folder, deleted after) through model.stream()
@@ -45,55 +45,54 @@ async function loadBenchModule() {
     return create({ wasmBinary: readFileSync(benchModule.replace(/\.js$/, ".wasm")) });
 }
 
-function nativeRun() {
+// Native GB/s of one type (and of the store loop) from `weightstream bench --type`, single-threaded.
+function nativeRun(dtype) {
     if (!existsSync(cli)) throw new Error(`${cli} is missing: cmake --build --preset native-release`);
-    const r = spawnSync(cli, ["bench", "--json", "--threads", "1"], { encoding: "utf8", maxBuffer: 1 << 26 });
+    const r = spawnSync(cli, ["bench", "--json", "--threads", "1", "--type", dtype], {
+        encoding: "utf8",
+        maxBuffer: 1 << 26,
+    });
     if (r.status !== 0) throw new Error(`weightstream bench: exit ${r.status}: ${r.stderr}`);
     const report = JSON.parse(r.stdout);
-    const gbps = new Map();
-    for (const x of report.results) if (!gbps.has(x.dtype)) gbps.set(x.dtype, x.gbps_out); // the 1-thread entry
-    return { store: report.store_gbps, gbps, cpu: report.machine?.cpu };
+    return { store: report.store_gbps, gbps: report.results[0].gbps_out, cpu: report.machine?.cpu };
 }
 
-function wasmRun(module) {
-    const gbps = new Map();
-    const unverified = [];
-    const store = module.benchStore(OUTPUT_BYTES, REPS);
-    for (const { id, name } of module.benchTypes()) {
-        const r = module.benchDecode(id, OUTPUT_BYTES, REPS);
-        if (!r.verified) unverified.push(name);
-        gbps.set(name, r.gbps);
-    }
-    return { store, gbps, unverified };
-}
-
+// Per type, `rounds` native runs alternate with as many wasm runs, so each pair saw the same load on a shared
+// machine; the ratio is the median of the pairs' ratios.
 async function decode(rounds) {
     const module = await loadBenchModule();
-    const native = [];
-    const wasm = [];
-    for (let round = 0; round < rounds; ++round) {
-        process.stderr.write(`decode: round ${round + 1}/${rounds}: native...`);
-        native.push(nativeRun());
-        process.stderr.write(" wasm...");
-        wasm.push(wasmRun(module));
-        process.stderr.write(" done\n");
+    const rows = [];
+    const stores = { native: [], wasm: [] };
+    let cpu;
+    const types = module.benchTypes();
+    for (const [index, { id, name }] of types.entries()) {
+        process.stderr.write(`\rdecode: ${name} (${index + 1}/${types.length})      `);
+        const native = [];
+        const wasm = [];
+        for (let round = 0; round < rounds; ++round) {
+            const n = nativeRun(name);
+            cpu = n.cpu;
+            native.push(n.gbps);
+            stores.native.push(n.store);
+            const w = module.benchDecode(id, OUTPUT_BYTES, REPS);
+            if (!w.verified) throw new Error(`wasm decode of ${name} differs from the scalar reference`);
+            wasm.push(w.gbps);
+        }
+        stores.wasm.push(module.benchStore(OUTPUT_BYTES, REPS));
+        rows.push({
+            dtype: name,
+            native_gbps: median(native),
+            wasm_gbps: median(wasm),
+            ratio: median(native.map((n, i) => wasm[i] / n)),
+        });
     }
-    const unverified = [...new Set(wasm.flatMap((w) => w.unverified))];
-    if (unverified.length) throw new Error(`wasm decode differs from the scalar reference: ${unverified.join(", ")}`);
-    const types = [...wasm[0].gbps.keys()].filter((t) => native[0].gbps.has(t));
-    const rows = types.map((dtype) => {
-        const n = median(native.map((r) => r.gbps.get(dtype)));
-        const w = median(wasm.map((r) => r.gbps.get(dtype)));
-        // Ratio of each round's pair (same run, same load), then their median.
-        const ratio = median(native.map((r, i) => wasm[i].gbps.get(dtype) / r.gbps.get(dtype)));
-        return { dtype, native_gbps: n, wasm_gbps: w, ratio };
-    });
+    process.stderr.write("\n");
     return {
-        cpu: native[0].cpu,
+        cpu,
         rounds,
         output_mib: OUTPUT_BYTES / MIB,
-        store_native_gbps: median(native.map((r) => r.store)),
-        store_wasm_gbps: median(wasm.map((r) => r.store)),
+        store_native_gbps: median(stores.native),
+        store_wasm_gbps: median(stores.wasm),
         types: rows,
         min_ratio: Math.min(...rows.map((r) => r.ratio)),
         median_ratio: median(rows.map((r) => r.ratio)),

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 
 #include "byte_reader.h"
 #include "dequant_iquants.h"
@@ -146,9 +147,11 @@ inline v128_t apply_signs(v128_t g, v128_t mask) {
 // NaN or Inf, and the sign is ORed in last, so the bits equal the scalar kernel's.
 inline void half8_to_f32(float* y, v128_t h) {
     const v128_t expmant = wasm_v128_and(h, wasm_i16x8_splat(0x7fff));
-    const v128_t small = wasm_u16x8_lt(expmant, wasm_i16x8_splat(0x0400));
-    const v128_t inf_nan = wasm_i16x8_gt(expmant, wasm_i16x8_splat(0x7bff));
-    const v128_t nan = wasm_i16x8_gt(expmant, wasm_i16x8_splat(0x7c00));
+    const v128_t exponent = wasm_v128_and(h, wasm_i16x8_splat(0x7c00));  // equality tests only, as for F8 below
+    const v128_t small = wasm_i16x8_eq(exponent, wasm_i16x8_splat(0));
+    const v128_t inf_nan = wasm_i16x8_eq(exponent, wasm_i16x8_splat(0x7c00));
+    const v128_t nan =
+        wasm_v128_andnot(inf_nan, wasm_i16x8_eq(wasm_v128_and(h, wasm_i16x8_splat(0x03ff)), wasm_i16x8_splat(0)));
     // Top and bottom 16 bits of (expmant << 13) + (112 + small) << 23; the additions cannot carry out.
     const v128_t top =
         wasm_i16x8_add(wasm_u16x8_shr(expmant, 3),
@@ -167,40 +170,73 @@ inline void half8_to_f32(float* y, v128_t h) {
     store_4(y + 4, wasm_v128_or(hi, wasm_i16x8_shuffle(zero, bits, 4, 12, 5, 13, 6, 14, 7, 15)));
 }
 
+// Normal halves and zeros (all but the subnormals, Inf and NaN) need none of half8_to_f32's patching: the top
+// 16 bits of the float32 are the exponent and mantissa shifted down by 3 plus 112 << 7 (0 for zero) and the
+// sign, the bottom 16 bits are h << 13. Stores y[0..8) that way and ORs into *odd the lanes it got wrong.
+inline void normal_half8_to_f32(float* y, v128_t h, v128_t* odd) {
+    const v128_t expmant = wasm_v128_and(h, wasm_i16x8_splat(0x7fff));
+    const v128_t exponent = wasm_v128_and(h, wasm_i16x8_splat(0x7c00));
+    const v128_t zero = wasm_i16x8_eq(expmant, wasm_i16x8_splat(0));
+    const v128_t top =
+        wasm_v128_or(wasm_v128_andnot(wasm_i16x8_add(wasm_u16x8_shr(expmant, 3), wasm_i16x8_splat(112 << 7)), zero),
+                     wasm_v128_and(h, wasm_i16x8_splat(static_cast<int16_t>(0x8000))));
+    const v128_t bottom = wasm_i16x8_shl(h, 13);
+    store_4(y, wasm_i16x8_shuffle(bottom, top, 0, 8, 1, 9, 2, 10, 3, 11));
+    store_4(y + 4, wasm_i16x8_shuffle(bottom, top, 4, 12, 5, 13, 6, 14, 7, 15));
+    *odd = wasm_v128_or(*odd, wasm_v128_or(wasm_v128_andnot(wasm_i16x8_eq(exponent, wasm_i16x8_splat(0)), zero),
+                                           wasm_i16x8_eq(exponent, wasm_i16x8_splat(0x7c00))));
+}
+
+// Groups of 64 halves take the short path for normals and zeros, checked once per group (no branch in the inner
+// loop); a group with a subnormal, Inf or NaN is decoded again by half8_to_f32.
 void f16_wasm(const uint8_t* src, float* dst, int64_t k) {
+    constexpr int64_t kGroup = 64;
     int64_t i = 0;
-    for (; i + 16 <= k; i += 16) {
-        half8_to_f32(dst + i, load_16(src + 2 * i));
-        half8_to_f32(dst + i + 8, load_16(src + 2 * i + 16));
+    for (; i + kGroup <= k; i += kGroup) {
+        v128_t odd = wasm_i16x8_splat(0);
+        for (int64_t j = i; j < i + kGroup; j += 8) normal_half8_to_f32(dst + j, load_16(src + 2 * j), &odd);
+        if (wasm_v128_any_true(odd)) {
+            for (int64_t j = i; j < i + kGroup; j += 8) half8_to_f32(dst + j, load_16(src + 2 * j));
+        }
     }
     for (; i + 8 <= k; i += 8) half8_to_f32(dst + i, load_16(src + 2 * i));
     dequantize_row_f16(src + 2 * i, dst + i, k - i);
 }
 
-// u64 -> float32 rounded to nearest even, as the scalar kernel's conversion (compiler-rt's __floatundisf, one
-// call per element in wasm) gives it. As the x86 AVX2 kernel does: a value of 2^53 or more has its low 11 bits
-// collapsed into a sticky bit 11 (all below the float32 rounding bit, so only whether any is set matters), which
-// makes it exact in a double; the double is built exactly from its 32-bit halves with the 2^84 / 2^52 magic
-// numbers, and f32x4.demote_f64x2_zero rounds once, to nearest even.
-inline v128_t u64x2_to_f64_exact_for_float(v128_t u) {
-    const v128_t low11 = wasm_i64x2_splat(0x7ff);
-    const v128_t small = wasm_i64x2_eq(wasm_u64x2_shr(u, 53), wasm_i64x2_splat(0));
-    // (low 11 bits) + 0x7ff has bit 11 set exactly when one of them is; its own low 11 bits are masked off.
-    const v128_t folded = wasm_v128_andnot(wasm_v128_or(u, wasm_i64x2_add(wasm_v128_and(u, low11), low11)), low11);
-    const v128_t v = wasm_v128_bitselect(u, folded, small);
-    const v128_t hi = wasm_v128_or(wasm_u64x2_shr(v, 32), wasm_i64x2_splat(0x4530000000000000));
+// 64-bit integers -> float32 rounded to nearest even, as the scalar kernels' conversions give it. Each value
+// becomes its nearest double, built exactly from its 32-bit halves with the 2^84 / 2^52 magic numbers (the high
+// half biased by 2^31 when signed) and rounded once by the final addition, and f32x4.demote_f64x2_zero rounds
+// that to float32. Rounding twice gives the same float as rounding once unless the double lands exactly halfway
+// between two floats (its low 29 mantissa bits are 1 and 28 zeros): groups with such a value are decoded again
+// by the scalar kernel. Random 64-bit values hit that about once in 2^28; values that are exact ties themselves
+// (odd integers in [2^24, 2^25), ...) take the scalar path too.
+template <bool kSigned>
+inline v128_t int64x2_to_f64(v128_t v) {
+    constexpr int64_t kHiBias = kSigned ? 0x4530000080000000 : 0x4530000000000000;  // flips the sign bit if signed
+    constexpr double kMagic = kSigned ? 0x1.00000801p84 : 0x1.00000001p84;          // 2^84 (+ 2^63) + 2^52
+    const v128_t hi = wasm_v128_xor(wasm_u64x2_shr(v, 32), wasm_i64x2_splat(kHiBias));
     const v128_t lo = wasm_i32x4_shuffle(v, wasm_i64x2_splat(0x4330000000000000), 0, 5, 2, 7);
-    return wasm_f64x2_add(wasm_f64x2_sub(hi, wasm_f64x2_splat(0x1.00000001p84)), lo);
+    return wasm_f64x2_add(wasm_f64x2_sub(hi, wasm_f64x2_splat(kMagic)), lo);
 }
 
-void u64_wasm(const uint8_t* src, float* dst, int64_t k) {
+template <bool kSigned, DequantRowFn kScalar>
+void int64_wasm(const uint8_t* src, float* dst, int64_t k) {
+    constexpr int64_t kGroup = 32;  // checked for ties once per group: no branch in the inner loop
+    const v128_t low29 = wasm_i32x4_splat(0x1fffffff), float_half_ulp = wasm_i32x4_splat(0x10000000);
     int64_t i = 0;
-    for (; i + 4 <= k; i += 4) {
-        const v128_t a = wasm_f32x4_demote_f64x2_zero(u64x2_to_f64_exact_for_float(load_16(src + 8 * i)));
-        const v128_t b = wasm_f32x4_demote_f64x2_zero(u64x2_to_f64_exact_for_float(load_16(src + 8 * i + 16)));
-        store_4(dst + i, wasm_i64x2_shuffle(a, b, 0, 2));
+    for (; i + kGroup <= k; i += kGroup) {
+        v128_t ties = wasm_i32x4_splat(0);
+        for (int64_t j = i; j < i + kGroup; j += 4) {
+            const v128_t a = int64x2_to_f64<kSigned>(load_16(src + 8 * j));
+            const v128_t b = int64x2_to_f64<kSigned>(load_16(src + 8 * j + 16));
+            const v128_t low_words = wasm_i32x4_shuffle(a, b, 0, 2, 4, 6);
+            ties = wasm_v128_or(ties, wasm_i32x4_eq(wasm_v128_and(low_words, low29), float_half_ulp));
+            store_4(dst + j,
+                    wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(a), wasm_f32x4_demote_f64x2_zero(b), 0, 2));
+        }
+        if (wasm_v128_any_true(ties)) kScalar(src + 8 * i, dst + i, kGroup);
     }
-    dequantize_row_u64(src + 8 * i, dst + i, k - i);
+    kScalar(src + 8 * i, dst + i, k - i);
 }
 
 // The top 16 bits of the float32 of an unsigned OCP MX float code (no Inf/NaN; the low 16 bits are 0 for
@@ -242,6 +278,18 @@ constexpr F6Planes kF6E3M2Planes = make_f6_planes(2, 3);
 static_assert(kF6E2M3Planes.hi[0x1f] == 0x40 && kF6E2M3Planes.lo[0x1f] == 0xf0, "e2m3 max is 7.5");
 static_assert(kF6E3M2Planes.hi[0x1f] == 0x41 && kF6E3M2Planes.lo[0x1f] == 0xe0, "e3m2 max is 28");
 
+// y[0..8) from the top 16 bits of eight float32s (their low 16 bits are 0) in 16-bit lanes.
+inline void store_top16x8(float* y, v128_t top) {
+    const v128_t zero = wasm_i16x8_splat(0);
+    store_4(y, wasm_i16x8_shuffle(zero, top, 0, 8, 1, 9, 2, 10, 3, 11));
+    store_4(y + 4, wasm_i16x8_shuffle(zero, top, 4, 12, 5, 13, 6, 14, 7, 15));
+}
+// y[0..16) from the top 16 bits of sixteen float32s given as byte planes: low bytes lo, high bytes hi.
+inline void store_top16x16(float* y, v128_t lo, v128_t hi) {
+    store_top16x8(y, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+    store_top16x8(y + 8, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+}
+
 // F6: 4 elements per 3 bytes (b0 b1 b2 -> 24-bit word, element j in bits 6j..6j+5). 16 elements (12 bytes) at a
 // time: each word into a 32-bit lane, its four codes into its four bytes, then the top 16 bits of each float32
 // looked up by magnitude (two swizzles per plane: out-of-range indices give 0) with the sign ORed in.
@@ -250,7 +298,6 @@ void f6_wasm(const uint8_t* src, float* dst, int64_t k) {
     const v128_t lo0 = wasm_v128_load(kPlanes.lo), lo1 = wasm_v128_load(kPlanes.lo + 16);
     const v128_t hi0 = wasm_v128_load(kPlanes.hi), hi1 = wasm_v128_load(kPlanes.hi + 16);
     const v128_t words_of = wasm_i8x16_make(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
-    const v128_t zero = wasm_i16x8_splat(0);
     int64_t i = 0;
     // 16 bytes are loaded for 12: stop while 4 more remain in the row (k / 4 groups of 3 bytes).
     for (; (i + 16) / 4 * 3 + 4 <= k / 4 * 3; i += 16) {
@@ -266,14 +313,128 @@ void f6_wasm(const uint8_t* src, float* dst, int64_t k) {
         const v128_t lo = wasm_v128_or(wasm_i8x16_swizzle(lo0, mag), wasm_i8x16_swizzle(lo1, mag16));
         const v128_t hi =
             wasm_v128_or(wasm_v128_or(wasm_i8x16_swizzle(hi0, mag), wasm_i8x16_swizzle(hi1, mag16)), sign);
-        const v128_t top_a = wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        const v128_t top_b = wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        store_4(dst + i, wasm_i16x8_shuffle(zero, top_a, 0, 8, 1, 9, 2, 10, 3, 11));
-        store_4(dst + i + 4, wasm_i16x8_shuffle(zero, top_a, 4, 12, 5, 13, 6, 14, 7, 15));
-        store_4(dst + i + 8, wasm_i16x8_shuffle(zero, top_b, 0, 8, 1, 9, 2, 10, 3, 11));
-        store_4(dst + i + 12, wasm_i16x8_shuffle(zero, top_b, 4, 12, 5, 13, 6, 14, 7, 15));
+        store_top16x16(dst + i, lo, hi);
     }
     kScalar(src + i / 4 * 3, dst + i, k - i);
+}
+
+// F8: the float32 of every code has its low 16 bits 0, so codes become the top 16 bits of their float32s in
+// 16-bit lanes, eight per operation. A normal code's top bits are its exponent and mantissa shifted into place
+// plus the difference of the exponent biases; magnitudes below 8 (the subnormals and, for 2 mantissa bits, the
+// smallest normals) are looked up in an 8-entry table with one swizzle, whose index bytes 2m and 2m + 1 are out
+// of range (giving 0) for every other magnitude. The sign is ORed in, then the codes the format reserves for NaN
+// or Inf are patched to the scalar table's bits (NaN is the quiet 0x7fc00000 with the code's sign, unsigned for
+// the *fnuz types). Lanes are tested with equalities only: clang 14 turns an ordered compare of lanes it knows
+// are non-negative into an unsigned one, which V8 lowers to four x86 instructions instead of one.
+enum class F8Specials { kIeee, kFn, kFnuz };
+
+template <uint32_t kManBits, int32_t kBias, F8Specials kSpecials>
+struct F8Format {
+    uint8_t small_top16[16];  // the top 16 bits of magnitudes 0..7, little-endian
+    v128_t operator()(v128_t c) const {
+        const v128_t mag = wasm_v128_and(c, wasm_i16x8_splat(0x7f));
+        const v128_t index = wasm_i16x8_add(wasm_i16x8_mul(mag, wasm_i16x8_splat(0x0202)), wasm_i16x8_splat(0x0100));
+        const v128_t small = wasm_i8x16_swizzle(wasm_v128_load(small_top16), index);
+        const v128_t normal = wasm_i16x8_add(wasm_i16x8_shl(mag, 7 - kManBits),
+                                             wasm_i16x8_splat(static_cast<int16_t>((127 - kBias) << 7)));
+        const v128_t is_small = wasm_i16x8_eq(wasm_v128_and(mag, wasm_i16x8_splat(0x78)), wasm_i16x8_splat(0));
+        v128_t top = wasm_v128_or(small, wasm_v128_andnot(normal, is_small));
+        if (kSpecials == F8Specials::kFn) {
+            const v128_t nan = wasm_i16x8_eq(mag, wasm_i16x8_splat(0x7f));
+            top = wasm_v128_or(wasm_v128_andnot(top, nan), wasm_v128_and(nan, wasm_i16x8_splat(0x7fc0)));
+        } else if (kSpecials == F8Specials::kIeee) {  // exponent 31: Inf for mantissa 0, else NaN
+            const v128_t inf_nan = wasm_i16x8_eq(wasm_v128_and(mag, wasm_i16x8_splat(0x7c)), wasm_i16x8_splat(0x7c));
+            const v128_t inf = wasm_i16x8_eq(mag, wasm_i16x8_splat(0x7c));
+            top = wasm_v128_or(
+                wasm_v128_andnot(top, inf_nan),
+                wasm_v128_and(inf_nan, wasm_v128_bitselect(wasm_i16x8_splat(0x7f80), wasm_i16x8_splat(0x7fc0), inf)));
+        }
+        top = wasm_v128_or(top, wasm_v128_and(wasm_i16x8_shl(c, 8), wasm_i16x8_splat(static_cast<int16_t>(0x8000))));
+        if (kSpecials == F8Specials::kFnuz) {
+            const v128_t nan = wasm_i16x8_eq(c, wasm_i16x8_splat(0x80));
+            top = wasm_v128_or(wasm_v128_andnot(top, nan), wasm_v128_and(nan, wasm_i16x8_splat(0x7fc0)));
+        }
+        return top;
+    }
+};
+
+template <uint32_t kManBits, int32_t kBias, F8Specials kSpecials>
+constexpr F8Format<kManBits, kBias, kSpecials> make_f8_format() {
+    F8Format<kManBits, kBias, kSpecials> f{};
+    for (uint32_t m = 0; m < 8; ++m) {
+        const uint32_t top = mx_magnitude_top16(m, kManBits, kBias);
+        f.small_top16[2 * m] = static_cast<uint8_t>(top);
+        f.small_top16[2 * m + 1] = static_cast<uint8_t>(top >> 8);
+    }
+    return f;
+}
+constexpr auto kF8E4M3 = make_f8_format<3, 7, F8Specials::kFn>();
+constexpr auto kF8E5M2 = make_f8_format<2, 15, F8Specials::kIeee>();
+constexpr auto kF8E4M3Fnuz = make_f8_format<3, 8, F8Specials::kFnuz>();
+constexpr auto kF8E5M2Fnuz = make_f8_format<2, 16, F8Specials::kFnuz>();
+
+// e8m0: 2^(c - 127) is float32 bits c << 23, except 0 (the subnormal 2^-127) and 0xff (NaN): both get 0x0040
+// ORed into their top 16 bits.
+struct F8E8M0 {
+    v128_t operator()(v128_t c) const {
+        const v128_t odd =
+            wasm_v128_or(wasm_i16x8_eq(c, wasm_i16x8_splat(0)), wasm_i16x8_eq(c, wasm_i16x8_splat(0xff)));
+        return wasm_v128_or(wasm_i16x8_shl(c, 7), wasm_v128_and(odd, wasm_i16x8_splat(0x0040)));
+    }
+};
+constexpr F8E8M0 kF8E8M0{};
+
+template <const auto& kFormat, DequantRowFn kScalar>
+void f8_wasm(const uint8_t* src, float* dst, int64_t k) {
+    const v128_t zero = wasm_i8x16_splat(0);
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) {
+        const v128_t bytes = load_16(src + i);  // zero-extended to 16 bits by interleaving with zero bytes
+        store_top16x8(dst + i,
+                      kFormat(wasm_i8x16_shuffle(bytes, zero, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)));
+        store_top16x8(dst + i + 8, kFormat(wasm_i8x16_shuffle(bytes, zero, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                                              14, 30, 15, 31)));
+    }
+    kScalar(src + i, dst + i, k - i);
+}
+
+// F4 (e2m1, two codes per byte, low nibble first): the codes in element order, then the top 16 bits of each
+// float32 (sign included) looked up in byte planes of the 16-entry table.
+struct F4Planes {
+    uint8_t lo[16];
+    uint8_t hi[16];
+};
+constexpr F4Planes make_f4_planes() {
+    F4Planes p{};
+    for (uint32_t c = 0; c < 16; ++c) {
+        const uint32_t top = mx_magnitude_top16(c & 7, 1, 1) | (c & 8) << 12;
+        p.lo[c] = static_cast<uint8_t>(top);
+        p.hi[c] = static_cast<uint8_t>(top >> 8);
+    }
+    return p;
+}
+constexpr F4Planes kF4Planes = make_f4_planes();
+static_assert(kF4Planes.hi[0x7] == 0x40 && kF4Planes.lo[0x7] == 0xc0 && kF4Planes.hi[0x8] == 0x80, "e2m1: 6, -0");
+
+void f4_wasm(const uint8_t* src, float* dst, int64_t k) {
+    const v128_t lo_plane = wasm_v128_load(kF4Planes.lo), hi_plane = wasm_v128_load(kF4Planes.hi);
+    int64_t i = 0;
+    for (; i + 32 <= k; i += 32) {
+        const v128_t q = load_16(src + i / 2);
+        const v128_t lo = nibbles_lo(q), hi = nibbles_hi(q);
+        const v128_t a = wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        const v128_t b = wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        store_top16x16(dst + i, wasm_i8x16_swizzle(lo_plane, a), wasm_i8x16_swizzle(hi_plane, a));
+        store_top16x16(dst + i + 16, wasm_i8x16_swizzle(lo_plane, b), wasm_i8x16_swizzle(hi_plane, b));
+    }
+    dequantize_row_f4(src + i / 2, dst + i, k - i);
+}
+
+// wasm is little-endian: float32 data is its own bytes, and a large memcpy is the runtime's memmove
+// (emscripten_memcpy_big), faster than a load/store loop.
+template <int64_t kFloatsPerElement>
+void f32_wasm(const uint8_t* src, float* dst, int64_t k) {
+    if (k > 0) std::memcpy(dst, src, static_cast<size_t>(k * kFloatsPerElement) * sizeof(float));
 }
 
 void bf16_wasm(const uint8_t* src, float* dst, int64_t k) {
@@ -774,6 +935,8 @@ void iq4_xs_wasm(const uint8_t* src, float* y, int64_t k) {
 DequantRowFn dequant_row_fn_wasm(DType t) {
     // clang-format off
     switch (t) {
+        case DType::F32: return f32_wasm<1>;
+        case DType::C64: return f32_wasm<2>;
         case DType::F16: return f16_wasm;
         case DType::I8: return i8_wasm;
         case DType::U8: return u8_wasm;
@@ -781,9 +944,16 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::I16: return i16_wasm;
         case DType::U16: return u16_wasm;
         case DType::BF16: return bf16_wasm;
-        case DType::U64: return u64_wasm;
+        case DType::I64: return int64_wasm<true, dequantize_row_i64>;
+        case DType::U64: return int64_wasm<false, dequantize_row_u64>;
+        case DType::F8_E4M3: return f8_wasm<kF8E4M3, dequantize_row_f8_e4m3>;
+        case DType::F8_E5M2: return f8_wasm<kF8E5M2, dequantize_row_f8_e5m2>;
+        case DType::F8_E8M0: return f8_wasm<kF8E8M0, dequantize_row_f8_e8m0>;
+        case DType::F8_E4M3FNUZ: return f8_wasm<kF8E4M3Fnuz, dequantize_row_f8_e4m3fnuz>;
+        case DType::F8_E5M2FNUZ: return f8_wasm<kF8E5M2Fnuz, dequantize_row_f8_e5m2fnuz>;
         case DType::F6_E2M3: return f6_wasm<kF6E2M3Planes, dequantize_row_f6_e2m3>;
         case DType::F6_E3M2: return f6_wasm<kF6E3M2Planes, dequantize_row_f6_e3m2>;
+        case DType::F4: return f4_wasm;
         case DType::Q5_0: return q5_0_wasm;
         case DType::Q5_1: return q5_1_wasm;
         case DType::Q8_0: return q8_0_wasm;

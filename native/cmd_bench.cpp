@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// `bench [FILE] [--json]`: decode throughput per type against a plain float32 store loop measured in the
-// same run, single- and multi-threaded; with FILE also the time to parse and decode that file. Before timing,
+// `bench [FILE] [--json] [--threads N] [--type NAME]`: decode throughput per type (or of one type) against a
+// plain float32 store loop measured in the same run, single- and multi-threaded; with FILE also the time to
+// parse and decode that file. Before timing,
 // each type's fast kernel is checked against its scalar reference (and the threaded decode against both).
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "header_parser.h"
 #include "model_json.h"
 #include "parallel.h"
+#include "tensor_io.h"
 
 namespace ws::cli {
 namespace {
@@ -40,7 +42,7 @@ bool outputs_agree(const std::vector<float>& a, const std::vector<float>& b) {
     return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-nlohmann::json bench_types(unsigned threads, bool json, int* exit_status) {
+nlohmann::json bench_types(const std::vector<DType>& types, unsigned threads, bool json, int* exit_status) {
     std::vector<float> out(kOutputBytes / sizeof(float)), check(out.size());
     if (!json) {
         std::printf("ratios: decode GB/s over a float32 store loop timed alternately with it (same load)\n");
@@ -49,7 +51,7 @@ nlohmann::json bench_types(unsigned threads, bool json, int* exit_status) {
     }
     double best_store = 0;
     nlohmann::json results = nlohmann::json::array();
-    for (DType t : bench::decodable_types()) {
+    for (DType t : types) {
         const uint64_t n = out.size() / dequant_floats_per_element(t);
         const std::vector<uint8_t> src = bench::synthetic_tensor(t, n, 1);
         // The timed (fast) kernel must give the scalar reference's bits, and threads must not change them.
@@ -139,19 +141,27 @@ nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, 
 
 int cmd_bench(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {"--json"}, {"--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() > 1) return fail(kExitUsage, "usage: weightstream bench [FILE] [--json] [--threads N]");
-    const unsigned threads =
-        static_cast<unsigned>(std::stoul(args.get("--threads", std::to_string(default_threads()))));
+    if (!parse_args(argv, {"--json"}, {"--threads", "--type"}, &args)) return kExitUsage;
+    if (args.positional.size() > 1)
+        return fail(kExitUsage, "usage: weightstream bench [FILE] [--json] [--threads N] [--type NAME]");
+    unsigned threads = 0;
+    if (!parse_threads(args, &threads)) return kExitUsage;
+    std::vector<DType> types = bench::decodable_types();
+    if (args.has("--type")) {
+        const std::string name = args.get("--type");
+        const auto it = std::find_if(types.begin(), types.end(), [&](DType t) { return name == dtype_name(t); });
+        if (it == types.end()) return fail(kExitUsage, "--type: '" + name + "' is not a decodable type (e.g. Q4_K)");
+        types = {*it};
+    }
     const bool json = args.has("--json");
     int status = kExitOk;
     if (!json)
         std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
-    nlohmann::json report = bench_types(std::max(1u, threads), json, &status);
+    nlohmann::json report = bench_types(types, threads, json, &status);
     if (status != kExitOk) return status;
     report["machine"] = {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()}};
     if (!args.positional.empty()) {
-        report["file"] = bench_file(args.positional[0], std::max(1u, threads), json, &status);
+        report["file"] = bench_file(args.positional[0], threads, json, &status);
         if (status != kExitOk) return status;
     }
     if (json) std::printf("%s\n", json_dump(report).c_str());

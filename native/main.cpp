@@ -40,7 +40,7 @@ constexpr const char* kUsage =
     "                            tensors with rows of a multiple of 32 as ggml does, BOOL/U8/U16/U32 widen to\n"
     "                            the next signed type, F8/F6/F4 become F32. --dtype f32/f16/bf16 re-encodes\n"
     "                            every float and quantized tensor (integers are never re-encoded)\n"
-    "  bench [FILE] [--json] [--threads N]\n"
+    "  bench [FILE] [--json] [--threads N] [--type NAME]\n"
     "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "\n"
     "FILE is a .gguf, a .safetensors, any part of a split GGUF (name-00001-of-00003.gguf) or a\n"

@@ -865,3 +865,25 @@ TEST_CASE("decoding commands: exit statuses and messages") {
         CHECK_FALSE(ws_test::file_exists(out + ".tmp"));
     }
 }
+
+TEST_CASE("bench --type times one type, its fast kernel checked against the scalar one first") {
+    const json report = json_cli("bench --json --threads 2 --type Q4_K");
+    REQUIRE(report["results"].size() == 2);  // single-threaded, then on --threads threads
+    CHECK(report["results"][0]["threads"] == 1);
+    CHECK(report["results"][1]["threads"] == 2);
+    for (const json& r : report["results"]) {
+        CHECK(r["dtype"] == "Q4_K");
+        CHECK(r["gbps_out"].get<double>() > 0);
+        CHECK(r["ratio_to_store"].get<double>() == Approx(r["gbps_out"].get<double>() / r["store_gbps"].get<double>()));
+    }
+    CHECK(report["store_gbps"].get<double>() > 0);
+    CHECK_FALSE(report.contains("file"));
+
+    ws_test::CliResult r = run_cli("bench --type Q4_k");  // names are exact, as `info` prints them
+    CHECK(r.status == 2);
+    CHECK(r.err == "weightstream: error: --type: 'Q4_k' is not a decodable type (e.g. Q4_K)\n");
+    CHECK(run_cli("bench --type Q8_K").status == 2);  // a type without a decoder
+    r = run_cli("bench --threads abc");
+    CHECK(r.status == 2);
+    CHECK(r.err == "weightstream: error: --threads needs a number from 1 to 1024, not 'abc'\n");
+}

@@ -3,8 +3,8 @@
 // the package, loaded unbundled from nginx (/pkg/), opens every corpus file from nginx in a page and inside a
 // Web Worker, and describes each exactly as the native CLI's `info --json` does, every tensor's float32 and
 // stored bytes hashing to `hash --json`. Also in the browser: weightstream/worker (decoding in its own worker,
-// arrays transferred), split and sharded models from URLs and Files, and cross-origin servers with and
-// without CORS.
+// arrays transferred), {as: "f16"} as the runtime's Float16Array (Node has none), split and sharded models from
+// URLs and Files, and cross-origin servers with and without CORS.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -59,6 +59,47 @@ function checkDescription(got, file, label, { rawHashes = true, sizeKnown = true
     }
     assert.equal(Object.keys(got.hashes).length, Object.keys(expected.hashes).length, label);
     for (const kind of Object.values(got.kinds)) assert.equal(kind, "Float32Array", label);
+}
+
+// Row windows read with {as: "f16"} besides every whole tensor: F16 (its bytes), F32, K-quant (2-D and 3-D).
+const HALF_WINDOWS = [
+    { name: "f16.weight", rows: [3, 2] },
+    { name: "f32.weight", rows: [7, 1] },
+    { name: "q4_k.weight", rows: [5, 3] },
+    { name: "q4_k.3d", rows: [1, 4] },
+];
+
+// The records of checkHalves() (in-browser.mjs) for `reads` of the file `file`: each a Float16Array of the
+// length the CLI's shape gives, equal to Math.f16round of the f32 read (and to the stored bytes for F16).
+function checkHalfRecords(records, reads, file, label) {
+    const tensors = new Map(reference(file).info.tensors.map((t) => [t.name, t]));
+    assert.equal(records.length, reads.length, label);
+    for (const [i, r] of records.entries()) {
+        const where = `${label}: ${r.name}${r.rows ? ` rows [${r.rows}]` : ""}`;
+        assert.equal(r.name, reads[i].name, where);
+        const t = tensors.get(r.name);
+        const length = r.rows ? r.rows[1] * Number(t.ne[0]) : Number(t.n_elements);
+        assert.equal(r.kind, "Float16Array", where);
+        assert.equal(r.float16, true, `${where}: not an instance of the page's Float16Array`);
+        assert.equal(r.length, length, `${where}: length`);
+        assert.equal(r.expectedLength, length, `${where}: f32 window length`);
+        assert.equal(
+            r.mismatches,
+            0,
+            `${where}: ${r.mismatches} values differ from Math.f16round(f32): ${JSON.stringify(r.first)}`,
+        );
+        assert.equal(r.rawEqual, t.dtype === "F16" ? true : null, `${where}: bits vs stored bytes`);
+    }
+    for (const dtype of ["F16", "Q4_K"]) {
+        assert.ok(
+            records.some((r) => r.dtype === dtype && !r.rows),
+            `${label}: a whole ${dtype} tensor`,
+        );
+        assert.ok(
+            records.some((r) => r.dtype === dtype && r.rows),
+            `${label}: a ${dtype} row window`,
+        );
+    }
 }
 
 requireSetup(skip);
@@ -205,6 +246,51 @@ describe("Chromium", () => {
             assert.equal(got.wasmInPage, false);
         }
         await helperPage.close();
+    });
+
+    describe("as f16: the runtime's Float16Array", () => {
+        const item = () => models.find((m) => m.label.endsWith("ggml-types.gguf"));
+
+        // checkHalves() on a model opened in the page by `opener` ("open" from /pkg/index.js or "openInWorker"
+        // from /pkg/worker.js), with whether the page has a Float16Array at all.
+        function halvesInPage(opener, reads) {
+            return page.evaluate(
+                async ({ url, opener, reads }) => {
+                    const pkg = await import(opener === "open" ? "/pkg/index.js" : "/pkg/worker.js");
+                    const { checkHalves } = await import("/tests/in-browser.mjs");
+                    const hasFloat16 = typeof globalThis.Float16Array === "function";
+                    const model = await pkg[opener](url);
+                    try {
+                        return { hasFloat16, records: await checkHalves(model, reads) };
+                    } finally {
+                        await model.close();
+                    }
+                },
+                { url: server.rangeBase + server.urlPath(item().file), opener, reads },
+            );
+        }
+
+        test("every tensor and row windows: Float16Array, Math.f16round of the f32 read, F16 = stored bytes", async () => {
+            const reads = [...reference(item().file).info.tensors.map((t) => ({ name: t.name })), ...HALF_WINDOWS];
+            const got = await halvesInPage("open", reads);
+            assert.equal(got.hasFloat16, true, "this Chromium has no globalThis.Float16Array");
+            checkHalfRecords(got.records, reads, item().file, "page");
+            // The specials tensor takes every rounding case: overflow to infinity, NaN, subnormals, ties.
+            const special = got.records.find((r) => r.name === "f32.special").specials;
+            for (const key of ["nan", "infinity", "subnormal", "rounded"]) assert.ok(special[key] > 0, key);
+        });
+
+        test("weightstream/worker: made in its worker, transferred as a Float16Array", async () => {
+            const reads = [
+                { name: "f16.weight" },
+                { name: "q4_k.weight" },
+                { name: "f32.special" },
+                ...HALF_WINDOWS.filter((w) => /^(f16|q4_k)\.weight$/.test(w.name)),
+            ];
+            const got = await halvesInPage("openInWorker", reads);
+            assert.equal(got.hasFloat16, true, "this Chromium has no globalThis.Float16Array");
+            checkHalfRecords(got.records, reads, item().file, "worker helper");
+        });
     });
 
     describe("models in several files", () => {

@@ -41,3 +41,72 @@ export async function describeModel(open, source, { mode = "read", options = {} 
 export function errorRecord(e) {
     return { name: e?.name, code: e?.code, message: String(e?.message ?? e), offset: e?.offset, file: e?.file };
 }
+
+/**
+ * Reads each of `reads` ({name, rows?}) from an open model (the package's, or weightstream/worker's) with
+ * {as: "f16"} and checks it here against the model's other reads, so that only small records cross to the
+ * test: the array must be the runtime's Float16Array, each of its values (bits, any NaN matching any NaN) the
+ * Math.f16round of the float32 read (whole tensor, sliced to the window: rows are checked too), and an F16
+ * tensor's bits its stored bytes. `specials` counts what the values exercise.
+ */
+export async function checkHalves(model, reads) {
+    const Float16 = globalThis.Float16Array;
+    const hex = (n) => `0x${n.toString(16).padStart(4, "0")}`;
+    const results = [];
+    for (const { name, rows } of reads) {
+        const tensor = model.tensor(name);
+        const rowLength = Number(tensor.ne[0]);
+        const f32 = await model.read(name);
+        const [start, count] = rows ?? [0, f32.length / rowLength];
+        const wanted = f32.subarray(start * rowLength, (start + count) * rowLength);
+        const half = await model.read(name, rows ? { as: "f16", rows } : { as: "f16" });
+        const result = {
+            name,
+            rows: rows ?? null,
+            dtype: tensor.dtype,
+            kind: half.constructor.name,
+            float16: Boolean(Float16) && half instanceof Float16,
+            length: half.length,
+            expectedLength: wanted.length,
+            mismatches: 0,
+            first: [],
+            specials: { nan: 0, infinity: 0, subnormal: 0, negativeZero: 0, rounded: 0 },
+            rawEqual: null,
+        };
+        results.push(result);
+        if (!result.float16 || half.length !== wanted.length) continue;
+        const bits = new Uint16Array(half.buffer, half.byteOffset, half.length);
+        const cell = new Float16(1);
+        const cellBits = new Uint16Array(cell.buffer);
+        const s = result.specials;
+        for (let i = 0; i < wanted.length; ++i) {
+            const expected = Math.f16round(wanted[i]);
+            let same;
+            if (Number.isNaN(expected)) {
+                same = Number.isNaN(half[i]);
+                ++s.nan;
+            } else {
+                cell[0] = expected;
+                same = bits[i] === cellBits[0] && Object.is(half[i], expected);
+                if (!Number.isFinite(expected)) ++s.infinity;
+                else if (expected !== 0 && Math.abs(expected) < 2 ** -14) ++s.subnormal;
+                else if (Object.is(expected, -0)) ++s.negativeZero;
+                if (!Object.is(expected, wanted[i])) ++s.rounded;
+            }
+            if (!same && ++result.mismatches <= 8) {
+                result.first.push({
+                    index: i,
+                    f32: Object.is(wanted[i], -0) ? "-0" : String(wanted[i]),
+                    got: hex(bits[i]),
+                    expected: Number.isNaN(expected) ? "NaN" : hex(cellBits[0]),
+                });
+            }
+        }
+        if (tensor.dtype === "F16") {
+            const raw = await model.read(name, rows ? { as: "raw", rows } : { as: "raw" });
+            const bytes = new Uint8Array(half.buffer, half.byteOffset, half.byteLength);
+            result.rawEqual = raw.length === bytes.length && raw.every((b, i) => b === bytes[i]);
+        }
+    }
+    return results;
+}
