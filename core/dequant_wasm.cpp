@@ -37,8 +37,16 @@ inline v128_t load_8(const uint8_t* p) {
 inline void store_4(float* y, v128_t v) {
     wasm_v128_store(y, v);
 }
+// A block's f16 scale. Scales are normal numbers in practice: those take a few integer operations (the
+// exponent rebiased, the mantissa widened) and the rest the full fp16_to_fp32, whose subnormal path costs an
+// int-to-float conversion and a multiplication on every call.
 inline float half(const uint8_t* p) {
-    return fp16_to_fp32(load_le16(p));
+    const uint32_t h = load_le16(p);
+    const uint32_t exponent = h & 0x7c00u;
+    if (exponent != 0 && exponent != 0x7c00u) {
+        return f32_from_bits((((h & 0x7fffu) << 13) + (112u << 23)) | ((h & 0x8000u) << 16));
+    }
+    return fp16_to_fp32(static_cast<uint16_t>(h));
 }
 
 struct Mul {  // x * d
@@ -201,6 +209,29 @@ void f16_wasm(const uint8_t* src, float* dst, int64_t k) {
     }
     for (; i + 8 <= k; i += 8) half8_to_f32(dst + i, load_16(src + 2 * i));
     dequantize_row_f16(src + 2 * i, dst + i, k - i);
+}
+
+// 32-bit integers and doubles, four at a time (clang 14 leaves these loops scalar: a conversion per element). The
+// conversions round to nearest even like the scalar ones; f32x4.convert_i32x4_u is exact-then-rounded-once in V8
+// (both 16-bit halves converted exactly, then one addition).
+void i32_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 4 <= k; i += 4) store_4(dst + i, wasm_f32x4_convert_i32x4(load_16(src + 4 * i)));
+    dequantize_row_i32(src + 4 * i, dst + i, k - i);
+}
+void u32_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 4 <= k; i += 4) store_4(dst + i, wasm_f32x4_convert_u32x4(load_16(src + 4 * i)));
+    dequantize_row_u32(src + 4 * i, dst + i, k - i);
+}
+void f64_wasm(const uint8_t* src, float* dst, int64_t k) {
+    int64_t i = 0;
+    for (; i + 4 <= k; i += 4) {
+        const v128_t a = wasm_f32x4_demote_f64x2_zero(load_16(src + 8 * i));
+        const v128_t b = wasm_f32x4_demote_f64x2_zero(load_16(src + 8 * i + 16));
+        store_4(dst + i, wasm_i64x2_shuffle(a, b, 0, 2));
+    }
+    dequantize_row_f64(src + 8 * i, dst + i, k - i);
 }
 
 // 64-bit integers -> float32 rounded to nearest even, as the scalar kernels' conversions give it. Each value
@@ -743,6 +774,34 @@ void q45_K_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
+void q6_K_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t low2 = wasm_i8x16_splat(0x30), bias = wasm_i8x16_splat(32);
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q6_K);
+        const float d = half(b + offsetof(block_q6_K, d));
+        const int8_t* sc = reinterpret_cast<const int8_t*>(b + offsetof(block_q6_K, scales));
+        // Output chunk c of 16 elements uses scale c: (d * sc) * q as the reference evaluates d * sc * q.
+        float ds[16];
+        for (int c = 0; c < 16; ++c) ds[c] = d * static_cast<float>(sc[c]);
+        for (int n = 0; n < 2; ++n, y += 128) {
+            for (int h = 0; h < 2; ++h) {  // elements l = 16h .. 16h + 15 of each 32-element part
+                const v128_t ql0 = load_16(b + offsetof(block_q6_K, ql) + 64 * n + 16 * h);
+                const v128_t ql1 = load_16(b + offsetof(block_q6_K, ql) + 64 * n + 32 + 16 * h);
+                const v128_t qh = load_16(b + offsetof(block_q6_K, qh) + 32 * n + 16 * h);
+                // Bit pair j of each qh byte moved to bits 4..5 (16-bit shifts: the mask drops what crosses bytes).
+                const v128_t high[4] = {wasm_v128_and(wasm_i16x8_shl(qh, 4), low2),
+                                        wasm_v128_and(wasm_i16x8_shl(qh, 2), low2), wasm_v128_and(qh, low2),
+                                        wasm_v128_and(wasm_u16x8_shr(qh, 2), low2)};
+                const v128_t low[4] = {nibbles_lo(ql0), nibbles_lo(ql1), nibbles_hi(ql0), nibbles_hi(ql1)};
+                for (int part = 0; part < 4; ++part) {
+                    const v128_t q = wasm_i8x16_sub(wasm_v128_or(low[part], high[part]), bias);
+                    store_i8x16(y + 32 * part + 16 * h, q, mul_by(ds[8 * n + 2 * part + h]));
+                }
+            }
+        }
+    }
+}
+
 // ---- i-quants ---------------------------------------------------------------------------------------------
 
 void iq2_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
@@ -944,6 +1003,9 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::I16: return i16_wasm;
         case DType::U16: return u16_wasm;
         case DType::BF16: return bf16_wasm;
+        case DType::I32: return i32_wasm;
+        case DType::U32: return u32_wasm;
+        case DType::F64: return f64_wasm;
         case DType::I64: return int64_wasm<true, dequantize_row_i64>;
         case DType::U64: return int64_wasm<false, dequantize_row_u64>;
         case DType::F8_E4M3: return f8_wasm<kF8E4M3, dequantize_row_f8_e4m3>;
@@ -961,6 +1023,7 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::Q3_K: return q3_K_wasm;
         case DType::Q4_K: return q45_K_wasm<false>;
         case DType::Q5_K: return q45_K_wasm<true>;
+        case DType::Q6_K: return q6_K_wasm;
         case DType::IQ2_XXS: return iq2_xxs_wasm;
         case DType::IQ2_XS: return iq2_xs_wasm;
         case DType::IQ3_XXS: return iq3_xxs_wasm;
@@ -978,7 +1041,7 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::Q2_0: return q2_0_wasm;
         // The rest run their scalar kernels, which are as fast or faster here: single conversions (32/64-bit
         // numbers), table lookups (small floats: clang 14 turns their SIMD128 widening and compares into generic
-        // shuffles), or loops clang already vectorizes well (Q4_0, Q4_1, Q6_K).
+        // shuffles), or loops clang already vectorizes well (Q4_0, Q4_1).
         default: return nullptr;
     }
     // clang-format on
