@@ -106,7 +106,7 @@ inline v128_t nibbles_lo(v128_t q) {
     return wasm_v128_and(q, wasm_i8x16_splat(0x0f));
 }
 inline v128_t nibbles_hi(v128_t q) {
-    return wasm_u8x16_shr(q, 4);
+    return wasm_v128_and(wasm_u16x8_shr(q, 4), wasm_i8x16_splat(0x0f));
 }
 
 // Byte j = 0xff where bit j of the 16 bits is set, else 0.
@@ -340,7 +340,7 @@ void f6_wasm(const uint8_t* src, float* dst, int64_t k) {
                                       wasm_v128_and(wasm_i32x4_shl(w, 6), wasm_i32x4_splat(0x3f000000))));
         const v128_t mag = wasm_v128_and(codes, wasm_i8x16_splat(0x1f));
         const v128_t mag16 = wasm_i8x16_sub(mag, wasm_i8x16_splat(16));  // 0..15 for the upper half, else >= 240
-        const v128_t sign = wasm_i8x16_shl(wasm_v128_and(codes, wasm_i8x16_splat(0x20)), 2);
+        const v128_t sign = wasm_i16x8_shl(wasm_v128_and(codes, wasm_i8x16_splat(0x20)), 2);
         const v128_t lo = wasm_v128_or(wasm_i8x16_swizzle(lo0, mag), wasm_i8x16_swizzle(lo1, mag16));
         const v128_t hi =
             wasm_v128_or(wasm_v128_or(wasm_i8x16_swizzle(hi0, mag), wasm_i8x16_swizzle(hi1, mag16)), sign);
@@ -593,7 +593,7 @@ inline v128_t crumbs_minus_1(v128_t bytes4) {
     // byte shifts in SIMD128: all four shifts are computed and each lane picks its own).
     const v128_t f0 =
         wasm_v128_and(rep, wasm_i8x16_make(3, 12, 48, -64, 3, 12, 48, -64, 3, 12, 48, -64, 3, 12, 48, -64));
-    const v128_t p1 = wasm_u8x16_shr(f0, 2), p2 = wasm_u8x16_shr(f0, 4), p3 = wasm_u8x16_shr(f0, 6);
+    const v128_t p1 = wasm_u16x8_shr(f0, 2), p2 = wasm_u16x8_shr(f0, 4), p3 = wasm_u16x8_shr(f0, 6);
     const v128_t sel1 = wasm_i32x4_splat(0x0000ff00), sel2 = wasm_i32x4_splat(0x00ff0000);
     const v128_t sel3 = wasm_i32x4_splat(static_cast<int32_t>(0xff000000u)), sel0 = wasm_i32x4_splat(0x000000ff);
     const v128_t v = wasm_v128_or(wasm_v128_or(wasm_v128_and(f0, sel0), wasm_v128_and(p1, sel1)),
@@ -622,8 +622,8 @@ void tq2_0_wasm(const uint8_t* src, float* y, int64_t k) {
             const v128_t q0 = load_16(b + offsetof(block_tq2_0, qs) + j);
             const v128_t q1 = load_16(b + offsetof(block_tq2_0, qs) + j + 16);
             for (int l = 0; l < 4; ++l, y += 32) {
-                store_i8x16(y, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * l), three), one), op);
-                store_i8x16(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * l), three), one), op);
+                store_i8x16(y, wasm_i8x16_sub(wasm_v128_and(wasm_u16x8_shr(q0, 2 * l), three), one), op);
+                store_i8x16(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u16x8_shr(q1, 2 * l), three), one), op);
             }
         }
     }
@@ -704,9 +704,9 @@ void q2_K_wasm(const uint8_t* src, float* y, int64_t k) {
             const v128_t q1 = load_16(b + offsetof(block_q2_K, qs) + 32 * n + 16);
             for (int shift = 0; shift < 8; shift += 2, y += 32, is += 2) {
                 store_i8x16(
-                    y, wasm_v128_and(wasm_u8x16_shr(q0, shift), three),
+                    y, wasm_v128_and(wasm_u16x8_shr(q0, shift), three),
                     mul_sub(d * static_cast<float>(scales[is] & 0x0f), min * static_cast<float>(scales[is] >> 4)));
-                store_i8x16(y + 16, wasm_v128_and(wasm_u8x16_shr(q1, shift), three),
+                store_i8x16(y + 16, wasm_v128_and(wasm_u16x8_shr(q1, shift), three),
                             mul_sub(d * static_cast<float>(scales[is + 1] & 0x0f),
                                     min * static_cast<float>(scales[is + 1] >> 4)));
             }
@@ -732,7 +732,7 @@ void q3_K_wasm(const uint8_t* src, float* y, int64_t k) {
                 for (int half16 = 0; half16 < 2; ++half16, ++is, y += 16) {
                     // A clear high bit subtracts 4.
                     const v128_t minus4 = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hm[half16], mask), zero), four);
-                    const v128_t v = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q[half16], shift), three), minus4);
+                    const v128_t v = wasm_i8x16_sub(wasm_v128_and(wasm_u16x8_shr(q[half16], shift), three), minus4);
                     store_i8x16(y, v, mul_by(d_all * static_cast<float>(scales[is])));
                 }
             }
@@ -764,8 +764,8 @@ void q45_K_wasm(const uint8_t* src, float* y, int64_t k) {
                     const v128_t q = load_16(b + kQs + 32 * g + 16 * h);
                     v128_t v = part == 0 ? nibbles_lo(q) : nibbles_hi(q);
                     if constexpr (kFifthBit) {
-                        const v128_t bit = wasm_v128_and(wasm_u8x16_shr(qh[h], 2 * g + part), one);
-                        v = wasm_v128_or(v, wasm_i8x16_shl(bit, 4));
+                        const v128_t bit = wasm_v128_and(wasm_u16x8_shr(qh[h], 2 * g + part), one);
+                        v = wasm_v128_or(v, wasm_i16x8_shl(bit, 4));
                     }
                     store_i8x16(y + 16 * h, v, op);
                 }
