@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// WebAssembly SIMD128 kernels for the types whose scalar kernels the compiler does not vectorize well (the
-// wasm build compiles the core with -msimd128; clang 14 scalarizes most small-integer-to-float conversions);
-// each is used only where it measured faster than the scalar kernel under Node (V8). They
-// follow the x86 kernels (dequant_x86.cpp) at 128 bits: quants become small integers (swizzle lookups for 4-bit value
-// tables, shifts and masks for packed bits), then float32 exactly, then the scalar reference's products in its order,
-// so the results are the same bits. i-quant signs are applied to the int8 grid values ((g ^ m) - m with m = 0 or -1 per
-// byte): db * float(-g) equals the reference's (db * g) * -1.0f for every db, because rounding is sign-symmetric and a
-// NaN operand passes through either product unchanged. F16 is the reference's branch-free bit arithmetic, four lanes at
-// a time. Loads stay inside each block's bytes.
+// WebAssembly SIMD128 kernels, one for every decodable type (the wasm build compiles the core with -msimd128,
+// but clang 14 leaves most conversions scalar: small integers to float, 32/64-bit integers, table lookups);
+// each measured faster than the scalar kernel under Node (V8). They follow the x86 kernels (dequant_x86.cpp) at
+// 128 bits: quants become small integers (swizzle lookups for 4-bit value tables, shifts and masks for packed
+// bits), then float32 exactly, then the scalar reference's products in its order, so the results are the same
+// bits. i-quant signs are applied to the int8 grid values ((g ^ m) - m with m = 0 or -1 per byte): db * float(-g)
+// equals the reference's (db * g) * -1.0f for every db, because rounding is sign-symmetric and a NaN operand
+// passes through either product unchanged. Loads stay inside each block's bytes. Two V8 costs shape the code:
+// SIMD128 has no byte shifts (V8 emulates them: 16-bit shifts are used wherever a mask follows), and an ordered
+// lane compare that clang proves unsigned becomes four x86 instructions (lanes are tested with equalities).
 #include "dequant_internal.h"
 
 #if defined(__wasm_simd128__)
@@ -155,7 +156,7 @@ inline v128_t apply_signs(v128_t g, v128_t mask) {
 // NaN or Inf, and the sign is ORed in last, so the bits equal the scalar kernel's.
 inline void half8_to_f32(float* y, v128_t h) {
     const v128_t expmant = wasm_v128_and(h, wasm_i16x8_splat(0x7fff));
-    const v128_t exponent = wasm_v128_and(h, wasm_i16x8_splat(0x7c00));  // equality tests only, as for F8 below
+    const v128_t exponent = wasm_v128_and(h, wasm_i16x8_splat(0x7c00));
     const v128_t small = wasm_i16x8_eq(exponent, wasm_i16x8_splat(0));
     const v128_t inf_nan = wasm_i16x8_eq(exponent, wasm_i16x8_splat(0x7c00));
     const v128_t nan =
@@ -355,8 +356,7 @@ void f6_wasm(const uint8_t* src, float* dst, int64_t k) {
 // smallest normals) are looked up in an 8-entry table with one swizzle, whose index bytes 2m and 2m + 1 are out
 // of range (giving 0) for every other magnitude. The sign is ORed in, then the codes the format reserves for NaN
 // or Inf are patched to the scalar table's bits (NaN is the quiet 0x7fc00000 with the code's sign, unsigned for
-// the *fnuz types). Lanes are tested with equalities only: clang 14 turns an ordered compare of lanes it knows
-// are non-negative into an unsigned one, which V8 lowers to four x86 instructions instead of one.
+// the *fnuz types).
 enum class F8Specials { kIeee, kFn, kFnuz };
 
 template <uint32_t kManBits, int32_t kBias, F8Specials kSpecials>
@@ -527,6 +527,27 @@ void u16_wasm(const uint8_t* src, float* dst, int64_t k) {
 }
 
 // ---- legacy quants ----------------------------------------------------------------------------------------
+
+void q4_0_wasm(const uint8_t* src, float* y, int64_t k) {
+    const v128_t eight = wasm_i8x16_splat(8);
+    for (int64_t i = 0; i < k / QK4_0; ++i, y += QK4_0) {
+        const uint8_t* b = src + i * sizeof(block_q4_0);
+        const v128_t q = load_16(b + offsetof(block_q4_0, qs));
+        const Mul op = mul_by(half(b));
+        store_i8x16(y, wasm_i8x16_sub(nibbles_lo(q), eight), op);
+        store_i8x16(y + 16, wasm_i8x16_sub(nibbles_hi(q), eight), op);
+    }
+}
+
+void q4_1_wasm(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK4_1; ++i, y += QK4_1) {
+        const uint8_t* b = src + i * sizeof(block_q4_1);
+        const v128_t q = load_16(b + offsetof(block_q4_1, qs));
+        const MulAdd op{wasm_f32x4_splat(half(b)), wasm_f32x4_splat(half(b + offsetof(block_q4_1, m)))};
+        store_i8x16(y, nibbles_lo(q), op);
+        store_i8x16(y + 16, nibbles_hi(q), op);
+    }
+}
 
 // Elements 0..15 and 16..31 of a q5 block: nibble | (bit j of qh) << 4.
 inline void q5_values(const uint8_t* qs, uint32_t qh, v128_t* lo, v128_t* hi) {
@@ -1016,6 +1037,8 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::F6_E2M3: return f6_wasm<kF6E2M3Planes, dequantize_row_f6_e2m3>;
         case DType::F6_E3M2: return f6_wasm<kF6E3M2Planes, dequantize_row_f6_e3m2>;
         case DType::F4: return f4_wasm;
+        case DType::Q4_0: return q4_0_wasm;
+        case DType::Q4_1: return q4_1_wasm;
         case DType::Q5_0: return q5_0_wasm;
         case DType::Q5_1: return q5_1_wasm;
         case DType::Q8_0: return q8_0_wasm;
@@ -1039,10 +1062,7 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
         case DType::NVFP4: return nvfp4_wasm;
         case DType::Q1_0: return q1_0_wasm;
         case DType::Q2_0: return q2_0_wasm;
-        // The rest run their scalar kernels, which are as fast or faster here: single conversions (32/64-bit
-        // numbers), table lookups (small floats: clang 14 turns their SIMD128 widening and compares into generic
-        // shuffles), or loops clang already vectorizes well (Q4_0, Q4_1).
-        default: return nullptr;
+        default: return nullptr;  // no decoder
     }
     // clang-format on
 }

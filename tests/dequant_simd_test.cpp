@@ -90,7 +90,7 @@ std::vector<uint8_t> le_bytes(const std::vector<uint64_t>& values, size_t width)
 
 }  // namespace
 
-TEST_CASE("a fast kernel is in use for every decodable type on an AVX2 + F16C CPU") {
+TEST_CASE("a fast kernel is in use for every decodable type on an AVX2 + F16C CPU and in wasm") {
 #if defined(__x86_64__) || defined(__i386__)
     // Every AVX2 CPU made has F16C too; the dispatcher checks both (and the OS's register state).
     CHECK((ws::detail::dequant_row_fn_x86(DType::Q8_0) != nullptr) ==
@@ -100,6 +100,13 @@ TEST_CASE("a fast kernel is in use for every decodable type on an AVX2 + F16C CP
         INFO(ws::dtype_name(t));
         CHECK(ws::dequant_row_fn(t) != nullptr);
         CHECK(ws::dequant_row_fn(t) != ws::dequant_row_fn_scalar(t));
+    }
+#endif
+#if defined(__wasm_simd128__)
+    for (DType t : decodable_types()) {
+        INFO(ws::dtype_name(t));
+        CHECK(ws::detail::dequant_row_fn_wasm(t) != nullptr);
+        CHECK(ws::dequant_row_fn(t) == ws::detail::dequant_row_fn_wasm(t));
     }
 #endif
     CHECK(ws::dequant_row_fn_scalar(DType::Q8_K) == nullptr);
