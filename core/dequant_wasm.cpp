@@ -41,13 +41,15 @@ inline void store_4(float* y, v128_t v) {
 // A block's f16 scale. Scales are normal numbers in practice: those take a few integer operations (the
 // exponent rebiased, the mantissa widened) and the rest the full fp16_to_fp32, whose subnormal path costs an
 // int-to-float conversion and a multiplication on every call.
-inline float half(const uint8_t* p) {
-    const uint32_t h = load_le16(p);
+inline float scale_half(uint32_t h) {
     const uint32_t exponent = h & 0x7c00u;
     if (exponent != 0 && exponent != 0x7c00u) {
         return f32_from_bits((((h & 0x7fffu) << 13) + (112u << 23)) | ((h & 0x8000u) << 16));
     }
     return fp16_to_fp32(static_cast<uint16_t>(h));
+}
+inline float half(const uint8_t* p) {
+    return scale_half(load_le16(p));
 }
 
 struct Mul {  // x * d
@@ -965,8 +967,8 @@ void iq1_m_wasm(const uint8_t* src, float* y, int64_t k) {
         const uint8_t* b = src + i * sizeof(block_iq1_m);
         uint16_t sc[4];
         for (int j = 0; j < 4; ++j) sc[j] = load_le16(b + offsetof(block_iq1_m, scales) + 2 * j);
-        const float d = fp16_to_fp32(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
-                                                           ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+        const float d = scale_half(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) |
+                                                         ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
         const uint8_t* qs = b + offsetof(block_iq1_m, qs);
         const uint8_t* qh = b + offsetof(block_iq1_m, qh);
         for (int ib = 0; ib < QK_K / 32; ++ib, y += 32, qs += 4) {
