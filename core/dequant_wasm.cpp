@@ -292,23 +292,26 @@ constexpr uint32_t mx_magnitude_top16(uint32_t code, uint32_t man_bits, int32_t 
     return ((static_cast<uint32_t>(exp2 + 127) << 23) | (m << (23 - man_bits))) >> 16;
 }
 
-// 32-entry magnitude tables of an F6 format as byte planes for i8x16.swizzle: low and high byte of the top 16
-// bits of the float32, entries 0..15 and 16..31.
-struct F6Planes {
-    uint8_t lo[32];
-    uint8_t hi[32];
+// The value table of an MX float format as byte planes for i8x16.swizzle: low and high byte of the top 16 bits
+// of each code's float32. Codes are magnitudes, or, with sign_bit, magnitudes below sign_bit and their negatives.
+template <uint32_t N>
+struct Top16Planes {
+    uint8_t lo[N];
+    uint8_t hi[N];
 };
-constexpr F6Planes make_f6_planes(uint32_t man_bits, int32_t bias) {
-    F6Planes p{};
-    for (uint32_t c = 0; c < 32; ++c) {
-        const uint32_t top = mx_magnitude_top16(c, man_bits, bias);
+template <uint32_t N>
+constexpr Top16Planes<N> make_top16_planes(uint32_t man_bits, int32_t bias, uint32_t sign_bit = 0) {
+    Top16Planes<N> p{};
+    for (uint32_t c = 0; c < N; ++c) {
+        const uint32_t top = mx_magnitude_top16(c & ~sign_bit, man_bits, bias) | ((c & sign_bit) != 0 ? 0x8000u : 0u);
         p.lo[c] = static_cast<uint8_t>(top);
         p.hi[c] = static_cast<uint8_t>(top >> 8);
     }
     return p;
 }
-constexpr F6Planes kF6E2M3Planes = make_f6_planes(3, 1);
-constexpr F6Planes kF6E3M2Planes = make_f6_planes(2, 3);
+// F6: 32 magnitudes, entries 0..15 and 16..31 looked up separately.
+constexpr Top16Planes<32> kF6E2M3Planes = make_top16_planes<32>(3, 1);
+constexpr Top16Planes<32> kF6E3M2Planes = make_top16_planes<32>(2, 3);
 static_assert(kF6E2M3Planes.hi[0x1f] == 0x40 && kF6E2M3Planes.lo[0x1f] == 0xf0, "e2m3 max is 7.5");
 static_assert(kF6E3M2Planes.hi[0x1f] == 0x41 && kF6E3M2Planes.lo[0x1f] == 0xe0, "e3m2 max is 28");
 
@@ -327,7 +330,7 @@ inline void store_top16x16(float* y, v128_t lo, v128_t hi) {
 // F6: 4 elements per 3 bytes (b0 b1 b2 -> 24-bit word, element j in bits 6j..6j+5). 16 elements (12 bytes) at a
 // time: each word into a 32-bit lane, its four codes into its four bytes, then the top 16 bits of each float32
 // looked up by magnitude (two swizzles per plane: out-of-range indices give 0) with the sign ORed in.
-template <const F6Planes& kPlanes, DequantRowFn kScalar>
+template <const Top16Planes<32>& kPlanes, DequantRowFn kScalar>
 void f6_wasm(const uint8_t* src, float* dst, int64_t k) {
     const v128_t lo0 = wasm_v128_load(kPlanes.lo), lo1 = wasm_v128_load(kPlanes.lo + 16);
     const v128_t hi0 = wasm_v128_load(kPlanes.hi), hi1 = wasm_v128_load(kPlanes.hi + 16);
@@ -433,20 +436,7 @@ void f8_wasm(const uint8_t* src, float* dst, int64_t k) {
 
 // F4 (e2m1, two codes per byte, low nibble first): the codes in element order, then the top 16 bits of each
 // float32 (sign included) looked up in byte planes of the 16-entry table.
-struct F4Planes {
-    uint8_t lo[16];
-    uint8_t hi[16];
-};
-constexpr F4Planes make_f4_planes() {
-    F4Planes p{};
-    for (uint32_t c = 0; c < 16; ++c) {
-        const uint32_t top = mx_magnitude_top16(c & 7, 1, 1) | (c & 8) << 12;
-        p.lo[c] = static_cast<uint8_t>(top);
-        p.hi[c] = static_cast<uint8_t>(top >> 8);
-    }
-    return p;
-}
-constexpr F4Planes kF4Planes = make_f4_planes();
+constexpr Top16Planes<16> kF4Planes = make_top16_planes<16>(1, 1, 8);
 static_assert(kF4Planes.hi[0x7] == 0x40 && kF4Planes.lo[0x7] == 0xc0 && kF4Planes.hi[0x8] == 0x80, "e2m1: 6, -0");
 
 void f4_wasm(const uint8_t* src, float* dst, int64_t k) {
