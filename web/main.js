@@ -300,33 +300,40 @@ window.addEventListener("drop", (e) => {
 
 const THEMES = ["auto", "light", "dark"];
 const themeButton = $("#theme-toggle");
+const systemDark = window.matchMedia("(prefers-color-scheme: dark)");
 
-function applyTheme(theme) {
-    if (theme === "auto") delete document.documentElement.dataset.theme;
-    else document.documentElement.dataset.theme = theme;
-    themeButton.textContent = `Theme: ${theme}`;
+// The page's colours follow html[data-theme] only (style.css); "auto" resolves to the system's choice here.
+function applyTheme(choice) {
+    document.documentElement.dataset.theme = choice === "auto" ? (systemDark.matches ? "dark" : "light") : choice;
+    themeButton.textContent = `Theme: ${choice}`;
 }
 
 function storedTheme() {
+    let stored = null;
     try {
-        return localStorage.getItem("weightstream-theme") ?? "auto";
+        stored = localStorage.getItem("weightstream-theme");
     } catch {
-        return "auto";
+        // no storage (private mode)
     }
+    return THEMES.includes(stored) ? stored : "auto";
 }
 
+let theme = storedTheme();
 themeButton.addEventListener("click", () => {
-    const next = THEMES[(THEMES.indexOf(storedTheme()) + 1) % THEMES.length];
+    theme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length];
     try {
-        localStorage.setItem("weightstream-theme", next);
+        localStorage.setItem("weightstream-theme", theme);
     } catch {
         // private mode: the theme lasts for this page only
     }
-    applyTheme(next);
+    applyTheme(theme);
     window.dispatchEvent(new Event("weightstream-theme")); // charts redraw with the new colours
 });
-window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => window.dispatchEvent(new Event("weightstream-theme")));
-applyTheme(THEMES.includes(storedTheme()) ? storedTheme() : "auto");
+systemDark.addEventListener("change", () => {
+    applyTheme(theme);
+    window.dispatchEvent(new Event("weightstream-theme"));
+});
+applyTheme(theme);
 
 // ---------------------------------------------------------------- samples and ?url=
 
