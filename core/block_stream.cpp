@@ -89,49 +89,4 @@ Status BlockStream::finish() const {
     return ok_status();
 }
 
-Status row_range(const TensorInfo& t, uint64_t start_row, uint64_t n_rows, uint64_t* offset, uint64_t* nbytes) {
-    const DTypeTraits& traits = dtype_traits(t.dtype);
-    if (traits.block_elems == 0) return make_error(Error::kBadType, t.info_offset, "row_range: type has no layout");
-    for (int64_t ne : t.ne) {
-        if (ne < 0) return make_error(Error::kBadShape, t.info_offset, "row_range: negative dimension");
-    }
-    const uint64_t ne0 = static_cast<uint64_t>(t.ne[0]);
-    if (ne0 % traits.block_elems != 0) {
-        return make_error(Error::kBadShape, t.info_offset, "row_range: ne[0] is not a whole number of blocks");
-    }
-    uint64_t total_rows = 0;
-    if (ne0 != 0) {
-        if (t.n_elements % ne0 != 0) {
-            return make_error(Error::kBadShape, t.info_offset, "row_range: n_elements is not a whole number of rows");
-        }
-        total_rows = t.n_elements / ne0;
-    } else {
-        // Rows of zero elements: count them from the outer dimensions.
-        total_rows = 1;
-        for (int d = 1; d < 4; ++d) {
-            const uint64_t ne = static_cast<uint64_t>(t.ne[d]);
-            if (ne != 0 && total_rows > UINT64_MAX / ne)
-                return make_error(Error::kOverflow, t.info_offset, "row_range");
-            total_rows *= ne;
-        }
-    }
-    if (start_row > total_rows || n_rows > total_rows - start_row) {
-        return make_error(Error::kBadOffset, t.info_offset, "row_range: rows past the end of the tensor");
-    }
-    const uint64_t blocks_per_row = ne0 / traits.block_elems;
-    if (blocks_per_row > UINT64_MAX / traits.block_bytes)
-        return make_error(Error::kOverflow, t.info_offset, "row_range");
-    const uint64_t row_bytes = blocks_per_row * traits.block_bytes;
-    // start_row + n_rows <= total_rows, and total_rows * row_bytes is the tensor's size only if that fits:
-    // check each product and the final sum.
-    if (row_bytes != 0 && (start_row > UINT64_MAX / row_bytes || n_rows > UINT64_MAX / row_bytes)) {
-        return make_error(Error::kOverflow, t.info_offset, "row_range");
-    }
-    const uint64_t rel = start_row * row_bytes;
-    if (rel > UINT64_MAX - t.offset) return make_error(Error::kOverflow, t.info_offset, "row_range");
-    *offset = t.offset + rel;
-    *nbytes = n_rows * row_bytes;
-    return ok_status();
-}
-
 }  // namespace ws

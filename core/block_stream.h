@@ -2,7 +2,7 @@
 // Decoding a tensor whose bytes arrive in chunks of any size (HTTP range bodies, ReadableStream pieces): whole
 // blocks are dequantized as they complete, a partial block (fewer bytes than one block) is carried over to
 // the next chunk. Feeding the bytes in any chunking gives the same floats as dequantize() over the whole
-// tensor. Also: the byte range of a window of rows, for reading a tensor too large for one output array.
+// tensor.
 #pragma once
 
 #include <cstddef>
@@ -60,12 +60,5 @@ private:
     size_t carry_len_ = 0;
     uint8_t carry_[kMaxBlockBytes];
 };
-
-// The bytes of rows [start_row, start_row + n_rows) of tensor t, a row being ne[0] elements (whole blocks:
-// ne[0] is a multiple of the block size). *offset is absolute (t.offset + bytes of the rows before), *nbytes
-// their size. Errors: kBadType for a type without a byte layout, kBadShape when ne[0] is not a whole number
-// of blocks or n_elements is not a whole number of rows, kBadOffset when the window runs past the last row,
-// kOverflow on arithmetic overflow. Safe on any TensorInfo values.
-Status row_range(const TensorInfo& t, uint64_t start_row, uint64_t n_rows, uint64_t* offset, uint64_t* nbytes);
 
 }  // namespace ws

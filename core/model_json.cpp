@@ -93,6 +93,22 @@ nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata) {
     return j;
 }
 
+nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s) {
+    auto number = [&](double v) { return s.finite > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    return {{"name", t.name},
+            {"dtype", t.dtype_name()},
+            {"n_elements", t.n_elements},
+            {"min", number(s.min)},
+            {"max", number(s.max)},
+            {"mean", number(s.mean)},
+            {"std", number(s.std)},
+            {"nan", s.nan},
+            {"pos_inf", s.pos_inf},
+            {"neg_inf", s.neg_inf},
+            {"zeros", s.zeros},
+            {"histogram", {{"min", number(s.min)}, {"max", number(s.max)}, {"counts", s.histogram}, {"edges", s.edges}}}};
+}
+
 std::string json_dump(const nlohmann::json& j, int indent) {
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

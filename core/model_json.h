@@ -8,12 +8,16 @@
 #include <string>
 
 #include "model_info.h"
+#include "stats.h"
 
 namespace ws {
 
 nlohmann::json value_to_json(const Value& v);
 nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
 nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata);
+// One entry of `stats --json`'s "tensors": name, dtype, n_elements, min, max, mean, std (null without finite
+// values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (core/stats.h).
+nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s);
 
 // Serialises with invalid UTF-8 in strings replaced (file strings are untrusted bytes), 64-bit integers
 // exact, NaN/Inf as null.

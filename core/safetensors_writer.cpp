@@ -6,44 +6,10 @@
 #include <unordered_set>
 
 #include "safetensors.h"
+#include "utf8.h"
 
 namespace ws {
 namespace {
-
-// True if s is well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF): the
-// crate's header is a Rust String, and nlohmann would otherwise have to alter the bytes.
-bool valid_utf8(const std::string& s) {
-    const auto* p = reinterpret_cast<const uint8_t*>(s.data());
-    const size_t n = s.size();
-    size_t i = 0;
-    while (i < n) {
-        const uint8_t c = p[i];
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        size_t len = 0;
-        uint32_t cp = 0;
-        uint32_t min = 0;
-        if ((c & 0xe0) == 0xc0) {
-            len = 2, cp = c & 0x1fu, min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3, cp = c & 0x0fu, min = 0x800;
-        } else if ((c & 0xf8) == 0xf0) {
-            len = 4, cp = c & 0x07u, min = 0x10000;
-        } else {
-            return false;
-        }
-        if (len > n - i) return false;
-        for (size_t k = 1; k < len; ++k) {
-            if ((p[i + k] & 0xc0) != 0x80) return false;
-            cp = (cp << 6) | (p[i + k] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-        i += len;
-    }
-    return true;
-}
 
 // A JSON string literal, escaped as serde_json and nlohmann both escape (compact, raw UTF-8, \u00XX for
 // other control characters). The input is valid UTF-8, so the replace handler never fires and nothing throws.
@@ -89,8 +55,8 @@ Result<SafetensorsLayout> safetensors_layout(const std::vector<MetadataEntry>& m
         for (size_t i = 0; i < metadata.size(); ++i) {
             const MetadataEntry& e = metadata[i];
             if (e.value.type != ValueType::kString) return make_error(Error::kBadType, i, "metadata.value");
-            if (!valid_utf8(e.key)) return make_error(Error::kBadJson, i, "metadata.key");
-            if (!valid_utf8(e.value.str)) return make_error(Error::kBadJson, i, "metadata.value");
+            if (!utf8_valid(e.key)) return make_error(Error::kBadJson, i, "metadata.key");
+            if (!utf8_valid(e.value.str)) return make_error(Error::kBadJson, i, "metadata.value");
             if (!seen.insert(e.key).second) return make_error(Error::kDuplicateName, i, "metadata.key");
             if (i) json += ',';
             append_json_string(&json, e.key);
@@ -109,7 +75,7 @@ Result<SafetensorsLayout> safetensors_layout(const std::vector<MetadataEntry>& m
     for (size_t i = 0; i < tensors.size(); ++i) {
         const TensorInfo& t = tensors[i];
         if (!safetensors_dtype(t.dtype)) return make_error(Error::kBadType, i, "tensor.dtype");
-        if (!valid_utf8(t.name)) return make_error(Error::kBadJson, i, "tensor.name");
+        if (!utf8_valid(t.name)) return make_error(Error::kBadJson, i, "tensor.name");
         if (t.name == "__metadata__") return make_error(Error::kBadKey, i, "tensor.name");
         if (!seen.insert(t.name).second) return make_error(Error::kDuplicateName, i, "tensor.name");
         if (t.full_shape.empty() && t.n_dims > 4) return make_error(Error::kBadShape, i, "tensor.n_dims");

@@ -35,7 +35,7 @@ enum class Error : uint8_t {
 
 const char* error_name(Error e);  // "ok", "need_more_data", "bad_magic", ...
 
-struct Status {
+struct [[nodiscard]] Status {
     Error code = Error::kOk;
     uint64_t offset = 0;    // absolute byte offset in the file where the problem is
     const char* what = "";  // the field or rule, a string literal ("tensor.n_dims")

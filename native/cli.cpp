@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "cli.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ws::cli {
 
@@ -128,6 +130,25 @@ std::string printable(const std::string& s, size_t max_bytes) {
         out += "... (" + with_commas(s.size()) + " bytes)";
     }
     return out;
+}
+
+bool parse_u64(const std::string& s, uint64_t* out) {
+    if (s.empty() || s[0] < '0' || s[0] > '9') return false;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0) return false;
+    *out = v;
+    return true;
+}
+
+bool parse_rows(const std::string& s, uint64_t* start, uint64_t* count) {
+    const size_t colon = s.find(':');
+    return colon != std::string::npos && parse_u64(s.substr(0, colon), start) && parse_u64(s.substr(colon + 1), count);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace ws::cli

@@ -33,11 +33,18 @@ bool parse_args(const std::vector<std::string>& argv, const std::vector<std::str
 int fail(int status, const std::string& message);
 // Prints a load error in the one-line format and returns its exit status (1 invalid, 3 I/O).
 int fail_load(const LoadError& error);
-// "FILE: what (byte N)" for an invalid-input status.
+// "FILE: code: what (byte N)" for an invalid-input status (the error line is "weightstream: error: " + this).
 std::string describe(const std::string& file, const Status& s);
 
 // Loads the model for a subcommand; on failure prints the error and sets *exit_status.
 bool load(const std::string& path, bool strict, LoadedModel* model, int* exit_status);
+
+// A decimal number without sign; false when s is anything else or too large.
+bool parse_u64(const std::string& s, uint64_t* out);
+// "START:COUNT" (row numbers) -> start, count.
+bool parse_rows(const std::string& s, uint64_t* start, uint64_t* count);
+
+bool ends_with(const std::string& s, const std::string& suffix);
 
 // Human-friendly numbers: 1234567 -> "1,234,567"; bytes -> "1.2 MiB".
 std::string with_commas(uint64_t n);

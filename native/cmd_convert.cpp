@@ -24,6 +24,7 @@
 #include "dequant.h"
 #include "gguf_writer.h"
 #include "model_json.h"
+#include "utf8.h"
 #include "progress.h"
 #include "quantize.h"
 #include "safetensors_writer.h"
@@ -41,10 +42,6 @@ struct Plan {
     TensorInfo out;  // name, dtype and shape to write
     Action action = Action::kCopy;
 };
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool target_holds(Format target, DType t) {
     const DTypeKind kind = dtype_traits(t).kind;
@@ -109,11 +106,6 @@ bool plan_tensor(const TensorInfo& t, Format target, DType requested, Plan* plan
     return false;
 }
 
-// A string as valid UTF-8 (invalid bytes become U+FFFD): safetensors headers are JSON.
-std::string valid_utf8(const std::string& s) {
-    return nlohmann::json::parse(json_dump(nlohmann::json(s), -1)).get<std::string>();
-}
-
 std::string float_text(double v, int digits) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -127,7 +119,7 @@ std::string float_text(double v, int digits) {
 std::string value_text(const Value& v) {
     switch (v.type) {
         case ValueType::kString:
-            return valid_utf8(v.str);
+            return utf8_replace_invalid(v.str);
         case ValueType::kArray:
             return json_dump(value_to_json(v), -1);
         case ValueType::kBool:
@@ -155,7 +147,7 @@ std::vector<MetadataEntry> plan_metadata(const ModelInfo& in, Format target, std
     for (const MetadataEntry& e : in.metadata) {
         if (is_split_key(e.key)) continue;
         if (target == Format::kSafetensors) {
-            out.push_back(string_entry(valid_utf8(e.key), value_text(e.value)));
+            out.push_back(string_entry(utf8_replace_invalid(e.key), value_text(e.value)));
             continue;
         }
         if (e.key.empty()) {

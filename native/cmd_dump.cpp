@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "block_stream.h"
 #include "dequant.h"
 #include "npy.h"
 #include "progress.h"
+#include "row_window.h"
 #include "tensor_io.h"
 
 namespace ws::cli {
@@ -20,26 +20,6 @@ namespace {
 constexpr size_t kRawPiece = size_t(16) << 20;  // bytes copied per write of --as raw
 
 enum class As { kF32, kF16, kBf16, kRaw };
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool parse_u64(const std::string& s, uint64_t* out) {
-    if (s.empty() || s[0] < '0' || s[0] > '9') return false;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (*end != '\0' || errno != 0) return false;
-    *out = v;
-    return true;
-}
-
-// "START:COUNT" -> start, count.
-bool parse_rows(const std::string& s, uint64_t* start, uint64_t* count) {
-    const size_t colon = s.find(':');
-    return colon != std::string::npos && parse_u64(s.substr(0, colon), start) && parse_u64(s.substr(colon + 1), count);
-}
 
 // The .npy dtype and shape of what we write. numpy has no bfloat16, so bf16 is written as its bits ('<u2');
 // C64 as float32 is numpy's complex64 ('<c8'), as f16/bf16 it gets a trailing dim of 2 (real, imaginary).
@@ -119,19 +99,21 @@ int cmd_dump(const std::vector<std::string>& argv) {
     uint64_t nbytes = t->nbytes, n_elements = t->n_elements;
     std::vector<int64_t> shape = t->shape();
     if (rows) {
-        uint64_t offset = 0;
-        const Status s = row_range(*t, row_start, row_count, &offset, &nbytes);
+        Result<RowWindow> w = row_window(*t, row_start, row_count);
+        const Status s = w.status();
         if (s.code == Error::kBadOffset || s.code == Error::kOverflow) {
-            const uint64_t n_rows = t->ne[0] > 0 ? t->n_elements / static_cast<uint64_t>(t->ne[0]) : 0;
             return fail(kExitUsage, "--rows " + args.get("--rows") + " is outside tensor " + printable(t->name, 200) +
-                                        " (" + with_commas(n_rows) + " rows of " + std::to_string(t->ne[0]) +
+                                        " (" + with_commas(ws::row_count(*t)) + " rows of " + std::to_string(t->ne[0]) +
                                         " elements)");
         }
         if (!s.ok()) return fail(kExitInvalid, describe(file, make_error(s.code, t->info_offset, s.what)));
-        src = data + (offset - t->offset);
-        n_elements = row_count * static_cast<uint64_t>(t->ne[0]);
-        shape = {static_cast<int64_t>(row_count), t->ne[0]};
+        src = data + (w.value().offset - t->offset);
+        nbytes = w.value().nbytes;
+        n_elements = w.value().n_elements;
+        shape = std::move(w.value().shape);
     }
+    // An F16 tensor read as f16 is its stored bits (a round trip through float32 would rewrite NaN payloads).
+    const bool stored_bits = as == As::kRaw || (as == As::kF16 && t->dtype == DType::F16);
 
     OutputFile out;
     if (!out.open(out_path)) return fail(kExitIo, out.error());
@@ -144,7 +126,7 @@ int cmd_dump(const std::vector<std::string>& argv) {
     }
 
     Progress progress("dump", nbytes);
-    if (as == As::kRaw) {
+    if (stored_bits) {
         for (uint64_t done = 0; done < nbytes;) {
             const size_t n = static_cast<size_t>(std::min<uint64_t>(kRawPiece, nbytes - done));
             if (!out.write(src + done, n)) {

@@ -11,6 +11,7 @@
 #include "dequant.h"
 #include "dtype.h"
 #include "model_info.h"
+#include "row_window.h"
 #include "support/test_util.h"
 
 using ws::BlockStream;
@@ -233,9 +234,13 @@ TEST_CASE("row windows decode to the matching slice of the whole tensor") {
         for (uint64_t start = 0; start <= rows; ++start) {
             for (uint64_t count = 0; start + count <= rows; ++count) {
                 INFO("rows " << start << " + " << count);
-                uint64_t offset = 0;
-                uint64_t nbytes = 0;
-                REQUIRE(ws::row_range(t.info, start, count, &offset, &nbytes).ok());
+                const ws::Result<ws::RowWindow> w = ws::row_window(t.info, start, count);
+                REQUIRE(w.ok());
+                const uint64_t offset = w.value().offset;
+                const uint64_t nbytes = w.value().nbytes;
+                CHECK(w.value().n_elements == count * ne0);
+                CHECK(w.value().total_rows == rows);
+                CHECK(w.value().shape == std::vector<int64_t>{static_cast<int64_t>(count), t.info.ne[0]});
                 REQUIRE(offset >= t.info.offset);
                 REQUIRE(offset + nbytes <= t.info.offset + t.info.nbytes);
                 if (start + count == rows) CHECK(offset + nbytes == t.info.offset + t.info.nbytes);
@@ -250,7 +255,7 @@ TEST_CASE("row windows decode to the matching slice of the whole tensor") {
     CHECK(windows > 1000);
 }
 
-TEST_CASE("row_range rejects windows and shapes it cannot serve") {
+TEST_CASE("row_window rejects windows and shapes it cannot serve") {
     ws::TensorInfo t;
     t.dtype = DType::Q4_K;
     t.ne[0] = 512;
@@ -258,39 +263,43 @@ TEST_CASE("row_range rejects windows and shapes it cannot serve") {
     t.n_elements = 4096;
     t.offset = 1000;
     t.nbytes = 8 * 288;
-    uint64_t offset = 0;
-    uint64_t nbytes = 0;
-    REQUIRE(ws::row_range(t, 3, 2, &offset, &nbytes).ok());
-    CHECK(offset == 1000 + 3 * 288);
-    CHECK(nbytes == 2 * 288);
-    CHECK(ws::row_range(t, 8, 0, &offset, &nbytes).ok());
-    CHECK(ws::row_range(t, 7, 2, &offset, &nbytes).code == Error::kBadOffset);
-    CHECK(ws::row_range(t, 9, 0, &offset, &nbytes).code == Error::kBadOffset);
-    CHECK(ws::row_range(t, UINT64_MAX, 2, &offset, &nbytes).code == Error::kBadOffset);
-    CHECK(ws::row_range(t, 2, UINT64_MAX, &offset, &nbytes).code == Error::kBadOffset);
+    auto code = [](const ws::TensorInfo& info, uint64_t start, uint64_t count) {
+        return ws::row_window(info, start, count).status().code;
+    };
+    const ws::Result<ws::RowWindow> w = ws::row_window(t, 3, 2);
+    REQUIRE(w.ok());
+    CHECK(w.value().offset == 1000 + 3 * 288);
+    CHECK(w.value().nbytes == 2 * 288);
+    CHECK(w.value().n_elements == 2 * 512);
+    CHECK(w.value().total_rows == 8);
+    CHECK(ws::row_window(t, 8, 0).ok());
+    CHECK(code(t, 7, 2) == Error::kBadOffset);
+    CHECK(code(t, 9, 0) == Error::kBadOffset);
+    CHECK(code(t, UINT64_MAX, 2) == Error::kBadOffset);
+    CHECK(code(t, 2, UINT64_MAX) == Error::kBadOffset);
 
     ws::TensorInfo odd = t;
     odd.ne[0] = 100;  // not a whole number of 256-element blocks
-    CHECK(ws::row_range(odd, 0, 1, &offset, &nbytes).code == Error::kBadShape);
+    CHECK(code(odd, 0, 1) == Error::kBadShape);
     ws::TensorInfo ragged = t;
     ragged.n_elements = 4096 + 256;  // not a whole number of rows
-    CHECK(ws::row_range(ragged, 0, 1, &offset, &nbytes).code == Error::kBadShape);
+    CHECK(code(ragged, 0, 1) == Error::kBadShape);
     ws::TensorInfo negative = t;
     negative.ne[1] = -8;
-    CHECK(ws::row_range(negative, 0, 1, &offset, &nbytes).code == Error::kBadShape);
+    CHECK(code(negative, 0, 1) == Error::kBadShape);
     ws::TensorInfo unknown = t;
     unknown.dtype = DType::kUnknown;
-    CHECK(ws::row_range(unknown, 0, 1, &offset, &nbytes).code == Error::kBadType);
+    CHECK(code(unknown, 0, 1) == Error::kBadType);
 
     ws::TensorInfo huge = t;
     huge.dtype = DType::F32;
     huge.ne[0] = int64_t(1) << 62;
     huge.ne[1] = 2;
     huge.n_elements = uint64_t(1) << 63;
-    CHECK(ws::row_range(huge, 0, 1, &offset, &nbytes).code == Error::kOverflow);
+    CHECK(code(huge, 0, 1) == Error::kOverflow);
     ws::TensorInfo far = t;
     far.offset = UINT64_MAX - 10;
-    CHECK(ws::row_range(far, 1, 1, &offset, &nbytes).code == Error::kOverflow);
+    CHECK(code(far, 1, 1) == Error::kOverflow);
 
     // Sub-byte safetensors types: a row of 6 F4 values is 3 bytes; an odd row length is not addressable.
     ws::TensorInfo f4;
@@ -299,22 +308,31 @@ TEST_CASE("row_range rejects windows and shapes it cannot serve") {
     f4.ne[1] = 4;
     f4.n_elements = 24;
     f4.offset = 8;
-    REQUIRE(ws::row_range(f4, 1, 2, &offset, &nbytes).ok());
-    CHECK(offset == 11);
-    CHECK(nbytes == 6);
+    const ws::Result<ws::RowWindow> f4_rows = ws::row_window(f4, 1, 2);
+    REQUIRE(f4_rows.ok());
+    CHECK(f4_rows.value().offset == 11);
+    CHECK(f4_rows.value().nbytes == 6);
     f4.ne[0] = 3;
     f4.ne[1] = 8;
-    CHECK(ws::row_range(f4, 0, 1, &offset, &nbytes).code == Error::kBadShape);
+    CHECK(code(f4, 0, 1) == Error::kBadShape);
 
-    // Rows of zero elements take zero bytes.
+    // Rows of zero elements take zero bytes; they are counted from the outer dimensions (numpy's (5, 0) array
+    // has 5 rows), by the window and by row_count alike.
     ws::TensorInfo empty;
     empty.dtype = DType::F16;
     empty.ne[0] = 0;
     empty.ne[1] = 5;
     empty.n_elements = 0;
     empty.offset = 64;
-    REQUIRE(ws::row_range(empty, 2, 3, &offset, &nbytes).ok());
-    CHECK(offset == 64);
-    CHECK(nbytes == 0);
-    CHECK(ws::row_range(empty, 2, 4, &offset, &nbytes).code == Error::kBadOffset);
+    const ws::Result<ws::RowWindow> none = ws::row_window(empty, 2, 3);
+    REQUIRE(none.ok());
+    CHECK(none.value().offset == 64);
+    CHECK(none.value().nbytes == 0);
+    CHECK(none.value().n_elements == 0);
+    CHECK(none.value().total_rows == 5);
+    CHECK(none.value().shape == std::vector<int64_t>{3, 0});
+    CHECK(ws::row_count(empty) == 5);
+    CHECK(code(empty, 2, 4) == Error::kBadOffset);
+    empty.ne[2] = 2;
+    CHECK(ws::row_count(empty) == 10);
 }

@@ -124,7 +124,6 @@ struct Expected {
     uint64_t finite = 0, nan = 0, pos_inf = 0, neg_inf = 0, zeros = 0;
     float min = 0, max = 0;
     double mean = 0, std = 0, mean_abs = 0;
-    std::vector<uint64_t> counts = std::vector<uint64_t>(32, 0);
 };
 
 Expected expected_stats(const std::vector<float>& x) {
@@ -150,15 +149,36 @@ Expected expected_stats(const std::vector<float>& x) {
     e.mean = sum / static_cast<double>(e.finite);
     e.mean_abs = sum_abs / static_cast<double>(e.finite);
     double ss = 0;
-    const double width = static_cast<double>(e.max) - e.min;
     for (float v : x) {
-        if (!std::isfinite(v)) continue;
-        ss += (v - e.mean) * (v - e.mean);
-        const double pos = width > 0 ? (static_cast<double>(v) - e.min) * (32 / width) : 0;
-        e.counts[std::min(31, static_cast<int>(pos))]++;
+        if (std::isfinite(v)) ss += (v - e.mean) * (v - e.mean);
     }
     e.std = std::sqrt(ss / static_cast<double>(e.finite));
     return e;
+}
+
+// The histogram as core/stats.h defines it: its edges lie on the grid within 2 / 8192 of the range below the
+// equal-width edges, edges[0] = min, edges[32] = max, and bin k counts the finite values in
+// [edges[k], edges[k + 1]) (the last one also max), counted here directly.
+void check_histogram(const json& h, const std::vector<float>& x, const Expected& e) {
+    REQUIRE(h["edges"].size() == 33);
+    const std::vector<double> edges = h["edges"].get<std::vector<double>>();
+    const double width = static_cast<double>(e.max) - e.min;
+    CHECK(edges[0] == e.min);
+    CHECK(edges[32] == e.max);
+    for (int k = 1; k < 32; ++k) {
+        const double ideal = e.min + width * k / 32;
+        CHECK(edges[k] <= ideal);
+        CHECK(edges[k] >= ideal - 2 * width / 8192);
+        CHECK(edges[k] >= edges[k - 1]);
+    }
+    std::vector<uint64_t> counts(32, 0);
+    for (float v : x) {
+        if (!std::isfinite(v)) continue;
+        int k = 31;
+        while (k > 0 && v < edges[k]) --k;
+        counts[k]++;
+    }
+    CHECK(h["counts"] == counts);
 }
 
 }  // namespace
@@ -304,6 +324,18 @@ TEST_CASE("dump --as f16 / bf16 equal ggml's rounding of the reference floats") 
     }
 }
 
+TEST_CASE("dump --as f16 of an F16 tensor passes the stored bits through, NaN payloads included") {
+    // Signalling and payload NaNs of both signs, which a round trip through float32 would rewrite.
+    const std::vector<uint16_t> halves = {0x7c01, 0xfd55, 0x7e00, 0x3c00, 0x8001, 0x7fff, 0xfc00, 0x0000};
+    std::vector<uint8_t> bytes(halves.size() * 2);
+    std::memcpy(bytes.data(), halves.data(), bytes.size());
+    ws_test::TempDir dir;
+    const std::string path = dir.file("nan.gguf");
+    ws_test::write_file(path, gguf_file({tensor("h", DType::F16, {8})}, {bytes}));
+    CHECK(as_bytes(ok_cli("dump " + quote(path) + " h --as f16").out) == bytes);
+    CHECK(as_bytes(ok_cli("dump " + quote(path) + " h --as f16 --rows 0:1").out) == bytes);
+}
+
 TEST_CASE("dump -o x.npy writes a NumPy file with the tensor's shape and dtype") {
     ws_test::TempDir dir;
     const json m = ws_test::read_json(ws_test::data_path("ggml/manifest.json"))["files"][0];
@@ -445,7 +477,7 @@ TEST_CASE("a large tensor decodes identically on 1 and 4 threads") {
     CHECK(s["max"].get<double>() == e.max);
     CHECK(std::fabs(s["mean"].get<double>() - e.mean) <= 1e-9 * e.mean_abs);
     CHECK(std::fabs(s["std"].get<double>() - e.std) <= 1e-9 * e.std);
-    CHECK(s["histogram"]["counts"] == e.counts);
+    check_histogram(s["histogram"], expected, e);
 }
 
 // ---- stats --------------------------------------------------------------------------------------------------
@@ -483,7 +515,7 @@ TEST_CASE("stats --json equals statistics computed from the reference decode") {
             CHECK(std::fabs(s["std"].get<double>() - e.std) <= 1e-9 * e.std);
             CHECK(s["histogram"]["min"].get<double>() == e.min);
             CHECK(s["histogram"]["max"].get<double>() == e.max);
-            CHECK(s["histogram"]["counts"] == e.counts);
+            check_histogram(s["histogram"], as_floats(ref_bytes(t)), e);
             uint64_t binned = 0;
             for (const json& c : s["histogram"]["counts"]) binned += c.get<uint64_t>();
             CHECK(binned == e.finite);

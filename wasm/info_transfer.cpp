@@ -6,71 +6,10 @@
 #include <utility>
 
 #include "model_json.h"
+#include "utf8.h"
 
 namespace ws {
 namespace {
-
-// Writes s as UTF-16 at dst (room for s.size() units) if it is well-formed UTF-8 (Unicode 15, table 3-7: no
-// overlong forms, no surrogates, nothing above U+10FFFF) and returns the units written; -1 if it is not.
-ptrdiff_t utf8_to_utf16(const std::string& s, uint16_t* dst) {
-    const auto* p = reinterpret_cast<const uint8_t*>(s.data());
-    const size_t n = s.size();
-    uint16_t* const first = dst;
-    size_t i = 0;
-    while (i < n) {
-        // Tokens are mostly ASCII: widen 8 ASCII bytes at a time.
-        if (n - i >= 8) {
-            uint64_t word;
-            std::memcpy(&word, p + i, 8);
-            if ((word & 0x8080808080808080ull) == 0) {
-                for (int k = 0; k < 8; ++k) dst[k] = p[i + k];
-                dst += 8;
-                i += 8;
-                continue;
-            }
-        }
-        const uint8_t b = p[i];
-        if (b < 0x80) {
-            *dst++ = b;
-            ++i;
-            continue;
-        }
-        size_t len = 0;
-        uint8_t lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
-        uint32_t cp = 0;
-        if (b >= 0xc2 && b <= 0xdf) {
-            len = 2;
-            cp = b & 0x1f;
-        } else if (b >= 0xe0 && b <= 0xef) {
-            len = 3;
-            cp = b & 0x0f;
-            if (b == 0xe0) lo = 0xa0;
-            if (b == 0xed) hi = 0x9f;
-        } else if (b >= 0xf0 && b <= 0xf4) {
-            len = 4;
-            cp = b & 0x07;
-            if (b == 0xf0) lo = 0x90;
-            if (b == 0xf4) hi = 0x8f;
-        } else {
-            return -1;
-        }
-        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) return -1;
-        cp = (cp << 6) | (p[i + 1] & 0x3f);
-        for (size_t k = 2; k < len; ++k) {
-            if ((p[i + k] & 0xc0) != 0x80) return -1;
-            cp = (cp << 6) | (p[i + k] & 0x3f);
-        }
-        i += len;
-        if (cp >= 0x10000) {  // a surrogate pair
-            cp -= 0x10000;
-            *dst++ = static_cast<uint16_t>(0xd800 | (cp >> 10));
-            *dst++ = static_cast<uint16_t>(0xdc00 | (cp & 0x3ff));
-        } else {
-            *dst++ = static_cast<uint16_t>(cp);
-        }
-    }
-    return dst - first;
-}
 
 // Moves the items of one flat array out of v (and back): v then prints as an empty array.
 struct ArrayItems {
