@@ -43,53 +43,76 @@ std::vector<uint8_t> block_bytes(uint16_t d, const std::vector<uint8_t>& qs) {
 
 }  // namespace
 
-TEST_CASE("quantize reproduces ggml's bytes for every F32/F16/BF16/Q8_0/Q4_0 tensor of the corpus") {
+TEST_CASE("quantize_rows reproduces ggml_quantize_chunk for every corpus tensor of a supported type") {
     const nlohmann::json manifest = ws_test::read_json(ws_test::data_path("ggml/manifest.json"));
-    const std::vector<uint8_t> file = ws_test::read_file(ws_test::data_path("ggml/ggml-types.gguf"));
     std::set<std::string> checked;
-    for (const auto& t : manifest.at("files").at(0).at("tensors")) {
-        const DType type = ws::dtype_from_ggml_id(t.at("ggml_type_id").get<uint32_t>());
-        if (!ws::quantize_supported(type) || t.at("source").is_null()) continue;
-        const std::string name = t.at("name").get<std::string>();
-        INFO(name);
-        const auto& source = t.at("source");
-        const std::vector<float> src = read_f32(ws_test::data_path("ggml/" + source.at("file").get<std::string>()));
-        const uint64_t nrows = source.at("nrows").get<uint64_t>();
-        const uint64_t n_per_row = source.at("n_per_row").get<uint64_t>();
-        REQUIRE(src.size() == nrows * n_per_row);
+    for (const auto& f : manifest.at("files")) {
+        const std::vector<uint8_t> file =
+            ws_test::read_file(ws_test::data_path("ggml/" + f.at("file").get<std::string>()));
+        for (const auto& t : f.at("tensors")) {
+            const DType type = ws::dtype_from_ggml_id(t.at("ggml_type_id").get<uint32_t>());
+            if (!ws::quantize_supported(type) || t.at("source").is_null()) continue;
+            const std::string name = t.at("name").get<std::string>();
+            INFO(name);
+            const auto& source = t.at("source");
+            const std::vector<float> src = read_f32(ws_test::data_path("ggml/" + source.at("file").get<std::string>()));
+            std::vector<float> imatrix;
+            if (!source.at("imatrix").is_null()) {
+                imatrix = read_f32(ws_test::data_path("ggml/" + source.at("imatrix").at("file").get<std::string>()));
+            }
+            const int64_t nrows = source.at("nrows").get<int64_t>();
+            const int64_t n_per_row = source.at("n_per_row").get<int64_t>();
+            REQUIRE(src.size() == static_cast<size_t>(nrows * n_per_row));
+            const float* qw = imatrix.empty() ? nullptr : imatrix.data();
 
-        const uint64_t offset = t.at("absolute_offset").get<uint64_t>();
-        const uint64_t size = t.at("size_bytes").get<uint64_t>();
-        REQUIRE(offset + size <= file.size());
-        const std::vector<uint8_t> expected(file.begin() + offset, file.begin() + offset + size);
+            const uint64_t offset = t.at("absolute_offset").get<uint64_t>();
+            const uint64_t size = t.at("size_bytes").get<uint64_t>();
+            REQUIRE(offset + size <= file.size());
+            const std::vector<uint8_t> expected(file.begin() + offset, file.begin() + offset + size);
 
-        // Whole tensor in one call.
-        const std::vector<uint8_t> whole = quantize_all(type, src);
-        CHECK(ws_test::sha256_hex(whole.data(), whole.size()) == t.at("raw_sha256").get<std::string>());
-        CHECK(whole == expected);
+            // Whole tensor in one call.
+            std::vector<uint8_t> whole(size, 0xcd);
+            REQUIRE(ws::quantize_rows(type, src.data(), nrows, n_per_row, qw, whole.data()).ok());
+            CHECK(ws_test::sha256_hex(whole.data(), whole.size()) == t.at("raw_sha256").get<std::string>());
+            CHECK(std::memcmp(whole.data(), expected.data(), size) == 0);
 
-        // Row by row, into the same buffer at each row's place.
-        uint64_t row_bytes = 0;
-        REQUIRE(ws::dtype_bytes_for(type, n_per_row, &row_bytes));
-        std::vector<uint8_t> rows(size, 0xcd);
-        for (uint64_t r = 0; r < nrows; ++r) {
-            REQUIRE(ws::quantize(type, src.data() + r * n_per_row, n_per_row, rows.data() + r * row_bytes).ok());
+            // Row by row, into the same buffer at each row's place.
+            const uint64_t row_bytes = size / static_cast<uint64_t>(nrows);
+            std::vector<uint8_t> rows(size, 0xcd);
+            for (int64_t r = 0; r < nrows; ++r) {
+                REQUIRE(ws::quantize_rows(type, src.data() + r * n_per_row, 1, n_per_row, qw,
+                                          rows.data() + static_cast<uint64_t>(r) * row_bytes)
+                            .ok());
+            }
+            CHECK(rows == expected);
+
+            // The one-call API without an imatrix gives the same bytes.
+            if (!qw) {
+                std::vector<uint8_t> flat(size, 0xcd);
+                REQUIRE(ws::quantize(type, src.data(), src.size(), flat.data()).ok());
+                CHECK(flat == expected);
+            }
+
+            // Decoding our bytes gives ggml's decode.
+            const std::vector<float> ref =
+                read_f32(ws_test::data_path("ggml/" + t.at("reference").at("file").get<std::string>()));
+            std::vector<float> decoded(src.size());
+            REQUIRE(ws::dequantize(type, whole.data(), src.size(), decoded.data()).ok());
+            REQUIRE(ref.size() == decoded.size());
+            CHECK(std::memcmp(ref.data(), decoded.data(), ref.size() * 4) == 0);
+            checked.insert(name);
         }
-        CHECK(rows == expected);
-
-        // Decoding our bytes gives ggml's decode.
-        const std::vector<float> ref =
-            read_f32(ws_test::data_path("ggml/" + t.at("reference").at("file").get<std::string>()));
-        std::vector<float> decoded(src.size());
-        REQUIRE(ws::dequantize(type, whole.data(), src.size(), decoded.data()).ok());
-        REQUIRE(ref.size() == decoded.size());
-        CHECK(std::memcmp(ref.data(), decoded.data(), ref.size() * 4) == 0);
-        checked.insert(name);
     }
-    const std::set<std::string> required = {"q8_0.weight", "q8_0.3d",     "q8_0.odd",    "q4_0.weight",  "q4_0.odd",
-                                            "f16.weight",  "f16.special", "bf16.weight", "bf16.special", "f32.weight",
-                                            "f32.special", "f16.3d",      "f32.3d"};
+    // Every corpus tensor of the 21 types this module quantizes: 40 tensors.
+    const std::set<std::string> required = {
+        "f32.weight",    "f16.weight",   "bf16.weight",  "q4_0.weight",  "q4_1.weight", "q5_0.weight",  "q5_1.weight",
+        "q8_0.weight",   "q2_k.weight",  "q3_k.weight",  "q4_k.weight",  "q5_k.weight", "q6_k.weight",  "iq4_nl.weight",
+        "iq4_xs.weight", "tq1_0.weight", "tq2_0.weight", "mxfp4.weight", "f32.3d",      "f16.3d",       "q8_0.3d",
+        "q4_k.3d",       "q6_k.3d",      "iq4_xs.3d",    "q4_0.odd",     "q4_1.odd",    "q5_0.odd",     "q5_1.odd",
+        "q8_0.odd",      "iq4_nl.odd",   "mxfp4.odd",    "f32.special",  "f16.special", "bf16.special", "nvfp4.weight",
+        "q1_0.weight",   "q2_0.weight",  "nvfp4.3d",     "q1_0.3d",      "q2_0.3d"};
     for (const std::string& name : required) CHECK(checked.count(name) == 1);
+    CHECK(checked.size() == required.size());
 }
 
 TEST_CASE("q8_0 follows ggml's MAX() through NaN and its int8 conversion of non-finite quants") {
@@ -151,18 +174,49 @@ TEST_CASE("q4_0 keeps the signed max, the first on ties, and ggml's handling of 
     }
 }
 
-TEST_CASE("quantize dispatch rejects unsupported types and partial blocks") {
-    std::vector<float> x(64, 0.5f);
-    std::vector<uint8_t> out(256, 0);
-    CHECK(ws::quantize(DType::Q4_1, x.data(), 64, out.data()).code == Error::kUnsupported);
-    CHECK(ws::quantize(DType::Q4_K, x.data(), 64, out.data()).code == Error::kUnsupported);
-    CHECK(ws::quantize(DType::U8, x.data(), 64, out.data()).code == Error::kUnsupported);
-    CHECK(ws::quantize(DType::kUnknown, x.data(), 64, out.data()).code == Error::kUnsupported);
+TEST_CASE("quantize dispatch rejects unsupported types, bad shapes and a missing required imatrix") {
+    std::vector<float> x(512, 0.5f);
+    std::vector<uint8_t> out(2048, 0);
+    // Not quantizable: plain integers, unknown ids, ggml's internal activation formats, and (until the i-quant
+    // quantizers are wired in) the types of quantize_iquants.
+    for (DType t : {DType::U8, DType::I32, DType::kUnknown, DType::Q8_1, DType::Q8_K, DType::Q4_0_4_4, DType::IQ2_XXS,
+                    DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M}) {
+        INFO(static_cast<uint32_t>(t));
+        CHECK_FALSE(ws::quantize_supported(t));
+        const ws::Status s = ws::quantize_rows(t, x.data(), 1, 256, x.data(), out.data());
+        CHECK(s.code == Error::kUnsupported);
+        CHECK(std::string(s.what) == "dtype");
+        CHECK(ws::quantize(t, x.data(), 256, out.data()).code == Error::kUnsupported);
+    }
+    for (DType t : {DType::F32,    DType::F16,   DType::BF16,  DType::Q4_0,  DType::Q4_1,  DType::Q5_0, DType::Q5_1,
+                    DType::Q8_0,   DType::Q2_K,  DType::Q3_K,  DType::Q4_K,  DType::Q5_K,  DType::Q6_K, DType::IQ4_NL,
+                    DType::IQ4_XS, DType::TQ1_0, DType::TQ2_0, DType::MXFP4, DType::NVFP4, DType::Q1_0, DType::Q2_0}) {
+        INFO(ws::dtype_name(t));
+        CHECK(ws::quantize_supported(t));
+        CHECK_FALSE(ws::quantize_requires_imatrix(t));
+        // One element short of a row of 256 is never a whole number of blocks (block sizes 1..256 except 1).
+        const uint32_t blk = ws::dtype_traits(t).block_elems;
+        if (blk > 1)
+            CHECK(ws::quantize_rows(t, x.data(), 1, 256 - blk / 2, nullptr, out.data()).code == Error::kBadShape);
+        CHECK(ws::quantize_rows(t, x.data(), -1, 256, nullptr, out.data()).code == Error::kBadShape);
+        CHECK(ws::quantize_rows(t, x.data(), 1, -256, nullptr, out.data()).code == Error::kBadShape);
+        CHECK(ws::quantize_rows(t, x.data(), INT64_MAX / 128, 256, nullptr, out.data()).code == Error::kOverflow);
+        CHECK(ws::quantize_rows(t, x.data(), 0, 256, nullptr, out.data()).ok());
+        CHECK(ws::quantize_rows(t, x.data(), 2, 0, nullptr, out.data()).ok());
+        CHECK(ws::quantize_rows(t, x.data(), 2, 256, x.data(), out.data()).ok());
+    }
+    CHECK(ws::quantize(DType::F32, x.data(), static_cast<uint64_t>(INT64_MAX) + 1, out.data()).code ==
+          Error::kOverflow);
     CHECK(ws::quantize(DType::Q8_0, x.data(), 33, out.data()).code == Error::kBadShape);
     CHECK(ws::quantize(DType::Q4_0, x.data(), 48, out.data()).code == Error::kBadShape);
+    CHECK(ws::quantize(DType::Q4_K, x.data(), 128, out.data()).code == Error::kBadShape);
     CHECK(ws::quantize(DType::F16, x.data(), 0, out.data()).ok());
-    CHECK(ws::quantize_supported(DType::BF16));
-    CHECK_FALSE(ws::quantize_supported(DType::Q5_0));
+    // ggml_quantize_requires_imatrix's three types; the table reports the requirement before they are wired in.
+    CHECK(ws::quantize_requires_imatrix(DType::IQ2_XXS));
+    CHECK(ws::quantize_requires_imatrix(DType::IQ2_XS));
+    CHECK(ws::quantize_requires_imatrix(DType::IQ1_S));
+    CHECK_FALSE(ws::quantize_requires_imatrix(DType::IQ1_M));  // llama-quantize requires one, ggml does not
+    CHECK_FALSE(ws::quantize_requires_imatrix(DType::IQ2_S));
 
     // 0.5 exactly: F16 0x3800, BF16 0x3f00, F32 bits 0x3f000000, little-endian.
     REQUIRE(ws::quantize(DType::F16, x.data(), 2, out.data()).ok());
