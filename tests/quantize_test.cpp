@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "dequant.h"
+#include "gguf.h"
 #include "support/test_util.h"
 
 using ws::DType;
@@ -246,4 +248,129 @@ TEST_CASE("q8_0 and q4_0 decode within their quantization step") {
             }
         }
     }
+}
+
+namespace {
+
+// A GGUF file of the llama-quantize reference set, whole in memory, with its tensors by name.
+struct RecipeFile {
+    std::vector<uint8_t> bytes;
+    std::map<std::string, ws::TensorInfo> tensors;
+};
+
+RecipeFile load_recipe_file(const std::string& path) {
+    RecipeFile f;
+    f.bytes = ws_test::read_file(path);
+    ws::ParseOptions options;
+    options.file_size = f.bytes.size();
+    ws::GgufParser parser(options);
+    const ws::Status s = parser.feed(f.bytes.data(), f.bytes.size());
+    INFO(path << ": " << ws::error_name(s.code) << " at " << s.offset << " " << s.what);
+    REQUIRE(s.ok());
+    for (const ws::TensorInfo& t : parser.take_info().tensors) f.tensors[t.name] = t;
+    return f;
+}
+
+// A tensor's values as float32: F16/BF16 converted exactly, as llama-quantize does before quantizing.
+std::vector<float> tensor_f32(const RecipeFile& f, const ws::TensorInfo& t) {
+    REQUIRE(t.offset + t.nbytes <= f.bytes.size());
+    std::vector<float> out(t.n_elements);
+    REQUIRE(ws::dequantize(t.dtype, f.bytes.data() + t.offset, t.n_elements, out.data()).ok());
+    return out;
+}
+
+// llama-quantize's importance matrix of one weight: in_sum2 / counts per expert (row e of in_sum2 over
+// counts[e]), every column 1.0 where an expert's count is 0. Empty when the file has no entry for the weight.
+std::vector<float> recipe_imatrix(const RecipeFile& f, const std::string& weight) {
+    const auto sums = f.tensors.find(weight + ".in_sum2");
+    const auto counts = f.tensors.find(weight + ".counts");
+    if (sums == f.tensors.end() || counts == f.tensors.end()) return {};
+    const std::vector<float> s = tensor_f32(f, sums->second);
+    const std::vector<float> c = tensor_f32(f, counts->second);
+    REQUIRE(!c.empty());
+    REQUIRE(s.size() % c.size() == 0);
+    const size_t ne0 = s.size() / c.size();
+    std::vector<float> values(s.size());
+    for (size_t e = 0; e < c.size(); ++e) {
+        for (size_t i = 0; i < ne0; ++i) values[e * ne0 + i] = c[e] > 0.0f ? s[e * ne0 + i] / c[e] : 1.0f;
+    }
+    return values;
+}
+
+}  // namespace
+
+TEST_CASE("quantize_rows reproduces llama-quantize's tensors of the recipes, with and without an imatrix") {
+    const std::string dir = ws_test::shared_path("recipes/");
+    if (!ws_test::file_exists(dir + "manifest.json")) {
+        WARN("shared corpus not present: the llama-quantize recipes are not checked");
+        return;
+    }
+    const nlohmann::json manifest = ws_test::read_json(dir + "manifest.json");
+    std::map<std::string, RecipeFile> files;  // inputs and imatrix files, loaded on first use
+    auto file = [&](const std::string& name) -> const RecipeFile& {
+        auto it = files.find(name);
+        if (it == files.end()) it = files.emplace(name, load_recipe_file(dir + name)).first;
+        return it->second;
+    };
+    // Runs share many tensors (same input, type and imatrix): quantize each combination once.
+    std::map<std::string, std::string> sha_of;
+    std::map<std::string, int> with_imatrix, without_imatrix;  // run tensors checked, by type
+    int copied = 0, other_types = 0;
+    for (const auto& run : manifest.at("runs")) {
+        const std::string model = run.at("model").get<std::string>();
+        std::string imatrix_file = run.at("imatrix").is_null() ? "" : run.at("imatrix").get<std::string>();
+        if (imatrix_file.rfind("./", 0) == 0) imatrix_file = imatrix_file.substr(2);
+        for (const auto& out : run.at("tensors")) {
+            const std::string name = out.at("name").get<std::string>();
+            const DType type = ws::dtype_from_ggml_id(out.at("type_id").get<uint32_t>());
+            const RecipeFile& input = file(model);
+            REQUIRE(input.tensors.count(name) == 1);
+            const ws::TensorInfo& t = input.tensors.at(name);
+            if (type == t.dtype) {  // norms, ffn_gate_inp, --leave-output-tensor: copied, not quantized
+                ++copied;
+                continue;
+            }
+            if (!ws::quantize_supported(type)) {  // the grid i-quants of quantize_iquants
+                ++other_types;
+                continue;
+            }
+            std::vector<float> imatrix;
+            if (!imatrix_file.empty()) imatrix = recipe_imatrix(file(imatrix_file), name);
+            const std::string key = model + "|" + name + "|" + ws::dtype_name(type) + "|" +
+                                    (imatrix.empty() ? std::string() : imatrix_file);
+            INFO(run.at("command").get<std::string>() << ": " << name << " as " << ws::dtype_name(type));
+            auto cached = sha_of.find(key);
+            if (cached == sha_of.end()) {
+                // 3-D expert tensors: expert by expert, each with its slice of the imatrix.
+                const int64_t n_per_row = t.ne[0], nrows = t.ne[1], n_expert = t.ne[2] * t.ne[3];
+                REQUIRE((imatrix.empty() || imatrix.size() == static_cast<size_t>(n_per_row * n_expert)));
+                const std::vector<float> src = tensor_f32(input, t);
+                const uint64_t nbytes = out.at("nbytes").get<uint64_t>();
+                REQUIRE(nbytes % static_cast<uint64_t>(n_expert) == 0);
+                const uint64_t expert_bytes = nbytes / static_cast<uint64_t>(n_expert);
+                std::vector<uint8_t> q(nbytes, 0xcd);
+                for (int64_t e = 0; e < n_expert; ++e) {
+                    const float* qw = imatrix.empty() ? nullptr : imatrix.data() + e * n_per_row;
+                    REQUIRE(ws::quantize_rows(type, src.data() + e * nrows * n_per_row, nrows, n_per_row, qw,
+                                              q.data() + static_cast<uint64_t>(e) * expert_bytes)
+                                .ok());
+                }
+                cached = sha_of.emplace(key, ws_test::sha256_hex(q.data(), q.size())).first;
+            }
+            CHECK(cached->second == out.at("raw_sha256").get<std::string>());
+            ++(imatrix.empty() ? without_imatrix : with_imatrix)[ws::dtype_name(type)];
+        }
+    }
+    // What the recipes cover (run tensors; 379 distinct quantizations): the imatrix paths of Q4_0, Q5_0, Q4_K,
+    // Q5_K, Q6_K and IQ4_NL (Q8_0 ignores it), none of Q2_K, Q3_K, Q4_1, Q5_1 or IQ4_XS.
+    const std::map<std::string, int> expected_with = {{"IQ4_NL", 52}, {"Q4_0", 4}, {"Q4_K", 30}, {"Q5_0", 4},
+                                                      {"Q5_K", 5},    {"Q6_K", 1}, {"Q8_0", 5}};
+    const std::map<std::string, int> expected_without = {{"IQ4_NL", 16}, {"IQ4_XS", 35}, {"Q2_K", 24}, {"Q3_K", 35},
+                                                         {"Q4_0", 75},   {"Q4_K", 135},  {"Q5_0", 36}, {"Q5_1", 16},
+                                                         {"Q5_K", 49},   {"Q6_K", 70},   {"Q8_0", 83}};
+    CHECK(with_imatrix == expected_with);
+    CHECK(without_imatrix == expected_without);
+    CHECK(sha_of.size() == 379);
+    CHECK(copied == 300);
+    CHECK(other_types == 172);
 }
