@@ -374,3 +374,208 @@ TEST_CASE("quantize_rows reproduces llama-quantize's tensors of the recipes, wit
     CHECK(copied == 300);
     CHECK(other_types == 172);
 }
+
+namespace {
+
+// Hostile rows of 512 values from an integer hash (no libm, so every platform builds the same floats): NaN,
+// Inf of both signs, whole blocks of Inf/NaN, magnitudes near FLT_MAX and 1e30, subnormal blocks, -0 and the
+// smallest subnormal, ties, constants, and an amax just below 8 (MXFP4's log2f case). The only NaN used is
+// 0xffc00000, the x86 default NaN, so every NaN a computation meets has the same bits (see the NaN note below).
+std::vector<float> hostile_rows(int* nrows_out) {
+    const int n = 512, nrows = 12;
+    std::vector<float> x(static_cast<size_t>(n) * nrows);
+    const float nan = -std::numeric_limits<float>::quiet_NaN();  // 0xffc00000, the x86 default NaN
+    const float inf = std::numeric_limits<float>::infinity();
+    const float scales[nrows] = {1.f, 1.f, 1.f, 3e38f, 1e30f, 1e-39f, 1.f, 0.f, 1.f, 1.f, 1.f, 1e-20f};
+    for (int r = 0; r < nrows; ++r) {
+        float* row = x.data() + r * n;
+        for (int j = 0; j < n; ++j) {
+            const uint32_t h = (static_cast<uint32_t>(r * n + j) * 2654435761u) >> 11;
+            row[j] = static_cast<float>(static_cast<int>(h % 2001u) - 1000) / 1000.0f * scales[r];
+        }
+        switch (r) {
+            case 0:
+                row[5] = nan;
+                row[300] = nan;
+                break;  // a NaN in two blocks
+            case 1:
+                row[17] = inf;
+                row[400] = -inf;
+                break;  // an Inf of each sign
+            case 2:
+                for (int j = 0; j < 64; ++j) row[j] = j % 2 ? inf : -inf;  // whole blocks of Inf
+                for (int j = 256; j < 320; ++j) row[j] = nan;
+                break;  // and of NaN
+            case 6:
+                for (int j = 0; j < 256; ++j) row[j] *= 1e-40f;  // subnormal half, huge half
+                for (int j = 256; j < 512; ++j) row[j] *= 1e20f;
+                break;
+            case 7:
+                for (int j = 0; j < n; j += 3) row[j] = -0.0f;
+                row[100] = 1e-45f;
+                break;  // zeros, -0, min subnormal
+            case 8:
+                for (int j = 0; j < n; ++j) row[j] = j % 2 ? 0.5f : -0.5f;
+                break;  // ties
+            case 9:
+                for (int j = 0; j < n; ++j) row[j] = 1.0f;
+                break;  // constant
+            case 10:
+                for (int j = 0; j < n; j += 32) row[j] = 7.9999995f;
+                break;  // log2f rounds up
+            default:
+                break;
+        }
+    }
+    *nrows_out = nrows;
+    return x;
+}
+
+// The corpus imatrix formula with every third column zero.
+std::vector<float> imatrix_with_zeros() {
+    std::vector<float> im(512);
+    for (int j = 0; j < 512; ++j) {
+        im[j] = j % 3 == 0 ? 0.0f
+                           : 0.25f + static_cast<float>((static_cast<uint64_t>(j) * 2654435761u >> 7) % 1000) / 400.0f;
+    }
+    return im;
+}
+
+struct Expected {
+    DType type;
+    const char* without_imatrix;
+    const char* with_imatrix;
+};
+
+}  // namespace
+
+// The sha256 below were computed by ggml itself: ggml-org/ggml d99724f2 src/ggml-quants.c built with gcc 12 -O2
+// -ffp-contract=off (x86-64), calling quantize_<type>(src, dst, nrows, 512, imatrix) -- the function
+// ggml_quantize_chunk dispatches to -- on the same inputs (a local harness, not part of this repository).
+TEST_CASE("quantize_rows matches ggml's importance-weighted paths on the corpus sources") {
+    // The recipes exercise no imatrix path of Q2_K, Q3_K, Q4_1, Q5_1 or IQ4_XS; these cover every type's. Input:
+    // ref/<type>.weight.src.f32 (8 rows of 512, the eight row classes) with the corpus imatrix vector.
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"q4_0.weight", "6456bd16245ca9364b93d2e11dea583dd22a79213398c629f1692ca4a10c5853"},
+        {"q4_1.weight", "1f6384cce2f5ea60a68b42a620499218fddfe6fdaf343d82061e5c15cfd015ae"},
+        {"q5_0.weight", "e84ff3c164ea90386bad5c8b722734f8762d332ba1d6f544ae0a760ca9f3b9cd"},
+        {"q5_1.weight", "4ffc7f502132fc408a297fae769836920cf8f35ae6cee7989c9b537c61fa9916"},
+        {"q2_k.weight", "2dd4069106c3a69b4646bc11329e0eb978a5540f1266ba6f16c1486df1dc0e94"},
+        {"q3_k.weight", "ff199c282a8b932bbd9f5f23b545d1b9dfa16c00a1e608914eb9a11a6d0f04f0"},
+        {"q4_k.weight", "1805e4b6287e5d0e0e15012583e5c152c83fade7c2c4f39b408158d99fcdb1b8"},
+        {"q5_k.weight", "a066ddaa5f99e44c558a06213c01924b9e5ad1825f53ae4f7e25525a3269d5fb"},
+        {"q6_k.weight", "cabc1a06c2cace578e9033d3dedd0679d8aeaeddb33336255c4455c6102effd8"},
+        {"iq4_nl.weight", "3792ed733a355b44aed294db48c1ed664629cf0a008befc8f9011dc9170dd520"},
+        {"iq4_xs.weight", "e5f6337fe64460c613a6f70b29f881c7d26ee1c51e0c8b0ea6992aa9660ab5f8"},
+    };
+    const std::vector<float> imatrix = read_f32(ws_test::data_path("ggml/ref/iq2_xxs.weight.imatrix.f32"));
+    REQUIRE(imatrix.size() == 512);
+    const nlohmann::json manifest = ws_test::read_json(ws_test::data_path("ggml/manifest.json"));
+    for (const auto& [name, sha] : expected) {
+        INFO(name);
+        DType type = DType::kUnknown;
+        for (const auto& t : manifest.at("files").at(0).at("tensors")) {
+            if (t.at("name") == name) type = ws::dtype_from_ggml_id(t.at("ggml_type_id").get<uint32_t>());
+        }
+        const std::vector<float> src = read_f32(ws_test::data_path("ggml/ref/" + name + ".src.f32"));
+        REQUIRE(src.size() == 8 * 512);
+        uint64_t nbytes = 0;
+        REQUIRE(ws::dtype_bytes_for(type, src.size(), &nbytes));
+        std::vector<uint8_t> q(nbytes, 0xcd);
+        REQUIRE(ws::quantize_rows(type, src.data(), 8, 512, imatrix.data(), q.data()).ok());
+        CHECK(ws_test::sha256_hex(q.data(), q.size()) == sha);
+        // The imatrix changes the bytes (the corpus tensor is the imatrix-free quantization).
+        std::vector<uint8_t> plain(nbytes, 0xcd);
+        REQUIRE(ws::quantize_rows(type, src.data(), 8, 512, nullptr, plain.data()).ok());
+        CHECK(plain != q);
+    }
+}
+
+// NaN/Inf: ggml_quantize_chunk does not validate floats, and neither does quantize_rows; both give the same bytes
+// (hashes from ggml, as above). What ggml does with them, type by type: a NaN is skipped by the `amax < |v|`
+// searches (Q4_0, Q5_0, MXFP4, NVFP4, Q2_0) but replaces the running max in ggml's MAX() (Q8_0, TQ1_0, TQ2_0: the
+// scale turns NaN when the NaN is the block's last value), and poisons the sums of the min/scale searches (Q4_1,
+// Q5_1, k-quants, IQ4: NaN scale or min); an Inf gives an Inf or NaN scale; the quants of such blocks come from
+// out-of-range float->int conversions (x86/wasm "integer indefinite"). MXFP4 gives Inf the exponent 0 and
+// subnormal maxima exponents near 250 (ggml's unchecked float->uint8_t). llama-quantize rejects such output
+// afterwards (ggml_validate_row_data: NaN/Inf f16 scales) but not a NaN that ggml quantized to a finite code.
+// One thing is not reproducible across builds of ggml itself: when NaNs of different signs or payloads meet,
+// which one an x86 operation returns depends on the compiler's operand order (ggml's own gcc and clang builds can
+// differ), so a NaN scale's sign/payload can differ from ggml's there (seen: Q4_0/Q5_0 with an imatrix).
+TEST_CASE("quantize_rows gives ggml's bytes for NaN, Inf, huge and subnormal rows") {
+    const std::vector<Expected> expected = {
+        {DType::Q4_0, "3746f4515ec4e37bd4521e666c2610d0f7d5b4839087d01845133a8e6c86fd24",
+         "39c4bb2ab8827b6e9a40c66f39aef5e676f39655115b4af1d4e0de944e3e3028"},
+        {DType::Q4_1, "93f0850e921762c13de01ef93e7632e267d42cbc190d0eeae684ffa401b9d5f1",
+         "1218c0b95cf736a8522e3fdb9bba59c1da31d849ea7b1e756de50d4e329002f2"},
+        {DType::Q5_0, "15c4044b3153f42a84a55656708ac0766cea08790585f94deec7ee9c988725b8",
+         "1b0d82a81d05ea892b74c733caa040d093958d36a1a55384c3f569dca6efd795"},
+        {DType::Q5_1, "02a5a5fa1d218f3cb52f3e1b0a9a5c8828ff7468b904095ab9be36bd487309ef",
+         "00aa96551cdd6d14b5462963c63e4fe7bbff4729b2345c0781d957f8dcde48c6"},
+        {DType::Q8_0, "068c5fa049c441f9240b3cfe353f1e448d69a39b9e3ec03b4cb5ef660915925e",
+         "068c5fa049c441f9240b3cfe353f1e448d69a39b9e3ec03b4cb5ef660915925e"},
+        {DType::Q2_K, "68b4a498b0854ebf5c59a5ab4623d0cf349b29c5bf06b3bd6c45effc093c3832",
+         "3c0aa75210b9daefbfb70af228011fd2917c156fe36b3fe29dce4a3ae75dff37"},
+        {DType::Q3_K, "04fb33863c1bb0d3c377a486302611b3f413e6b0206e03a8c586ef9300266075",
+         "6f4ea9c3086b9bec67cd62ef99b1ef7134f9bc633946fa97f1063a5c91fe8f8f"},
+        {DType::Q4_K, "36d00943ff74d779819cb546a8929b7084ab790a79c497ef2d93fe3d5d7c9307",
+         "f85e24b89219bcf6e591e78663f83cdd6aa27becd62c4483d3c22ed812a2093f"},
+        {DType::Q5_K, "e4e430bdf1c20ee1c0f5e394595d7d53c461fa8bef2ad149deed374df932b3a2",
+         "8ede13bb10aaf9352c7334768ab38e15cd7ac3052e58b5e60b3c193b1cc787b8"},
+        {DType::Q6_K, "d6757afbc3d6c88a316e58342912718f994be5b23bf289cfa013bd03cc6741f4",
+         "09d03657fb5cedd01e7ad4171506ec3abe0e2968b38186a9085030c48974ea1c"},
+        {DType::IQ4_NL, "2de301e74dd4f3e8dc6b969e69a6c735101acf0ffc13b173268b60955e90c647",
+         "a5a4257df1ee2fbf5fa74e684ad923c3414a32d91b189e817bd98eb27fcb0a46"},
+        {DType::IQ4_XS, "b4593855e6645291d6d5ee515ed4adeaadb2045161656bfb885ff8098b329d1c",
+         "6f5f59cc7b077477ea7393ffed70b9c4f3516ef4168498570287b821abc9232b"},
+        {DType::TQ1_0, "5526b4cb69462f36690766614e9cd35cdf318ac221909ef0c71f514a17f31de1",
+         "5526b4cb69462f36690766614e9cd35cdf318ac221909ef0c71f514a17f31de1"},
+        {DType::TQ2_0, "c5bda207d33400bb2e8fc1147eeb2fe6f8060e4f83ecb47f76ffb214eee8de3b",
+         "c5bda207d33400bb2e8fc1147eeb2fe6f8060e4f83ecb47f76ffb214eee8de3b"},
+        {DType::MXFP4, "1adb98525944ff08169a4229a0b97cd4e05111b9be345a28795e4541c6830ca3",
+         "1adb98525944ff08169a4229a0b97cd4e05111b9be345a28795e4541c6830ca3"},
+        {DType::NVFP4, "aa0126808bb85aa2030e7cfd416f2c778946727c7f526b7f32a4bf5a7340caed",
+         "aa0126808bb85aa2030e7cfd416f2c778946727c7f526b7f32a4bf5a7340caed"},
+        {DType::Q1_0, "b4fb849605d4fcce5ed33ea96af875082d91932b2f756f8bfcda18082accda2e",
+         "b4fb849605d4fcce5ed33ea96af875082d91932b2f756f8bfcda18082accda2e"},
+        {DType::Q2_0, "fc44f06ec6264fd15a54747c0cb51fd8760d4803a17b3b4517a33ad58cb48055",
+         "fc44f06ec6264fd15a54747c0cb51fd8760d4803a17b3b4517a33ad58cb48055"},
+    };
+    int nrows = 0;
+    const std::vector<float> x = hostile_rows(&nrows);
+    const std::vector<float> im = imatrix_with_zeros();
+    for (const Expected& e : expected) {
+        INFO(ws::dtype_name(e.type));
+        uint64_t nbytes = 0;
+        REQUIRE(ws::dtype_bytes_for(e.type, x.size(), &nbytes));
+        std::vector<uint8_t> q(nbytes, 0xcd);
+        REQUIRE(ws::quantize_rows(e.type, x.data(), nrows, 512, nullptr, q.data()).ok());
+        CHECK(ws_test::sha256_hex(q.data(), q.size()) == e.without_imatrix);
+        std::fill(q.begin(), q.end(), 0xcd);
+        REQUIRE(ws::quantize_rows(e.type, x.data(), nrows, 512, im.data(), q.data()).ok());
+        CHECK(ws_test::sha256_hex(q.data(), q.size()) == e.with_imatrix);
+    }
+}
+
+TEST_CASE("mxfp4 takes its exponent from float32 log2f, which rounds up just below a power of two") {
+    // amax = 8 - 2^-21: log2f gives exactly 3.0 (the true 2.99999991 rounds to it), so e = 3 - 2 + 127 = 128 and
+    // d = 1: the value takes code 6 (8 * d). Exponent bits would say 2 (e = 127, d = 0.5, code 7 = 6.0).
+    std::vector<float> x(32, 0.0f);
+    uint8_t out[17];
+    auto expect = [&](float amax, uint8_t e, uint8_t code) {
+        INFO(amax);
+        x[0] = amax;
+        REQUIRE(ws::quantize_rows(DType::MXFP4, x.data(), 1, 32, nullptr, out).ok());
+        std::vector<uint8_t> want(17, 0);
+        want[0] = e;
+        want[1] = code;
+        CHECK(std::vector<uint8_t>(out, out + 17) == want);
+    };
+    expect(7.9999995f, 128, 0x06);
+    expect(0.24999999f, 123, 0x06);  // log2f = -2 exactly: e = -4 + 127, d = 2^-5; 0.25 = 8 d
+    expect(7.0f, 127, 0x07);         // floor(2.807) = 2: e = 127, d = 0.5, 7 -> 6 (code 7)
+    expect(8.0f, 128, 0x06);
+    expect(std::numeric_limits<float>::infinity(), 0, 0x00);  // Inf: floorf(Inf) converts to INT32_MIN -> 0
+    expect(1e-40f, 248, 0x00);  // log2f = -132.9: -133 - 2 + 127 = -8 -> 248 as uint8_t, scale 2^120
+    expect(-0.0f, 0, 0x00);     // amax 0: e = 0
+}
