@@ -89,7 +89,7 @@ Status quantize_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row
     if (nrows < 0 || n_per_row < 0) return make_error(Error::kBadShape, 0, "nrows/n_per_row");
     const DTypeTraits& traits = dtype_traits(t);
     if (n_per_row % traits.block_elems != 0) return make_error(Error::kBadShape, 0, "n_per_row");
-    // Elements and bytes both within int64 (the byte count of a row bounds the one of the tensor only per row).
+    // The element count and the byte count of the whole tensor must both fit in int64.
     uint64_t row_bytes = 0;
     const bool fits = dtype_bytes_for(t, static_cast<uint64_t>(n_per_row), &row_bytes) &&
                       (nrows == 0 || (n_per_row <= INT64_MAX / nrows &&
