@@ -47,7 +47,8 @@ Result<RowWindow> row_window(const TensorInfo& t, uint64_t start, uint64_t count
     const DTypeTraits& traits = dtype_traits(t.dtype);
     const uint64_t ne0 = static_cast<uint64_t>(t.ne[0]);
     const uint64_t blocks_per_row = ne0 / traits.block_elems;
-    if (blocks_per_row > UINT64_MAX / traits.block_bytes) return make_error(Error::kOverflow, t.info_offset, "row_window");
+    if (blocks_per_row > UINT64_MAX / traits.block_bytes)
+        return make_error(Error::kOverflow, t.info_offset, "row_window");
     const uint64_t row_bytes = blocks_per_row * traits.block_bytes;
     // start + count <= total_rows, and total_rows * row_bytes is the tensor's size only if that fits: check each
     // product and the final sum.

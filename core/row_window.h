@@ -15,10 +15,10 @@
 namespace ws {
 
 struct RowWindow {
-    uint64_t offset = 0;       // absolute byte offset of the window's first row in the tensor's file
-    uint64_t nbytes = 0;       // bytes of the window
-    uint64_t n_elements = 0;   // elements in the window: count * ne[0]
-    uint64_t total_rows = 0;   // rows of the whole tensor
+    uint64_t offset = 0;         // absolute byte offset of the window's first row in the tensor's file
+    uint64_t nbytes = 0;         // bytes of the window
+    uint64_t n_elements = 0;     // elements in the window: count * ne[0]
+    uint64_t total_rows = 0;     // rows of the whole tensor
     std::vector<int64_t> shape;  // the window's shape, outermost first: {count, ne[0]}
 };
 

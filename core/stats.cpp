@@ -154,7 +154,8 @@ void GridHistogram::add(const float* x, size_t n) {
         if (has_grid_) {
             // The common case: a fine bin inside the grid.
             const double j = std::floor(static_cast<double>(x[i]) * inverse_);
-            if (j >= static_cast<double>(base_) && j < static_cast<double>(base_) + static_cast<double>(counts_.size())) {
+            if (j >= static_cast<double>(base_) &&
+                j < static_cast<double>(base_) + static_cast<double>(counts_.size())) {
                 // Inside the array, and the occupied span stays within kFineBins (the exponent stays the
                 // smallest for the range: what makes the grid independent of the order).
                 const int64_t k = static_cast<int64_t>(j);
@@ -218,7 +219,8 @@ void GridHistogram::place(int64_t j, uint64_t count) {
         const int64_t lo = std::min(lo_, j), hi = std::max(hi_, j);
         const int64_t new_base = lo - (size - (hi - lo + 1)) / 2;
         std::vector<uint64_t> moved(counts_.size(), 0);
-        for (int64_t k = lo_; k <= hi_; ++k) moved[static_cast<size_t>(k - new_base)] = counts_[static_cast<size_t>(k - base_)];
+        for (int64_t k = lo_; k <= hi_; ++k)
+            moved[static_cast<size_t>(k - new_base)] = counts_[static_cast<size_t>(k - base_)];
         counts_.swap(moved);
         base_ = new_base;
     }
@@ -242,8 +244,9 @@ void GridHistogram::merge(const GridHistogram& other) {
     // Both on grids: the coarser exponent, grown until both ranges fit together.
     const double a = std::min(std::ldexp(static_cast<double>(lo_), exponent_),
                               std::ldexp(static_cast<double>(other.lo_), other.exponent_));
-    const double b = std::max(std::nextafter(std::ldexp(static_cast<double>(hi_ + 1), exponent_), -INFINITY),
-                              std::nextafter(std::ldexp(static_cast<double>(other.hi_ + 1), other.exponent_), -INFINITY));
+    const double b =
+        std::max(std::nextafter(std::ldexp(static_cast<double>(hi_ + 1), exponent_), -INFINITY),
+                 std::nextafter(std::ldexp(static_cast<double>(other.hi_ + 1), other.exponent_), -INFINITY));
     coarsen_to(smallest_exponent(a, b, std::max(exponent_, other.exponent_)));
     const int d = exponent_ - other.exponent_;
     for (int64_t k = other.lo_; k <= other.hi_; ++k) {

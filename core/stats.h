@@ -67,8 +67,8 @@ private:
     double single_ = 0;
     uint64_t single_count_ = 0;
     int exponent_ = 0;
-    double inverse_ = 1;  // 2^-exponent
-    int64_t base_ = 0;    // fine bin of counts_[0]
+    double inverse_ = 1;       // 2^-exponent
+    int64_t base_ = 0;         // fine bin of counts_[0]
     int64_t lo_ = 0, hi_ = 0;  // the lowest and highest occupied fine bins
     std::vector<uint64_t> counts_;
 };

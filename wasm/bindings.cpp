@@ -10,6 +10,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,8 +22,10 @@
 #include "model_info.h"
 #include "model_json.h"
 #include "quantize.h"
+#include "row_window.h"
 #include "safetensors.h"
 #include "split.h"
+#include "stats.h"
 #include "status.h"
 
 namespace ws {
@@ -42,10 +45,13 @@ JsStatus to_js(const Status& s) {
     return JsStatus{static_cast<int>(s.code), error_name(s.code), double(s.offset), s.what};
 }
 
-struct JsRange {
+// A row window (core/row_window.h): sizes as doubles, exact to 2^53.
+struct JsWindow {
     JsStatus status;
     double offset = 0;  // absolute byte offset
     double nbytes = 0;
+    double n_elements = 0;
+    double total_rows = 0;
 };
 
 // A JavaScript number that is a size or offset: negative, NaN or beyond 2^64 saturate so the core's own
@@ -110,7 +116,7 @@ public:
         return list;
     }
 
-    // Frees the metadata (the JavaScript keeps it as JSON); the tensor table stays for row_range.
+    // Frees the metadata (the JavaScript keeps it as JSON); the tensor table stays for row_window.
     void release_metadata() { std::vector<MetadataEntry>().swap(info_.metadata); }
 
     double tensor_count() const { return double(info_.tensors.size()); }
@@ -118,17 +124,20 @@ public:
     // Moves the description out (for Parts::add); the Model is left empty.
     ModelInfo take_info() { return std::move(info_); }
 
-    JsRange row_range(double tensor_index, double start_row, double n_rows) const {
-        JsRange r;
+    JsWindow row_window(double tensor_index, double start_row, double n_rows) const {
+        JsWindow r;
         const uint64_t i = to_u64(tensor_index);
         if (i >= info_.tensors.size()) {
-            r.status = to_js(make_error(Error::kInternal, 0, "row_range: tensor index"));
+            r.status = to_js(make_error(Error::kInternal, 0, "row_window: tensor index"));
             return r;
         }
-        uint64_t offset = 0, nbytes = 0;
-        r.status = to_js(ws::row_range(info_.tensors[i], to_u64(start_row), to_u64(n_rows), &offset, &nbytes));
-        r.offset = double(offset);
-        r.nbytes = double(nbytes);
+        Result<RowWindow> w = ws::row_window(info_.tensors[i], to_u64(start_row), to_u64(n_rows));
+        r.status = to_js(w.status());
+        if (!w.ok()) return r;
+        r.offset = double(w.value().offset);
+        r.nbytes = double(w.value().nbytes);
+        r.n_elements = double(w.value().n_elements);
+        r.total_rows = double(w.value().total_rows);
         return r;
     }
 
@@ -288,6 +297,53 @@ private:
     std::vector<uint16_t> halves_;
 };
 
+// The statistics of a tensor (or a window of it) whose bytes arrive in chunks: decoded by a BlockStream into
+// a buffer of its own, summarised by the core's StatsAccumulator; only the result goes to JavaScript.
+class StatsDecoder {
+public:
+    StatsDecoder(int dtype, double n_elements)
+        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements)) {}
+
+    JsStatus status() const { return to_js(stream_.status()); }
+
+    JsStatus feed(const val& chunk) {
+        copy_from_js(chunk, &staging_);
+        floats_.resize(stream_.floats_for(staging_.size()));
+        size_t n = 0;
+        const Status s = stream_.feed(staging_.data(), staging_.size(), floats_.data(), floats_.size(), &n);
+        if (s.ok()) stats_.add(floats_.data(), n);
+        return to_js(s);
+    }
+
+    // After every byte was fed: {status, count, finite, min, max, mean, std, nan, posInf, negInf, zeros,
+    // histogram: Float64Array, edges: Float64Array}; NaN statistics when no value is finite.
+    val finish(double bins) const {
+        val r = val::object();
+        r.set("status", to_js(stream_.finish()));
+        const Stats st = stats_.finish(static_cast<uint32_t>(std::min<uint64_t>(to_u64(bins), kStatsMaxBins)));
+        r.set("count", double(st.count));
+        r.set("finite", double(st.finite));
+        r.set("min", st.min);
+        r.set("max", st.max);
+        r.set("mean", st.mean);
+        r.set("std", st.std);
+        r.set("nan", double(st.nan));
+        r.set("posInf", double(st.pos_inf));
+        r.set("negInf", double(st.neg_inf));
+        r.set("zeros", double(st.zeros));
+        std::vector<double> counts(st.histogram.begin(), st.histogram.end());
+        r.set("histogram", copy_to_js("Float64Array", counts.data(), counts.size()));
+        r.set("edges", copy_to_js("Float64Array", st.edges.data(), st.edges.size()));
+        return r;
+    }
+
+private:
+    BlockStream stream_;
+    StatsAccumulator stats_;
+    std::vector<uint8_t> staging_;
+    std::vector<float> floats_;
+};
+
 const char* kind_name(DTypeKind k) {
     switch (k) {
         case DTypeKind::kRemoved:
@@ -339,28 +395,31 @@ std::string error_name_of(int code) {
 EMSCRIPTEN_BINDINGS(weightstream) {
     using namespace emscripten;
     using ws::Decoder;
-    using ws::JsRange;
     using ws::JsStatus;
+    using ws::JsWindow;
     using ws::Model;
     using ws::Parser;
     using ws::Parts;
+    using ws::StatsDecoder;
 
     value_object<JsStatus>("Status")
         .field("code", &JsStatus::code)
         .field("name", &JsStatus::name)
         .field("offset", &JsStatus::offset)
         .field("what", &JsStatus::what);
-    value_object<JsRange>("Range")
-        .field("status", &JsRange::status)
-        .field("offset", &JsRange::offset)
-        .field("nbytes", &JsRange::nbytes);
+    value_object<JsWindow>("RowWindow")
+        .field("status", &JsWindow::status)
+        .field("offset", &JsWindow::offset)
+        .field("nbytes", &JsWindow::nbytes)
+        .field("nElements", &JsWindow::n_elements)
+        .field("totalRows", &JsWindow::total_rows);
 
     class_<Model>("Model")
         .function("infoJson", &Model::info_json)
         .function("metadataArrays", &Model::metadata_arrays)
         .function("releaseMetadata", &Model::release_metadata)
         .function("tensorCount", &Model::tensor_count)
-        .function("rowRange", &Model::row_range);
+        .function("rowWindow", &Model::row_window);
     class_<Parser>("Parser")
         .constructor<double, std::string>()
         .function("feed", &Parser::feed)
@@ -383,6 +442,12 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("written", &Decoder::written)
         .function("finish", &Decoder::finish)
         .function("trim", &Decoder::trim);
+
+    class_<StatsDecoder>("StatsDecoder")
+        .constructor<int, double>()
+        .function("status", &StatsDecoder::status)
+        .function("feed", &StatsDecoder::feed)
+        .function("finish", &StatsDecoder::finish);
 
     function("dtypes", &ws::dtypes);
     function("errorName", &ws::error_name_of);

@@ -117,6 +117,40 @@ export interface ReadOptions<A extends ReadAs = "f32"> {
     onProgress?: (progress: Progress) => void;
 }
 
+export interface StatsOptions {
+    /** [start, count]: only these rows, as for read(). */
+    rows?: [number, number];
+    /** Histogram bins, 1 to 4096 (default 32). */
+    bins?: number;
+    signal?: AbortSignal;
+    onProgress?: (progress: Progress) => void;
+}
+
+/**
+ * Statistics of a tensor's decoded values, exactly the entry `weightstream stats --json` prints for it: over
+ * the finite values min, max, mean and population std (null when none is finite), counts of NaN, +Inf, -Inf
+ * and zeros, and a histogram over [min, max] whose bin k holds the values v with edges[k] <= v < edges[k + 1]
+ * (the last bin also max). The edges are the equal-width ones rounded down to a fine power-of-two grid (less
+ * than 2/8192 of the range below); see core/stats.h. One pass: the tensor's bytes are fetched and decoded once,
+ * in bounded memory, and never reach JavaScript.
+ */
+export interface TensorStats {
+    name: string;
+    dtype: string;
+    n_elements: Integer;
+    min: number | null;
+    max: number | null;
+    mean: number | null;
+    std: number | null;
+    nan: number;
+    pos_inf: number;
+    neg_inf: number;
+    zeros: number;
+    histogram: { min: number | null; max: number | null; counts: number[]; edges: number[] };
+    /** With options.rows: the window. */
+    rows?: [number, number];
+}
+
 export interface StreamOptions<A extends ReadAs = "f32"> {
     as?: A;
     signal?: AbortSignal;
@@ -135,6 +169,8 @@ export interface Model {
     tensor(name: string): TensorInfo | undefined;
     /** Reads one tensor (or some of its rows) into a new array owned by JavaScript. */
     read<A extends ReadAs = "f32">(name: string, options?: ReadOptions<A>): Promise<ReadResult<A>>;
+    /** Statistics of one tensor (or some of its rows), computed in the core as the CLI's `stats` does. */
+    stats(name: string, options?: StatsOptions): Promise<TensorStats>;
     /** Every tensor in file order, one pass: how to consume a stream or a server without Range. */
     stream<A extends ReadAs = "f32">(
         options?: StreamOptions<A>,

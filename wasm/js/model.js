@@ -128,11 +128,6 @@ function halves(buffer, length) {
     return Float16 ? new Float16(buffer, 0, length) : new Uint16Array(buffer, 0, length);
 }
 
-function rowElements(tensor) {
-    const n = tensor.ne ? (tensor.ne.length ? tensor.ne[0] : 1) : tensor.shape.length ? tensor.shape.at(-1) : 1;
-    return Number(n);
-}
-
 function checkRows(rows) {
     if (!Array.isArray(rows) || rows.length !== 2 || !rows.every((n) => Number.isSafeInteger(n) && n >= 0)) {
         throw new TypeError("rows: expected [start, count], two non-negative integers");
@@ -186,6 +181,69 @@ export class Model {
         return this.#read(i, options);
     }
 
+    /** Statistics of one tensor (or some of its rows): the object `weightstream stats --json` prints for it. */
+    async stats(name, options = {}) {
+        this.#checkOpen();
+        const i = this.#byName.get(name);
+        if (i === undefined) throw new WeightstreamError("no_such_tensor", `no tensor named "${name}"`);
+        const { rows, bins = 32, signal, onProgress } = options;
+        if (!Number.isSafeInteger(bins) || bins < 1 || bins > 4096)
+            throw new TypeError(`bins: expected an integer from 1 to 4096, got ${bins}`);
+        throwIfAborted(signal);
+        const tensor = this.tensors[i];
+        const { offset, nbytes, elements } = this.#window(i, rows);
+        const dtype = this.#decodable(tensor);
+        const decoder = new this.#wasm.StatsDecoder(dtype.id, elements);
+        let result;
+        try {
+            let status = decoder.status();
+            if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
+            let loaded = 0;
+            for await (const chunk of this.#chunks(i, offset, nbytes, signal)) {
+                this.#checkOpen();
+                for (const piece of pieces(chunk, this.#feedBytes(dtype))) {
+                    status = decoder.feed(piece);
+                    if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
+                }
+                loaded += chunk.length;
+                onProgress?.({ loaded, total: Number(nbytes) });
+            }
+            result = decoder.finish(bins);
+            if (result.status.code !== OK) throw this.#decodeError(tensor, offset, result.status);
+        } catch (e) {
+            throw wasmFailure(e);
+        } finally {
+            try {
+                decoder.delete();
+            } catch {
+                // a trapped module cannot free; it is discarded anyway
+            }
+        }
+        // As the CLI's JSON: statistics of no finite value are null.
+        const number = (x) => (result.finite > 0 ? x : null);
+        const entry = {
+            name: tensor.name,
+            dtype: tensor.dtype,
+            n_elements: tensor.n_elements,
+            min: number(result.min),
+            max: number(result.max),
+            mean: number(result.mean),
+            std: number(result.std),
+            nan: result.nan,
+            pos_inf: result.posInf,
+            neg_inf: result.negInf,
+            zeros: result.zeros,
+            histogram: {
+                min: number(result.min),
+                max: number(result.max),
+                counts: Array.from(result.histogram),
+                edges: Array.from(result.edges),
+            },
+        };
+        if (rows !== undefined) entry.rows = [...rows];
+        return entry;
+    }
+
     async *stream(options = {}) {
         this.#checkOpen();
         // File by file (in info.files order), each in offset order: one forward pass over every source.
@@ -212,26 +270,54 @@ export class Model {
         return Promise.all(this.#sources.map((s) => s.close())).then(() => {});
     }
 
+    // The byte range and element count of tensor `index`, or of rows [start, start + count) of it.
+    #window(index, rows) {
+        const tensor = this.tensors[index];
+        if (rows === undefined) return { offset: tensor.offset, nbytes: tensor.nbytes, elements: tensor.n_elements };
+        const [start, count] = checkRows(rows);
+        const w = this.#handle.rowWindow(index, start, count);
+        if (w.status.code !== OK) throw statusError(w.status, `tensor "${tensor.name}" rows`);
+        return { offset: w.offset, nbytes: w.nbytes, elements: w.nElements };
+    }
+
+    #chunks(index, offset, nbytes, signal) {
+        return this.#sources[this.#fileOf[index]].read(offset, Number(nbytes), {
+            signal,
+            chunkSize: this.#options.chunkSize,
+        });
+    }
+
+    #decodable(tensor) {
+        const dtype = dtypesOf(this.#wasm).get(tensor.dtype);
+        if (!dtype?.decodable) {
+            throw new WeightstreamError(
+                "unsupported",
+                `tensor "${tensor.name}": no decoder for dtype ${tensor.dtype}; read its bytes with {as: "raw"}`,
+                { offset: tensor.offset },
+            );
+        }
+        return dtype;
+    }
+
+    // Bytes per call into wasm: whole blocks, at most MAX_VALUES_PER_FEED values.
+    #feedBytes(dtype) {
+        const blockValues = dtype.blockElements * dtype.floatsPerElement;
+        return Math.max(1, Math.floor(MAX_VALUES_PER_FEED / blockValues)) * dtype.blockBytes;
+    }
+
+    #decodeError(tensor, offset, status) {
+        const error = statusError({ ...status, offset: offset + status.offset }, `tensor "${tensor.name}"`);
+        return status.name === "truncated" ? truncated(error.offset, `tensor "${tensor.name}" data`) : error;
+    }
+
     async #read(index, { as = "f32", rows, signal, onProgress }) {
         if (as !== "f32" && as !== "f16" && as !== "raw")
             throw new TypeError(`as: expected "f32", "f16" or "raw", got ${as}`);
         throwIfAborted(signal);
         const tensor = this.tensors[index];
-        let offset = tensor.offset;
-        let nbytes = tensor.nbytes;
-        let elements = tensor.n_elements;
-        if (rows !== undefined) {
-            const [start, count] = checkRows(rows);
-            const range = this.#handle.rowRange(index, start, count);
-            if (range.status.code !== OK) throw statusError(range.status, `tensor "${tensor.name}" rows`);
-            offset = range.offset;
-            nbytes = range.nbytes;
-            elements = count * rowElements(tensor);
-        }
+        const { offset, nbytes, elements } = this.#window(index, rows);
         const report = (loaded) => onProgress?.({ loaded, total: Number(nbytes) });
-        const readOptions = { signal, chunkSize: this.#options.chunkSize };
-        const source = this.#sources[this.#fileOf[index]];
-        const chunks = () => source.read(offset, Number(nbytes), readOptions);
+        const chunks = () => this.#chunks(index, offset, nbytes, signal);
 
         if (as === "raw" || (as === "f16" && tensor.dtype === "F16")) {
             const out = allocate(Uint8Array, nbytes, tensor);
@@ -246,22 +332,10 @@ export class Model {
             return as === "raw" ? out : halves(out.buffer, out.length / 2);
         }
 
-        const dtype = dtypesOf(this.#wasm).get(tensor.dtype);
-        if (!dtype?.decodable) {
-            throw new WeightstreamError(
-                "unsupported",
-                `tensor "${tensor.name}": no decoder for dtype ${tensor.dtype}; read its bytes with {as: "raw"}`,
-                { offset: tensor.offset },
-            );
-        }
+        const dtype = this.#decodable(tensor);
         const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
-        const blockValues = dtype.blockElements * dtype.floatsPerElement;
-        const feedBytes = Math.max(1, Math.floor(MAX_VALUES_PER_FEED / blockValues)) * dtype.blockBytes;
+        const feedBytes = this.#feedBytes(dtype);
         const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16");
-        const fail = (status) => {
-            const error = statusError({ ...status, offset: offset + status.offset }, `tensor "${tensor.name}"`);
-            return status.name === "truncated" ? truncated(error.offset, `tensor "${tensor.name}" data`) : error;
-        };
         try {
             let status = decoder.status();
             if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
@@ -271,14 +345,14 @@ export class Model {
                 this.#checkOpen();
                 for (const piece of pieces(chunk, feedBytes)) {
                     status = decoder.feed(piece, values, written);
-                    if (status.code !== OK) throw fail(status);
+                    if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
                     written += decoder.written();
                 }
                 loaded += chunk.length;
                 report(loaded);
             }
             status = decoder.finish();
-            if (status.code !== OK) throw fail(status);
+            if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
         } catch (e) {
             throw wasmFailure(e);
         } finally {
