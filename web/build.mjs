@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Builds the inspection page into build/web/: a static folder any HTTP server can serve.
 //   node web/build.mjs [--out DIR] [--samples DIR] [--dev]
-// main.js and worker.js are bundled by esbuild with the weightstream package (wasm/js), and the package's
-// weightstream.wasm is copied next to worker.js, where its loader looks for it (new URL(..., import.meta.url)).
+// main.js is bundled by esbuild with the weightstream package (wasm/js), and so is the package's worker
+// script (weightstream/worker starts it as new Worker(new URL("./worker_main.js", import.meta.url)), which
+// esbuild leaves as it is: the script must be next to main.js). The package's weightstream.wasm is copied
+// next to both, where its loader looks for it (new URL(..., import.meta.url)).
 // --samples DIR copies the models in DIR into OUT/samples/ and lists them in samples/index.json, which the
 // page shows as links.
 import { build } from "esbuild";
@@ -33,7 +35,10 @@ await rm(out, { recursive: true, force: true });
 await mkdir(out, { recursive: true });
 
 await build({
-    entryPoints: { main: path.join(root, "web", "main.js"), worker: path.join(root, "web", "worker.js") },
+    entryPoints: {
+        main: path.join(root, "web", "main.js"),
+        worker_main: path.join(root, "wasm", "js", "worker_main.js"),
+    },
     outdir: out,
     bundle: true,
     format: "esm",
@@ -43,7 +48,10 @@ await build({
     minify: !args.dev,
     sourcemap: true,
     legalComments: "none",
-    alias: { weightstream: path.join(root, "wasm", "js", "index.js") },
+    alias: {
+        weightstream: path.join(root, "wasm", "js", "index.js"),
+        "weightstream/worker": path.join(root, "wasm", "js", "worker.js"),
+    },
     logLevel: "warning",
 });
 

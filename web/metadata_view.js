@@ -11,8 +11,6 @@ const ITEM_HEIGHT = 26;
 // A string longer than this is shown cut (a hostile file may hold a string of hundreds of megabytes).
 const MAX_TEXT = 1_000_000;
 const SEARCH_DELAY_MS = 120;
-// Items of a long array fetched from the worker at a time.
-const PAGE_ITEMS = 512;
 
 function typeLabel(entry) {
     if (entry.type !== "array") return entry.type;
@@ -32,17 +30,9 @@ export class MetadataView {
     #arrayList = null; // the VirtualList of the array on show
     #onOpenViewer;
     #onCloseViewer;
-    #fetchItems;
-    #searchItems;
 
-    /**
-     * fetchItems(entryIndex, start, count) -> Promise of items, searchItems(entryIndex, query) -> Promise of
-     * an Int32Array of indices: the worker's side of arrays that arrived partial (entry.partial).
-     * onOpenViewer() / onCloseViewer(): the viewer was filled / closed (it is an overlay on narrow screens).
-     */
-    constructor(root, { fetchItems, searchItems, onOpenViewer, onCloseViewer } = {}) {
-        this.#fetchItems = fetchItems;
-        this.#searchItems = searchItems;
+    /** onOpenViewer() / onCloseViewer(): the viewer was filled / closed (it is an overlay on narrow screens). */
+    constructor(root, { onOpenViewer, onCloseViewer } = {}) {
         this.#onOpenViewer = onOpenViewer;
         this.#onCloseViewer = onCloseViewer;
         this.#filter = el("input", {
@@ -182,27 +172,7 @@ export class MetadataView {
     }
 
     #showArray(entry) {
-        const entryIndex = this.#entries.indexOf(entry);
-        const length = Number(entry.length ?? entry.value.length);
-        // A partial array holds its first items; the rest comes from the worker a page at a time.
-        const pages = new Map(); // page -> items, or null while it is being fetched
-        const itemAt = (i) => {
-            if (!entry.partial || i < entry.value.length) return entry.value[i];
-            const page = Math.floor(i / PAGE_ITEMS);
-            const items = pages.get(page);
-            if (items) return items[i - page * PAGE_ITEMS];
-            if (items === undefined) {
-                pages.set(page, null);
-                this.#fetchItems(entryIndex, page * PAGE_ITEMS, PAGE_ITEMS).then(
-                    (got) => {
-                        pages.set(page, got);
-                        if (this.#selected === entry) list.refresh();
-                    },
-                    () => pages.delete(page),
-                );
-            }
-            return undefined;
-        };
+        const length = entry.value.length;
         let matches = null; // indices of the items that match the search, or null for all
         const search = el("input", {
             type: "search",
@@ -217,11 +187,10 @@ export class MetadataView {
             createRow: () => el("div", { class: "trow", attrs: { role: "row" } }),
             renderRow: (row, i) => {
                 const index = matches ? matches[i] : i;
-                const item = itemAt(index);
                 row.dataset.index = String(index);
                 row.replaceChildren(
                     el("span", { class: "cell a-index num", text: formatInt(index), attrs: { role: "cell" } }),
-                    el("span", { class: `cell a-value${item === undefined ? " muted" : ""}`, text: item === undefined ? "…" : formatItem(item, entry.item_type), attrs: { role: "cell" } }),
+                    el("span", { class: "cell a-value", text: formatItem(entry.value[index], entry.item_type), attrs: { role: "cell" } }),
                 );
             },
         }));
@@ -232,31 +201,19 @@ export class MetadataView {
             list.setCount(n);
         };
         let lowered = null;
-        const searchHere = (needle) => {
+        const find = (needle) => {
             lowered ??= entry.value.map((v) => (typeof v === "string" ? v : formatItem(v, entry.item_type)).toLowerCase());
             const found = [];
             for (let i = 0; i < lowered.length; ++i) if (lowered[i].includes(needle)) found.push(i);
-            return Promise.resolve(found);
+            return found;
         };
         let timer = 0;
-        let generation = 0;
         search.addEventListener("input", () => {
             clearTimeout(timer);
             timer = setTimeout(() => {
                 const q = search.value;
-                const mine = ++generation;
-                if (!q) {
-                    matches = null;
-                    update();
-                    return;
-                }
-                count.textContent = "searching…";
-                const found = entry.partial ? this.#searchItems(entryIndex, q) : searchHere(q.toLowerCase());
-                found.then((indices) => {
-                    if (mine !== generation || this.#selected !== entry) return;
-                    matches = indices;
-                    update();
-                });
+                matches = q ? find(q.toLowerCase()) : null;
+                update();
             }, SEARCH_DELAY_MS);
         });
         update();

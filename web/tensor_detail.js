@@ -41,7 +41,10 @@ export class TensorDetail {
     #body;
     #charts = []; // the histogram and heatmap on show, disposed when replaced
 
-    /** load(tensor, rows) -> Promise of the worker's read result; onClose(): the close button. */
+    /**
+     * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs} (rejects with an AbortError
+     * when cancelled); onClose(): the close button.
+     */
     constructor(root, { load, onClose }) {
         this.#root = root;
         this.#load = load;
@@ -104,6 +107,10 @@ export class TensorDetail {
             },
             (error) => {
                 if (generation !== this.#generation) return;
+                if (error?.name === "AbortError") {
+                    clear(this.#body, el("p", { class: "muted", text: "Cancelled." }));
+                    return;
+                }
                 const where = error.offset !== undefined ? ` at byte ${formatInt(error.offset)}` : "";
                 clear(this.#body, el("p", { class: "inline-error", text: `Could not decode: ${error.code}${where}: ${error.message}` }));
             },
