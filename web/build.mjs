@@ -27,7 +27,9 @@ const wasm = path.join(root, "wasm", "js", "dist", "weightstream.wasm");
 try {
     await stat(wasm);
 } catch {
-    console.error(`web/build.mjs: ${path.relative(root, wasm)} is missing: build the package first (npm run build:wasm)`);
+    console.error(
+        `web/build.mjs: ${path.relative(root, wasm)} is missing: build the package first (npm run build:wasm)`,
+    );
     process.exit(1);
 }
 
@@ -55,7 +57,8 @@ await build({
     logLevel: "warning",
 });
 
-for (const file of ["index.html", "style.css", "favicon.svg"]) await copyFile(path.join(root, "web", file), path.join(out, file));
+for (const file of ["index.html", "style.css", "favicon.svg"])
+    await copyFile(path.join(root, "web", file), path.join(out, file));
 await copyFile(wasm, path.join(out, "weightstream.wasm"));
 
 // The page lists samples/index.json; an empty list when there are none (rather than a 404).

@@ -45,7 +45,10 @@ export function bannerParts(error, context = "") {
     const code = typeof error?.code === "string" ? error.code : "error";
     const offset = typeof error?.offset === "number" || typeof error?.offset === "bigint" ? error.offset : undefined;
     const file = typeof error?.file === "string" ? error.file : undefined;
-    const detail = typeof error?.what === "string" && error.what ? `${file ? `${file}: ` : ""}${error.what}` : String(error?.message ?? error);
+    const detail =
+        typeof error?.what === "string" && error.what
+            ? `${file ? `${file}: ` : ""}${error.what}`
+            : String(error?.message ?? error);
     const description = Object.hasOwn(DESCRIPTIONS, code) ? `${DESCRIPTIONS[code]}: ` : "";
     return { code, offset, file, text: `${context ? `${context}: ` : ""}${description}${detail}` };
 }

@@ -362,15 +362,28 @@ async function listSamples() {
         if (typeof sample?.name !== "string") continue;
         const href = `?url=${encodeURIComponent(`samples/${sample.name}`)}`;
         ul.append(
-            el("li", {},
-                el("a", { href, text: sample.name, on: { click: (e) => {
-                    e.preventDefault();
-                    history.pushState(null, "", href);
-                    urlInput.value = `samples/${sample.name}`;
-                    openUrl(urlInput.value);
-                } } }),
-                typeof sample.size === "number" ? el("span", { class: "muted", text: ` ${formatBytes(sample.size)}` }) : null,
-                typeof sample.description === "string" ? el("span", { class: "muted", text: ` · ${sample.description}` }) : null),
+            el(
+                "li",
+                {},
+                el("a", {
+                    href,
+                    text: sample.name,
+                    on: {
+                        click: (e) => {
+                            e.preventDefault();
+                            history.pushState(null, "", href);
+                            urlInput.value = `samples/${sample.name}`;
+                            openUrl(urlInput.value);
+                        },
+                    },
+                }),
+                typeof sample.size === "number"
+                    ? el("span", { class: "muted", text: ` ${formatBytes(sample.size)}` })
+                    : null,
+                typeof sample.description === "string"
+                    ? el("span", { class: "muted", text: ` · ${sample.description}` })
+                    : null,
+            ),
         );
     }
     $("#samples").hidden = false;

@@ -49,20 +49,32 @@ export class MetadataView {
             el("span", { class: "cell m-type", text: "Type", attrs: { role: "columnheader" } }),
             el("span", { class: "cell m-value", text: "Value", attrs: { role: "columnheader" } }),
         );
-        this.#viewport = el("div", {
-            class: "table-viewport metadata-grid",
-            tabIndex: 0,
-            attrs: { role: "table", "aria-label": "Metadata", "data-testid": "metadata-table" },
-            on: { keydown: (e) => this.#onKey(e) },
-        }, header);
-        this.#viewer = el("section", { class: "value-viewer panel", attrs: { "data-testid": "metadata-value", "aria-label": "Metadata value" } });
+        this.#viewport = el(
+            "div",
+            {
+                class: "table-viewport metadata-grid",
+                tabIndex: 0,
+                attrs: { role: "table", "aria-label": "Metadata", "data-testid": "metadata-table" },
+                on: { keydown: (e) => this.#onKey(e) },
+            },
+            header,
+        );
+        this.#viewer = el("section", {
+            class: "value-viewer panel",
+            attrs: { "data-testid": "metadata-value", "aria-label": "Metadata value" },
+        });
         root.append(
             el("div", { class: "toolbar" }, this.#filter, this.#countLabel),
             el("div", { class: "split" }, this.#viewport, this.#viewer),
         );
         this.#list = new VirtualList(this.#viewport, {
             rowHeight: ROW_HEIGHT,
-            createRow: () => el("div", { class: "trow", attrs: { role: "row" }, on: { click: (e) => this.#show(this.#shown[e.currentTarget.vlistIndex]) } }),
+            createRow: () =>
+                el("div", {
+                    class: "trow",
+                    attrs: { role: "row" },
+                    on: { click: (e) => this.#show(this.#shown[e.currentTarget.vlistIndex]) },
+                }),
             renderRow: (row, i) => this.#renderRow(row, i),
         });
     }
@@ -94,10 +106,17 @@ export class MetadataView {
     #rebuild() {
         const q = this.#filter.value.toLowerCase();
         this.#shown = q
-            ? this.#entries.filter((e) => e.key.toLowerCase().includes(q) || (e.type !== "array" && String(e.value).toLowerCase().includes(q)))
+            ? this.#entries.filter(
+                  (e) =>
+                      e.key.toLowerCase().includes(q) ||
+                      (e.type !== "array" && String(e.value).toLowerCase().includes(q)),
+              )
             : this.#entries;
         const n = this.#shown.length;
-        this.#countLabel.textContent = n === this.#entries.length ? `${formatInt(n)} keys` : `${formatInt(n)} of ${formatInt(this.#entries.length)} keys`;
+        this.#countLabel.textContent =
+            n === this.#entries.length
+                ? `${formatInt(n)} keys`
+                : `${formatInt(n)} of ${formatInt(this.#entries.length)} keys`;
         this.#list.setCount(n);
     }
 
@@ -121,7 +140,9 @@ export class MetadataView {
         this.#arrayList = null;
         clear(this.#viewer);
         this.#viewer.append(
-            el("header", { class: "viewer-head" },
+            el(
+                "header",
+                { class: "viewer-head" },
                 el("h3", { class: "mono", text: entry.key }),
                 el("span", { class: "muted", text: typeLabel(entry) }),
                 el("button", {
@@ -131,7 +152,8 @@ export class MetadataView {
                     title: "Close",
                     attrs: { "aria-label": "Close the value" },
                     on: { click: () => this.#close() },
-                })),
+                }),
+            ),
         );
         if (entry.type === "array" && Array.isArray(entry.value)) this.#showArray(entry);
         else if (typeof entry.value === "string") this.#showString(entry.value);
@@ -149,8 +171,16 @@ export class MetadataView {
     #showString(text) {
         const cut = text.length > MAX_TEXT;
         const lines = text.length < MAX_TEXT ? text.split("\n").length : undefined;
-        const pre = el("pre", { class: "value-text wrap", text: cut ? text.slice(0, MAX_TEXT) : text, attrs: { "data-testid": "metadata-text" } });
-        const wrap = el("input", { type: "checkbox", checked: true, on: { change: () => pre.classList.toggle("wrap", wrap.checked) } });
+        const pre = el("pre", {
+            class: "value-text wrap",
+            text: cut ? text.slice(0, MAX_TEXT) : text,
+            attrs: { "data-testid": "metadata-text" },
+        });
+        const wrap = el("input", {
+            type: "checkbox",
+            checked: true,
+            on: { change: () => pre.classList.toggle("wrap", wrap.checked) },
+        });
         const copy = el("button", {
             type: "button",
             text: "Copy",
@@ -163,10 +193,18 @@ export class MetadataView {
             },
         });
         this.#viewer.append(
-            el("div", { class: "toolbar" },
-                el("span", { class: "muted", text: `${formatInt(text.length)} characters${lines ? `, ${formatInt(lines)} lines` : ""}${cut ? ` (first ${formatInt(MAX_TEXT)} shown)` : ""}` }),
+            el(
+                "div",
+                { class: "toolbar" },
+                el("span", {
+                    class: "muted",
+                    text:
+                        `${formatInt(text.length)} characters${lines ? `, ${formatInt(lines)} lines` : ""}` +
+                        (cut ? ` (first ${formatInt(MAX_TEXT)} shown)` : ""),
+                }),
                 el("label", { class: "check" }, wrap, " Wrap"),
-                copy),
+                copy,
+            ),
             pre,
         );
     }
@@ -180,7 +218,10 @@ export class MetadataView {
             attrs: { "aria-label": "Search the array", "data-testid": "array-search" },
         });
         const count = el("span", { class: "count", attrs: { "aria-live": "polite" } });
-        const viewport = el("div", { class: "table-viewport array-grid", attrs: { role: "table", "aria-label": "Array items", "data-testid": "array-items" } });
+        const viewport = el("div", {
+            class: "table-viewport array-grid",
+            attrs: { role: "table", "aria-label": "Array items", "data-testid": "array-items" },
+        });
         this.#viewer.append(el("div", { class: "toolbar" }, search, count), viewport);
         const list = (this.#arrayList = new VirtualList(viewport, {
             rowHeight: ITEM_HEIGHT,
@@ -190,7 +231,11 @@ export class MetadataView {
                 row.dataset.index = String(index);
                 row.replaceChildren(
                     el("span", { class: "cell a-index num", text: formatInt(index), attrs: { role: "cell" } }),
-                    el("span", { class: "cell a-value", text: formatItem(entry.value[index], entry.item_type), attrs: { role: "cell" } }),
+                    el("span", {
+                        class: "cell a-value",
+                        text: formatItem(entry.value[index], entry.item_type),
+                        attrs: { role: "cell" },
+                    }),
                 );
             },
         }));
@@ -202,7 +247,9 @@ export class MetadataView {
         };
         let lowered = null;
         const find = (needle) => {
-            lowered ??= entry.value.map((v) => (typeof v === "string" ? v : formatItem(v, entry.item_type)).toLowerCase());
+            lowered ??= entry.value.map((v) =>
+                (typeof v === "string" ? v : formatItem(v, entry.item_type)).toLowerCase(),
+            );
             const found = [];
             for (let i = 0; i < lowered.length; ++i) if (lowered[i].includes(needle)) found.push(i);
             return found;
