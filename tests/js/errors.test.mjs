@@ -66,16 +66,14 @@ test("the core's error list is index.d.ts's CoreErrorCode, in order", async () =
 test("every code the package and the page reject with is an ErrorCode, and the page describes each", () => {
     const codes = unionMembers("ErrorCode");
     assert.equal(new Set(codes).size, codes.length, "ErrorCode lists each code once");
-    assert.deepEqual(
-        [...unionMembers("CoreErrorCode"), ...unionMembers("SourceErrorCode")].sort(),
-        [...codes].sort(),
-    );
+    assert.deepEqual([...unionMembers("CoreErrorCode"), ...unionMembers("SourceErrorCode")].sort(), [...codes].sort());
     const used = new Map([...codesIn("wasm/js", ["WeightstreamError"]), ...codesIn("web", ["PageError", "showError"])]);
     // The scan sees the package's codes: a broken pattern would find nothing and pass.
     for (const code of ["io", "network", "http", "closed", "no_such_tensor", "bad_source", "worker"]) {
         assert.ok(used.has(code), `the scan finds ${code}`);
     }
-    for (const [code, file] of used) assert.ok(codes.includes(code), `${file} rejects with "${code}", not an ErrorCode`);
+    for (const [code, file] of used)
+        assert.ok(codes.includes(code), `${file} rejects with "${code}", not an ErrorCode`);
     assert.deepEqual(Object.keys(DESCRIPTIONS).sort(), [...codes].sort(), "web/errors.js describes every ErrorCode");
     for (const [code, text] of Object.entries(DESCRIPTIONS)) assert.ok(text.length > 0, code);
 });
@@ -103,8 +101,15 @@ test("the banner reads code, offset, file and what: the same from this thread an
     });
     assert.deepEqual(bannerParts(there, "x.gguf"), parts);
     // An error of one file of several names it; one without `what` says its message.
-    const inPart = Object.assign(new WeightstreamError("bad_split", "m", { offset: 4, what: "split.no" }), { file: "b.gguf" });
-    assert.deepEqual(bannerParts(inPart), { code: "bad_split", offset: 4, file: "b.gguf", text: `${DESCRIPTIONS.bad_split}: b.gguf: split.no` });
+    const inPart = Object.assign(new WeightstreamError("bad_split", "m", { offset: 4, what: "split.no" }), {
+        file: "b.gguf",
+    });
+    assert.deepEqual(bannerParts(inPart), {
+        code: "bad_split",
+        offset: 4,
+        file: "b.gguf",
+        text: `${DESCRIPTIONS.bad_split}: b.gguf: split.no`,
+    });
     assert.deepEqual(bannerParts(new WeightstreamError("http", "u: HTTP 404")), {
         code: "http",
         offset: undefined,

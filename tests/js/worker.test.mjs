@@ -81,11 +81,18 @@ test("openInWorker: paths, bytes, Blobs, Files, streams and Responses decode as 
 
 test("long metadata arrays (a vocabulary) cross packed and arrive equal to open()'s, item for item", async () => {
     const n = 40000; // more than two slices of the rebuild
-    const tokens = Array.from({ length: n }, (_, i) => (i % 7 === 0 ? "" : `\u2581tok${i}${i % 5 === 0 ? "\u{1F600}" : ""}`));
+    const tokens = Array.from({ length: n }, (_, i) =>
+        i % 7 === 0 ? "" : `\u2581tok${i}${i % 5 === 0 ? "\u{1F600}" : ""}`,
+    );
     const bytesOfModel = writeGguf({
         kv: [
             { key: "tokenizer.ggml.tokens", type: "array", itemType: "string", value: tokens },
-            { key: "scores", type: "array", itemType: "float32", value: Array.from({ length: n }, (_, i) => (i % 3) - 1.5) },
+            {
+                key: "scores",
+                type: "array",
+                itemType: "float32",
+                value: Array.from({ length: n }, (_, i) => (i % 3) - 1.5),
+            },
             // NaN is null in metadata, and 2^60 a bigint: these arrays cross as they are.
             { key: "with_nan", type: "array", itemType: "float64", value: [...Array(300).fill(-0), NaN] },
             { key: "big", type: "array", itemType: "uint64", value: [...Array(300).fill(1n), 1n << 60n] },
