@@ -118,8 +118,8 @@ let reading = null; // the AbortController of the read in flight
 async function loadTensor(tensor, rows) {
     reading?.abort();
     const controller = (reading = new AbortController());
-    const window = rows ? ` (rows ${formatInt(rows[0])}–${formatInt(rows[0] + rows[1] - 1)})` : "";
-    const progress = startProgress(`Decoding ${tensor.name}${window}`, () => controller.abort());
+    const scope = rows ? ` (rows ${formatInt(rows[0])}–${formatInt(rows[0] + rows[1] - 1)})` : "";
+    const progress = startProgress(`Decoding ${tensor.name}${scope}`, () => controller.abort());
     try {
         const options = { signal: controller.signal, onProgress: (p) => progress.update(p) };
         if (rows) options.rows = rows;

@@ -2,6 +2,7 @@
 // The tensor detail panel: what the tensor is, then its decoded values (the whole tensor, or a window of
 // rows for a huge one, saying which rows): statistics, histogram, heatmap, a table of raw values, .npy.
 import { el, clear } from "./dom.js";
+import { bannerParts } from "./errors.js";
 import { HistogramChart } from "./histogram.js";
 import { Heatmap } from "./heatmap.js";
 import { encodeNpy } from "./npy.js";
@@ -129,13 +130,11 @@ export class TensorDetail {
                     clear(this.#body, el("p", { class: "muted", text: "Cancelled." }));
                     return;
                 }
-                const where = error.offset !== undefined ? ` at byte ${formatInt(error.offset)}` : "";
+                const { code, offset, text } = bannerParts(error);
+                const where = offset !== undefined ? ` at byte ${formatInt(offset)}` : "";
                 clear(
                     this.#body,
-                    el("p", {
-                        class: "inline-error",
-                        text: `Could not decode: ${error.code}${where}: ${error.message}`,
-                    }),
+                    el("p", { class: "inline-error", text: `Could not decode: ${code}${where}: ${text}` }),
                 );
             },
         );
