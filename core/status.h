@@ -11,7 +11,7 @@
 namespace ws {
 
 // Stable error codes. error_name() gives the string JavaScript sees as `error.code` and the CLI prints;
-// never renumber or rename an entry, only append.
+// never renumber or rename an entry, only append (above kEnd).
 enum class Error : uint8_t {
     kOk = 0,
     kNeedMoreData,  // not a failure: a push parser wants more bytes (see bytes_needed())
@@ -31,6 +31,7 @@ enum class Error : uint8_t {
     kUnsupported,    // valid but not supported by this build (a type with no decoder)
     kBadSplit,       // parts of a split/sharded model that do not fit together
     kInternal,       // a bug: an invariant that input cannot reach
+    kEnd,            // not a code: one past the last, so that the list can be walked (errorNames() in wasm)
 };
 
 const char* error_name(Error e);  // "ok", "need_more_data", "bad_magic", ...

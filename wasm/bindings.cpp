@@ -389,6 +389,14 @@ std::string error_name_of(int code) {
     return error_name(static_cast<Error>(code));
 }
 
+// The name of every error code, in the order of their numbers: the one list the package's and the page's
+// codes are checked against (tests/js/errors.test.mjs).
+val error_names() {
+    val list = val::array();
+    for (int code = 0; code < static_cast<int>(Error::kEnd); ++code) list.call<void>("push", error_name_of(code));
+    return list;
+}
+
 }  // namespace
 }  // namespace ws
 
@@ -451,6 +459,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
 
     function("dtypes", &ws::dtypes);
     function("errorName", &ws::error_name_of);
+    function("errorNames", &ws::error_names);
     function("parseSplitName", &ws::parse_split);
     function("splitPartName", &ws::split_part);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Builds the inspection page into build/web/: a static folder any HTTP server can serve.
 //   node web/build.mjs [--out DIR] [--samples DIR] [--dev]
-// main.js and worker.js are bundled by esbuild with the weightstream package (wasm/js), and the package's
-// weightstream.wasm is copied next to worker.js, where its loader looks for it (new URL(..., import.meta.url)).
+// main.js is bundled by esbuild with the weightstream package (wasm/js), and so is the package's worker
+// script (weightstream/worker starts it as new Worker(new URL("./worker_main.js", import.meta.url)), which
+// esbuild leaves as it is: the script must be next to main.js). The package's weightstream.wasm is copied
+// next to both, where its loader looks for it (new URL(..., import.meta.url)).
 // --samples DIR copies the models in DIR into OUT/samples/ and lists them in samples/index.json, which the
 // page shows as links.
 import { build } from "esbuild";
@@ -25,7 +27,9 @@ const wasm = path.join(root, "wasm", "js", "dist", "weightstream.wasm");
 try {
     await stat(wasm);
 } catch {
-    console.error(`web/build.mjs: ${path.relative(root, wasm)} is missing: build the package first (npm run build:wasm)`);
+    console.error(
+        `web/build.mjs: ${path.relative(root, wasm)} is missing: build the package first (npm run build:wasm)`,
+    );
     process.exit(1);
 }
 
@@ -33,7 +37,10 @@ await rm(out, { recursive: true, force: true });
 await mkdir(out, { recursive: true });
 
 await build({
-    entryPoints: { main: path.join(root, "web", "main.js"), worker: path.join(root, "web", "worker.js") },
+    entryPoints: {
+        main: path.join(root, "web", "main.js"),
+        worker_main: path.join(root, "wasm", "js", "worker_main.js"),
+    },
     outdir: out,
     bundle: true,
     format: "esm",
@@ -43,11 +50,15 @@ await build({
     minify: !args.dev,
     sourcemap: true,
     legalComments: "none",
-    alias: { weightstream: path.join(root, "wasm", "js", "index.js") },
+    alias: {
+        weightstream: path.join(root, "wasm", "js", "index.js"),
+        "weightstream/worker": path.join(root, "wasm", "js", "worker.js"),
+    },
     logLevel: "warning",
 });
 
-for (const file of ["index.html", "style.css", "favicon.svg"]) await copyFile(path.join(root, "web", file), path.join(out, file));
+for (const file of ["index.html", "style.css", "favicon.svg"])
+    await copyFile(path.join(root, "web", file), path.join(out, file));
 await copyFile(wasm, path.join(out, "weightstream.wasm"));
 
 // The page lists samples/index.json; an empty list when there are none (rather than a 404).

@@ -52,7 +52,8 @@ export function formatFloat(v, digits = 6) {
     let s;
     if (abs >= 1e-4 && abs < 10 ** digits) {
         s = v.toPrecision(digits);
-        if (s.includes("e")) s = String(Number(s)); // 1e+4 -> 10000: plain digits in this range
+        if (s.includes("e"))
+            s = String(Number(s)); // 1e+4 -> 10000: plain digits in this range
         else if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");
     } else {
         s = v.toExponential(digits - 1).replace(/\.?0+e/, "e");
@@ -105,7 +106,8 @@ export function formatScalar(value, type) {
     if (typeof value === "boolean") return value ? "true" : "false";
     if (typeof value === "bigint") return value.toString();
     if (typeof value === "number") {
-        if (type === "float32" || type === "float64") return type === "float32" ? formatF32(Math.fround(value)) : String(value);
+        if (type === "float32" || type === "float64")
+            return type === "float32" ? formatF32(Math.fround(value)) : String(value);
         return String(value);
     }
     return String(value);

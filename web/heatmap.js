@@ -53,21 +53,35 @@ export class Heatmap {
         this.#onPick = onPick;
         this.#canvas = el("canvas", {
             class: "chart heatmap",
-            attrs: { "data-testid": "tensor-heatmap", role: "img", "aria-label": "Heatmap of the values; drag to pan, wheel to zoom" },
+            attrs: {
+                "data-testid": "tensor-heatmap",
+                role: "img",
+                "aria-label": "Heatmap of the values; drag to pan, wheel to zoom",
+            },
         });
-        this.#readout = el("div", { class: "readout muted", text: "Hover for values; drag to pan; wheel or +/− to zoom; click to list values" });
-        this.#scaleMode = el("select", { attrs: { "aria-label": "Colour scale" }, on: { change: () => this.#changed() } },
+        this.#readout = el("div", {
+            class: "readout muted",
+            text: "Hover for values; drag to pan; wheel or +/− to zoom; click to list values",
+        });
+        this.#scaleMode = el(
+            "select",
+            { attrs: { "aria-label": "Colour scale" }, on: { change: () => this.#changed() } },
             el("option", { value: "robust", text: "Scale: 99.5% of |x|" }),
-            el("option", { value: "max", text: "Scale: max |x|" }));
-        const button = (text, label, fn) => el("button", { type: "button", text, title: label, attrs: { "aria-label": label }, on: { click: fn } });
+            el("option", { value: "max", text: "Scale: max |x|" }),
+        );
+        const button = (text, label, fn) =>
+            el("button", { type: "button", text, title: label, attrs: { "aria-label": label }, on: { click: fn } });
         this.#legend = el("canvas", { class: "legend", width: 256, height: 1 });
         this.#legendLabels = el("div", { class: "axis" });
         root.append(
-            el("div", { class: "toolbar compact" },
+            el(
+                "div",
+                { class: "toolbar compact" },
                 button("−", "Zoom out", () => this.#zoomAtCentre(1 / 2)),
                 button("+", "Zoom in", () => this.#zoomAtCentre(2)),
                 button("Fit", "Show the whole window", () => this.#fit()),
-                this.#scaleMode),
+                this.#scaleMode,
+            ),
             this.#canvas,
             this.#readout,
             this.#legend,
@@ -109,7 +123,11 @@ export class Heatmap {
 
     #changed() {
         const s = this.#scale();
-        this.#legendLabels.replaceChildren(el("span", { text: formatFloat(-s, 3) }), el("span", { class: "zero", text: "0" }), el("span", { text: formatFloat(s, 3) }));
+        this.#legendLabels.replaceChildren(
+            el("span", { text: formatFloat(-s, 3) }),
+            el("span", { class: "zero", text: "0" }),
+            el("span", { text: formatFloat(s, 3) }),
+        );
         this.#legendLabels.children[1].style.left = "50%";
         this.#request();
     }
@@ -197,9 +215,12 @@ export class Heatmap {
         }
         const cell = this.#cellAt(event);
         const d = this.#data;
-        this.#readout.textContent = cell
-            ? `row ${formatInt(d.firstRow + cell.row)}, col ${formatInt(cell.col)}: ${formatF32(d.values[cell.row * d.cols + cell.col])}`
-            : "\u00a0";
+        if (!cell) {
+            this.#readout.textContent = "\u00a0";
+            return;
+        }
+        const value = formatF32(d.values[cell.row * d.cols + cell.col]);
+        this.#readout.textContent = `row ${formatInt(d.firstRow + cell.row)}, col ${formatInt(cell.col)}: ${value}`;
     }
 
     #pointerUp(event) {
@@ -265,7 +286,7 @@ export class Heatmap {
                     pixels[line + x] = NAN_PIXEL;
                     continue;
                 }
-                let i = Math.round((value * half) + 127.5);
+                let i = Math.round(value * half + 127.5);
                 i = i < 0 ? 0 : i > 255 ? 255 : i;
                 pixels[line + x] = LUT[i];
             }

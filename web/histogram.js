@@ -15,7 +15,10 @@ export class HistogramChart {
     #onTheme = () => this.draw();
 
     constructor(root) {
-        this.#canvas = el("canvas", { class: "chart", attrs: { "data-testid": "tensor-histogram", role: "img", "aria-label": "Histogram of the values" } });
+        this.#canvas = el("canvas", {
+            class: "chart",
+            attrs: { "data-testid": "tensor-histogram", role: "img", "aria-label": "Histogram of the values" },
+        });
         this.#readout = el("div", { class: "readout muted", text: "\u00a0" });
         this.#axis = el("div", { class: "axis" });
         this.#log = el("input", { type: "checkbox", on: { change: () => this.draw() } });
@@ -43,7 +46,9 @@ export class HistogramChart {
         this.#data = data;
         const { min, max } = data;
         this.#canvas.dataset.counts = Array.from(data.counts).join(","); // what the bars show, for tests
-        const labels = Number.isFinite(min) ? [formatFloat(min, 4), min < 0 && max > 0 ? "0" : "", formatFloat(max, 4)] : ["no finite values", "", ""];
+        const labels = Number.isFinite(min)
+            ? [formatFloat(min, 4), min < 0 && max > 0 ? "0" : "", formatFloat(max, 4)]
+            : ["no finite values", "", ""];
         this.#axis.replaceChildren(...labels.map((text) => el("span", { text })));
         if (min < 0 && max > 0) {
             this.#axis.children[1].style.left = `${(100 * -min) / (max - min)}%`;
@@ -75,7 +80,12 @@ export class HistogramChart {
         for (let i = 0; i < counts.length; ++i) {
             if (!counts[i]) continue;
             const h = Math.max(1 * dpr, scale(counts[i]) * (height - 2 * dpr));
-            ctx.fillRect(Math.floor(i * barWidth), height - h, Math.max(1, Math.ceil(barWidth) - (barWidth > 3 ? 1 : 0)), h);
+            ctx.fillRect(
+                Math.floor(i * barWidth),
+                height - h,
+                Math.max(1, Math.ceil(barWidth) - (barWidth > 3 ? 1 : 0)),
+                h,
+            );
         }
         ctx.fillStyle = cssVar("--border", "#999");
         ctx.fillRect(0, height - dpr, width, dpr);
@@ -85,8 +95,13 @@ export class HistogramChart {
         if (!this.#data) return;
         const { min, max, counts } = this.#data;
         const rect = this.#canvas.getBoundingClientRect();
-        const i = Math.min(counts.length - 1, Math.max(0, Math.floor(((event.clientX - rect.left) / rect.width) * counts.length)));
+        const i = Math.min(
+            counts.length - 1,
+            Math.max(0, Math.floor(((event.clientX - rect.left) / rect.width) * counts.length)),
+        );
         const w = (max - min) / counts.length;
-        this.#readout.textContent = `[${formatFloat(min + i * w, 4)}, ${formatFloat(min + (i + 1) * w, 4)}${i === counts.length - 1 ? "]" : ")"}: ${formatInt(counts[i])}`;
+        const close = i === counts.length - 1 ? "]" : ")";
+        const bin = `[${formatFloat(min + i * w, 4)}, ${formatFloat(min + (i + 1) * w, 4)}${close}`;
+        this.#readout.textContent = `${bin}: ${formatInt(counts[i])}`;
     }
 }

@@ -1,16 +1,31 @@
 // SPDX-License-Identifier: MIT
 // The inspection page: opening (files, drag and drop, URL, ?url=), progress and cancel, the error banner,
-// tabs and theme. Parsing and decoding run in the worker (worker.js); the views are in their own modules.
-import { WorkerClient } from "./client.js";
+// tabs and theme. Parsing and decoding run in the package's worker (weightstream/worker); the views are in
+// their own modules.
+import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
+import { bannerParts } from "./errors.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { MetadataView } from "./metadata_view.js";
+import { chooseFiles } from "./parts.js";
+import { absQuantile, computeStats, histogram } from "./stats.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
 import { TensorDetail } from "./tensor_detail.js";
 import { TensorTable } from "./tensor_table.js";
 
-const client = new WorkerClient(new URL("./worker.js", import.meta.url));
+// One worker for the page's models. One that failed fails every request of its models with code "worker";
+// the next open starts a new one.
+let worker = null;
+let model = null; // the model on show (open in `worker`)
+
+const isAbort = (error) => error?.name === "AbortError";
+
+/** Shows a failed request's error (none for a cancelled one); forgets a worker that failed. */
+function failed(error, context) {
+    if (error?.code === "worker") worker = null;
+    if (!isAbort(error)) showError(error, context);
+}
 
 // ---------------------------------------------------------------- progress (one operation at a time)
 
@@ -52,46 +67,16 @@ $(".progress-cancel", progressBox).addEventListener("click", () => activeOperati
 
 const banner = $("#error-banner");
 
-// What each code means to someone who just opened a file (the message says where and which field).
-const EXPLAIN = {
-    bad_magic: "not a GGUF or safetensors file",
-    unsupported_version: "a format version this page does not read",
-    truncated: "the file ends too early",
-    too_large: "a size in the file is beyond the limits",
-    overflow: "a size in the file overflows",
-    bad_type: "an unknown type",
-    bad_shape: "an impossible tensor shape",
-    bad_alignment: "misaligned data",
-    bad_offset: "tensor data outside the file or overlapping",
-    duplicate_name: "two entries with the same name",
-    bad_json: "a malformed JSON header",
-    bad_key: "a malformed metadata key",
-    trailing_data: "unexpected bytes after the data",
-    unsupported: "not supported",
-    bad_split: "the parts do not form one model",
-    http: "the server answered with an error",
-    network: "the URL could not be fetched (network or CORS)",
-    cors: "the server does not expose Content-Range (CORS)",
-    not_seekable: "the source cannot be read out of order",
-    wasm_load: "the WebAssembly module could not be loaded",
-    worker: "the page's worker stopped",
-};
-
 function showError(error, context = "") {
-    const code = error.code ?? "error";
-    const offset = error.offset;
-    // The package's messages repeat the code and the offset, which the banner shows apart.
-    let message = String(error.message ?? error).replace(`${code}: `, "");
-    if (offset !== undefined && offset !== null) message = message.replace(/\s*\(byte \d+\)$/, "");
-    const explained = EXPLAIN[code] ? `${EXPLAIN[code]}: ` : "";
+    const { code, offset, file, text } = bannerParts(error, context);
     $(".error-code", banner).textContent = code;
-    $(".error-message", banner).textContent = `${context ? `${context}: ` : ""}${explained}${message}`;
-    $(".error-offset", banner).textContent = offset !== undefined && offset !== null ? `at byte ${formatInt(offset)}` : "";
-    banner.dataset.code = error.code ?? "error";
-    if (offset !== undefined && offset !== null) banner.dataset.offset = String(offset);
+    $(".error-message", banner).textContent = text;
+    $(".error-offset", banner).textContent = offset !== undefined ? `at byte ${formatInt(offset)}` : "";
+    banner.dataset.code = code;
+    if (offset !== undefined) banner.dataset.offset = String(offset);
     else delete banner.dataset.offset;
-    // A model in several files: the file the problem is in (the message names it too).
-    if (error.file) banner.dataset.file = error.file;
+    // A model in several files: the file the problem is in.
+    if (file) banner.dataset.file = file;
     else delete banner.dataset.file;
     banner.hidden = false;
 }
@@ -127,32 +112,40 @@ for (const tab of tabs) {
 }
 
 const detailRoot = $("#tensor-detail");
-let readRequest = null;
+let reading = null; // the AbortController of the read in flight
 
-function loadTensor(tensor, rows) {
-    readRequest?.cancel();
-    const label = `Decoding ${tensor.name}${rows ? ` (rows ${formatInt(rows[0])}–${formatInt(rows[0] + rows[1] - 1)})` : ""}`;
-    let progress;
-    const request = client.request("read", { name: tensor.name, rows }, { onProgress: (p) => progress.update(p) });
-    progress = startProgress(label, request.cancel);
-    readRequest = request;
-    return request.promise.then(
-        (result) => {
-            progress.done();
-            return result;
-        },
-        (error) => {
-            progress.done();
-            if (error.code !== "aborted") showError(error);
-            throw error;
-        },
-    );
+/** Decodes `tensor` (or the window `rows` of it) in the worker; its values with their statistics. */
+async function loadTensor(tensor, rows) {
+    reading?.abort();
+    const controller = (reading = new AbortController());
+    const scope = rows ? ` (rows ${formatInt(rows[0])}–${formatInt(rows[0] + rows[1] - 1)})` : "";
+    const progress = startProgress(`Decoding ${tensor.name}${scope}`, () => controller.abort());
+    try {
+        const options = { signal: controller.signal, onProgress: (p) => progress.update(p) };
+        if (rows) options.rows = rows;
+        const values = await model.read(tensor.name, options);
+        const stats = computeStats(values);
+        const maxAbs = Math.max(Math.abs(stats.min), Math.abs(stats.max));
+        return {
+            values,
+            stats,
+            histogram: histogram(values, stats.min, stats.max),
+            scale: absQuantile(values, maxAbs),
+            maxAbs,
+        };
+    } catch (error) {
+        failed(error, tensor.name);
+        throw error;
+    } finally {
+        progress.done();
+        if (reading === controller) reading = null;
+    }
 }
 
 const detail = new TensorDetail(detailRoot, {
     load: loadTensor,
     onClose: () => {
-        readRequest?.cancel();
+        reading?.abort();
         detail.clear();
         detailRoot.classList.remove("open");
         table.select(null);
@@ -167,8 +160,6 @@ const table = new TensorTable($("#tensor-table-root"), {
 });
 
 const metadataView = new MetadataView($("#metadata-root"), {
-    fetchItems: (entry, start, count) => client.request("items", { entry, start, count }).promise.then((r) => r.items),
-    searchItems: (entry, query) => client.request("search", { entry, query }).promise.then((r) => r.indices),
     onOpenViewer: () => $("#metadata-root").classList.add("viewer-open"),
     onCloseViewer: () => $("#metadata-root").classList.remove("viewer-open"),
 });
@@ -201,28 +192,33 @@ function showModel(info, label) {
 
 // ---------------------------------------------------------------- opening
 
-let openRequest = null;
+let opening = null; // the AbortController of the open in flight
 
-async function openModel(payload, label) {
-    openRequest?.cancel();
-    readRequest?.cancel();
-    let progress;
-    const request = client.request("open", payload, { onProgress: (p) => progress.update(p) });
-    progress = startProgress(`Opening ${label}`, request.cancel);
-    openRequest = request;
+// A URL naming any part of a split GGUF or a safetensors index opens the whole model (the package finds the
+// other files next to it); several Files are the parts of one model. The new model replaces the one on show
+// only once it opened: a bad file leaves the page on the last one.
+async function openModel(source, label) {
+    opening?.abort();
+    reading?.abort();
+    const controller = (opening = new AbortController());
+    const progress = startProgress(`Opening ${label}`, () => controller.abort());
     const started = performance.now();
     try {
-        const { info } = await request.promise;
+        worker ??= new WeightstreamWorker();
+        const opened = await worker.open(source, { signal: controller.signal, onProgress: (p) => progress.update(p) });
+        const previous = model;
+        model = opened;
+        previous?.close();
         hideError();
         const shown = performance.now();
-        showModel(info, label);
+        showModel(opened.info, label);
         performance.measure("weightstream: show model", { start: shown }); // visible in DevTools' Performance panel
         console.info(`weightstream: opened ${label} in ${formatDuration(performance.now() - started)}`);
     } catch (error) {
-        if (error.code !== "aborted") showError(error, label);
+        failed(error, label);
     } finally {
         progress.done();
-        if (openRequest === request) openRequest = null;
+        if (opening === controller) opening = null;
     }
 }
 
@@ -230,7 +226,14 @@ function openFiles(fileList) {
     const files = [...fileList];
     if (files.length === 0) return;
     const label = files.length === 1 ? files[0].name : `${files.length} files`;
-    openModel({ files }, label);
+    let source;
+    try {
+        source = chooseFiles(files);
+    } catch (error) {
+        showError(error, label);
+        return;
+    }
+    openModel(source, label);
 }
 
 function openUrl(text) {
@@ -245,8 +248,15 @@ function openUrl(text) {
         showError({ code: "bad_source", message: "only http: and https: URLs can be loaded" });
         return;
     }
-    const name = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1)) || url.host;
-    openModel({ url: url.href }, name);
+    let name;
+    try {
+        name = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1)) || url.host;
+    } catch {
+        // URIError: a malformed %-escape (such as "%E0%A4%A") names no file.
+        showError({ code: "bad_source", message: `a malformed %-escape in the URL: ${text}` });
+        return;
+    }
+    openModel(url.href, name);
 }
 
 const fileInput = $("#file-input");
@@ -352,15 +362,28 @@ async function listSamples() {
         if (typeof sample?.name !== "string") continue;
         const href = `?url=${encodeURIComponent(`samples/${sample.name}`)}`;
         ul.append(
-            el("li", {},
-                el("a", { href, text: sample.name, on: { click: (e) => {
-                    e.preventDefault();
-                    history.pushState(null, "", href);
-                    urlInput.value = `samples/${sample.name}`;
-                    openUrl(urlInput.value);
-                } } }),
-                typeof sample.size === "number" ? el("span", { class: "muted", text: ` ${formatBytes(sample.size)}` }) : null,
-                typeof sample.description === "string" ? el("span", { class: "muted", text: ` · ${sample.description}` }) : null),
+            el(
+                "li",
+                {},
+                el("a", {
+                    href,
+                    text: sample.name,
+                    on: {
+                        click: (e) => {
+                            e.preventDefault();
+                            history.pushState(null, "", href);
+                            urlInput.value = `samples/${sample.name}`;
+                            openUrl(urlInput.value);
+                        },
+                    },
+                }),
+                typeof sample.size === "number"
+                    ? el("span", { class: "muted", text: ` ${formatBytes(sample.size)}` })
+                    : null,
+                typeof sample.description === "string"
+                    ? el("span", { class: "muted", text: ` · ${sample.description}` })
+                    : null,
+            ),
         );
     }
     $("#samples").hidden = false;

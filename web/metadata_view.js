@@ -11,8 +11,6 @@ const ITEM_HEIGHT = 26;
 // A string longer than this is shown cut (a hostile file may hold a string of hundreds of megabytes).
 const MAX_TEXT = 1_000_000;
 const SEARCH_DELAY_MS = 120;
-// Items of a long array fetched from the worker at a time.
-const PAGE_ITEMS = 512;
 
 function typeLabel(entry) {
     if (entry.type !== "array") return entry.type;
@@ -32,17 +30,9 @@ export class MetadataView {
     #arrayList = null; // the VirtualList of the array on show
     #onOpenViewer;
     #onCloseViewer;
-    #fetchItems;
-    #searchItems;
 
-    /**
-     * fetchItems(entryIndex, start, count) -> Promise of items, searchItems(entryIndex, query) -> Promise of
-     * an Int32Array of indices: the worker's side of arrays that arrived partial (entry.partial).
-     * onOpenViewer() / onCloseViewer(): the viewer was filled / closed (it is an overlay on narrow screens).
-     */
-    constructor(root, { fetchItems, searchItems, onOpenViewer, onCloseViewer } = {}) {
-        this.#fetchItems = fetchItems;
-        this.#searchItems = searchItems;
+    /** onOpenViewer() / onCloseViewer(): the viewer was filled / closed (it is an overlay on narrow screens). */
+    constructor(root, { onOpenViewer, onCloseViewer } = {}) {
         this.#onOpenViewer = onOpenViewer;
         this.#onCloseViewer = onCloseViewer;
         this.#filter = el("input", {
@@ -59,20 +49,32 @@ export class MetadataView {
             el("span", { class: "cell m-type", text: "Type", attrs: { role: "columnheader" } }),
             el("span", { class: "cell m-value", text: "Value", attrs: { role: "columnheader" } }),
         );
-        this.#viewport = el("div", {
-            class: "table-viewport metadata-grid",
-            tabIndex: 0,
-            attrs: { role: "table", "aria-label": "Metadata", "data-testid": "metadata-table" },
-            on: { keydown: (e) => this.#onKey(e) },
-        }, header);
-        this.#viewer = el("section", { class: "value-viewer panel", attrs: { "data-testid": "metadata-value", "aria-label": "Metadata value" } });
+        this.#viewport = el(
+            "div",
+            {
+                class: "table-viewport metadata-grid",
+                tabIndex: 0,
+                attrs: { role: "table", "aria-label": "Metadata", "data-testid": "metadata-table" },
+                on: { keydown: (e) => this.#onKey(e) },
+            },
+            header,
+        );
+        this.#viewer = el("section", {
+            class: "value-viewer panel",
+            attrs: { "data-testid": "metadata-value", "aria-label": "Metadata value" },
+        });
         root.append(
             el("div", { class: "toolbar" }, this.#filter, this.#countLabel),
             el("div", { class: "split" }, this.#viewport, this.#viewer),
         );
         this.#list = new VirtualList(this.#viewport, {
             rowHeight: ROW_HEIGHT,
-            createRow: () => el("div", { class: "trow", attrs: { role: "row" }, on: { click: (e) => this.#show(this.#shown[e.currentTarget.vlistIndex]) } }),
+            createRow: () =>
+                el("div", {
+                    class: "trow",
+                    attrs: { role: "row" },
+                    on: { click: (e) => this.#show(this.#shown[e.currentTarget.vlistIndex]) },
+                }),
             renderRow: (row, i) => this.#renderRow(row, i),
         });
     }
@@ -104,10 +106,17 @@ export class MetadataView {
     #rebuild() {
         const q = this.#filter.value.toLowerCase();
         this.#shown = q
-            ? this.#entries.filter((e) => e.key.toLowerCase().includes(q) || (e.type !== "array" && String(e.value).toLowerCase().includes(q)))
+            ? this.#entries.filter(
+                  (e) =>
+                      e.key.toLowerCase().includes(q) ||
+                      (e.type !== "array" && String(e.value).toLowerCase().includes(q)),
+              )
             : this.#entries;
         const n = this.#shown.length;
-        this.#countLabel.textContent = n === this.#entries.length ? `${formatInt(n)} keys` : `${formatInt(n)} of ${formatInt(this.#entries.length)} keys`;
+        this.#countLabel.textContent =
+            n === this.#entries.length
+                ? `${formatInt(n)} keys`
+                : `${formatInt(n)} of ${formatInt(this.#entries.length)} keys`;
         this.#list.setCount(n);
     }
 
@@ -131,7 +140,9 @@ export class MetadataView {
         this.#arrayList = null;
         clear(this.#viewer);
         this.#viewer.append(
-            el("header", { class: "viewer-head" },
+            el(
+                "header",
+                { class: "viewer-head" },
                 el("h3", { class: "mono", text: entry.key }),
                 el("span", { class: "muted", text: typeLabel(entry) }),
                 el("button", {
@@ -141,7 +152,8 @@ export class MetadataView {
                     title: "Close",
                     attrs: { "aria-label": "Close the value" },
                     on: { click: () => this.#close() },
-                })),
+                }),
+            ),
         );
         if (entry.type === "array" && Array.isArray(entry.value)) this.#showArray(entry);
         else if (typeof entry.value === "string") this.#showString(entry.value);
@@ -159,8 +171,16 @@ export class MetadataView {
     #showString(text) {
         const cut = text.length > MAX_TEXT;
         const lines = text.length < MAX_TEXT ? text.split("\n").length : undefined;
-        const pre = el("pre", { class: "value-text wrap", text: cut ? text.slice(0, MAX_TEXT) : text, attrs: { "data-testid": "metadata-text" } });
-        const wrap = el("input", { type: "checkbox", checked: true, on: { change: () => pre.classList.toggle("wrap", wrap.checked) } });
+        const pre = el("pre", {
+            class: "value-text wrap",
+            text: cut ? text.slice(0, MAX_TEXT) : text,
+            attrs: { "data-testid": "metadata-text" },
+        });
+        const wrap = el("input", {
+            type: "checkbox",
+            checked: true,
+            on: { change: () => pre.classList.toggle("wrap", wrap.checked) },
+        });
         const copy = el("button", {
             type: "button",
             text: "Copy",
@@ -173,36 +193,24 @@ export class MetadataView {
             },
         });
         this.#viewer.append(
-            el("div", { class: "toolbar" },
-                el("span", { class: "muted", text: `${formatInt(text.length)} characters${lines ? `, ${formatInt(lines)} lines` : ""}${cut ? ` (first ${formatInt(MAX_TEXT)} shown)` : ""}` }),
+            el(
+                "div",
+                { class: "toolbar" },
+                el("span", {
+                    class: "muted",
+                    text:
+                        `${formatInt(text.length)} characters${lines ? `, ${formatInt(lines)} lines` : ""}` +
+                        (cut ? ` (first ${formatInt(MAX_TEXT)} shown)` : ""),
+                }),
                 el("label", { class: "check" }, wrap, " Wrap"),
-                copy),
+                copy,
+            ),
             pre,
         );
     }
 
     #showArray(entry) {
-        const entryIndex = this.#entries.indexOf(entry);
-        const length = Number(entry.length ?? entry.value.length);
-        // A partial array holds its first items; the rest comes from the worker a page at a time.
-        const pages = new Map(); // page -> items, or null while it is being fetched
-        const itemAt = (i) => {
-            if (!entry.partial || i < entry.value.length) return entry.value[i];
-            const page = Math.floor(i / PAGE_ITEMS);
-            const items = pages.get(page);
-            if (items) return items[i - page * PAGE_ITEMS];
-            if (items === undefined) {
-                pages.set(page, null);
-                this.#fetchItems(entryIndex, page * PAGE_ITEMS, PAGE_ITEMS).then(
-                    (got) => {
-                        pages.set(page, got);
-                        if (this.#selected === entry) list.refresh();
-                    },
-                    () => pages.delete(page),
-                );
-            }
-            return undefined;
-        };
+        const length = entry.value.length;
         let matches = null; // indices of the items that match the search, or null for all
         const search = el("input", {
             type: "search",
@@ -210,18 +218,24 @@ export class MetadataView {
             attrs: { "aria-label": "Search the array", "data-testid": "array-search" },
         });
         const count = el("span", { class: "count", attrs: { "aria-live": "polite" } });
-        const viewport = el("div", { class: "table-viewport array-grid", attrs: { role: "table", "aria-label": "Array items", "data-testid": "array-items" } });
+        const viewport = el("div", {
+            class: "table-viewport array-grid",
+            attrs: { role: "table", "aria-label": "Array items", "data-testid": "array-items" },
+        });
         this.#viewer.append(el("div", { class: "toolbar" }, search, count), viewport);
         const list = (this.#arrayList = new VirtualList(viewport, {
             rowHeight: ITEM_HEIGHT,
             createRow: () => el("div", { class: "trow", attrs: { role: "row" } }),
             renderRow: (row, i) => {
                 const index = matches ? matches[i] : i;
-                const item = itemAt(index);
                 row.dataset.index = String(index);
                 row.replaceChildren(
                     el("span", { class: "cell a-index num", text: formatInt(index), attrs: { role: "cell" } }),
-                    el("span", { class: `cell a-value${item === undefined ? " muted" : ""}`, text: item === undefined ? "…" : formatItem(item, entry.item_type), attrs: { role: "cell" } }),
+                    el("span", {
+                        class: "cell a-value",
+                        text: formatItem(entry.value[index], entry.item_type),
+                        attrs: { role: "cell" },
+                    }),
                 );
             },
         }));
@@ -232,31 +246,21 @@ export class MetadataView {
             list.setCount(n);
         };
         let lowered = null;
-        const searchHere = (needle) => {
-            lowered ??= entry.value.map((v) => (typeof v === "string" ? v : formatItem(v, entry.item_type)).toLowerCase());
+        const find = (needle) => {
+            lowered ??= entry.value.map((v) =>
+                (typeof v === "string" ? v : formatItem(v, entry.item_type)).toLowerCase(),
+            );
             const found = [];
             for (let i = 0; i < lowered.length; ++i) if (lowered[i].includes(needle)) found.push(i);
-            return Promise.resolve(found);
+            return found;
         };
         let timer = 0;
-        let generation = 0;
         search.addEventListener("input", () => {
             clearTimeout(timer);
             timer = setTimeout(() => {
                 const q = search.value;
-                const mine = ++generation;
-                if (!q) {
-                    matches = null;
-                    update();
-                    return;
-                }
-                count.textContent = "searching…";
-                const found = entry.partial ? this.#searchItems(entryIndex, q) : searchHere(q.toLowerCase());
-                found.then((indices) => {
-                    if (mine !== generation || this.#selected !== entry) return;
-                    matches = indices;
-                    update();
-                });
+                matches = q ? find(q.toLowerCase()) : null;
+                update();
             }, SEARCH_DELAY_MS);
         });
         update();

@@ -18,7 +18,8 @@ export function chooseFiles(files) {
     if (files.length === 0) throw new PageError("bad_source", "no file chosen");
     // One file is opened whatever its name: the core tells the format from the bytes.
     const chosen = files.length === 1 ? files : files.filter((f) => isModelFile(f.name));
-    if (chosen.length === 0) throw new PageError("bad_source", "choose .gguf or .safetensors files (and a .safetensors.index.json)");
+    if (chosen.length === 0)
+        throw new PageError("bad_source", "choose .gguf or .safetensors files (and a .safetensors.index.json)");
     // A File has no folder to find the shards in, as a URL or a path has.
     if (chosen.length === 1 && /\.index\.json$/i.test(chosen[0].name)) {
         throw new PageError("bad_source", "an index was chosen without its .safetensors shards: choose them together");

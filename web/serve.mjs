@@ -35,7 +35,13 @@ export function nginxConfig({ dir, host, port, root, aliases = [] }) {
     const q = (p) => `"${p.replace(/["\\]/g, "\\$&")}"`;
     const user = process.getuid?.() === 0 ? "user root;\n" : "";
     const locations = aliases
-        .map(([prefix, target, directives = ""]) => `        location /${prefix}/ {\n            alias ${q(`${path.resolve(target)}/`)};\n            ${directives}\n        }\n`)
+        .map(
+            ([prefix, target, directives = ""]) =>
+                `        location /${prefix}/ {\n` +
+                `            alias ${q(`${path.resolve(target)}/`)};\n` +
+                `            ${directives}\n` +
+                "        }\n",
+        )
         .join("");
     return `# written by web/serve.mjs
 ${user}worker_processes 1;
@@ -103,7 +109,9 @@ export async function startNginx({ root, aliases = [], host = "127.0.0.1", port,
         const p = port ?? (await freePort(host));
         const conf = path.join(dir, "nginx.conf");
         await writeFile(conf, nginxConfig({ dir, host, port: p, root, aliases }));
-        const child = spawn(NGINX, ["-p", dir, "-c", conf, "-e", path.join(dir, "error.log")], { stdio: ["ignore", "inherit", "inherit"] });
+        const child = spawn(NGINX, ["-p", dir, "-c", conf, "-e", path.join(dir, "error.log")], {
+            stdio: ["ignore", "inherit", "inherit"],
+        });
         const url = `http://${host}:${p}/`;
         try {
             await waitUntilServing(url, child);
@@ -145,7 +153,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         dir: path.join(repoRoot, "build", "nginx"),
         aliases: values.models ? [["models", values.models]] : [],
     });
-    console.log(`weightstream: serving ${path.relative(repoRoot, values.root) || values.root} at ${server.url} (nginx; Ctrl-C stops it)`);
+    console.log(
+        `weightstream: serving ${path.relative(repoRoot, values.root) || values.root} at ${server.url} ` +
+            "(nginx; Ctrl-C stops it)",
+    );
     let stopping = false;
     const stop = async () => {
         stopping = true;

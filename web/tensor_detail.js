@@ -2,6 +2,7 @@
 // The tensor detail panel: what the tensor is, then its decoded values (the whole tensor, or a window of
 // rows for a huge one, saying which rows): statistics, histogram, heatmap, a table of raw values, .npy.
 import { el, clear } from "./dom.js";
+import { bannerParts } from "./errors.js";
 import { HistogramChart } from "./histogram.js";
 import { Heatmap } from "./heatmap.js";
 import { encodeNpy } from "./npy.js";
@@ -41,7 +42,10 @@ export class TensorDetail {
     #body;
     #charts = []; // the histogram and heatmap on show, disposed when replaced
 
-    /** load(tensor, rows) -> Promise of the worker's read result; onClose(): the close button. */
+    /**
+     * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs} (rejects with an AbortError
+     * when cancelled); onClose(): the close button.
+     */
     constructor(root, { load, onClose }) {
         this.#root = root;
         this.#load = load;
@@ -58,7 +62,10 @@ export class TensorDetail {
         this.#tensor = null;
         this.#result = null;
         ++this.#generation;
-        clear(this.#root, el("p", { class: "muted placeholder", text: "Choose a tensor to decode it and see its values." }));
+        clear(
+            this.#root,
+            el("p", { class: "muted placeholder", text: "Choose a tensor to decode it and see its values." }),
+        );
     }
 
     /** Shows `tensor` and decodes its first window. */
@@ -78,11 +85,26 @@ export class TensorDetail {
             tensor.file ? ["File", tensor.file] : null,
         ].filter(Boolean);
         this.#body = el("div", { class: "detail-body" });
-        clear(this.#root,
-            el("header", { class: "detail-head" },
+        clear(
+            this.#root,
+            el(
+                "header",
+                { class: "detail-head" },
                 el("h2", { class: "mono", text: tensor.name, title: tensor.name }),
-                el("button", { type: "button", class: "close", text: "×", title: "Close", attrs: { "aria-label": "Close the tensor detail" }, on: { click: () => this.#onClose() } })),
-            el("dl", { class: "facts" }, facts.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })])),
+                el("button", {
+                    type: "button",
+                    class: "close",
+                    text: "×",
+                    title: "Close",
+                    attrs: { "aria-label": "Close the tensor detail" },
+                    on: { click: () => this.#onClose() },
+                }),
+            ),
+            el(
+                "dl",
+                { class: "facts" },
+                facts.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]),
+            ),
             this.#body,
         );
         this.#decode(firstWindow(tensor), { rowLength, rows });
@@ -104,8 +126,16 @@ export class TensorDetail {
             },
             (error) => {
                 if (generation !== this.#generation) return;
-                const where = error.offset !== undefined ? ` at byte ${formatInt(error.offset)}` : "";
-                clear(this.#body, el("p", { class: "inline-error", text: `Could not decode: ${error.code}${where}: ${error.message}` }));
+                if (error?.name === "AbortError") {
+                    clear(this.#body, el("p", { class: "muted", text: "Cancelled." }));
+                    return;
+                }
+                const { code, offset, text } = bannerParts(error);
+                const where = offset !== undefined ? ` at byte ${formatInt(offset)}` : "";
+                clear(
+                    this.#body,
+                    el("p", { class: "inline-error", text: `Could not decode: ${code}${where}: ${text}` }),
+                );
             },
         );
     }
@@ -117,32 +147,58 @@ export class TensorDetail {
         const body = clear(this.#body);
 
         if (windowed) {
-            const start = el("input", { type: "number", min: 0, max: geometry.rows - 1, value: r.firstRow, attrs: { "aria-label": "First row", "data-testid": "window-start" } });
+            const start = el("input", {
+                type: "number",
+                min: 0,
+                max: geometry.rows - 1,
+                value: r.firstRow,
+                attrs: { "aria-label": "First row", "data-testid": "window-start" },
+            });
             const go = (first) => {
                 const f = Math.min(Math.max(0, Math.floor(first)), geometry.rows - 1);
                 this.#decode([f, Math.min(r.rows, geometry.rows - f)], geometry);
             };
             body.append(
-                el("div", { class: "window-bar", attrs: { "data-testid": "tensor-window" } },
+                el(
+                    "div",
+                    { class: "window-bar", attrs: { "data-testid": "tensor-window" } },
                     el("span", {
                         text:
-                            `Rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)} of ${formatInt(geometry.rows)} ` +
+                            `Rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)} ` +
+                            `of ${formatInt(geometry.rows)} ` +
                             `(a window of ${formatInt(r.rows)} rows; the tensor is too large to decode at once)`,
                     }),
-                    el("span", { class: "toolbar compact" },
-                        el("button", { type: "button", text: "◀ Previous", disabled: r.firstRow === 0, on: { click: () => go(r.firstRow - r.rows) } }),
+                    el(
+                        "span",
+                        { class: "toolbar compact" },
+                        el("button", {
+                            type: "button",
+                            text: "◀ Previous",
+                            disabled: r.firstRow === 0,
+                            on: { click: () => go(r.firstRow - r.rows) },
+                        }),
                         el("label", {}, "from row ", start),
                         el("button", { type: "button", text: "Go", on: { click: () => go(Number(start.value)) } }),
-                        el("button", { type: "button", text: "Next ▶", disabled: r.firstRow + r.rows >= geometry.rows, on: { click: () => go(r.firstRow + r.rows) } }))),
+                        el("button", {
+                            type: "button",
+                            text: "Next ▶",
+                            disabled: r.firstRow + r.rows >= geometry.rows,
+                            on: { click: () => go(r.firstRow + r.rows) },
+                        }),
+                    ),
+                ),
             );
         }
 
         const s = r.stats;
-        const stat = (key, label, text) => el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
+        const stat = (key, label, text) =>
+            el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
         const scope = windowed ? ` (rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)})` : "";
         body.append(
             el("h3", { text: `Statistics${scope}` }),
-            el("dl", { class: "stats", attrs: { "data-testid": "tensor-stats" } },
+            el(
+                "dl",
+                { class: "stats", attrs: { "data-testid": "tensor-stats" } },
                 stat("count", "values", formatInt(s.count)),
                 stat("min", "min", formatF32(s.min)),
                 stat("max", "max", formatF32(s.max)),
@@ -151,7 +207,8 @@ export class TensorDetail {
                 stat("zeros", "zeros", formatInt(s.zeros)),
                 stat("nan", "NaN", formatInt(s.nan)),
                 stat("posinf", "+Inf", formatInt(s.posInf)),
-                stat("neginf", "−Inf", formatInt(s.negInf))),
+                stat("neginf", "−Inf", formatInt(s.negInf)),
+            ),
         );
 
         const histogramBox = el("section", { class: "chart-box" }, el("h3", { text: "Histogram" }));
@@ -159,21 +216,34 @@ export class TensorDetail {
         const histogram = new HistogramChart(histogramBox);
         histogram.set(r.histogram);
 
-        const heatmapBox = el("section", { class: "chart-box" },
-            el("h3", { text: `Heatmap: ${formatInt(r.rows)} rows × ${formatInt(r.cols)} columns` }));
+        const heatmapBox = el(
+            "section",
+            { class: "chart-box" },
+            el("h3", { text: `Heatmap: ${formatInt(r.rows)} rows × ${formatInt(r.cols)} columns` }),
+        );
         body.append(heatmapBox);
         const valuesBox = el("section", { class: "values-box" });
         const table = this.#valuesTable(valuesBox);
         const heatmap = new Heatmap(heatmapBox, { onPick: (row, col) => table.moveTo(row, col) });
-        heatmap.setData({ values: r.values, rows: r.rows, cols: r.cols, firstRow: r.firstRow, scale: r.scale, maxAbs: r.maxAbs });
+        heatmap.setData({
+            values: r.values,
+            rows: r.rows,
+            cols: r.cols,
+            firstRow: r.firstRow,
+            scale: r.scale,
+            maxAbs: r.maxAbs,
+        });
         this.#charts = [histogram, heatmap];
         body.append(valuesBox);
 
         const shape = windowed ? [r.rows, r.cols] : tensor.shape.map(String);
         const complex = tensor.dtype === "C64"; // decoded as (real, imaginary) float32 pairs
-        const npyName = `${safeFileName(tensor.name)}${windowed ? `.rows${r.firstRow}-${r.firstRow + r.rows - 1}` : ""}.npy`;
+        const rowsPart = windowed ? `.rows${r.firstRow}-${r.firstRow + r.rows - 1}` : "";
+        const npyName = `${safeFileName(tensor.name)}${rowsPart}.npy`;
         body.append(
-            el("div", { class: "toolbar" },
+            el(
+                "div",
+                { class: "toolbar" },
                 el("button", {
                     type: "button",
                     class: "primary",
@@ -191,18 +261,34 @@ export class TensorDetail {
                             setTimeout(() => URL.revokeObjectURL(url), 10_000);
                         },
                     },
-                })),
+                }),
+            ),
         );
     }
 
     /** The raw values table: TABLE_ROWS × TABLE_COLS values from a chosen row and column. */
     #valuesTable(box) {
         const r = this.#result;
-        const rowInput = el("input", { type: "number", min: r.firstRow, max: r.firstRow + r.rows - 1, value: r.firstRow, attrs: { "aria-label": "First row", "data-testid": "values-row" } });
-        const colInput = el("input", { type: "number", min: 0, max: Math.max(0, r.cols - 1), value: 0, attrs: { "aria-label": "First column", "data-testid": "values-col" } });
+        const rowInput = el("input", {
+            type: "number",
+            min: r.firstRow,
+            max: r.firstRow + r.rows - 1,
+            value: r.firstRow,
+            attrs: { "aria-label": "First row", "data-testid": "values-row" },
+        });
+        const colInput = el("input", {
+            type: "number",
+            min: 0,
+            max: Math.max(0, r.cols - 1),
+            value: 0,
+            attrs: { "aria-label": "First column", "data-testid": "values-col" },
+        });
         const grid = el("div", { class: "values-scroll" });
         const draw = () => {
-            const row0 = Math.min(Math.max(r.firstRow, Math.floor(Number(rowInput.value) || 0)), r.firstRow + Math.max(0, r.rows - 1));
+            const row0 = Math.min(
+                Math.max(r.firstRow, Math.floor(Number(rowInput.value) || 0)),
+                r.firstRow + Math.max(0, r.rows - 1),
+            );
             const col0 = Math.min(Math.max(0, Math.floor(Number(colInput.value) || 0)), Math.max(0, r.cols - 1));
             const rows = Math.min(TABLE_ROWS, r.firstRow + r.rows - row0);
             const cols = Math.min(TABLE_COLS, r.cols - col0);
@@ -212,19 +298,30 @@ export class TensorDetail {
             for (let i = 0; i < rows; ++i) {
                 const tr = el("tr", {}, el("th", { class: "num", text: formatInt(row0 + i) }));
                 const base = (row0 - r.firstRow + i) * r.cols + col0;
-                for (let c = 0; c < cols; ++c) tr.append(el("td", { class: "num", text: formatF32(r.values[base + c]) }));
+                for (let c = 0; c < cols; ++c)
+                    tr.append(el("td", { class: "num", text: formatF32(r.values[base + c]) }));
                 tbody.append(tr);
             }
-            grid.replaceChildren(el("table", { class: "values", attrs: { "data-testid": "tensor-values" } }, el("thead", {}, head), tbody));
+            grid.replaceChildren(
+                el(
+                    "table",
+                    { class: "values", attrs: { "data-testid": "tensor-values" } },
+                    el("thead", {}, head),
+                    tbody,
+                ),
+            );
         };
         rowInput.addEventListener("input", draw);
         colInput.addEventListener("input", draw);
         box.append(
             el("h3", { text: "Values" }),
-            el("div", { class: "toolbar compact" },
+            el(
+                "div",
+                { class: "toolbar compact" },
                 el("label", {}, "from row ", rowInput),
                 el("label", {}, "column ", colInput),
-                el("span", { class: "muted", text: "(click the heatmap to jump)" })),
+                el("span", { class: "muted", text: "(click the heatmap to jump)" }),
+            ),
             grid,
         );
         draw();

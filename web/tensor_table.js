@@ -72,7 +72,11 @@ export class TensorTable {
             attrs: { "aria-label": "Filter tensors by type", "data-testid": "tensor-dtype-filter" },
             on: { change: () => this.#rebuild() },
         });
-        this.#groupToggle = el("input", { type: "checkbox", on: { change: () => this.#rebuild() }, attrs: { "data-testid": "tensor-group-toggle" } });
+        this.#groupToggle = el("input", {
+            type: "checkbox",
+            on: { change: () => this.#rebuild() },
+            attrs: { "data-testid": "tensor-group-toggle" },
+        });
         this.#countLabel = el("span", { class: "count", attrs: { "aria-live": "polite" } });
         const toolbar = el(
             "div",
@@ -83,16 +87,21 @@ export class TensorTable {
             this.#countLabel,
         );
         this.#header = el("div", { class: "trow thead", attrs: { role: "row" } });
-        this.#viewport = el("div", {
-            class: "table-viewport tensor-grid",
-            tabIndex: 0,
-            attrs: { role: "table", "aria-label": "Tensors", "data-testid": "tensor-table" },
-            on: { keydown: (e) => this.#onKey(e) },
-        }, this.#header);
+        this.#viewport = el(
+            "div",
+            {
+                class: "table-viewport tensor-grid",
+                tabIndex: 0,
+                attrs: { role: "table", "aria-label": "Tensors", "data-testid": "tensor-table" },
+                on: { keydown: (e) => this.#onKey(e) },
+            },
+            this.#header,
+        );
         root.append(toolbar, this.#viewport);
         this.#list = new VirtualList(this.#viewport, {
             rowHeight: ROW_HEIGHT,
-            createRow: () => el("div", { class: "trow", attrs: { role: "row" }, on: { click: (e) => this.#onRowClick(e) } }),
+            createRow: () =>
+                el("div", { class: "trow", attrs: { role: "row" }, on: { click: (e) => this.#onRowClick(e) } }),
             renderRow: (row, i) => this.#renderRow(row, i),
         });
         const narrow = window.matchMedia(NARROW);
@@ -113,9 +122,12 @@ export class TensorTable {
         this.#groupToggle.checked = false;
         const counts = new Map();
         for (const t of tensors) counts.set(t.dtype, (counts.get(t.dtype) ?? 0) + 1);
-        clear(this.#dtypeFilter,
+        clear(
+            this.#dtypeFilter,
             el("option", { value: "", text: "All types" }),
-            ...[...counts.keys()].sort(COLLATOR.compare).map((d) => el("option", { value: d, text: `${d} (${counts.get(d)})` })),
+            ...[...counts.keys()]
+                .sort(COLLATOR.compare)
+                .map((d) => el("option", { value: d, text: `${d} (${counts.get(d)})` })),
         );
         this.#renderHeader();
         this.#viewport.scrollTop = 0;
@@ -135,10 +147,22 @@ export class TensorTable {
             const active = this.#sort.key === col.key;
             const arrow = active ? (this.#sort.dir > 0 ? " ▲" : " ▼") : "";
             this.#header.append(
-                el("span", {
-                    class: `cell ${col.className}`,
-                    attrs: { role: "columnheader", "aria-sort": active ? (this.#sort.dir > 0 ? "ascending" : "descending") : "none" },
-                }, el("button", { type: "button", class: "sort", text: col.label + arrow, on: { click: () => this.#toggleSort(col.key) } })),
+                el(
+                    "span",
+                    {
+                        class: `cell ${col.className}`,
+                        attrs: {
+                            role: "columnheader",
+                            "aria-sort": active ? (this.#sort.dir > 0 ? "ascending" : "descending") : "none",
+                        },
+                    },
+                    el("button", {
+                        type: "button",
+                        class: "sort",
+                        text: col.label + arrow,
+                        on: { click: () => this.#toggleSort(col.key) },
+                    }),
+                ),
             );
         }
     }
@@ -188,7 +212,13 @@ export class TensorTable {
                     params += Number(this.#tensors[i].n_elements);
                 }
                 const key = String(layer);
-                items.push({ group: key, label: layer === NOT_IN_LAYER ? "not in a layer" : `layer ${layer}`, count: members.length, bytes, params });
+                items.push({
+                    group: key,
+                    label: layer === NOT_IN_LAYER ? "not in a layer" : `layer ${layer}`,
+                    count: members.length,
+                    bytes,
+                    params,
+                });
                 if (!this.#collapsed.has(key)) for (const i of members) items.push(i);
             }
             this.#items = items;
@@ -196,7 +226,9 @@ export class TensorTable {
             this.#items = indices;
         }
         this.#countLabel.textContent =
-            shown === this.#tensors.length ? `${formatInt(shown)} tensors` : `${formatInt(shown)} of ${formatInt(this.#tensors.length)} tensors`;
+            shown === this.#tensors.length
+                ? `${formatInt(shown)} tensors`
+                : `${formatInt(shown)} of ${formatInt(this.#tensors.length)} tensors`;
         this.#list.setCount(this.#items.length);
     }
 
@@ -238,7 +270,8 @@ export class TensorTable {
             row.setAttribute("aria-expanded", String(!collapsed));
             c.twisty.textContent = collapsed ? "▸" : "▾";
             c.label.textContent = item.label;
-            c.summary.textContent = ` ${formatInt(item.count)} tensors · ${formatCount(item.params)} params · ${formatBytes(item.bytes)}`;
+            c.summary.textContent =
+                ` ${formatInt(item.count)} tensors · ${formatCount(item.params)} params · ` + formatBytes(item.bytes);
             return;
         }
         const t = this.#tensors[item];
@@ -290,7 +323,9 @@ export class TensorTable {
         if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
         event.preventDefault();
         const step = event.key === "ArrowDown" ? 1 : -1;
-        let pos = this.#items.findIndex((item) => typeof item === "number" && this.#tensors[item].name === this.#selected);
+        let pos = this.#items.findIndex(
+            (item) => typeof item === "number" && this.#tensors[item].name === this.#selected,
+        );
         for (let p = pos + step; p >= 0 && p < this.#items.length; p += step) {
             if (typeof this.#items[p] === "number") {
                 pos = p;

@@ -66,7 +66,8 @@ export class VirtualList {
         const header = this.#body.offsetTop;
         const view = this.#viewport;
         if (align === "start" || top - header < view.scrollTop) view.scrollTop = top - header;
-        else if (top + this.#rowHeight > view.scrollTop + view.clientHeight) view.scrollTop = top + this.#rowHeight - view.clientHeight;
+        else if (top + this.#rowHeight > view.scrollTop + view.clientHeight)
+            view.scrollTop = top + this.#rowHeight - view.clientHeight;
     }
 
     #update(force) {

@@ -6,6 +6,7 @@
 // build/screenshots/.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -20,6 +21,7 @@ import {
     screenshotPixels,
     setUp,
     waitForModel,
+    webRoot,
 } from "./support/harness.mjs";
 import { corruptFiles, shardedSafetensors, splitGguf, tinyLlamaGguf, tinySafetensors, wideGguf } from "./support/models.mjs";
 
@@ -39,6 +41,7 @@ before(async () => {
         "wide.gguf": wideGguf(),
         "truncated.gguf": corrupt.truncated,
         "not-a-model.gguf": corrupt.badMagic,
+        "duplicate-key.gguf": corrupt.duplicateKey,
         ...Object.fromEntries(parts.map((bytes, i) => [`split-0000${i + 1}-of-00003.gguf`, bytes])),
         // A split whose second part ends inside its header, and one whose parts 2 and 3 carry each other's name.
         "broken-00001-of-00003.gguf": parts[0],
@@ -484,20 +487,29 @@ describe("tables", () => {
 });
 
 describe("errors and cancel", () => {
-    test("a corrupt file shows the banner with its code and offset; the page opens the next file", async () => {
+    test("a corrupt file shows the banner with its code, offset and field as the CLI's; the page opens the next file", async () => {
         const { page, context, problems } = await h.newPage();
-        for (const file of ["truncated.gguf", "not-a-model.gguf"]) {
-            const cli = await run(cliPath, ["info", h.modelPath(file)]).then(
+        const banner = '[data-testid="error-banner"]';
+        for (const file of ["truncated.gguf", "not-a-model.gguf", "duplicate-key.gguf"]) {
+            const [, code, what, offset] = await run(cliPath, ["info", h.modelPath(file)]).then(
                 () => assert.fail(`${file} should be rejected by the CLI`),
-                (e) => /error: [^:]+: ([a-z_]+): .*\(byte (\d+)\)/.exec(e.stderr),
+                (e) => /error: [^:]+: ([a-z_]+): (.*) \(byte (\d+)\)$/m.exec(e.stderr),
             );
+            await page.evaluate(() => document.querySelector('[data-testid="error-banner"]').setAttribute("hidden", ""));
             await page.setInputFiles('[data-testid="file-input"]', h.modelPath(file));
-            await page.waitForSelector('[data-testid="error-banner"]:not([hidden])');
-            assert.equal(await page.getAttribute('[data-testid="error-banner"]', "data-code"), cli[1], file);
-            assert.equal(await page.getAttribute('[data-testid="error-banner"]', "data-offset"), cli[2], file);
-            assert.match(await page.textContent('[data-testid="error-banner"] .error-offset'), new RegExp(`at byte ${Number(cli[2]).toLocaleString("en-US")}`));
+            await page.waitForSelector(`${banner}:not([hidden])`);
+            assert.equal(await page.getAttribute(banner, "data-code"), code, file);
+            assert.equal(await page.getAttribute(banner, "data-offset"), offset, file);
+            assert.equal(await page.textContent(`${banner} .error-code`), code, file);
+            assert.match(await page.textContent(`${banner} .error-offset`), new RegExp(`at byte ${Number(offset).toLocaleString("en-US")}`));
+            // The field from error.what, after the file and the code's description; the code and the offset
+            // are shown apart, not repeated from the message.
+            const message = await page.textContent(`${banner} .error-message`);
+            assert.ok(message.startsWith(`${file}: `) && message.endsWith(`: ${what}`), `${file}: "${message}", CLI: ${what}`);
+            assert.doesNotMatch(message, /\(byte|truncated:|bad_magic:|duplicate_name:/);
             if (file === "truncated.gguf") await shot(page, "09-error-banner.png");
         }
+        assert.notEqual(await page.getAttribute(banner, "data-offset"), "0", "duplicate-key.gguf: an offset inside the file");
         // The page stays usable: the next file opens and the banner goes.
         await page.setInputFiles('[data-testid="file-input"]', h.modelPath("tiny.safetensors"));
         await waitForModel(page, 5);
@@ -512,6 +524,41 @@ describe("errors and cancel", () => {
         await page.click('[data-testid="url-load"]');
         await page.waitForFunction(() => document.querySelector('[data-testid="error-banner"]').dataset.code === "http");
         assert.deepEqual(problems.filter((p) => !p.includes("404")), []);
+        await context.close();
+    });
+
+    test("?url= with a malformed %-escape shows the banner, not an uncaught URIError", async () => {
+        const { page, context, problems } = await h.newPage({ query: "?url=%E0%A4%A" });
+        const banner = '[data-testid="error-banner"]';
+        await page.waitForSelector(`${banner}:not([hidden])`);
+        assert.equal(await page.getAttribute(banner, "data-code"), "bad_source");
+        assert.match(await page.textContent(`${banner} .error-message`), /malformed %-escape/);
+        assert.equal(await page.isHidden("#model"), true);
+        // The page goes on: a good address opens.
+        await page.fill('[data-testid="url-input"]', "models/tiny-llama.gguf");
+        await page.click('[data-testid="url-load"]');
+        await waitForModel(page, 22);
+        assert.deepEqual(problems, []);
+        await context.close();
+    });
+
+    test("the page works in the package's worker (weightstream/worker): reads stream progress and cancel", async () => {
+        const { page, context, problems, requests } = await h.newPage({ query: "?url=slow/wide.gguf" });
+        await waitForModel(page, 1);
+        // One worker, the package's script; the page has no worker or client of its own any more.
+        assert.deepEqual(page.workers().map((w) => new URL(w.url()).pathname), ["/worker_main.js"]);
+        assert.deepEqual(requests.filter((url) => /\/(worker|client)\.js$/.test(url)), []);
+        for (const gone of ["worker.js", "client.js"]) assert.equal(existsSync(path.join(webRoot, gone)), false, gone);
+        // wide.weight is 4.6 MB at 16 KiB/s: the read's progress shows bytes, and cancel ends it quietly.
+        await page.click("#tab-tensors");
+        await clickTensor(page, "wide.weight");
+        await page.waitForFunction(() => /KiB of .* · .*\/s/.test(document.querySelector('[data-testid="progress"] .progress-text')?.textContent ?? ""));
+        assert.match(await page.textContent('[data-testid="progress"] .progress-label'), /^Decoding wide\.weight \(rows 0–1,023\)$/);
+        await page.click('[data-testid="progress"] .progress-cancel');
+        await page.waitForSelector('[data-testid="progress"]', { state: "hidden" });
+        assert.equal(await page.textContent('[data-testid="tensor-detail"] .detail-body'), "Cancelled.");
+        assert.equal(await page.isHidden('[data-testid="error-banner"]'), true);
+        assert.deepEqual(problems, []);
         await context.close();
     });
 

@@ -12,6 +12,8 @@ import { after, before, describe, test } from "node:test";
 import { WeightstreamError, open } from "weightstream";
 import { WeightstreamWorker, openInWorker } from "weightstream/worker";
 
+import { packInfo } from "../../wasm/js/worker_info.js";
+import { writeGguf } from "./gguf-writer.mjs";
 import { bytesOf, randomChunkStream, requireSetup, testData } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 import { writeSplitGguf } from "./split-fixtures.mjs";
@@ -74,6 +76,50 @@ test("openInWorker: paths, bytes, Blobs, Files, streams and Responses decode as 
             await model.close();
             await here.close();
         }
+    }
+});
+
+test("long metadata arrays (a vocabulary) cross packed and arrive equal to open()'s, item for item", async () => {
+    const n = 40000; // more than two slices of the rebuild
+    const tokens = Array.from({ length: n }, (_, i) =>
+        i % 7 === 0 ? "" : `\u2581tok${i}${i % 5 === 0 ? "\u{1F600}" : ""}`,
+    );
+    const bytesOfModel = writeGguf({
+        kv: [
+            { key: "tokenizer.ggml.tokens", type: "array", itemType: "string", value: tokens },
+            {
+                key: "scores",
+                type: "array",
+                itemType: "float32",
+                value: Array.from({ length: n }, (_, i) => (i % 3) - 1.5),
+            },
+            // NaN is null in metadata, and 2^60 a bigint: these arrays cross as they are.
+            { key: "with_nan", type: "array", itemType: "float64", value: [...Array(300).fill(-0), NaN] },
+            { key: "big", type: "array", itemType: "uint64", value: [...Array(300).fill(1n), 1n << 60n] },
+            { key: "flags", type: "array", itemType: "bool", value: Array(300).fill(true) },
+            { key: "short", type: "array", itemType: "string", value: ["a", "b"] },
+        ],
+    });
+    const here = await open(bytesOfModel);
+    // What crosses: the tokens as one string and their ends, the scores as a Float64Array; the rest as is.
+    const { info: packed, transfer } = packInfo(here.info);
+    assert.deepEqual(
+        packed.metadata.map((e) => Array.isArray(e.value)),
+        [false, false, true, true, true, true],
+    );
+    assert.deepEqual(
+        transfer.map((b) => b.byteLength),
+        [4 * n, 8 * n],
+    );
+    const model = await openInWorker(bytesOfModel.slice());
+    try {
+        assert.deepEqual(model.info, here.info);
+        assert.equal(model.metadata[0].value[5], "\u2581tok5\u{1F600}");
+        assert.equal(typeof model.metadata[3].value[300], "bigint");
+        assert.ok(Object.is(model.metadata[2].value[0], -0));
+    } finally {
+        await model.close();
+        await here.close();
     }
 });
 

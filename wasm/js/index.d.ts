@@ -221,16 +221,50 @@ export interface DTypeInfo {
 export function dtypes(): Promise<DTypeInfo[]>;
 
 /**
- * Codes: the core's names for invalid files ("bad_magic", "unsupported_version", "truncated", "too_large",
- * "overflow", "bad_type", "bad_shape", "bad_alignment", "bad_offset", "duplicate_name", "bad_json",
- * "bad_key", "trailing_data", "unsupported", "bad_split", "internal"), and for the rest: "io" (a Node file
- * error), "network" (fetch failed, also how CORS failures show), "http" (an HTTP error status or a wrong
- * Content-Range), "cors" (Content-Range not exposed), "not_seekable" (going back in a stream),
- * "no_such_tensor", "closed", "bad_source" (also: several sources that are not one model's files),
- * "wasm_load", "worker" (weightstream/worker: the worker failed).
+ * The core's names for invalid files, as the CLI prints them (core/status.h; tests/js/errors.test.mjs checks
+ * this list against the core's). "internal" is a bug: an invariant that input should not reach.
  */
+export type CoreErrorCode =
+    | "bad_magic"
+    | "unsupported_version"
+    | "truncated"
+    | "too_large"
+    | "overflow"
+    | "bad_type"
+    | "bad_shape"
+    | "bad_alignment"
+    | "bad_offset"
+    | "duplicate_name"
+    | "bad_json"
+    | "bad_key"
+    | "trailing_data"
+    | "unsupported"
+    | "bad_split"
+    | "internal";
+
+/**
+ * The package's own codes: "io" (a Node file error), "network" (fetch failed, also how CORS failures show),
+ * "http" (an HTTP error status or a wrong Content-Range), "cors" (Content-Range not exposed), "not_seekable"
+ * (going back in a stream), "no_such_tensor", "closed", "bad_source" (also: several sources that are not
+ * one model's files), "wasm_load", "worker" (weightstream/worker: the worker failed).
+ */
+export type SourceErrorCode =
+    | "io"
+    | "network"
+    | "http"
+    | "cors"
+    | "not_seekable"
+    | "no_such_tensor"
+    | "closed"
+    | "bad_source"
+    | "wasm_load"
+    | "worker";
+
+export type ErrorCode = CoreErrorCode | SourceErrorCode;
+
+/** What the package rejects with for problems with a model or its source; `code` says which. */
 export class WeightstreamError extends Error {
-    readonly code: string;
+    readonly code: ErrorCode;
     /** The absolute byte offset in the file the problem is at, when there is one. */
     readonly offset: number | undefined;
     /** The field or rule (core errors). */

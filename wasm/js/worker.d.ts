@@ -13,7 +13,10 @@ export type WorkerOpenOptions = Omit<OpenOptions, "fetch">;
  */
 export class WeightstreamWorker {
     constructor();
-    /** Opens a model in this worker. Its reads, streams and close() are requests to the worker. */
+    /**
+     * Opens a model in this worker. Its reads, streams and close() are requests to the worker. Long metadata
+     * arrays (a vocabulary) cross packed and are rebuilt here a slice per task: no long task on this thread.
+     */
     open(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
     /** Ends the worker: its models are gone, pending requests reject with code "worker". */
     terminate(): Promise<void>;

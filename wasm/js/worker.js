@@ -8,6 +8,7 @@
 // Browsers: a module Web Worker running worker_main.js (bundlers that follow `new Worker(new URL(...))`,
 // such as Vite, bundle it). Node: a worker_threads Worker.
 import { WeightstreamError } from "./errors.js";
+import { unpackInfo } from "./worker_info.js";
 
 export { WeightstreamError } from "./errors.js";
 
@@ -161,7 +162,7 @@ export class WeightstreamWorker {
         const transfer = [];
         const message = { op: "open", source: portable(source, transfer), options: rest };
         const { model, info } = await this.call(message, { signal, onProgress, transfer });
-        return new WorkerModel(this, model, info, false);
+        return new WorkerModel(this, model, await unpackInfo(info), false);
     }
 
     /** Ends the worker: its models are gone, pending requests reject. */

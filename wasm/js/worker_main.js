@@ -2,7 +2,7 @@
 // The script weightstream/worker runs in its worker (a module Web Worker, or a Node worker_threads Worker):
 // it opens models with the package and answers the requests of wasm/js/worker.js. Results go back
 // transferred, never copied. Protocol (every request carries `id`; replies name it):
-//   {op: "open", source, options}          -> {model: id, info}
+//   {op: "open", source, options}          -> {model: id, info}   (info packed: see worker_info.js)
 //   {op: "read", model, name, options}     -> the array
 //   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
 //   {op: "close", model}                   -> null
@@ -11,6 +11,7 @@
 // Replies: {id, type: "progress", loaded, total} | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
 import { open } from "./index.js";
+import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
 const REQUEST = "__weightstreamRequest";
@@ -97,7 +98,8 @@ async function handle(msg, post) {
         case "open": {
             const model = await open(reviveSource(msg.source), { ...msg.options, signal, onProgress });
             models.set(msg.id, model);
-            return { value: { model: msg.id, info: model.info } };
+            const { info, transfer } = packInfo(model.info);
+            return { value: { model: msg.id, info }, transfer };
         }
         case "read": {
             const data = await modelOf(msg.model).read(msg.name, { ...msg.options, signal, onProgress });

@@ -436,11 +436,21 @@ export function wideGguf() {
     });
 }
 
-/** A GGUF cut short in its tensor directory, and a file that is neither GGUF nor safetensors. */
+/**
+ * A GGUF cut short in its tensor directory, a file that is neither GGUF nor safetensors, and a GGUF with a
+ * metadata key given twice (duplicate_name at the second key, past the start of the file).
+ */
 export function corruptFiles() {
     const good = tinyLlamaGguf({ layers: 1, vocab: 260 });
     return {
         truncated: good.slice(0, 3000),
         badMagic: new TextEncoder().encode("this is not a model file, just some text\n".repeat(4)),
+        duplicateKey: writeGguf({
+            kv: [
+                ["general.architecture", "string", "llama"],
+                ["general.name", "string", "first"],
+                ["general.name", "string", "second"],
+            ],
+        }),
     };
 }

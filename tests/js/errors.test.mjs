@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// One list of error codes: the core's (errorNames() of the wasm module, from core/status.h) is the
+// CoreErrorCode type of index.d.ts, entry for entry; every code the package's JavaScript and the page reject
+// with is an ErrorCode; and the page describes exactly the ErrorCodes (web/errors.js). A code added to the
+// core or the package without its type and description fails here. Then the page's banner reads an error's
+// fields, never its message, the same whether the error came from this thread or through weightstream/worker.
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import ts from "typescript";
+
+import { WeightstreamError, open } from "weightstream";
+import { openInWorker } from "weightstream/worker";
+
+import { loadWasm } from "../../wasm/js/wasm.js";
+import { DESCRIPTIONS, bannerParts } from "../../web/errors.js";
+import { repoRoot } from "./helpers.mjs";
+
+// Codes of the core that are not failures: no JavaScript error carries them.
+const NOT_FAILURES = ["ok", "need_more_data"];
+
+/** The string literals of the union type alias `name` in index.d.ts (following aliases it names). */
+function unionMembers(name) {
+    const file = path.join(repoRoot, "wasm/js/index.d.ts");
+    const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+    const aliases = new Map();
+    for (const s of source.statements) if (ts.isTypeAliasDeclaration(s)) aliases.set(s.name.text, s.type);
+    const members = (type) => {
+        if (ts.isUnionTypeNode(type)) return type.types.flatMap(members);
+        if (ts.isLiteralTypeNode(type) && ts.isStringLiteral(type.literal)) return [type.literal.text];
+        if (ts.isTypeReferenceNode(type) && aliases.has(type.typeName.getText())) {
+            return members(aliases.get(type.typeName.getText()));
+        }
+        throw new Error(`index.d.ts: ${name} holds ${type.getText()}, not a string literal`);
+    };
+    assert.ok(aliases.has(name), `index.d.ts has no type ${name}`);
+    return members(aliases.get(name));
+}
+
+/** Every code that the .js files of `dir` pass to the error constructors named in `constructors`. */
+function codesIn(dir, constructors) {
+    const found = new Map(); // code -> file
+    const pattern = new RegExp(`(?:${constructors.join("|")})\\(\\s*\\{?\\s*(?:code:\\s*)?"([a-z_]+)"`, "g");
+    for (const name of readdirSync(path.join(repoRoot, dir))) {
+        if (!name.endsWith(".js")) continue;
+        for (const m of readFileSync(path.join(repoRoot, dir, name), "utf8").matchAll(pattern)) {
+            found.set(m[1], `${dir}/${name}`);
+        }
+    }
+    return found;
+}
+
+test("the core's error list is index.d.ts's CoreErrorCode, in order", async () => {
+    const wasm = await loadWasm();
+    const names = wasm.errorNames();
+    assert.ok(names.length >= 18, `${names.length} codes`);
+    names.forEach((name, code) => assert.equal(wasm.errorName(code), name, `code ${code}`));
+    assert.deepEqual(names.slice(0, 2), NOT_FAILURES);
+    assert.equal(new Set(names).size, names.length, "names are unique");
+    assert.deepEqual(unionMembers("CoreErrorCode"), names.slice(NOT_FAILURES.length));
+    // Past the end of the list: the fallback name, not a new one.
+    assert.equal(wasm.errorName(names.length), "internal");
+});
+
+test("every code the package and the page reject with is an ErrorCode, and the page describes each", () => {
+    const codes = unionMembers("ErrorCode");
+    assert.equal(new Set(codes).size, codes.length, "ErrorCode lists each code once");
+    assert.deepEqual([...unionMembers("CoreErrorCode"), ...unionMembers("SourceErrorCode")].sort(), [...codes].sort());
+    const used = new Map([...codesIn("wasm/js", ["WeightstreamError"]), ...codesIn("web", ["PageError", "showError"])]);
+    // The scan sees the package's codes: a broken pattern would find nothing and pass.
+    for (const code of ["io", "network", "http", "closed", "no_such_tensor", "bad_source", "worker"]) {
+        assert.ok(used.has(code), `the scan finds ${code}`);
+    }
+    for (const [code, file] of used)
+        assert.ok(codes.includes(code), `${file} rejects with "${code}", not an ErrorCode`);
+    assert.deepEqual(Object.keys(DESCRIPTIONS).sort(), [...codes].sort(), "web/errors.js describes every ErrorCode");
+    for (const [code, text] of Object.entries(DESCRIPTIONS)) assert.ok(text.length > 0, code);
+});
+
+test("the banner reads code, offset, file and what: the same from this thread and from the worker", async () => {
+    // GGUF magic, version 3, then a tensor count that ends the file early: truncated at byte 8.
+    const bytes = new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0, 1, 0]);
+    const here = await open(bytes).then(
+        () => assert.fail("opened"),
+        (e) => e,
+    );
+    const there = await openInWorker(bytes.slice()).then(
+        () => assert.fail("opened in a worker"),
+        (e) => e,
+    );
+    assert.ok(here instanceof WeightstreamError && there instanceof WeightstreamError);
+    assert.deepEqual([here.code, here.offset], ["truncated", 8]);
+    assert.match(here.message, /^truncated: .* \(byte 8\)$/);
+    const parts = bannerParts(here, "x.gguf");
+    assert.deepEqual(parts, {
+        code: "truncated",
+        offset: 8,
+        file: undefined,
+        text: `x.gguf: ${DESCRIPTIONS.truncated}: ${here.what}`,
+    });
+    assert.deepEqual(bannerParts(there, "x.gguf"), parts);
+    // An error of one file of several names it; one without `what` says its message.
+    const inPart = Object.assign(new WeightstreamError("bad_split", "m", { offset: 4, what: "split.no" }), {
+        file: "b.gguf",
+    });
+    assert.deepEqual(bannerParts(inPart), {
+        code: "bad_split",
+        offset: 4,
+        file: "b.gguf",
+        text: `${DESCRIPTIONS.bad_split}: b.gguf: split.no`,
+    });
+    assert.deepEqual(bannerParts(new WeightstreamError("http", "u: HTTP 404")), {
+        code: "http",
+        offset: undefined,
+        file: undefined,
+        text: `${DESCRIPTIONS.http}: u: HTTP 404`,
+    });
+    assert.equal(bannerParts(new TypeError("t")).code, "error");
+});
