@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "model_json.h"
 
+#include <cmath>
 #include <cstring>
+
+#include "utf8.h"
 
 namespace ws {
 namespace {
@@ -20,7 +23,10 @@ nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
             Value v;
             v.type = type;
             v.bits = bits;
-            return v.as_double();  // float32 widened exactly; NaN/Inf dump as null
+            const double d = v.as_double();  // float32 widened exactly
+            if (std::isnan(d)) return "NaN";  // JSON has no such numbers: JavaScript's names, as strings
+            if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+            return d;
         }
         default:
             return bits;
@@ -28,6 +34,17 @@ nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
 }
 
 }  // namespace
+
+std::string hex_of(const std::string& bytes) {
+    static const char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out += kDigits[c >> 4];
+        out += kDigits[c & 15];
+    }
+    return out;
+}
 
 nlohmann::json value_to_json(const Value& v) {
     if (v.type == ValueType::kString) return v.str;
@@ -46,6 +63,7 @@ nlohmann::json value_to_json(const Value& v) {
 nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t) {
     nlohmann::json j;
     j["name"] = t.name;
+    if (!utf8_valid(t.name)) j["name_hex"] = hex_of(t.name);
     j["dtype"] = t.dtype_name();
     j["shape"] = t.shape();
     if (info.format == Format::kGguf) j["ne"] = std::vector<int64_t>(t.ne, t.ne + t.n_dims);
@@ -56,7 +74,7 @@ nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t) {
     return j;
 }
 
-nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata) {
+nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata, bool flat_array_items) {
     nlohmann::json j;
     if (with_metadata) {
         j["format"] = format_name(info.format);
@@ -70,12 +88,24 @@ nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata) {
         for (const MetadataEntry& e : info.metadata) {
             nlohmann::json m;
             m["key"] = e.key;
+            if (!utf8_valid(e.key)) m["key_hex"] = hex_of(e.key);
+            if (e.value.type == ValueType::kString && !utf8_valid(e.value.str)) m["bytes_hex"] = hex_of(e.value.str);
+            if (e.value.type == ValueType::kArray && e.value.item_type == ValueType::kString) {
+                nlohmann::json invalid = nlohmann::json::array();
+                for (size_t i = 0; i < e.value.strings.size(); ++i) {
+                    if (!utf8_valid(e.value.strings[i])) {
+                        invalid.push_back({{"index", i}, {"bytes_hex", hex_of(e.value.strings[i])}});
+                    }
+                }
+                if (!invalid.empty()) m["invalid_items"] = std::move(invalid);
+            }
             m["type"] = value_type_name(e.value.type);
             if (e.value.type == ValueType::kArray) {
                 m["item_type"] = value_type_name(e.value.item_type);
                 m["length"] = e.value.length;
             }
-            m["value"] = value_to_json(e.value);
+            const bool flat = e.value.type == ValueType::kArray && e.value.item_type != ValueType::kArray;
+            m["value"] = flat && !flat_array_items ? nlohmann::json::array() : value_to_json(e.value);
             metadata.push_back(std::move(m));
         }
         j["metadata"] = std::move(metadata);

@@ -14,13 +14,22 @@ namespace ws {
 
 nlohmann::json value_to_json(const Value& v);
 nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
-nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata);
+// flat_array_items false: arrays of scalars or strings print "value": [] (everything else as usual), for a
+// caller that hands their items on another way (the wasm transfer, wasm/info_transfer.h).
+nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata, bool flat_array_items = true);
 // One entry of `stats --json`'s "tensors": name, dtype, n_elements, min, max, mean, std (null without finite
 // values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (core/stats.h).
 nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s);
 
+// Lossless where JSON is not: a float that is NaN or infinite is the string "NaN", "Infinity" or "-Infinity"
+// (the entry's type still says float32/float64); a string that is not valid UTF-8 is printed with its
+// ill-formed sequences replaced by U+FFFD, and its bytes are kept beside it in hex: "bytes_hex" for a string
+// value, "invalid_items": [{index, bytes_hex}] for the items of a string array, "key_hex" for a key and
+// "name_hex" for a tensor name.
+std::string hex_of(const std::string& bytes);
+
 // Serialises with invalid UTF-8 in strings replaced (file strings are untrusted bytes), 64-bit integers
-// exact, NaN/Inf as null.
+// exact.
 std::string json_dump(const nlohmann::json& j, int indent = 1);
 
 }  // namespace ws

@@ -52,12 +52,21 @@ void check_scalar(const json& ours, const json& expected, const std::string& typ
     if (type == "f32" || type == "f64") {
         if (value_bits) {
             const uint64_t want = std::stoull(value_bits->get<std::string>(), nullptr, 16);
-            if (ours.is_null()) {  // NaN/Inf have no JSON number
+            if (ours.is_string()) {  // NaN/Inf have no JSON number: their names, as strings
                 CHECK(expected.is_null());
+                const uint64_t exponent = type == "f32" ? 0x7f800000u : 0x7ff0000000000000ull;
+                const uint64_t mantissa = type == "f32" ? 0x007fffffu : 0x000fffffffffffffull;
+                const uint64_t sign = type == "f32" ? 0x80000000u : 0x8000000000000000ull;
+                CHECK((want & exponent) == exponent);
+                const std::string name =
+                    (want & mantissa) != 0 ? "NaN" : (want & sign) != 0 ? "-Infinity" : "Infinity";
+                CHECK(ours == name);
             } else {
                 CHECK(bits_of(ours, type) == want);
             }
-        } else if (!expected.is_null()) {  // array items have no value_bits; f32 printed with 9 digits
+        } else if (expected.is_null()) {  // an array item that is NaN or infinite
+            CHECK(ours.is_string());
+        } else {  // array items have no value_bits; f32 printed with 9 digits
             if (type == "f32") {
                 CHECK(static_cast<float>(ours.get<double>()) == static_cast<float>(expected.get<double>()));
             } else {

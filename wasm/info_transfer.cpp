@@ -3,51 +3,18 @@
 
 #include <cstddef>
 #include <cstring>
-#include <utility>
 
 #include "model_json.h"
 #include "utf8.h"
 
 namespace ws {
-namespace {
-
-// Moves the items of one flat array out of v (and back): v then prints as an empty array.
-struct ArrayItems {
-    uint64_t length = 0;
-    std::vector<uint8_t> raw;
-    std::vector<std::string> strings;
-
-    void take(Value& v) {
-        length = v.length;
-        raw = std::move(v.raw);
-        strings = std::move(v.strings);
-        v.length = 0;
-        v.raw.clear();
-        v.strings.clear();
-    }
-    void give_back(Value& v) {
-        v.length = length;
-        v.raw = std::move(raw);
-        v.strings = std::move(strings);
-    }
-};
-
-}  // namespace
 
 bool is_flat_array(const Value& v) {
     return v.type == ValueType::kArray && v.item_type != ValueType::kArray;
 }
 
-std::string info_json_without_flat_arrays(ModelInfo& info) {
-    std::vector<ArrayItems> moved(info.metadata.size());
-    for (size_t i = 0; i < info.metadata.size(); ++i) {
-        if (is_flat_array(info.metadata[i].value)) moved[i].take(info.metadata[i].value);
-    }
-    std::string text = json_dump(model_to_json(info, true), -1);
-    for (size_t i = 0; i < info.metadata.size(); ++i) {
-        if (is_flat_array(info.metadata[i].value)) moved[i].give_back(info.metadata[i].value);
-    }
-    return text;
+std::string info_json_without_flat_arrays(const ModelInfo& info) {
+    return json_dump(model_to_json(info, true, false), -1);
 }
 
 bool pack_strings(const std::vector<std::string>& strings, PackedStrings* out) {

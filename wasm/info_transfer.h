@@ -18,9 +18,8 @@ namespace ws {
 // stay in the JSON).
 bool is_flat_array(const Value& v);
 
-// model_to_json(info) as compact text, except that every flat array has "length": 0 and "value": [].
-// `info` is left as it was (the arrays are moved out and back, not copied).
-std::string info_json_without_flat_arrays(ModelInfo& info);
+// model_to_json(info) as compact text, except that every flat array has "value": [].
+std::string info_json_without_flat_arrays(const ModelInfo& info);
 
 // Strings as one buffer for a single TextDecoder("utf-16le").decode(): the valid UTF-8 strings converted to
 // UTF-16 back to back, and where each ends in it. UTF-16 rather than the UTF-8 bytes because a JavaScript

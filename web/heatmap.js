@@ -34,6 +34,35 @@ const packRgb = ([r, g, b]) => (255 << 24) | (b << 16) | (g << 8) | r; // ImageD
 const LUT = new Uint32Array(256).map((_, i) => packRgb(colourAt((i / 255) * 2 - 1)));
 const NAN_PIXEL = packRgb(NAN_RGB);
 
+const ABS_BINS = 4096;
+
+/**
+ * An upper bound of |x| for the fraction `q` of the finite values (from a fine histogram of |x|, exact to
+ * 1/4096 of the largest |x|). The heatmap's colour scale uses it so that a few outliers do not wash out
+ * the rest.
+ */
+export function absQuantile(values, maxAbs, q = 0.995) {
+    if (!(maxAbs > 0)) return 0;
+    const counts = new Float64Array(ABS_BINS);
+    const scale = ABS_BINS / maxAbs;
+    let n = 0;
+    for (let i = 0; i < values.length; ++i) {
+        const v = values[i];
+        if (v - v !== 0) continue;
+        let b = Math.floor(Math.abs(v) * scale);
+        if (b >= ABS_BINS) b = ABS_BINS - 1;
+        ++counts[b];
+        ++n;
+    }
+    const target = q * n;
+    let seen = 0;
+    for (let b = 0; b < ABS_BINS; ++b) {
+        seen += counts[b];
+        if (seen >= target) return ((b + 1) / ABS_BINS) * maxAbs;
+    }
+    return maxAbs;
+}
+
 export class Heatmap {
     #canvas;
     #readout;

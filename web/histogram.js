@@ -41,7 +41,7 @@ export class HistogramChart {
         window.removeEventListener("weightstream-theme", this.#onTheme);
     }
 
-    /** {min, max, counts} from the worker (stats.js histogram). */
+    /** {min, max, counts, edges}: the histogram of model.stats() (min and max null without finite values). */
     set(data) {
         this.#data = data;
         const { min, max } = data;

@@ -5,10 +5,10 @@
 import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
+import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { MetadataView } from "./metadata_view.js";
 import { chooseFiles } from "./parts.js";
-import { absQuantile, computeStats, histogram } from "./stats.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
 import { TensorDetail } from "./tensor_detail.js";
@@ -123,16 +123,13 @@ async function loadTensor(tensor, rows) {
     try {
         const options = { signal: controller.signal, onProgress: (p) => progress.update(p) };
         if (rows) options.rows = rows;
-        const values = await model.read(tensor.name, options);
-        const stats = computeStats(values);
-        const maxAbs = Math.max(Math.abs(stats.min), Math.abs(stats.max));
-        return {
-            values,
-            stats,
-            histogram: histogram(values, stats.min, stats.max),
-            scale: absQuantile(values, maxAbs),
-            maxAbs,
-        };
+        // The values for the heatmap and the table; the statistics from the core (model.stats(), the CLI's).
+        const [values, stats] = await Promise.all([
+            model.read(tensor.name, options),
+            model.stats(tensor.name, rows ? { signal: controller.signal, rows } : { signal: controller.signal }),
+        ]);
+        const maxAbs = stats.min === null ? 0 : Math.max(Math.abs(stats.min), Math.abs(stats.max));
+        return { values, stats, histogram: stats.histogram, scale: absQuantile(values, maxAbs), maxAbs };
     } catch (error) {
         failed(error, tensor.name);
         throw error;

@@ -199,15 +199,15 @@ export class TensorDetail {
             el(
                 "dl",
                 { class: "stats", attrs: { "data-testid": "tensor-stats" } },
-                stat("count", "values", formatInt(s.count)),
-                stat("min", "min", formatF32(s.min)),
-                stat("max", "max", formatF32(s.max)),
-                stat("mean", "mean", formatFloat(s.mean)),
-                stat("std", "std", formatFloat(s.std)),
+                stat("count", "values", formatInt(r.values.length)),
+                stat("min", "min", formatF32(s.min ?? NaN)),
+                stat("max", "max", formatF32(s.max ?? NaN)),
+                stat("mean", "mean", formatFloat(s.mean ?? NaN)),
+                stat("std", "std", formatFloat(s.std ?? NaN)),
                 stat("zeros", "zeros", formatInt(s.zeros)),
                 stat("nan", "NaN", formatInt(s.nan)),
-                stat("posinf", "+Inf", formatInt(s.posInf)),
-                stat("neginf", "−Inf", formatInt(s.negInf)),
+                stat("posinf", "+Inf", formatInt(s.pos_inf)),
+                stat("neginf", "−Inf", formatInt(s.neg_inf)),
             ),
         );
 

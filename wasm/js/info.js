@@ -49,7 +49,8 @@ function listOf(typed, fn) {
 
 function scalarItems(itemType, bytes, length) {
     const { buffer } = bytes;
-    const finite = (x) => (Number.isFinite(x) ? x : null); // NaN and infinities print as null in JSON
+    // JSON has no NaN or infinities: the CLI prints their names as strings (core/model_json.h).
+    const finite = (x) => (Number.isFinite(x) ? x : Number.isNaN(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
     const wide = (x) => (x > MAX_SAFE || x < -MAX_SAFE ? x : Number(x));
     switch (itemType) {
         case "uint8":

@@ -221,6 +221,12 @@ class WorkerModel {
         return this.#worker.call({ op: "read", model: this.#id, name, options: rest }, { signal, onProgress });
     }
 
+    async stats(name, options = {}) {
+        this.#checkOpen();
+        const { signal, onProgress, ...rest } = options;
+        return this.#worker.call({ op: "stats", model: this.#id, name, options: rest }, { signal, onProgress });
+    }
+
     async *stream(options = {}) {
         this.#checkOpen();
         const { signal, onProgress, ...rest } = options;

@@ -4,6 +4,7 @@
 // transferred, never copied. Protocol (every request carries `id`; replies name it):
 //   {op: "open", source, options}          -> {model: id, info}   (info packed: see worker_info.js)
 //   {op: "read", model, name, options}     -> the array
+//   {op: "stats", model, name, options}    -> the statistics (model.stats())
 //   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
 //   {op: "close", model}                   -> null
 //   {op: "return", stream}                 ends a stream early (no reply)
@@ -105,6 +106,8 @@ async function handle(msg, post) {
             const data = await modelOf(msg.model).read(msg.name, { ...msg.options, signal, onProgress });
             return { value: data, transfer: [data.buffer] };
         }
+        case "stats":
+            return { value: await modelOf(msg.model).stats(msg.name, { ...msg.options, signal, onProgress }) };
         case "next":
             return next(msg, post);
         case "close": {
