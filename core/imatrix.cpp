@@ -149,7 +149,8 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
         const size_t nval_at = pos;
         WS_TRY(read_i32("imatrix.nval", &nval));
         if (nval < 1) return make_error(Error::kBadShape, nval_at, "imatrix.nval");
-        if ((size - pos) / 4 < static_cast<size_t>(nval)) return make_error(Error::kTruncated, nval_at, "imatrix.values");
+        if ((size - pos) / 4 < static_cast<size_t>(nval))
+            return make_error(Error::kTruncated, nval_at, "imatrix.values");
         ImatrixEntry& e = by_name[name];
         e.name = name;
         e.n_per_row = nval;
@@ -171,7 +172,8 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
         const size_t len_at = pos;
         WS_TRY(read_i32("imatrix.dataset", &dataset_len));
         if (dataset_len < 0) return make_error(Error::kBadShape, len_at, "imatrix.dataset");
-        if (size - pos < static_cast<size_t>(dataset_len)) return make_error(Error::kTruncated, len_at, "imatrix.dataset");
+        if (size - pos < static_cast<size_t>(dataset_len))
+            return make_error(Error::kTruncated, len_at, "imatrix.dataset");
         out.chunk_count = last_call;
         out.datasets.emplace_back(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(dataset_len));
     }

@@ -20,18 +20,18 @@ struct FtypeName {
 
 // llama-quantize's QUANT_OPTIONS, in its order (a numeric id names the first entry with that id).
 constexpr FtypeName kFtypeNames[] = {
-    {"Q4_0", Ftype::kQ4_0},       {"Q4_1", Ftype::kQ4_1},       {"MXFP4_MOE", Ftype::kMXFP4_MOE},
-    {"Q5_0", Ftype::kQ5_0},       {"Q5_1", Ftype::kQ5_1},       {"IQ2_XXS", Ftype::kIQ2_XXS},
-    {"IQ2_XS", Ftype::kIQ2_XS},   {"IQ2_S", Ftype::kIQ2_S},     {"IQ2_M", Ftype::kIQ2_M},
-    {"IQ1_S", Ftype::kIQ1_S},     {"IQ1_M", Ftype::kIQ1_M},     {"TQ1_0", Ftype::kTQ1_0},
-    {"TQ2_0", Ftype::kTQ2_0},     {"Q2_K", Ftype::kQ2_K},       {"Q2_K_S", Ftype::kQ2_K_S},
-    {"IQ3_XXS", Ftype::kIQ3_XXS}, {"IQ3_S", Ftype::kIQ3_S},     {"IQ3_M", Ftype::kIQ3_M},
-    {"Q3_K", Ftype::kQ3_K_M},     {"IQ3_XS", Ftype::kIQ3_XS},   {"Q3_K_S", Ftype::kQ3_K_S},
-    {"Q3_K_M", Ftype::kQ3_K_M},   {"Q3_K_L", Ftype::kQ3_K_L},   {"IQ4_NL", Ftype::kIQ4_NL},
-    {"IQ4_XS", Ftype::kIQ4_XS},   {"Q4_K", Ftype::kQ4_K_M},     {"Q4_K_S", Ftype::kQ4_K_S},
-    {"Q4_K_M", Ftype::kQ4_K_M},   {"Q5_K", Ftype::kQ5_K_M},     {"Q5_K_S", Ftype::kQ5_K_S},
-    {"Q5_K_M", Ftype::kQ5_K_M},   {"Q6_K", Ftype::kQ6_K},       {"Q8_0", Ftype::kQ8_0},
-    {"F16", Ftype::kF16},         {"BF16", Ftype::kBF16},       {"F32", Ftype::kAllF32},
+    {"Q4_0", Ftype::kQ4_0},       {"Q4_1", Ftype::kQ4_1},     {"MXFP4_MOE", Ftype::kMXFP4_MOE},
+    {"Q5_0", Ftype::kQ5_0},       {"Q5_1", Ftype::kQ5_1},     {"IQ2_XXS", Ftype::kIQ2_XXS},
+    {"IQ2_XS", Ftype::kIQ2_XS},   {"IQ2_S", Ftype::kIQ2_S},   {"IQ2_M", Ftype::kIQ2_M},
+    {"IQ1_S", Ftype::kIQ1_S},     {"IQ1_M", Ftype::kIQ1_M},   {"TQ1_0", Ftype::kTQ1_0},
+    {"TQ2_0", Ftype::kTQ2_0},     {"Q2_K", Ftype::kQ2_K},     {"Q2_K_S", Ftype::kQ2_K_S},
+    {"IQ3_XXS", Ftype::kIQ3_XXS}, {"IQ3_S", Ftype::kIQ3_S},   {"IQ3_M", Ftype::kIQ3_M},
+    {"Q3_K", Ftype::kQ3_K_M},     {"IQ3_XS", Ftype::kIQ3_XS}, {"Q3_K_S", Ftype::kQ3_K_S},
+    {"Q3_K_M", Ftype::kQ3_K_M},   {"Q3_K_L", Ftype::kQ3_K_L}, {"IQ4_NL", Ftype::kIQ4_NL},
+    {"IQ4_XS", Ftype::kIQ4_XS},   {"Q4_K", Ftype::kQ4_K_M},   {"Q4_K_S", Ftype::kQ4_K_S},
+    {"Q4_K_M", Ftype::kQ4_K_M},   {"Q5_K", Ftype::kQ5_K_M},   {"Q5_K_S", Ftype::kQ5_K_S},
+    {"Q5_K_M", Ftype::kQ5_K_M},   {"Q6_K", Ftype::kQ6_K},     {"Q8_0", Ftype::kQ8_0},
+    {"F16", Ftype::kF16},         {"BF16", Ftype::kBF16},     {"F32", Ftype::kAllF32},
 };
 
 bool iequals(const std::string& a, const char* b) {
@@ -118,14 +118,40 @@ bool allows_quantization(const RecipeOptions& o, const TensorInfo& t) {
     q = q && !contains(name, "_norm.weight");
     q = q && (!o.leave_output_tensor || name != "output.weight");
     static const char* const kNever[] = {
-        "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel", "per_layer_model_proj",
-        "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight", "indexer.q_proj.weight",
-        "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight", "time_mix_w2.weight",
-        "time_mix_v0.weight", "time_mix_v1.weight", "time_mix_v2.weight", "time_mix_a0.weight",
-        "time_mix_a1.weight", "time_mix_a2.weight", "time_mix_g1.weight", "time_mix_g2.weight",
-        "time_mix_decay_w1.weight", "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight", "attn_rel_b.weight",
-        ".position_embd", "sam.pos_embd", "sam.neck.", "sam.net_", ".rel_pos", ".patch_embd", ".patch_merger",
-        "a.rvq.codebook", "mm.a.code_embd",
+        "ffn_gate_inp.weight",
+        "ffn_gate_tid2eid.weight",
+        "altup",
+        "laurel",
+        "per_layer_model_proj",
+        "ssm_conv1d",
+        "shortconv.conv.weight",
+        "indexer.k_proj.weight",
+        "indexer.q_proj.weight",
+        "time_mix_first.weight",
+        "time_mix_w0.weight",
+        "time_mix_w1.weight",
+        "time_mix_w2.weight",
+        "time_mix_v0.weight",
+        "time_mix_v1.weight",
+        "time_mix_v2.weight",
+        "time_mix_a0.weight",
+        "time_mix_a1.weight",
+        "time_mix_a2.weight",
+        "time_mix_g1.weight",
+        "time_mix_g2.weight",
+        "time_mix_decay_w1.weight",
+        "time_mix_decay_w2.weight",
+        "time_mix_lerp_fused.weight",
+        "attn_rel_b.weight",
+        ".position_embd",
+        "sam.pos_embd",
+        "sam.neck.",
+        "sam.net_",
+        ".rel_pos",
+        ".patch_embd",
+        ".patch_merger",
+        "a.rvq.codebook",
+        "mm.a.code_embd",
     };
     for (const char* part : kNever) q = q && !contains(name, part);
     q = q && name != "position_embd.weight" && name != "token_types.weight";
@@ -255,8 +281,8 @@ Status mix_type(State& qs, DType new_type, const TensorInfo& t, Category cat, DT
                 new_type = DType::Q8_0;
             } else if (falcon || nx % qk_k != 0) {
                 new_type = DType::Q8_0;
-            } else if (is_ftype(ftype, {F::kIQ2_XXS, F::kIQ2_XS, F::kIQ3_XXS, F::kIQ1_S, F::kIQ2_S, F::kIQ2_M,
-                                        F::kIQ1_M})) {
+            } else if (is_ftype(ftype,
+                                {F::kIQ2_XXS, F::kIQ2_XS, F::kIQ3_XXS, F::kIQ1_S, F::kIQ2_S, F::kIQ2_M, F::kIQ1_M})) {
                 new_type = DType::Q5_K;
             } else if (new_type != DType::Q8_0) {
                 new_type = DType::Q6_K;
@@ -349,18 +375,19 @@ Status mix_type(State& qs, DType new_type, const TensorInfo& t, Category cat, DT
         } else if (ftype == F::kIQ3_XXS && !qs.has_imatrix) {
             new_type = i_layer < n_layer / 8 ? DType::Q4_K : DType::Q3_K;
         } else if (ftype == F::kQ3_K_M) {
-            new_type = i_layer < n_layer / 16                          ? DType::Q5_K
+            new_type = i_layer < n_layer / 16                       ? DType::Q5_K
                        : !falcon || use_more_bits(i_layer, n_layer) ? DType::Q4_K
-                                                                     : DType::Q3_K;
-        } else if (ftype == F::kIQ3_M && (i_layer < n_layer / 8 || (n_expert == 8 && use_more_bits(i_layer, n_layer)))) {
+                                                                    : DType::Q3_K;
+        } else if (ftype == F::kIQ3_M &&
+                   (i_layer < n_layer / 8 || (n_expert == 8 && use_more_bits(i_layer, n_layer)))) {
             new_type = DType::Q4_K;
         } else if (ftype == F::kQ3_K_L) {
             new_type = falcon ? DType::Q4_K : DType::Q5_K;
         } else if (ftype == F::kQ4_K_M) {
             if (falcon) {
-                new_type = i_layer < n_layer / 16               ? DType::Q6_K
+                new_type = i_layer < n_layer / 16            ? DType::Q6_K
                            : use_more_bits(i_layer, n_layer) ? DType::Q5_K
-                                                              : DType::Q4_K;
+                                                             : DType::Q4_K;
             } else if (use_more_bits(i_layer, n_layer)) {
                 new_type = DType::Q6_K;
             }
@@ -497,8 +524,7 @@ bool is_split_key(const std::string& key) {
 
 // gguf_set_val_*: an existing key is removed, the new value appended.
 void set_value(std::vector<MetadataEntry>* kv, const std::string& key, const Value& v) {
-    kv->erase(std::remove_if(kv->begin(), kv->end(), [&](const MetadataEntry& e) { return e.key == key; }),
-              kv->end());
+    kv->erase(std::remove_if(kv->begin(), kv->end(), [&](const MetadataEntry& e) { return e.key == key; }), kv->end());
     MetadataEntry e;
     e.key = key;
     e.value = v;
@@ -565,39 +591,66 @@ const char* ftype_name(Ftype f) {
 
 DType ftype_default_type(Ftype f) {
     switch (f) {
-        case Ftype::kQ4_0: return DType::Q4_0;
-        case Ftype::kQ4_1: return DType::Q4_1;
-        case Ftype::kQ5_0: return DType::Q5_0;
-        case Ftype::kQ5_1: return DType::Q5_1;
-        case Ftype::kQ8_0: return DType::Q8_0;
-        case Ftype::kF16: return DType::F16;
-        case Ftype::kBF16: return DType::BF16;
-        case Ftype::kAllF32: return DType::F32;
-        case Ftype::kMXFP4_MOE: return DType::MXFP4;
+        case Ftype::kQ4_0:
+            return DType::Q4_0;
+        case Ftype::kQ4_1:
+            return DType::Q4_1;
+        case Ftype::kQ5_0:
+            return DType::Q5_0;
+        case Ftype::kQ5_1:
+            return DType::Q5_1;
+        case Ftype::kQ8_0:
+            return DType::Q8_0;
+        case Ftype::kF16:
+            return DType::F16;
+        case Ftype::kBF16:
+            return DType::BF16;
+        case Ftype::kAllF32:
+            return DType::F32;
+        case Ftype::kMXFP4_MOE:
+            return DType::MXFP4;
         case Ftype::kQ2_K_S:
-        case Ftype::kQ2_K: return DType::Q2_K;
-        case Ftype::kIQ3_XS: return DType::IQ3_S;
+        case Ftype::kQ2_K:
+            return DType::Q2_K;
+        case Ftype::kIQ3_XS:
+            return DType::IQ3_S;
         case Ftype::kQ3_K_S:
         case Ftype::kQ3_K_M:
-        case Ftype::kQ3_K_L: return DType::Q3_K;
+        case Ftype::kQ3_K_L:
+            return DType::Q3_K;
         case Ftype::kQ4_K_S:
-        case Ftype::kQ4_K_M: return DType::Q4_K;
+        case Ftype::kQ4_K_M:
+            return DType::Q4_K;
         case Ftype::kQ5_K_S:
-        case Ftype::kQ5_K_M: return DType::Q5_K;
-        case Ftype::kQ6_K: return DType::Q6_K;
-        case Ftype::kTQ1_0: return DType::TQ1_0;
-        case Ftype::kTQ2_0: return DType::TQ2_0;
-        case Ftype::kIQ2_XXS: return DType::IQ2_XXS;
-        case Ftype::kIQ2_XS: return DType::IQ2_XS;
-        case Ftype::kIQ2_S: return DType::IQ2_XS;
-        case Ftype::kIQ2_M: return DType::IQ2_S;
-        case Ftype::kIQ3_XXS: return DType::IQ3_XXS;
-        case Ftype::kIQ1_S: return DType::IQ1_S;
-        case Ftype::kIQ1_M: return DType::IQ1_M;
-        case Ftype::kIQ4_NL: return DType::IQ4_NL;
-        case Ftype::kIQ4_XS: return DType::IQ4_XS;
+        case Ftype::kQ5_K_M:
+            return DType::Q5_K;
+        case Ftype::kQ6_K:
+            return DType::Q6_K;
+        case Ftype::kTQ1_0:
+            return DType::TQ1_0;
+        case Ftype::kTQ2_0:
+            return DType::TQ2_0;
+        case Ftype::kIQ2_XXS:
+            return DType::IQ2_XXS;
+        case Ftype::kIQ2_XS:
+            return DType::IQ2_XS;
+        case Ftype::kIQ2_S:
+            return DType::IQ2_XS;
+        case Ftype::kIQ2_M:
+            return DType::IQ2_S;
+        case Ftype::kIQ3_XXS:
+            return DType::IQ3_XXS;
+        case Ftype::kIQ1_S:
+            return DType::IQ1_S;
+        case Ftype::kIQ1_M:
+            return DType::IQ1_M;
+        case Ftype::kIQ4_NL:
+            return DType::IQ4_NL;
+        case Ftype::kIQ4_XS:
+            return DType::IQ4_XS;
         case Ftype::kIQ3_S:
-        case Ftype::kIQ3_M: return DType::IQ3_S;
+        case Ftype::kIQ3_M:
+            return DType::IQ3_S;
     }
     return DType::kUnknown;
 }
@@ -613,6 +666,18 @@ bool ggml_type_from_name(const std::string& name, DType* out) {
         }
     }
     return false;
+}
+
+bool parse_tensor_type_override(const std::string& arg, TensorTypeOverride* out) {
+    const size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) return false;
+    std::string name = arg.substr(0, eq);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    DType t;
+    if (!ggml_type_from_name(arg.substr(eq + 1), &t)) return false;
+    out->pattern = std::move(name);
+    out->type = t;
+    return true;
 }
 
 Result<QuantPlan> plan_quantization(const ModelInfo& in, const RecipeOptions& o) {
@@ -665,7 +730,8 @@ Result<QuantPlan> plan_quantization(const ModelInfo& in, const RecipeOptions& o)
                               (target == DType::IQ3_XXS || target == DType::IQ2_XXS || target == DType::IQ2_XS ||
                                target == DType::IQ2_S || target == DType::IQ1_M || target == DType::IQ1_S ||
                                (target == DType::Q2_K && o.ftype == Ftype::kQ2_K_S));
-        if (!o.imatrix && allowed && requires) return make_error(Error::kUnsupported, t.info_offset, "imatrix.required");
+        if (!o.imatrix && allowed && requires)
+            return make_error(Error::kUnsupported, t.info_offset, "imatrix.required");
         p.requantize = requires;  // reused below as "requires an imatrix" until the main pass
         plan.tensors.push_back(std::move(p));
     }
@@ -832,8 +898,8 @@ bool validate_row_data(DType t, const uint8_t* data, uint64_t nbytes) {
                 const uint8_t* sc = data + i * bb + offsetof(block_iq1_m, scales);
                 uint16_t w[4];
                 for (int k = 0; k < 4; ++k) w[k] = static_cast<uint16_t>(sc[2 * k] | sc[2 * k + 1] << 8);
-                const uint16_t h = static_cast<uint16_t>((w[0] >> 12) | ((w[1] >> 8) & 0x00f0) | ((w[2] >> 4) & 0x0f00) |
-                                                         (w[3] & 0xf000));
+                const uint16_t h = static_cast<uint16_t>((w[0] >> 12) | ((w[1] >> 8) & 0x00f0) |
+                                                         ((w[2] >> 4) & 0x0f00) | (w[3] & 0xf000));
                 if ((h & 0x7c00u) == 0x7c00u) return false;
             }
             return true;

@@ -86,6 +86,10 @@ struct TensorTypeOverride {
     DType type = DType::kUnknown;
 };
 
+// Reads llama-quantize's --tensor-type argument "NAME=TYPE": NAME (everything before the first '=') is
+// lowercased; TYPE is a ggml type name. False when either part is empty or TYPE is unknown.
+bool parse_tensor_type_override(const std::string& arg, TensorTypeOverride* out);
+
 // Whether override pattern `index` (into RecipeOptions::overrides) is found in a tensor name. The core
 // has no regex engine that is safe on untrusted patterns without exceptions: the caller supplies
 // std::regex_search natively and RegExp.test in JavaScript (the same ECMAScript grammar).
@@ -93,25 +97,25 @@ using OverrideMatcher = std::function<bool(size_t index, const std::string& name
 
 struct RecipeOptions {
     Ftype ftype = Ftype::kQ8_0;
-    bool pure = false;                       // --pure
-    bool leave_output_tensor = false;        // --leave-output-tensor
-    bool allow_requantize = false;           // --allow-requantize
+    bool pure = false;                             // --pure
+    bool leave_output_tensor = false;              // --leave-output-tensor
+    bool allow_requantize = false;                 // --allow-requantize
     DType output_tensor_type = DType::kUnknown;    // --output-tensor-type (kUnknown: not given)
     DType token_embedding_type = DType::kUnknown;  // --token-embedding-type
     std::vector<TensorTypeOverride> overrides;     // --tensor-type, first match wins
     OverrideMatcher matcher;                       // required when overrides is not empty
-    const Imatrix* imatrix = nullptr;  // nullptr, or one with entries (llama ignores an empty one)
-    std::string imatrix_path;          // stored verbatim (cut to 127 bytes) in quantize.imatrix.file
+    const Imatrix* imatrix = nullptr;              // nullptr, or one with entries (llama ignores an empty one)
+    std::string imatrix_path;                      // stored verbatim (cut to 127 bytes) in quantize.imatrix.file
 };
 
 struct PlannedTensor {
     size_t input_index = 0;  // into the input ModelInfo::tensors
     TensorInfo out;          // name, dtype, n_dims, ne; offset (absolute, in the output) and nbytes
     DType in_type = DType::kUnknown;
-    bool quantize = false;            // false: the input bytes are copied
-    DType wanted = DType::kUnknown;   // the type chosen before the ncols fallback
-    bool fallback = false;            // ne[0] was not a multiple of `wanted`'s block size
-    bool requantize = false;          // quantize from an already quantized input type
+    bool quantize = false;                  // false: the input bytes are copied
+    DType wanted = DType::kUnknown;         // the type chosen before the ncols fallback
+    bool fallback = false;                  // ne[0] was not a multiple of `wanted`'s block size
+    bool requantize = false;                // quantize from an already quantized input type
     const ImatrixEntry* imatrix = nullptr;  // importance for this tensor (n_mat rows for experts), or nullptr
 };
 

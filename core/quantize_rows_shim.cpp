@@ -4,8 +4,7 @@
 
 namespace ws {
 
-Status quantize_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix,
-                     uint8_t* dst) {
+Status quantize_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix, uint8_t* dst) {
     if (nrows < 0 || n_per_row < 0) return make_error(Error::kBadShape, 0, "n_per_row");
     // ggml's Q4_0 takes another path with an importance matrix; Q8_0 and the float types ignore it.
     if (imatrix && t == DType::Q4_0) return make_error(Error::kUnsupported, 0, "imatrix");

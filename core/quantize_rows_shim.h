@@ -15,8 +15,7 @@ namespace ws {
 
 // nrows rows of n_per_row floats from src -> nrows rows of type t at dst (ggml_quantize_chunk with
 // start 0). imatrix: n_per_row importance weights shared by every row, or nullptr.
-Status quantize_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix,
-                     uint8_t* dst);
+Status quantize_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix, uint8_t* dst);
 
 // True for the types ggml refuses to quantize without an importance matrix.
 bool quantize_requires_imatrix(DType t);
