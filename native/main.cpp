@@ -40,6 +40,13 @@ constexpr const char* kUsage =
     "                            tensors with rows of a multiple of 32 as ggml does, BOOL/U8/U16/U32 widen to\n"
     "                            the next signed type, F8/F6/F4 become F32. --dtype f32/f16/bf16 re-encodes\n"
     "                            every float and quantized tensor (integers are never re-encoded)\n"
+    "  quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...] [--pure]\n"
+    "         [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--leave-output-tensor]\n"
+    "         [--allow-requantize]\n"
+    "                            llama-quantize's recipes (Q4_K_M, Q8_0, IQ2_XXS, ...): the same tensor types,\n"
+    "                            order, metadata and bytes as llama-quantize writes for the same input and\n"
+    "                            options, streamed a row window at a time. FILE is an imatrix GGUF or a legacy\n"
+    "                            .dat; its path is stored as typed in quantize.imatrix.file\n"
     "  bench [FILE] [--json] [--threads N] [--type NAME]\n"
     "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "\n"
@@ -58,7 +65,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
     {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
-    {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},
+    {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
 };
 
 }  // namespace
