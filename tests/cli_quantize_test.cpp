@@ -438,3 +438,44 @@ TEST_CASE("quantize refuses bad input with clear errors and leaves no half-writt
         CHECK(r.err.find("warning: requantizing from Q8_0") != std::string::npos);
     }
 }
+
+TEST_CASE("convert --dtype quantizes with quantize_rows: Q8_0 tensors equal llama-quantize's") {
+    ws_test::TempDir tmp;
+    const std::string in = ws_test::recipes_dir() + "/ref-llama-gqa8-f16.gguf";
+    const std::string out = tmp.file("q8.gguf");
+    ws_test::CliResult r = ws_test::run_cli("convert " + quote(in) + " " + quote(out) + " --dtype Q8_0 --threads 2");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    r = ws_test::run_cli("hash --json " + quote(out));
+    REQUIRE(r.status == 0);
+    const nlohmann::json hashes = nlohmann::json::parse(r.out);
+    nlohmann::json run;
+    const nlohmann::json manifest = ws_test::read_json(ws_test::recipes_dir() + "/manifest.json");
+    for (const auto& x : manifest["runs"]) {
+        if (x["output"] == "ref-llama-gqa8-Q8_0.gguf") run = x;
+    }
+    REQUIRE(run.is_object());
+    int matched = 0;
+    for (const auto& t : run["tensors"]) {
+        if (t["ne"].size() < 2) continue;  // convert also quantizes the 512-wide norms; llama-quantize does not
+        for (const auto& h : hashes["tensors"]) {
+            if (h["name"] == t["name"]) {
+                CHECK(h["dtype"] == "Q8_0");
+                CHECK(h["raw_sha256"] == t["raw_sha256"]);
+                ++matched;
+            }
+        }
+    }
+    CHECK(matched == 22);
+
+    // Types and options convert refuses.
+    CHECK(ws_test::run_cli("convert " + quote(in) + " " + quote(tmp.file("x.safetensors")) + " --dtype q8_0").status ==
+          2);
+    CHECK(ws_test::run_cli("convert " + quote(in) + " " + quote(tmp.file("x.gguf")) + " --dtype f16 --imatrix x")
+              .status == 2);
+    CHECK(ws_test::run_cli("convert " + quote(in) + " " + quote(tmp.file("x.gguf")) + " --dtype q9_0").status == 2);
+    // IQ2_XXS needs an importance matrix: refused without one (exit 1), or not quantizable yet (exit 2).
+    r = ws_test::run_cli("convert " + quote(in) + " " + quote(tmp.file("x.gguf")) + " --dtype iq2_xxs");
+    CHECK(r.status == (quantize_supported(DType::IQ2_XXS) ? 1 : 2));
+    CHECK_FALSE(exists(tmp.file("x.gguf")));
+}
