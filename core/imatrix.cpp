@@ -141,8 +141,8 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
         if (len < 0) return make_error(Error::kBadShape, entry_at, "imatrix.name");
         if (size - pos < static_cast<size_t>(len)) return make_error(Error::kTruncated, entry_at, "imatrix.name");
         // llama builds the name as a C string: it ends at the first NUL.
-        const char* name_bytes = reinterpret_cast<const char*>(data + pos);
-        const std::string name(name_bytes, strnlen(name_bytes, static_cast<size_t>(len)));
+        const uint8_t* name_end = std::find(data + pos, data + pos + len, uint8_t(0));
+        const std::string name(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(name_end - (data + pos)));
         pos += static_cast<size_t>(len);
         int32_t ncall = 0, nval = 0;
         WS_TRY(read_i32("imatrix.ncall", &ncall));
