@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// `convert IN OUT [--dtype f32|f16|bf16|q8_0|q4_0] [--threads N]`: GGUF <-> safetensors (OUT's extension
-// picks the format; same-format conversions work too).
+// `convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]`: GGUF <-> safetensors (OUT's extension
+// picks the format; same-format conversions work too). TYPE is f32, f16, bf16 or any ggml type this build
+// quantizes to (q8_0, q4_k, iq2_xxs, ...; GGUF only).
 //
 // Per tensor, by what the target format can hold:
 //   - a type the target holds is copied byte for byte, unless --dtype applies to it;
 //   - --dtype applies to the float and quantized tensors (not integers, not C64): they are decoded and
-//     re-encoded as F32/F16/BF16 (ggml's rounding) or quantized to Q8_0/Q4_0 (ggml's reference quantizer;
-//     only tensors whose rows, ne[0], are a multiple of 32 elements; the others follow the default);
+//     re-encoded as F32/F16/BF16 (ggml's rounding) or quantized (ggml_quantize_chunk's bytes, row by row,
+//     with the --imatrix entry of the tensor's name when its size is ne[0] * ne[2]; only tensors whose
+//     rows, ne[0], are a multiple of the type's block; the others follow the default);
 //   - otherwise a decodable float or quantized type the target lacks becomes F32 (GGUF quants for
 //     safetensors; F8/F6/F4 for GGUF), an unsigned integer becomes the next wider signed one for GGUF
 //     (BOOL -> I8, U8 -> I16, U16 -> I32, U32 -> I64); U64, C64 and types without a decoder are refused.
@@ -23,10 +25,14 @@
 
 #include "dequant.h"
 #include "gguf_writer.h"
+#include "imatrix.h"
+#include "mapped_file.h"
 #include "model_json.h"
 #include "utf8.h"
 #include "progress.h"
-#include "quantize.h"
+#include "quant_recipe.h"
+#include "quantize_io.h"
+#include "quantize_rows_shim.h"
 #include "safetensors_writer.h"
 #include "tensor_io.h"
 
@@ -41,6 +47,7 @@ enum class Action { kCopy, kEncode, kWiden };
 struct Plan {
     TensorInfo out;  // name, dtype and shape to write
     Action action = Action::kCopy;
+    const float* imatrix = nullptr;  // importance for a quantized target (ne[0] * ne[2] values), or nullptr
 };
 
 bool target_holds(Format target, DType t) {
@@ -191,26 +198,24 @@ void widen(DType from, const uint8_t* src, uint64_t n, std::vector<uint8_t>* dst
     }
 }
 
+// f32, f16, bf16 or a quantized ggml type name (case-insensitive).
 bool parse_dtype(const std::string& s, DType* out) {
-    static const std::pair<const char*, DType> kNames[] = {
-        {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}, {"q8_0", DType::Q8_0}, {"q4_0", DType::Q4_0},
-    };
-    for (const auto& [name, t] : kNames) {
-        if (s == name) {
-            *out = t;
-            return true;
-        }
+    DType t;
+    if (!ggml_type_from_name(s, &t)) return false;
+    if (t != DType::F32 && t != DType::F16 && t != DType::BF16 && dtype_traits(t).kind != DTypeKind::kQuantized) {
+        return false;
     }
-    return false;
+    *out = t;
+    return true;
 }
 
 }  // namespace
 
 int cmd_convert(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {}, {"--dtype", "--threads"}, &args)) return kExitUsage;
+    if (!parse_args(argv, {}, {"--dtype", "--imatrix", "--threads"}, &args)) return kExitUsage;
     if (args.positional.size() != 2) {
-        return fail(kExitUsage, "usage: weightstream convert IN OUT [--dtype f32|f16|bf16|q8_0|q4_0] [--threads N]");
+        return fail(kExitUsage, "usage: weightstream convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]");
     }
     const std::string& in_path = args.positional[0];
     const std::string& out_path = args.positional[1];
@@ -224,10 +229,27 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     DType requested = DType::kUnknown;
     if (args.has("--dtype") && !parse_dtype(args.get("--dtype"), &requested)) {
-        return fail(kExitUsage, "--dtype takes f32, f16, bf16, q8_0 or q4_0, not '" + args.get("--dtype") + "'");
+        return fail(kExitUsage, "--dtype takes f32, f16, bf16 or a quantized ggml type (q8_0, q4_k, ...), not '" +
+                                    printable(args.get("--dtype"), 40) + "'");
     }
-    if (target == Format::kSafetensors && (requested == DType::Q8_0 || requested == DType::Q4_0)) {
+    if (requested != DType::kUnknown && !quantize_supported(requested)) {
+        return fail(kExitUsage,
+                    "--dtype " + args.get("--dtype") + ": this build cannot quantize to " + dtype_name(requested));
+    }
+    const bool quantizing = requested != DType::kUnknown && dtype_traits(requested).kind == DTypeKind::kQuantized;
+    if (target == Format::kSafetensors && quantizing) {
         return fail(kExitUsage, "--dtype " + args.get("--dtype") + " is a GGUF type: safetensors cannot hold it");
+    }
+    if (args.has("--imatrix") && !quantizing) return fail(kExitUsage, "--imatrix needs a quantized --dtype");
+    Imatrix imatrix;
+    if (args.has("--imatrix")) {
+        const std::string path = args.get("--imatrix");
+        MappedFile file;
+        std::string error;
+        if (!file.open(path, &error)) return fail(kExitIo, path + ": " + error);
+        Result<Imatrix> r = parse_imatrix(file.data(), static_cast<size_t>(file.size()));
+        if (!r.ok()) return fail(kExitInvalid, describe(path, r.status()));
+        imatrix = std::move(r).value();
     }
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
@@ -256,6 +278,18 @@ int cmd_convert(const std::vector<std::string>& argv) {
                                                make_error(Error::kTooLarge, t.info_offset, "tensor.name")) +
                                           ": tensor name " + printable(t.name, 200) + " is longer than GGUF's " +
                                           std::to_string(kGgufMaxTensorName) + " bytes");
+        }
+        if (plans[i].action == Action::kEncode && dtype_traits(plans[i].out.dtype).kind == DTypeKind::kQuantized) {
+            const ImatrixEntry* e = imatrix.find(t.name);
+            if (e && e->values.size() == static_cast<uint64_t>(t.ne[0]) * static_cast<uint64_t>(t.ne[2])) {
+                plans[i].imatrix = e->values.data();
+            } else if (quantize_requires_imatrix(plans[i].out.dtype)) {
+                return fail(
+                    kExitInvalid,
+                    describe(model.paths[t.file_index], make_error(Error::kUnsupported, t.info_offset, "imatrix")) +
+                        ": tensor " + printable(t.name, 200) + ": " + dtype_name(plans[i].out.dtype) +
+                        " needs an importance matrix entry of ne[0] * ne[2] values (--imatrix)");
+            }
         }
         out_tensors.push_back(plans[i].out);
         total += t.nbytes;
@@ -323,6 +357,30 @@ int cmd_convert(const std::vector<std::string>& argv) {
                 if (!out.write(encoded.data(), encoded.size())) return io_error();
                 written += encoded.size();
                 progress.add(n * in_size);
+            }
+        } else if (dtype_traits(plan.out.dtype).kind == DTypeKind::kQuantized) {
+            // Whole rows, so row-wise quantizers and importance weights see what ggml_quantize_chunk sees.
+            RowJob job;
+            job.in_type = t.dtype;
+            job.src = data;
+            std::copy(t.ne, t.ne + 4, job.ne);
+            job.out_type = plan.out.dtype;
+            job.imatrix = plan.imatrix;
+            job.validate = false;
+            bool write_ok = true;
+            const Status s = quantize_rows_streaming(
+                job, threads,
+                [&](const uint8_t* bytes, size_t n) {
+                    written += n;
+                    return write_ok = out.write(bytes, n);
+                },
+                [&](uint64_t n) { progress.add(n); });
+            if (!write_ok) return io_error();
+            if (!s.ok()) {
+                progress.finish();
+                return fail(kExitInvalid,
+                            describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
+                                ": tensor " + printable(t.name, 200));
             }
         } else {
             const DTypeTraits& traits = dtype_traits(t.dtype);

@@ -33,13 +33,22 @@ constexpr const char* kUsage =
     "                            per tensor sha256 of the stored bytes and of the float32 decode. JSON:\n"
     "                            {\"tensors\": [{\"name\", \"dtype\", \"raw_sha256\", \"f32_sha256\"}]}\n"
     "                            (f32_sha256 null for a type without a decoder)\n"
-    "  convert IN OUT [--dtype f32|f16|bf16|q8_0|q4_0] [--threads N]\n"
+    "  convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]\n"
     "                            GGUF <-> safetensors by OUT's extension. To safetensors: quantized tensors\n"
     "                            decoded to F32 (or --dtype f16/bf16), GGUF metadata as strings (arrays as\n"
-    "                            JSON). To GGUF: F32/F16/BF16 kept, --dtype q8_0/q4_0 quantizes float\n"
-    "                            tensors with rows of a multiple of 32 as ggml does, BOOL/U8/U16/U32 widen to\n"
-    "                            the next signed type, F8/F6/F4 become F32. --dtype f32/f16/bf16 re-encodes\n"
-    "                            every float and quantized tensor (integers are never re-encoded)\n"
+    "                            JSON). To GGUF: F32/F16/BF16 kept, --dtype q8_0, q4_k, iq2_xxs, ... (any type\n"
+    "                            this build quantizes to) quantizes float tensors whose rows are a multiple of\n"
+    "                            the type's block as ggml does, with FILE's importance matrix entry of the same\n"
+    "                            name; BOOL/U8/U16/U32 widen to the next signed type, F8/F6/F4 become F32.\n"
+    "                            --dtype f32/f16/bf16 re-encodes every float and quantized tensor (integers are\n"
+    "                            never re-encoded)\n"
+    "  quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...] [--pure]\n"
+    "         [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--leave-output-tensor]\n"
+    "         [--allow-requantize]\n"
+    "                            llama-quantize's recipes (Q4_K_M, Q8_0, IQ2_XXS, ...): the same tensor types,\n"
+    "                            order, metadata and bytes as llama-quantize writes for the same input and\n"
+    "                            options, streamed a row window at a time. FILE is an imatrix GGUF or a legacy\n"
+    "                            .dat; its path is stored as typed in quantize.imatrix.file\n"
     "  bench [FILE] [--json] [--threads N] [--type NAME]\n"
     "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "\n"
@@ -58,7 +67,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
     {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
-    {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},
+    {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
 };
 
 }  // namespace

@@ -24,6 +24,8 @@ public:
 
     const uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
+    // True when data() is a file mapping (whose pages can be dropped once read), false for a read buffer.
+    bool mapped() const { return mapped_; }
 
 private:
     void reset();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ws::cli {
 
@@ -20,6 +21,8 @@ public:
 
     // Adds `bytes` to the work done and redraws at most ten times a second. Call from one thread.
     void add(uint64_t bytes);
+    // Replaces the label (quantize shows "quantize [3/29]", the tensor it is on).
+    void set_label(std::string label) { label_ = std::move(label); }
     // Clears the bar (before printing a result or an error).
     void finish();
 
