@@ -53,5 +53,6 @@ int cmd_stats(const std::vector<std::string>& argv);
 int cmd_hash(const std::vector<std::string>& argv);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
+int cmd_diff(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli
