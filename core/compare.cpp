@@ -692,7 +692,7 @@ std::string PairComparator::hint(const CompareMetrics& m) const {
         const double cosine = m.cosine();
         const double residual = 1.0 - cosine * cosine;
         if (residual < kExplainedNmse && residual < kExplainedRatio * nmse && std::fabs(scale - 1.0) > 1e-3) {
-            return "B is A times a constant: scale factor " + number_text(scale, "%.6g");
+            return "B is A times a constant: scale factor " + number_text(scale, "%.4g");
         }
     }
     if (a_dtype_ != b_dtype_) {

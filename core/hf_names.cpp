@@ -107,7 +107,7 @@ std::string hf_family(const std::string& arch) {
 
 bool hf_to_gguf_name(const std::string& family, const std::string& hf_name, std::string* gguf_name,
                      Transform* transform) {
-    if (family.empty()) return false;
+    if (family.empty() || hf_family(family) != family) return false;
     std::string name = hf_name;
     // Gemma 3 checkpoints with a vision tower nest the text model under language_model (in either position);
     // the converter removes that part of the name and skips the vision tensors.
