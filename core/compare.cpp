@@ -502,7 +502,7 @@ PairComparator::PairComparator(const PairPlan& pair, DType a_dtype, DType b_dtyp
       source_dtype_(pair.source_is_a ? a_dtype : b_dtype),
       target_dtype_(pair.source_is_a ? b_dtype : a_dtype) {
     const bool permute = pair.transform == Transform::kPermuteQ || pair.transform == Transform::kPermuteK;
-    if (permute && pair.heads > 0) window_rows_ = pair.rows / pair.heads;
+    if (permute && pair.heads > 0) window_rows_ = std::max<uint64_t>(1, pair.rows / pair.heads);
     if (permute) {
         hypotheses_.push_back({"matches the source without the Q/K permutation", MetricsAccumulator()});
         hypotheses_.push_back({"matches the source with the Q/K permutation applied twice", MetricsAccumulator()});
