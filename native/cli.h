@@ -61,5 +61,6 @@ int cmd_hash(const std::vector<std::string>& argv);
 int cmd_convert(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_quantize(const std::vector<std::string>& argv);
+int cmd_diff(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli

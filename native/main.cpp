@@ -49,14 +49,25 @@ constexpr const char* kUsage =
     "                            order, metadata and bytes as llama-quantize writes for the same input and\n"
     "                            options, streamed a row window at a time. FILE is an imatrix GGUF or a legacy\n"
     "                            .dat; its path is stored as typed in quantize.imatrix.file\n"
+    "  diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]\n"
+    "                            compares two models tensor by tensor: by name, or a Hugging Face safetensors\n"
+    "                            checkpoint against a GGUF by llama.cpp's conversion rules (llama/mistral,\n"
+    "                            qwen2/qwen3, gemma/gemma2/gemma3, phi3; the converter's Q/K permutation and\n"
+    "                            Gemma +1 undone first). Per pair: verdict, max_abs, rmse, nmse, cosine, counts\n"
+    "                            and a hint naming a known conversion mistake that explains a difference.\n"
+    "                            --tensors keeps pairs with a name matching REGEX; --max-nmse X exits 4 when a\n"
+    "                            compared pair has nmse > X. JSON: {\"a\", \"b\", \"mapping\", \"metadata\",\n"
+    "                            \"tensors\": [{\"a\", \"b\", \"dtype_a\", \"dtype_b\", \"shape_a\", \"shape_b\",\n"
+    "                            \"transform\", \"verdict\", \"metrics\", \"hint\"}], \"summary\"}\n"
     "  bench [FILE] [--json] [--threads N] [--type NAME]\n"
     "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "\n"
     "FILE is a .gguf, a .safetensors, any part of a split GGUF (name-00001-of-00003.gguf) or a\n"
     "sharded safetensors index (*.safetensors.index.json). Exit status: 0 ok, 1 invalid input,\n"
     "2 usage error (also: an unknown TENSOR name), 3 I/O error (missing file, unwritable output,\n"
-    "disk full). Outputs are written to OUT.tmp and renamed when complete. --threads defaults to all\n"
-    "cores; the output does not depend on it. Long operations show a progress bar when stderr is a\n"
+    "disk full), 4 diff --max-nmse exceeded. Outputs are written to OUT.tmp and renamed when\n"
+    "complete. --threads defaults to all cores; the output does not depend on it. Long operations show a\n"
+    "progress bar when stderr is a\n"
     "terminal.\n";
 
 struct Command {
@@ -68,6 +79,7 @@ constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
     {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
     {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
+    {"diff", ws::cli::cmd_diff},
 };
 
 }  // namespace
