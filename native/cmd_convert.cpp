@@ -32,7 +32,7 @@
 #include "progress.h"
 #include "quant_recipe.h"
 #include "quantize_io.h"
-#include "quantize_rows_shim.h"
+#include "quantize.h"
 #include "safetensors_writer.h"
 #include "tensor_io.h"
 

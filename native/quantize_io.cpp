@@ -11,7 +11,7 @@
 
 #include "parallel.h"
 #include "quant_recipe.h"
-#include "quantize_rows_shim.h"
+#include "quantize.h"
 #include "tensor_io.h"
 
 namespace ws::cli {

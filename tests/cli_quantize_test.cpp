@@ -14,7 +14,7 @@
 #include "gguf.h"
 #include "gguf_writer.h"
 #include "quant_recipe.h"
-#include "quantize_rows_shim.h"
+#include "quantize.h"
 #include "support/recipe_runs.h"
 #include "support/run_cli.h"
 #include "support/test_util.h"
