@@ -13,6 +13,7 @@
 #include "dequant.h"
 #include "gguf.h"
 #include "iquant_maps.h"
+#include "quant_blocks.h"
 #include "support/test_util.h"
 
 using ws::DType;
@@ -59,6 +60,54 @@ std::vector<float> test_values(size_t n, uint32_t seed) {
         v[i] = (i % 37 == 0) ? 8.0f * u : u;
     }
     return v;
+}
+
+// A GGUF file of the recipes set, parsed with the core's parser.
+struct GgufFile {
+    std::vector<uint8_t> bytes;
+    ws::ModelInfo info;
+};
+
+GgufFile load_gguf(const std::string& path) {
+    GgufFile f;
+    f.bytes = ws_test::read_file(path);
+    ws::GgufParser parser;
+    REQUIRE(parser.feed(f.bytes.data(), f.bytes.size()).ok());
+    f.info = parser.take_info();
+    return f;
+}
+
+// A tensor as float32: F32 copied, F16/BF16 converted exactly (the core's decoders), as llama-quantize does.
+std::vector<float> tensor_f32(const GgufFile& f, const ws::TensorInfo& t) {
+    REQUIRE(t.offset + t.nbytes <= f.bytes.size());
+    std::vector<float> out(static_cast<size_t>(t.n_elements));
+    REQUIRE(ws::dequantize(t.dtype, f.bytes.data() + t.offset, t.n_elements, out.data()).ok());
+    return out;
+}
+
+// llama-quantize's importance for `name`: in_sum2 / counts per expert row (1.0 for every column of an expert
+// whose count is 0), n_per_row * n_expert values; empty when the imatrix has no entry.
+std::vector<float> importance(const GgufFile& imatrix, const std::string& name, int64_t n_per_row, int64_t n_expert) {
+    const ws::TensorInfo* sums = imatrix.info.find_tensor(name + ".in_sum2");
+    const ws::TensorInfo* counts = imatrix.info.find_tensor(name + ".counts");
+    if (!sums || !counts) return {};
+    const std::vector<float> s = tensor_f32(imatrix, *sums);
+    const std::vector<float> c = tensor_f32(imatrix, *counts);
+    REQUIRE(s.size() == static_cast<size_t>(n_per_row * n_expert));
+    REQUIRE(c.size() == static_cast<size_t>(n_expert));
+    std::vector<float> out(s.size());
+    for (int64_t e = 0; e < n_expert; ++e) {
+        for (int64_t i = 0; i < n_per_row; ++i) {
+            const size_t at = static_cast<size_t>(e * n_per_row + i);
+            out[at] = c[static_cast<size_t>(e)] > 0.0f ? s[at] / c[static_cast<size_t>(e)] : 1.0f;
+        }
+    }
+    return out;
+}
+
+// The imatrix argument for a type: ones where one is required, else none (ggml's own weights).
+const float* nullptr_or(DType t, const std::vector<float>& ones) {
+    return ws::iquant_requires_imatrix(t) ? ones.data() : nullptr;
 }
 
 }  // namespace
@@ -115,4 +164,231 @@ TEST_CASE("i-quant quantizers reproduce ggml's bytes for the corpus tensors, who
         ++checked[type];
     }
     for (DType t : kIquantTypes) CHECK(checked[t] == 1);
+}
+
+TEST_CASE("i-quant quantizers reproduce llama-quantize's i-quant tensors of the recipes set") {
+    const std::string dir = ws_test::shared_path("recipes");
+    if (!ws_test::file_exists(dir + "/manifest.json")) {
+        WARN("recipes reference set not present; skipped");
+        return;
+    }
+    const nlohmann::json manifest = ws_test::read_json(dir + "/manifest.json");
+    std::map<std::string, GgufFile> files;
+    const auto file = [&](const std::string& name) -> const GgufFile& {
+        auto it = files.find(name);
+        if (it == files.end()) it = files.emplace(name, load_gguf(dir + "/" + name)).first;
+        return it->second;
+    };
+    // The same (model, imatrix, tensor, type) recurs across runs with the same bytes: quantize it once and
+    // check every occurrence against that.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::string> done;
+    std::map<DType, int> tensors_checked, with_imatrix;
+    int occurrences = 0;
+    for (const auto& run : manifest.at("runs")) {
+        const std::string model = run.at("model").get<std::string>();
+        const std::string imatrix_name = run.at("imatrix").is_null() ? "" : run.at("imatrix").get<std::string>();
+        for (const auto& t : run.at("tensors")) {
+            const DType type = ws::dtype_from_ggml_id(t.at("type_id").get<uint32_t>());
+            if (!is_iquant(type)) continue;
+            const std::string name = t.at("name").get<std::string>();
+            const std::string expected = t.at("raw_sha256").get<std::string>();
+            INFO(run.at("output").get<std::string>() << " " << name << " " << t.at("type").get<std::string>());
+            ++occurrences;
+            // "./x" and "x" name the same imatrix file.
+            std::string imatrix_file = imatrix_name;
+            if (imatrix_file.rfind("./", 0) == 0) imatrix_file = imatrix_file.substr(2);
+            const auto key = std::make_tuple(model, imatrix_file, name, t.at("type").get<std::string>());
+            const auto seen = done.find(key);
+            if (seen != done.end()) {
+                CHECK(seen->second == expected);
+                continue;
+            }
+
+            const GgufFile& input = file(model);
+            const ws::TensorInfo* in = input.info.find_tensor(name);
+            REQUIRE(in != nullptr);
+            const int64_t n_per_row = in->ne[0];
+            const int64_t nrows = in->ne[1];
+            const int64_t n_expert = in->ne[2];
+            REQUIRE(in->ne[3] == 1);
+            const std::vector<float> src = tensor_f32(input, *in);
+            std::vector<float> qw;
+            if (!imatrix_file.empty()) qw = importance(file(imatrix_file), name, n_per_row, n_expert);
+
+            // Expert by expert, each with its own importance row, outputs back to back.
+            const uint64_t expert_bytes = row_bytes(type, n_per_row) * static_cast<uint64_t>(nrows);
+            std::vector<uint8_t> out(static_cast<size_t>(expert_bytes * static_cast<uint64_t>(n_expert)));
+            for (int64_t e = 0; e < n_expert; ++e) {
+                const float* w = qw.empty() ? nullptr : qw.data() + e * n_per_row;
+                REQUIRE(ws::quantize_iquant_rows(type, src.data() + e * nrows * n_per_row, nrows, n_per_row, w,
+                                                 out.data() + static_cast<uint64_t>(e) * expert_bytes)
+                            .ok());
+            }
+            CHECK(out.size() == t.at("nbytes").get<uint64_t>());
+            const std::string got = ws_test::sha256_hex(out.data(), out.size());
+            CHECK(got == expected);
+            done.emplace(key, got);
+            ++tensors_checked[type];
+            if (!qw.empty()) ++with_imatrix[type];
+        }
+    }
+    // What the set covers (llama-quantize's mixes never pick IQ2_XS or IQ1_M here).
+    CHECK(occurrences == 172);
+    CHECK(tensors_checked[DType::IQ2_XXS] == 32);
+    CHECK(tensors_checked[DType::IQ2_S] == 27);
+    CHECK(tensors_checked[DType::IQ3_XXS] == 19);
+    CHECK(tensors_checked[DType::IQ3_S] == 33);
+    CHECK(tensors_checked[DType::IQ1_S] == 27);
+    // Every one with an imatrix but moe's token_embd (IQ3_S), which has no imatrix entry.
+    CHECK(with_imatrix[DType::IQ2_XXS] == 32);
+    CHECK(with_imatrix[DType::IQ2_S] == 27);
+    CHECK(with_imatrix[DType::IQ3_XXS] == 19);
+    CHECK(with_imatrix[DType::IQ3_S] == 32);
+    CHECK(with_imatrix[DType::IQ1_S] == 27);
+}
+
+TEST_CASE("i-quant grid maps equal ggml's iq2xs_init_impl / iq3xs_init_impl structures") {
+    // sha256 of ggml's own map and neighbour lists (ggml d99724f2, dumped once from its iq2_data / iq3_data
+    // after init), serialized per level vector in ggml's index order (level i in bits [b*i, b*i + b), b = 2
+    // or 3; vectors with a level out of range skipped): an entry as u16 0xffff then u16 index; otherwise the
+    // u16 neighbour count then the u16 neighbour indices.
+    struct Expected {
+        ws::IqGridId grid;
+        int bits;
+        size_t lists;
+        size_t list_u16;
+        const char* sha256;
+    };
+    const Expected expected[] = {
+        {ws::IqGridId::kIq2xxs, 2, 6305, 119462, "358366b4af2ed620ca63e5d77bd4463f7133372698d591e4a35a6aa8e621a0f1"},
+        {ws::IqGridId::kIq2xs, 2, 6049, 187770, "61a62d3810ade2b1cff03b667c5eeca10d021411fa03fc82b89d60b6a6d72c93"},
+        {ws::IqGridId::kIq2s, 2, 5537, 50253, "4c1e5d9035f1491af09cfa4bb155f3b7726c04202557cd6f3ec3855e8d135b8b"},
+        {ws::IqGridId::kIq1s, 2, 4513, 332234, "2b965f873c386ebe7b2c883d94d29afd5d27484fde19812d0ec050e65f39e19d"},
+        {ws::IqGridId::kIq3xxs, 3, 3840, 22825, "8473f913fe821ddddf8aa459026cf1a4f0642e8bdab65c835a37ab16e33551a4"},
+        {ws::IqGridId::kIq3s, 3, 3584, 28317, "8e67cab137657c5e53d7088a02d70a8e5ea64aab828f1c356af14672835ec221"},
+    };
+    for (const Expected& e : expected) {
+        const ws::IqGridMap& g = ws::iq_grid_map(e.grid);
+        INFO("grid size " << g.grid_size);
+        REQUIRE(g.levels.size() == static_cast<size_t>(g.grid_size * g.dims));
+        size_t n_keys = 1;
+        for (int i = 0; i < g.dims; ++i) n_keys *= static_cast<size_t>(g.n_levels);
+        REQUIRE(g.map.size() == n_keys);
+        CHECK(g.neighbours.size() == e.list_u16);
+
+        std::vector<uint16_t> serial;
+        size_t lists = 0;
+        for (uint32_t u = 0; u < (1u << (e.bits * g.dims)); ++u) {
+            int key = 0;
+            bool in_range = true;
+            for (int i = g.dims - 1; i >= 0; --i) {
+                const int l = static_cast<int>((u >> (e.bits * i)) & ((1u << e.bits) - 1));
+                in_range = in_range && l < g.n_levels;
+                key = key * g.n_levels + l;
+            }
+            if (!in_range) continue;
+            const int32_t v = g.map[static_cast<size_t>(key)];
+            if (v >= 0) {
+                serial.push_back(0xffff);
+                serial.push_back(static_cast<uint16_t>(v));
+                continue;
+            }
+            const uint16_t* list = g.neighbours.data() + (-v - 1);
+            REQUIRE(list[0] > 0);
+            serial.insert(serial.end(), list, list + list[0] + 1);
+            ++lists;
+        }
+        CHECK(lists == e.lists);
+        std::vector<uint8_t> bytes(serial.size() * 2);
+        for (size_t i = 0; i < serial.size(); ++i) {
+            bytes[2 * i] = static_cast<uint8_t>(serial[i] & 0xff);
+            bytes[2 * i + 1] = static_cast<uint8_t>(serial[i] >> 8);
+        }
+        CHECK(ws_test::sha256_hex(bytes.data(), bytes.size()) == e.sha256);
+    }
+}
+
+TEST_CASE("i-quant quantizers store an all-zero super-block as zero bytes") {
+    const std::vector<float> zeros(2 * ws::QK_K, 0.0f);
+    const std::vector<float> ones(ws::QK_K, 1.0f);
+    for (DType t : kIquantTypes) {
+        INFO(ws::dtype_name(t));
+        for (const float* qw : {ones.data(), static_cast<const float*>(nullptr)}) {
+            if (!qw && ws::iquant_requires_imatrix(t)) continue;
+            const std::vector<uint8_t> out = quantize_all(t, zeros.data(), 2, ws::QK_K, qw);
+            CHECK(out == std::vector<uint8_t>(out.size(), 0));
+            std::vector<float> decoded(zeros.size(), 1.0f);
+            REQUIRE(ws::dequantize(t, out.data(), decoded.size(), decoded.data()).ok());
+            CHECK(decoded == zeros);
+        }
+    }
+}
+
+TEST_CASE("i-quant quantizers take NaN and Inf without crashing and without touching other super-blocks") {
+    // ggml (d99724f2) aborts on most of these (GGML_ASSERT(scale >= 0) or a failed neighbour search); here
+    // the bytes are deterministic and confined to the super-block that holds the value.
+    const std::vector<float> finite = test_values(ws::QK_K, 7);
+    const std::vector<float> ones(2 * ws::QK_K, 1.0f);
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 3e38f};
+    for (DType t : kIquantTypes) {
+        INFO(ws::dtype_name(t));
+        const std::vector<uint8_t> alone = quantize_all(t, finite.data(), 1, ws::QK_K, nullptr_or(t, ones));
+        std::vector<float> src(finite);
+        src.insert(src.end(), finite.begin(), finite.end());
+        for (float special : specials) {
+            for (int where : {0, 1, 100, 255}) {
+                INFO("value " << special << " at " << where);
+                std::vector<float> bad(src);
+                bad[static_cast<size_t>(where)] = special;
+                const std::vector<uint8_t> a = quantize_all(t, bad.data(), 1, 2 * ws::QK_K, nullptr_or(t, ones));
+                const std::vector<uint8_t> b = quantize_all(t, bad.data(), 1, 2 * ws::QK_K, nullptr_or(t, ones));
+                CHECK(a == b);
+                REQUIRE(a.size() == 2 * alone.size());
+                CHECK(std::equal(alone.begin(), alone.end(), a.begin() + static_cast<int64_t>(alone.size())));
+            }
+        }
+        // Non-finite importance weights in the first super-block leave the second one alone too.
+        std::vector<float> qw(ones);
+        qw[3] = std::numeric_limits<float>::quiet_NaN();
+        qw[200] = std::numeric_limits<float>::infinity();
+        const std::vector<uint8_t> c = quantize_all(t, src.data(), 1, 2 * ws::QK_K, qw.data());
+        CHECK(c == quantize_all(t, src.data(), 1, 2 * ws::QK_K, qw.data()));
+        const std::vector<uint8_t> with_ones = quantize_all(t, finite.data(), 1, ws::QK_K, ones.data());
+        CHECK(std::equal(with_ones.begin(), with_ones.end(), c.begin() + static_cast<int64_t>(with_ones.size())));
+    }
+}
+
+TEST_CASE("i-quant quantizers refuse a missing imatrix where ggml requires one, and bad shapes") {
+    const std::vector<float> src = test_values(ws::QK_K, 3);
+    std::vector<uint8_t> dst(1024, 0xcd);
+    const std::vector<uint8_t> untouched(dst);
+    for (DType t : kIquantTypes) {
+        INFO(ws::dtype_name(t));
+        const bool required = t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ1_S;
+        CHECK(ws::iquant_requires_imatrix(t) == required);
+        const ws::Status s = ws::quantize_iquant_rows(t, src.data(), 1, ws::QK_K, nullptr, dst.data());
+        if (required) {
+            CHECK(s.code == Error::kUnsupported);
+            CHECK(std::string(s.what) == "imatrix");
+            CHECK(dst == untouched);
+        } else {
+            CHECK(s.ok());
+            dst = untouched;
+        }
+        const ws::Status odd = ws::quantize_iquant_rows(t, src.data(), 1, 128, src.data(), dst.data());
+        CHECK(odd.code == Error::kBadShape);
+        CHECK(std::string(odd.what) == "n_per_row");
+        CHECK(ws::quantize_iquant_rows(t, src.data(), -1, ws::QK_K, src.data(), dst.data()).code == Error::kBadShape);
+        CHECK(ws::quantize_iquant_rows(t, src.data(), INT64_MAX / 256, 512, src.data(), dst.data()).code ==
+              Error::kOverflow);
+        CHECK(dst == untouched);
+        CHECK(ws::quantize_iquant_rows(t, src.data(), 0, ws::QK_K, src.data(), dst.data()).ok());
+        CHECK(ws::quantize_iquant_rows(t, src.data(), 3, 0, src.data(), dst.data()).ok());
+        CHECK(dst == untouched);
+    }
+    for (DType t : {DType::Q4_K, DType::IQ4_NL, DType::IQ4_XS, DType::F32}) {
+        CHECK_FALSE(ws::iquant_requires_imatrix(t));
+        CHECK(ws::quantize_iquant_rows(t, src.data(), 1, ws::QK_K, src.data(), dst.data()).code == Error::kUnsupported);
+    }
 }
