@@ -109,7 +109,8 @@ IqGridMap build(IqGridId g, const GridSpec& s) {
         }
         m.neighbours[start] = static_cast<uint16_t>(m.neighbours.size() - start - 1);
     }
-    m.neighbours.shrink_to_fit();
+    // Exact-size copy: shrink_to_fit does nothing without exceptions (libstdc++), and growth left up to 2x.
+    m.neighbours = std::vector<uint16_t>(m.neighbours.begin(), m.neighbours.end());
     return m;
 }
 
