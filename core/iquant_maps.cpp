@@ -143,6 +143,7 @@ const IqGridMap& iq_grid_map(IqGridId g) {
         case IqGridId::kIq3s:
             break;
     }
+    // kIq3s (the switch covers every enumerator, so nothing else gets here).
     static const IqGridMap m = build(IqGridId::kIq3s, {4, 8, 512, 3});
     return m;
 }

@@ -14,11 +14,13 @@
 //   imatrix:   n_per_row importance weights, the same for every row, or nullptr. IQ2_XXS, IQ2_XS and IQ1_S
 //              require it (non-null; see iquant_requires_imatrix); the others fall back to ggml's weights.
 // Rows are independent: quantizing a tensor row by row gives the same bytes.
-// Any float values are safe. Finite inputs (of magnitude below ~1e18, where the squared errors overflow) give
-// ggml's bytes. Where ggml asserts or reads out of bounds, reachable only with NaN/Inf in src or imatrix (or
-// overflowing magnitudes), these functions go on deterministically instead: a neighbour search that finds no
-// candidate takes the first neighbour, a group whose levels are not a grid entry is stored as entry 0, and a
-// NaN scale is kept (ggml aborts on all three).
+// Any float values are safe. Finite inputs (of magnitude below ~1e18, where squared errors overflow) give
+// ggml's bytes. ggml itself aborts on most super-blocks holding NaN, Inf or overflowing values (IQ2_XS,
+// IQ2_S, IQ3_XXS, IQ3_S, IQ1_M: GGML_ASSERT(scale >= 0) or a neighbour search that finds nothing), and its
+// IQ1 fallback search reads out of bounds there. These functions go on deterministically instead: a search
+// that finds no candidate takes the first neighbour, a group whose levels are not a grid entry is stored as
+// entry 0, a NaN scale is kept. Where ggml does not abort (IQ2_XXS and IQ1_S so far in every case tried),
+// the bytes are ggml's. Either way only the super-block holding the value is affected.
 // The first call for a grid builds its search maps (iquant_maps.h); later calls only read them.
 #pragma once
 
