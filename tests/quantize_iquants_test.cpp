@@ -247,6 +247,42 @@ TEST_CASE("i-quant quantizers reproduce llama-quantize's i-quant tensors of the 
     CHECK(with_imatrix[DType::IQ1_S] == 27);
 }
 
+TEST_CASE("i-quant quantizers match ggml with the corpus imatrix setting swapped and on tied values") {
+    // sha256 of ggml's output (quantize_<type> of ggml d99724f2 built from source with -O2 -ffp-contract=off,
+    // 8 rows of 512) for inputs the corpus does not hold: the other imatrix setting of a source, and sources
+    // rounded to bfloat16, whose many equal values make IQ1_M's bytes depend on the sort order of ties
+    // (glibc's stable merge sort; taking the right-hand equal value first changes them).
+    struct Case {
+        DType type;
+        const char* source;  // ref/<source>.weight.src.f32
+        bool imatrix;        // with ref/iq2_xxs.weight.imatrix.f32 (every corpus imatrix is this one)
+        bool bf16;           // source rounded to bfloat16 first
+        const char* sha256;
+    };
+    const Case cases[] = {
+        {DType::IQ2_S, "iq2_s", false, false, "d1b3a6f6871e54b79d65be1f8086889f905452945d9d1730bcd005d87b4922d9"},
+        {DType::IQ1_M, "iq1_m", false, false, "76addef6a66ab814b182ffa0815e0d134b31d9142375ecbb1654c21b29e46299"},
+        {DType::IQ3_XXS, "iq3_xxs", true, false, "dd6f9da5f641625a98a36df377b7ac6be4078ad8c437081ceaee49edcb987abc"},
+        {DType::IQ3_S, "iq3_s", true, false, "fd458a3174f39d3b72dd8d4b3c3c8cc40e4fa4d0d0b271e74bc8230de5aade43"},
+        {DType::IQ1_S, "iq1_s", true, true, "5da5573a022a086d1118079bea5e5dd7a4b54452c87e5283850cabc0e8e68f13"},
+        {DType::IQ1_M, "iq1_m", false, true, "1aa284369947459fccf7ab3cb291d67d684e17861e26f9a0c01bcae504f269c8"},
+        {DType::IQ1_M, "iq1_m", true, true, "3bed34c3c049f1c52b3ed9aa3c15488ac958723a4a55564ef451404d1dcdfbf5"},
+    };
+    const std::vector<float> imatrix = read_f32(ws_test::data_path("ggml/ref/iq2_xxs.weight.imatrix.f32"));
+    REQUIRE(imatrix.size() == 512);
+    for (const Case& c : cases) {
+        INFO(ws::dtype_name(c.type) << " of " << c.source << (c.imatrix ? " with" : " without") << " imatrix"
+                                    << (c.bf16 ? ", bf16" : ""));
+        std::vector<float> src = read_f32(ws_test::data_path(std::string("ggml/ref/") + c.source + ".weight.src.f32"));
+        REQUIRE(src.size() == 8 * 512);
+        if (c.bf16) {
+            for (float& v : src) v = ws::bf16_to_fp32(ws::fp32_to_bf16(v));
+        }
+        const std::vector<uint8_t> out = quantize_all(c.type, src.data(), 8, 512, c.imatrix ? imatrix.data() : nullptr);
+        CHECK(ws_test::sha256_hex(out.data(), out.size()) == c.sha256);
+    }
+}
+
 TEST_CASE("i-quant grid maps equal ggml's iq2xs_init_impl / iq3xs_init_impl structures") {
     // sha256 of ggml's own map and neighbour lists (ggml d99724f2, dumped once from its iq2_data / iq3_data
     // after init), serialized per level vector in ggml's index order (level i in bits [b*i, b*i + b), b = 2
