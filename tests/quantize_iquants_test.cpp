@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "quantize_iquants.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -280,6 +282,27 @@ TEST_CASE("i-quant quantizers match ggml with the corpus imatrix setting swapped
         }
         const std::vector<uint8_t> out = quantize_all(c.type, src.data(), 8, 512, c.imatrix ? imatrix.data() : nullptr);
         CHECK(ws_test::sha256_hex(out.data(), out.size()) == c.sha256);
+    }
+}
+
+TEST_CASE("IQ3_S keeps ggml's shift of grid indices and signs past an all-zero sub-block") {
+    // ggml advances its qs/signs cursors only past sub-blocks that are not all zero, so after a zero
+    // sub-block the later ones sit one slot early and the last slot stays zero (ggml's decoder then reads them
+    // from the wrong place; the bytes are what matters here). Super-block 0 has sub-block 0 zero, super-block 1
+    // sub-block 2. sha256 from ggml d99724f2's quantize_iq3_s on this input.
+    std::vector<float> src = test_values(2 * ws::QK_K, 11);
+    std::fill(src.begin(), src.begin() + 32, 0.0f);
+    std::fill(src.begin() + ws::QK_K + 64, src.begin() + ws::QK_K + 96, 0.0f);
+    const std::vector<uint8_t> out = quantize_all(DType::IQ3_S, src.data(), 1, 2 * ws::QK_K, nullptr);
+    CHECK(ws_test::sha256_hex(out.data(), out.size()) ==
+          "4bd5f42514e752dc59b4c805f44da483f43d1b6fe225eed7d34a4b5967bb4006");
+    for (size_t b = 0; b < 2; ++b) {
+        const uint8_t* blk = out.data() + b * sizeof(ws::block_iq3_s);
+        const uint8_t* qs = blk + offsetof(ws::block_iq3_s, qs);
+        const uint8_t* signs = blk + offsetof(ws::block_iq3_s, signs);
+        CHECK(std::vector<uint8_t>(qs + 56, qs + 64) == std::vector<uint8_t>(8, 0));
+        CHECK(std::vector<uint8_t>(signs + 28, signs + 32) == std::vector<uint8_t>(4, 0));
+        CHECK(std::vector<uint8_t>(signs, signs + 4) != std::vector<uint8_t>(4, 0));
     }
 }
 
