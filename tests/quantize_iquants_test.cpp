@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: MIT
+#include "quantize_iquants.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dequant.h"
+#include "gguf.h"
+#include "iquant_maps.h"
+#include "quant_blocks.h"
+#include "support/test_util.h"
+
+using ws::DType;
+using ws::Error;
+
+namespace {
+
+constexpr DType kIquantTypes[] = {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS,
+                                  DType::IQ3_S,   DType::IQ1_S,  DType::IQ1_M};
+
+bool is_iquant(DType t) {
+    for (DType u : kIquantTypes) {
+        if (u == t) return true;
+    }
+    return false;
+}
+
+std::vector<float> read_f32(const std::string& path) {
+    const std::vector<uint8_t> bytes = ws_test::read_file(path);
+    std::vector<float> out(bytes.size() / 4);
+    std::memcpy(out.data(), bytes.data(), out.size() * 4);
+    return out;
+}
+
+uint64_t row_bytes(DType t, int64_t n_per_row) {
+    uint64_t n = 0;
+    REQUIRE(ws::dtype_bytes_for(t, static_cast<uint64_t>(n_per_row), &n));
+    return n;
+}
+
+std::vector<uint8_t> quantize_all(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix) {
+    std::vector<uint8_t> out(static_cast<size_t>(row_bytes(t, n_per_row) * static_cast<uint64_t>(nrows)), 0xcd);
+    REQUIRE(ws::quantize_iquant_rows(t, src, nrows, n_per_row, imatrix, out.data()).ok());
+    return out;
+}
+
+// A deterministic pseudo-random row set with outliers, so groups land on and off every grid.
+std::vector<float> test_values(size_t n, uint32_t seed) {
+    std::vector<float> v(n);
+    uint32_t s = seed;
+    for (size_t i = 0; i < n; ++i) {
+        s = s * 1664525u + 1013904223u;
+        const float u = static_cast<float>(s >> 8) * 0x1p-24f - 0.5f;
+        v[i] = (i % 37 == 0) ? 8.0f * u : u;
+    }
+    return v;
+}
+
+// A GGUF file of the recipes set, parsed with the core's parser.
+struct GgufFile {
+    std::vector<uint8_t> bytes;
+    ws::ModelInfo info;
+};
+
+GgufFile load_gguf(const std::string& path) {
+    GgufFile f;
+    f.bytes = ws_test::read_file(path);
+    ws::GgufParser parser;
+    REQUIRE(parser.feed(f.bytes.data(), f.bytes.size()).ok());
+    f.info = parser.take_info();
+    return f;
+}
+
+// A tensor as float32: F32 copied, F16/BF16 converted exactly (the core's decoders), as llama-quantize does.
+std::vector<float> tensor_f32(const GgufFile& f, const ws::TensorInfo& t) {
+    REQUIRE(t.offset + t.nbytes <= f.bytes.size());
+    std::vector<float> out(static_cast<size_t>(t.n_elements));
+    REQUIRE(ws::dequantize(t.dtype, f.bytes.data() + t.offset, t.n_elements, out.data()).ok());
+    return out;
+}
+
+// llama-quantize's importance for `name`: in_sum2 / counts per expert row (1.0 for every column of an expert
+// whose count is 0), n_per_row * n_expert values; empty when the imatrix has no entry.
+std::vector<float> importance(const GgufFile& imatrix, const std::string& name, int64_t n_per_row, int64_t n_expert) {
+    const ws::TensorInfo* sums = imatrix.info.find_tensor(name + ".in_sum2");
+    const ws::TensorInfo* counts = imatrix.info.find_tensor(name + ".counts");
+    if (!sums || !counts) return {};
+    const std::vector<float> s = tensor_f32(imatrix, *sums);
+    const std::vector<float> c = tensor_f32(imatrix, *counts);
+    REQUIRE(s.size() == static_cast<size_t>(n_per_row * n_expert));
+    REQUIRE(c.size() == static_cast<size_t>(n_expert));
+    std::vector<float> out(s.size());
+    for (int64_t e = 0; e < n_expert; ++e) {
+        for (int64_t i = 0; i < n_per_row; ++i) {
+            const size_t at = static_cast<size_t>(e * n_per_row + i);
+            out[at] = c[static_cast<size_t>(e)] > 0.0f ? s[at] / c[static_cast<size_t>(e)] : 1.0f;
+        }
+    }
+    return out;
+}
+
+// The imatrix argument for a type: ones where one is required, else none (ggml's own weights).
+const float* nullptr_or(DType t, const std::vector<float>& ones) {
+    return ws::iquant_requires_imatrix(t) ? ones.data() : nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("i-quant quantizers reproduce ggml's bytes for the corpus tensors, whole and row by row") {
+    const nlohmann::json manifest = ws_test::read_json(ws_test::data_path("ggml/manifest.json"));
+    const std::vector<uint8_t> file = ws_test::read_file(ws_test::data_path("ggml/ggml-types.gguf"));
+    std::map<DType, int> checked;
+    for (const auto& t : manifest.at("files").at(0).at("tensors")) {
+        const DType type = ws::dtype_from_ggml_id(t.at("ggml_type_id").get<uint32_t>());
+        if (!is_iquant(type)) continue;
+        const std::string name = t.at("name").get<std::string>();
+        INFO(name);
+        const auto& source = t.at("source");
+        const std::vector<float> src = read_f32(ws_test::data_path("ggml/" + source.at("file").get<std::string>()));
+        const int64_t nrows = source.at("nrows").get<int64_t>();
+        const int64_t n_per_row = source.at("n_per_row").get<int64_t>();
+        REQUIRE(src.size() == static_cast<size_t>(nrows * n_per_row));
+        std::vector<float> imatrix;
+        if (!source.at("imatrix").is_null()) {
+            imatrix = read_f32(ws_test::data_path("ggml/" + source.at("imatrix").at("file").get<std::string>()));
+            REQUIRE(imatrix.size() == static_cast<size_t>(n_per_row));
+        }
+        CHECK(t.at("quantized_with_imatrix").get<bool>() == !imatrix.empty());
+        const float* qw = imatrix.empty() ? nullptr : imatrix.data();
+
+        const uint64_t offset = t.at("absolute_offset").get<uint64_t>();
+        const uint64_t size = t.at("size_bytes").get<uint64_t>();
+        REQUIRE(offset + size <= file.size());
+        const std::vector<uint8_t> expected(file.begin() + static_cast<int64_t>(offset),
+                                            file.begin() + static_cast<int64_t>(offset + size));
+
+        const std::vector<uint8_t> whole = quantize_all(type, src.data(), nrows, n_per_row, qw);
+        REQUIRE(whole.size() == expected.size());
+        CHECK(std::memcmp(whole.data(), expected.data(), expected.size()) == 0);
+        CHECK(ws_test::sha256_hex(whole.data(), whole.size()) == t.at("raw_sha256").get<std::string>());
+
+        const uint64_t rb = row_bytes(type, n_per_row);
+        std::vector<uint8_t> rows(static_cast<size_t>(size), 0xcd);
+        for (int64_t r = 0; r < nrows; ++r) {
+            REQUIRE(ws::quantize_iquant_rows(type, src.data() + r * n_per_row, 1, n_per_row, qw,
+                                             rows.data() + static_cast<uint64_t>(r) * rb)
+                        .ok());
+        }
+        CHECK(rows == expected);
+
+        // Decoding our bytes with the core's dequantizer gives ggml's decode, bit for bit.
+        const std::vector<float> ref =
+            read_f32(ws_test::data_path("ggml/" + t.at("reference").at("file").get<std::string>()));
+        REQUIRE(ref.size() == src.size());
+        std::vector<float> decoded(src.size());
+        REQUIRE(ws::dequantize(type, whole.data(), decoded.size(), decoded.data()).ok());
+        CHECK(std::memcmp(decoded.data(), ref.data(), ref.size() * sizeof(float)) == 0);
+        ++checked[type];
+    }
+    for (DType t : kIquantTypes) CHECK(checked[t] == 1);
+}
+
+TEST_CASE("i-quant quantizers reproduce llama-quantize's i-quant tensors of the recipes set") {
+    const std::string dir = ws_test::shared_path("recipes");
+    if (!ws_test::file_exists(dir + "/manifest.json")) {
+        WARN("recipes reference set not present; skipped");
+        return;
+    }
+    const nlohmann::json manifest = ws_test::read_json(dir + "/manifest.json");
+    std::map<std::string, GgufFile> files;
+    const auto file = [&](const std::string& name) -> const GgufFile& {
+        auto it = files.find(name);
+        if (it == files.end()) it = files.emplace(name, load_gguf(dir + "/" + name)).first;
+        return it->second;
+    };
+    // The same (model, imatrix, tensor, type) recurs across runs with the same bytes: quantize it once and
+    // check every occurrence against that.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::string> done;
+    std::map<DType, int> tensors_checked, with_imatrix;
+    int occurrences = 0;
+    for (const auto& run : manifest.at("runs")) {
+        const std::string model = run.at("model").get<std::string>();
+        const std::string imatrix_name = run.at("imatrix").is_null() ? "" : run.at("imatrix").get<std::string>();
+        for (const auto& t : run.at("tensors")) {
+            const DType type = ws::dtype_from_ggml_id(t.at("type_id").get<uint32_t>());
+            if (!is_iquant(type)) continue;
+            const std::string name = t.at("name").get<std::string>();
+            const std::string expected = t.at("raw_sha256").get<std::string>();
+            INFO(run.at("output").get<std::string>() << " " << name << " " << t.at("type").get<std::string>());
+            ++occurrences;
+            // "./x" and "x" name the same imatrix file.
+            std::string imatrix_file = imatrix_name;
+            if (imatrix_file.rfind("./", 0) == 0) imatrix_file = imatrix_file.substr(2);
+            const auto key = std::make_tuple(model, imatrix_file, name, t.at("type").get<std::string>());
+            const auto seen = done.find(key);
+            if (seen != done.end()) {
+                CHECK(seen->second == expected);
+                continue;
+            }
+
+            const GgufFile& input = file(model);
+            const ws::TensorInfo* in = input.info.find_tensor(name);
+            REQUIRE(in != nullptr);
+            const int64_t n_per_row = in->ne[0];
+            const int64_t nrows = in->ne[1];
+            const int64_t n_expert = in->ne[2];
+            REQUIRE(in->ne[3] == 1);
+            const std::vector<float> src = tensor_f32(input, *in);
+            std::vector<float> qw;
+            if (!imatrix_file.empty()) qw = importance(file(imatrix_file), name, n_per_row, n_expert);
+
+            // Expert by expert, each with its own importance row, outputs back to back.
+            const uint64_t expert_bytes = row_bytes(type, n_per_row) * static_cast<uint64_t>(nrows);
+            std::vector<uint8_t> out(static_cast<size_t>(expert_bytes * static_cast<uint64_t>(n_expert)));
+            for (int64_t e = 0; e < n_expert; ++e) {
+                const float* w = qw.empty() ? nullptr : qw.data() + e * n_per_row;
+                REQUIRE(ws::quantize_iquant_rows(type, src.data() + e * nrows * n_per_row, nrows, n_per_row, w,
+                                                 out.data() + static_cast<uint64_t>(e) * expert_bytes)
+                            .ok());
+            }
+            CHECK(out.size() == t.at("nbytes").get<uint64_t>());
+            const std::string got = ws_test::sha256_hex(out.data(), out.size());
+            CHECK(got == expected);
+            done.emplace(key, got);
+            ++tensors_checked[type];
+            if (!qw.empty()) ++with_imatrix[type];
+        }
+    }
+    // What the set covers (llama-quantize's mixes never pick IQ2_XS or IQ1_M here).
+    CHECK(occurrences == 172);
+    CHECK(tensors_checked[DType::IQ2_XXS] == 32);
+    CHECK(tensors_checked[DType::IQ2_S] == 27);
+    CHECK(tensors_checked[DType::IQ3_XXS] == 19);
+    CHECK(tensors_checked[DType::IQ3_S] == 33);
+    CHECK(tensors_checked[DType::IQ1_S] == 27);
+    // Every one with an imatrix but moe's token_embd (IQ3_S), which has no imatrix entry.
+    CHECK(with_imatrix[DType::IQ2_XXS] == 32);
+    CHECK(with_imatrix[DType::IQ2_S] == 27);
+    CHECK(with_imatrix[DType::IQ3_XXS] == 19);
+    CHECK(with_imatrix[DType::IQ3_S] == 32);
+    CHECK(with_imatrix[DType::IQ1_S] == 27);
+}
+
+TEST_CASE("i-quant quantizers match ggml with the corpus imatrix setting swapped and on tied values") {
+    // sha256 of ggml's output (quantize_<type> of ggml d99724f2 built from source with -O2 -ffp-contract=off,
+    // 8 rows of 512) for inputs the corpus does not hold: the other imatrix setting of a source, and sources
+    // rounded to bfloat16, whose many equal values make IQ1_M's bytes depend on the sort order of ties
+    // (glibc's stable merge sort; taking the right-hand equal value first changes them).
+    struct Case {
+        DType type;
+        const char* source;  // ref/<source>.weight.src.f32
+        bool imatrix;        // with ref/iq2_xxs.weight.imatrix.f32 (every corpus imatrix is this one)
+        bool bf16;           // source rounded to bfloat16 first
+        const char* sha256;
+    };
+    const Case cases[] = {
+        {DType::IQ2_S, "iq2_s", false, false, "d1b3a6f6871e54b79d65be1f8086889f905452945d9d1730bcd005d87b4922d9"},
+        {DType::IQ1_M, "iq1_m", false, false, "76addef6a66ab814b182ffa0815e0d134b31d9142375ecbb1654c21b29e46299"},
+        {DType::IQ3_XXS, "iq3_xxs", true, false, "dd6f9da5f641625a98a36df377b7ac6be4078ad8c437081ceaee49edcb987abc"},
+        {DType::IQ3_S, "iq3_s", true, false, "fd458a3174f39d3b72dd8d4b3c3c8cc40e4fa4d0d0b271e74bc8230de5aade43"},
+        {DType::IQ1_S, "iq1_s", true, true, "5da5573a022a086d1118079bea5e5dd7a4b54452c87e5283850cabc0e8e68f13"},
+        {DType::IQ1_M, "iq1_m", false, true, "1aa284369947459fccf7ab3cb291d67d684e17861e26f9a0c01bcae504f269c8"},
+        {DType::IQ1_M, "iq1_m", true, true, "3bed34c3c049f1c52b3ed9aa3c15488ac958723a4a55564ef451404d1dcdfbf5"},
+    };
+    const std::vector<float> imatrix = read_f32(ws_test::data_path("ggml/ref/iq2_xxs.weight.imatrix.f32"));
+    REQUIRE(imatrix.size() == 512);
+    for (const Case& c : cases) {
+        INFO(ws::dtype_name(c.type) << " of " << c.source << (c.imatrix ? " with" : " without") << " imatrix"
+                                    << (c.bf16 ? ", bf16" : ""));
+        std::vector<float> src = read_f32(ws_test::data_path(std::string("ggml/ref/") + c.source + ".weight.src.f32"));
+        REQUIRE(src.size() == 8 * 512);
+        if (c.bf16) {
+            for (float& v : src) v = ws::bf16_to_fp32(ws::fp32_to_bf16(v));
+        }
+        const std::vector<uint8_t> out = quantize_all(c.type, src.data(), 8, 512, c.imatrix ? imatrix.data() : nullptr);
+        CHECK(ws_test::sha256_hex(out.data(), out.size()) == c.sha256);
+    }
+}
+
+TEST_CASE("IQ3_S keeps ggml's shift of grid indices and signs past an all-zero sub-block") {
+    // ggml advances its qs/signs cursors only past sub-blocks that are not all zero, so after a zero
+    // sub-block the later ones sit one slot early and the last slot stays zero (ggml's decoder then reads them
+    // from the wrong place; the bytes are what matters here). Super-block 0 has sub-block 0 zero, super-block 1
+    // sub-block 2. sha256 from ggml d99724f2's quantize_iq3_s on this input.
+    std::vector<float> src = test_values(2 * ws::QK_K, 11);
+    std::fill(src.begin(), src.begin() + 32, 0.0f);
+    std::fill(src.begin() + ws::QK_K + 64, src.begin() + ws::QK_K + 96, 0.0f);
+    const std::vector<uint8_t> out = quantize_all(DType::IQ3_S, src.data(), 1, 2 * ws::QK_K, nullptr);
+    CHECK(ws_test::sha256_hex(out.data(), out.size()) ==
+          "4bd5f42514e752dc59b4c805f44da483f43d1b6fe225eed7d34a4b5967bb4006");
+    for (size_t b = 0; b < 2; ++b) {
+        const uint8_t* blk = out.data() + b * sizeof(ws::block_iq3_s);
+        const uint8_t* qs = blk + offsetof(ws::block_iq3_s, qs);
+        const uint8_t* signs = blk + offsetof(ws::block_iq3_s, signs);
+        CHECK(std::vector<uint8_t>(qs + 56, qs + 64) == std::vector<uint8_t>(8, 0));
+        CHECK(std::vector<uint8_t>(signs + 28, signs + 32) == std::vector<uint8_t>(4, 0));
+        CHECK(std::vector<uint8_t>(signs, signs + 4) != std::vector<uint8_t>(4, 0));
+    }
+}
+
+TEST_CASE("i-quant grid maps equal ggml's iq2xs_init_impl / iq3xs_init_impl structures") {
+    // sha256 of ggml's own map and neighbour lists (ggml d99724f2, dumped once from its iq2_data / iq3_data
+    // after init), serialized per level vector in ggml's index order (level i in bits [b*i, b*i + b), b = 2
+    // or 3; vectors with a level out of range skipped): an entry as u16 0xffff then u16 index; otherwise the
+    // u16 neighbour count then the u16 neighbour indices.
+    struct Expected {
+        ws::IqGridId grid;
+        int bits;
+        size_t lists;
+        size_t list_u16;
+        const char* sha256;
+    };
+    const Expected expected[] = {
+        {ws::IqGridId::kIq2xxs, 2, 6305, 119462, "358366b4af2ed620ca63e5d77bd4463f7133372698d591e4a35a6aa8e621a0f1"},
+        {ws::IqGridId::kIq2xs, 2, 6049, 187770, "61a62d3810ade2b1cff03b667c5eeca10d021411fa03fc82b89d60b6a6d72c93"},
+        {ws::IqGridId::kIq2s, 2, 5537, 50253, "4c1e5d9035f1491af09cfa4bb155f3b7726c04202557cd6f3ec3855e8d135b8b"},
+        {ws::IqGridId::kIq1s, 2, 4513, 332234, "2b965f873c386ebe7b2c883d94d29afd5d27484fde19812d0ec050e65f39e19d"},
+        {ws::IqGridId::kIq3xxs, 3, 3840, 22825, "8473f913fe821ddddf8aa459026cf1a4f0642e8bdab65c835a37ab16e33551a4"},
+        {ws::IqGridId::kIq3s, 3, 3584, 28317, "8e67cab137657c5e53d7088a02d70a8e5ea64aab828f1c356af14672835ec221"},
+    };
+    for (const Expected& e : expected) {
+        const ws::IqGridMap& g = ws::iq_grid_map(e.grid);
+        INFO("grid size " << g.grid_size);
+        REQUIRE(g.levels.size() == static_cast<size_t>(g.grid_size * g.dims));
+        size_t n_keys = 1;
+        for (int i = 0; i < g.dims; ++i) n_keys *= static_cast<size_t>(g.n_levels);
+        REQUIRE(g.map.size() == n_keys);
+        CHECK(g.neighbours.size() == e.list_u16);
+
+        std::vector<uint16_t> serial;
+        size_t lists = 0;
+        for (uint32_t u = 0; u < (1u << (e.bits * g.dims)); ++u) {
+            int key = 0;
+            bool in_range = true;
+            for (int i = g.dims - 1; i >= 0; --i) {
+                const int l = static_cast<int>((u >> (e.bits * i)) & ((1u << e.bits) - 1));
+                in_range = in_range && l < g.n_levels;
+                key = key * g.n_levels + l;
+            }
+            if (!in_range) continue;
+            const int32_t v = g.map[static_cast<size_t>(key)];
+            if (v >= 0) {
+                serial.push_back(0xffff);
+                serial.push_back(static_cast<uint16_t>(v));
+                continue;
+            }
+            const uint16_t* list = g.neighbours.data() + (-v - 1);
+            REQUIRE(list[0] > 0);
+            serial.insert(serial.end(), list, list + list[0] + 1);
+            ++lists;
+        }
+        CHECK(lists == e.lists);
+        std::vector<uint8_t> bytes(serial.size() * 2);
+        for (size_t i = 0; i < serial.size(); ++i) {
+            bytes[2 * i] = static_cast<uint8_t>(serial[i] & 0xff);
+            bytes[2 * i + 1] = static_cast<uint8_t>(serial[i] >> 8);
+        }
+        CHECK(ws_test::sha256_hex(bytes.data(), bytes.size()) == e.sha256);
+    }
+}
+
+TEST_CASE("i-quant quantizers store an all-zero super-block as zero bytes") {
+    const std::vector<float> zeros(2 * ws::QK_K, 0.0f);
+    const std::vector<float> ones(ws::QK_K, 1.0f);
+    for (DType t : kIquantTypes) {
+        INFO(ws::dtype_name(t));
+        for (const float* qw : {ones.data(), static_cast<const float*>(nullptr)}) {
+            if (!qw && ws::iquant_requires_imatrix(t)) continue;
+            const std::vector<uint8_t> out = quantize_all(t, zeros.data(), 2, ws::QK_K, qw);
+            CHECK(out == std::vector<uint8_t>(out.size(), 0));
+            std::vector<float> decoded(zeros.size(), 1.0f);
+            REQUIRE(ws::dequantize(t, out.data(), decoded.size(), decoded.data()).ok());
+            CHECK(decoded == zeros);
+        }
+    }
+}
+
+TEST_CASE("i-quant quantizers take NaN and Inf without crashing and without touching other super-blocks") {
+    // ggml (d99724f2) aborts on most of these (GGML_ASSERT(scale >= 0) or a failed neighbour search); here
+    // the bytes are deterministic and confined to the super-block that holds the value.
+    const std::vector<float> finite = test_values(ws::QK_K, 7);
+    const std::vector<float> ones(2 * ws::QK_K, 1.0f);
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 3e38f};
+    for (DType t : kIquantTypes) {
+        INFO(ws::dtype_name(t));
+        const std::vector<uint8_t> alone = quantize_all(t, finite.data(), 1, ws::QK_K, nullptr_or(t, ones));
+        std::vector<float> src(finite);
+        src.insert(src.end(), finite.begin(), finite.end());
+        for (float special : specials) {
+            for (int where : {0, 1, 100, 255}) {
+                INFO("value " << special << " at " << where);
+                std::vector<float> bad(src);
+                bad[static_cast<size_t>(where)] = special;
+                const std::vector<uint8_t> a = quantize_all(t, bad.data(), 1, 2 * ws::QK_K, nullptr_or(t, ones));
+                const std::vector<uint8_t> b = quantize_all(t, bad.data(), 1, 2 * ws::QK_K, nullptr_or(t, ones));
+                CHECK(a == b);
+                REQUIRE(a.size() == 2 * alone.size());
+                CHECK(std::equal(alone.begin(), alone.end(), a.begin() + static_cast<int64_t>(alone.size())));
+            }
+        }
+        // Non-finite importance weights in the first super-block leave the second one alone too.
+        std::vector<float> qw(ones);
+        qw[3] = std::numeric_limits<float>::quiet_NaN();
+        qw[200] = std::numeric_limits<float>::infinity();
+        const std::vector<uint8_t> c = quantize_all(t, src.data(), 1, 2 * ws::QK_K, qw.data());
+        CHECK(c == quantize_all(t, src.data(), 1, 2 * ws::QK_K, qw.data()));
+        const std::vector<uint8_t> with_ones = quantize_all(t, finite.data(), 1, ws::QK_K, ones.data());
+        CHECK(std::equal(with_ones.begin(), with_ones.end(), c.begin() + static_cast<int64_t>(with_ones.size())));
+    }
+}
+
+TEST_CASE("i-quant quantizers refuse a missing imatrix where ggml requires one, and bad shapes") {
+    const std::vector<float> src = test_values(ws::QK_K, 3);
+    std::vector<uint8_t> dst(1024, 0xcd);
+    const std::vector<uint8_t> untouched(dst);
+    for (DType t : kIquantTypes) {
+        INFO(ws::dtype_name(t));
+        const bool required = t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ1_S;
+        CHECK(ws::iquant_requires_imatrix(t) == required);
+        const ws::Status s = ws::quantize_iquant_rows(t, src.data(), 1, ws::QK_K, nullptr, dst.data());
+        if (required) {
+            CHECK(s.code == Error::kUnsupported);
+            CHECK(std::string(s.what) == "imatrix");
+            CHECK(dst == untouched);
+        } else {
+            CHECK(s.ok());
+            dst = untouched;
+        }
+        const ws::Status odd = ws::quantize_iquant_rows(t, src.data(), 1, 128, src.data(), dst.data());
+        CHECK(odd.code == Error::kBadShape);
+        CHECK(std::string(odd.what) == "n_per_row");
+        CHECK(ws::quantize_iquant_rows(t, src.data(), -1, ws::QK_K, src.data(), dst.data()).code == Error::kBadShape);
+        CHECK(ws::quantize_iquant_rows(t, src.data(), INT64_MAX / 256, 512, src.data(), dst.data()).code ==
+              Error::kOverflow);
+        CHECK(dst == untouched);
+        CHECK(ws::quantize_iquant_rows(t, src.data(), 0, ws::QK_K, src.data(), dst.data()).ok());
+        CHECK(ws::quantize_iquant_rows(t, src.data(), 3, 0, src.data(), dst.data()).ok());
+        CHECK(dst == untouched);
+    }
+    for (DType t : {DType::Q4_K, DType::IQ4_NL, DType::IQ4_XS, DType::F32}) {
+        CHECK_FALSE(ws::iquant_requires_imatrix(t));
+        CHECK(ws::quantize_iquant_rows(t, src.data(), 1, ws::QK_K, src.data(), dst.data()).code == Error::kUnsupported);
+    }
+}
