@@ -23,7 +23,7 @@ nlohmann::json scalar_to_json(ValueType type, uint64_t bits) {
             Value v;
             v.type = type;
             v.bits = bits;
-            const double d = v.as_double();  // float32 widened exactly
+            const double d = v.as_double();   // float32 widened exactly
             if (std::isnan(d)) return "NaN";  // JSON has no such numbers: JavaScript's names, as strings
             if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
             return d;
@@ -74,7 +74,8 @@ nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t) {
     return j;
 }
 
-nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata, bool flat_array_items) {
+nlohmann::json model_to_json(const ModelInfo& info, const JsonParts& parts) {
+    const bool with_metadata = parts.metadata;
     nlohmann::json j;
     if (with_metadata) {
         j["format"] = format_name(info.format);
@@ -105,13 +106,15 @@ nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata, bool fla
                 m["length"] = e.value.length;
             }
             const bool flat = e.value.type == ValueType::kArray && e.value.item_type != ValueType::kArray;
-            m["value"] = flat && !flat_array_items ? nlohmann::json::array() : value_to_json(e.value);
+            m["value"] = flat && !parts.flat_array_items ? nlohmann::json::array() : value_to_json(e.value);
             metadata.push_back(std::move(m));
         }
         j["metadata"] = std::move(metadata);
     }
     nlohmann::json tensors = nlohmann::json::array();
-    for (const TensorInfo& t : info.tensors) tensors.push_back(tensor_to_json(info, t));
+    if (parts.tensors) {
+        for (const TensorInfo& t : info.tensors) tensors.push_back(tensor_to_json(info, t));
+    }
     j["tensors"] = std::move(tensors);
     if (with_metadata && !info.warnings.empty()) {
         nlohmann::json warnings = nlohmann::json::array();
@@ -125,18 +128,19 @@ nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata, bool fla
 
 nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s) {
     auto number = [&](double v) { return s.finite > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
-    return {{"name", t.name},
-            {"dtype", t.dtype_name()},
-            {"n_elements", t.n_elements},
-            {"min", number(s.min)},
-            {"max", number(s.max)},
-            {"mean", number(s.mean)},
-            {"std", number(s.std)},
-            {"nan", s.nan},
-            {"pos_inf", s.pos_inf},
-            {"neg_inf", s.neg_inf},
-            {"zeros", s.zeros},
-            {"histogram", {{"min", number(s.min)}, {"max", number(s.max)}, {"counts", s.histogram}, {"edges", s.edges}}}};
+    return {
+        {"name", t.name},
+        {"dtype", t.dtype_name()},
+        {"n_elements", t.n_elements},
+        {"min", number(s.min)},
+        {"max", number(s.max)},
+        {"mean", number(s.mean)},
+        {"std", number(s.std)},
+        {"nan", s.nan},
+        {"pos_inf", s.pos_inf},
+        {"neg_inf", s.neg_inf},
+        {"zeros", s.zeros},
+        {"histogram", {{"min", number(s.min)}, {"max", number(s.max)}, {"counts", s.histogram}, {"edges", s.edges}}}};
 }
 
 std::string json_dump(const nlohmann::json& j, int indent) {

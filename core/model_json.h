@@ -14,9 +14,15 @@ namespace ws {
 
 nlohmann::json value_to_json(const Value& v);
 nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
-// flat_array_items false: arrays of scalars or strings print "value": [] (everything else as usual), for a
-// caller that hands their items on another way (the wasm transfer, wasm/info_transfer.h).
-nlohmann::json model_to_json(const ModelInfo& info, bool with_metadata, bool flat_array_items = true);
+// Which parts model_to_json prints. The wasm transfer (wasm/info_transfer.h) hands the tensor table and the
+// items of flat arrays (of scalars or strings) on another way: then "tensors" is [] and such arrays print
+// "value": [] (their length and everything else as usual).
+struct JsonParts {
+    bool metadata = true;  // false: the tensors only (`tensors --json`)
+    bool flat_array_items = true;
+    bool tensors = true;
+};
+nlohmann::json model_to_json(const ModelInfo& info, const JsonParts& parts = JsonParts());
 // One entry of `stats --json`'s "tensors": name, dtype, n_elements, min, max, mean, std (null without finite
 // values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (core/stats.h).
 nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s);

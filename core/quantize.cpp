@@ -5,6 +5,7 @@
 
 #include "dequant.h"
 #include "quantize_internal.h"
+#include "quantize_iquants.h"
 
 namespace ws {
 namespace {
@@ -26,10 +27,17 @@ void quantize_bf16(const float* x, uint8_t* y, int64_t n, const float*) {
     for (int64_t i = 0; i < n; ++i) store_le16(y + 2 * i, fp32_to_bf16(x[i]));
 }
 
+// The i-quants (quantize_iquants.h) take rows in bulk; the table takes one row at a time.
+using IquantRowsFn = void (*)(const float*, uint8_t*, int64_t, int64_t, const float*);
+template <IquantRowsFn fn>
+void row_of(const float* x, uint8_t* y, int64_t n, const float* imatrix) {
+    fn(x, y, 1, n, imatrix);
+}
+
 struct Quantizer {
     DType type;
-    detail::QuantizeRowFn fn;  // nullptr: ggml quantizes this type, this build does not yet
-    bool requires_imatrix;     // ggml_quantize_requires_imatrix
+    detail::QuantizeRowFn fn;
+    bool requires_imatrix;  // ggml_quantize_requires_imatrix
 };
 
 constexpr Quantizer kQuantizers[] = {
@@ -54,14 +62,13 @@ constexpr Quantizer kQuantizers[] = {
     {DType::NVFP4, detail::quantize_nvfp4, false},
     {DType::Q1_0, detail::quantize_q1_0, false},
     {DType::Q2_0, detail::quantize_q2_0, false},
-    // TODO(i-quants): quantize_iquants.{h,cpp} -- replace each nullptr with its row quantizer when merged.
-    {DType::IQ2_XXS, nullptr, true},
-    {DType::IQ2_XS, nullptr, true},
-    {DType::IQ2_S, nullptr, false},
-    {DType::IQ3_XXS, nullptr, false},
-    {DType::IQ3_S, nullptr, false},
-    {DType::IQ1_S, nullptr, true},
-    {DType::IQ1_M, nullptr, false},
+    {DType::IQ2_XXS, row_of<quantize_iq2_xxs>, true},
+    {DType::IQ2_XS, row_of<quantize_iq2_xs>, true},
+    {DType::IQ2_S, row_of<quantize_iq2_s>, false},
+    {DType::IQ3_XXS, row_of<quantize_iq3_xxs>, false},
+    {DType::IQ3_S, row_of<quantize_iq3_s>, false},
+    {DType::IQ1_S, row_of<quantize_iq1_s>, true},
+    {DType::IQ1_M, row_of<quantize_iq1_m>, false},
 };
 
 const Quantizer* find_quantizer(DType t) {

@@ -1024,29 +1024,6 @@ void iq1_m_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
     }
 }
 
-using IquantFn = void (*)(const float*, uint8_t*, int64_t, int64_t, const float*);
-
-IquantFn iquant_fn(DType t) {
-    switch (t) {
-        case DType::IQ2_XXS:
-            return quantize_iq2_xxs;
-        case DType::IQ2_XS:
-            return quantize_iq2_xs;
-        case DType::IQ2_S:
-            return quantize_iq2_s;
-        case DType::IQ3_XXS:
-            return quantize_iq3_xxs;
-        case DType::IQ3_S:
-            return quantize_iq3_s;
-        case DType::IQ1_S:
-            return quantize_iq1_s;
-        case DType::IQ1_M:
-            return quantize_iq1_m;
-        default:
-            return nullptr;
-    }
-}
-
 }  // namespace
 
 void quantize_iq2_xxs(const float* src, uint8_t* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
@@ -1069,22 +1046,6 @@ void quantize_iq1_s(const float* src, uint8_t* dst, int64_t nrows, int64_t n_per
 }
 void quantize_iq1_m(const float* src, uint8_t* dst, int64_t nrows, int64_t n_per_row, const float* imatrix) {
     quantize_rows_with<block_iq1_m>(iq1_m_row, src, dst, nrows, n_per_row, imatrix);
-}
-
-bool iquant_requires_imatrix(DType t) {
-    return t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ1_S;
-}
-
-Status quantize_iquant_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix,
-                            uint8_t* dst) {
-    const IquantFn fn = iquant_fn(t);
-    if (!fn) return make_error(Error::kUnsupported, 0, "dtype");
-    if (nrows < 0) return make_error(Error::kBadShape, 0, "nrows");
-    if (n_per_row < 0 || n_per_row % QK_K != 0) return make_error(Error::kBadShape, 0, "n_per_row");
-    if (n_per_row != 0 && nrows > INT64_MAX / n_per_row) return make_error(Error::kOverflow, 0, "n_elements");
-    if (!imatrix && iquant_requires_imatrix(t)) return make_error(Error::kUnsupported, 0, "imatrix");
-    fn(src, dst, nrows, n_per_row, imatrix);
-    return ok_status();
 }
 
 }  // namespace ws

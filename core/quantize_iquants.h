@@ -39,14 +39,4 @@ void quantize_iq3_s(const float* src, uint8_t* dst, int64_t nrows, int64_t n_per
 void quantize_iq1_s(const float* src, uint8_t* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 void quantize_iq1_m(const float* src, uint8_t* dst, int64_t nrows, int64_t n_per_row, const float* imatrix);
 
-// ggml_quantize_requires_imatrix: true for IQ2_XXS, IQ2_XS and IQ1_S.
-bool iquant_requires_imatrix(DType t);
-
-// Checks the arguments, then runs the quantizer of t (one of the seven above).
-// Returns kUnsupported ("dtype") for other types, kBadShape when nrows or n_per_row is negative or n_per_row is
-// not a multiple of 256, kOverflow when nrows * n_per_row exceeds INT64_MAX, and kUnsupported ("imatrix") when
-// t requires an importance matrix and imatrix is null. Nothing is written on error.
-Status quantize_iquant_rows(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix,
-                            uint8_t* dst);
-
 }  // namespace ws

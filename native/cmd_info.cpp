@@ -149,7 +149,7 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
     int status = kExitOk;
     if (!load(args.positional[0], false, &model, &status)) return status;
     if (args.has("--json")) {
-        std::printf("%s\n", json_dump(model_to_json(model.info, with_metadata)).c_str());
+        std::printf("%s\n", json_dump(model_to_json(model.info, JsonParts{with_metadata, true, true})).c_str());
         return kExitOk;
     }
     if (with_metadata) {

@@ -16,6 +16,7 @@
 #include "gguf.h"
 #include "iquant_maps.h"
 #include "quant_blocks.h"
+#include "quantize.h"
 #include "support/test_util.h"
 
 using ws::DType;
@@ -48,7 +49,7 @@ uint64_t row_bytes(DType t, int64_t n_per_row) {
 
 std::vector<uint8_t> quantize_all(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix) {
     std::vector<uint8_t> out(static_cast<size_t>(row_bytes(t, n_per_row) * static_cast<uint64_t>(nrows)), 0xcd);
-    REQUIRE(ws::quantize_iquant_rows(t, src, nrows, n_per_row, imatrix, out.data()).ok());
+    REQUIRE(ws::quantize_rows(t, src, nrows, n_per_row, imatrix, out.data()).ok());
     return out;
 }
 
@@ -109,7 +110,7 @@ std::vector<float> importance(const GgufFile& imatrix, const std::string& name, 
 
 // The imatrix argument for a type: ones where one is required, else none (ggml's own weights).
 const float* nullptr_or(DType t, const std::vector<float>& ones) {
-    return ws::iquant_requires_imatrix(t) ? ones.data() : nullptr;
+    return ws::quantize_requires_imatrix(t) ? ones.data() : nullptr;
 }
 
 }  // namespace
@@ -150,8 +151,8 @@ TEST_CASE("i-quant quantizers reproduce ggml's bytes for the corpus tensors, who
         const uint64_t rb = row_bytes(type, n_per_row);
         std::vector<uint8_t> rows(static_cast<size_t>(size), 0xcd);
         for (int64_t r = 0; r < nrows; ++r) {
-            REQUIRE(ws::quantize_iquant_rows(type, src.data() + r * n_per_row, 1, n_per_row, qw,
-                                             rows.data() + static_cast<uint64_t>(r) * rb)
+            REQUIRE(ws::quantize_rows(type, src.data() + r * n_per_row, 1, n_per_row, qw,
+                                      rows.data() + static_cast<uint64_t>(r) * rb)
                         .ok());
         }
         CHECK(rows == expected);
@@ -222,8 +223,8 @@ TEST_CASE("i-quant quantizers reproduce llama-quantize's i-quant tensors of the 
             std::vector<uint8_t> out(static_cast<size_t>(expert_bytes * static_cast<uint64_t>(n_expert)));
             for (int64_t e = 0; e < n_expert; ++e) {
                 const float* w = qw.empty() ? nullptr : qw.data() + e * n_per_row;
-                REQUIRE(ws::quantize_iquant_rows(type, src.data() + e * nrows * n_per_row, nrows, n_per_row, w,
-                                                 out.data() + static_cast<uint64_t>(e) * expert_bytes)
+                REQUIRE(ws::quantize_rows(type, src.data() + e * nrows * n_per_row, nrows, n_per_row, w,
+                                          out.data() + static_cast<uint64_t>(e) * expert_bytes)
                             .ok());
             }
             CHECK(out.size() == t.at("nbytes").get<uint64_t>());
@@ -373,7 +374,7 @@ TEST_CASE("i-quant quantizers store an all-zero super-block as zero bytes") {
     for (DType t : kIquantTypes) {
         INFO(ws::dtype_name(t));
         for (const float* qw : {ones.data(), static_cast<const float*>(nullptr)}) {
-            if (!qw && ws::iquant_requires_imatrix(t)) continue;
+            if (!qw && ws::quantize_requires_imatrix(t)) continue;
             const std::vector<uint8_t> out = quantize_all(t, zeros.data(), 2, ws::QK_K, qw);
             CHECK(out == std::vector<uint8_t>(out.size(), 0));
             std::vector<float> decoded(zeros.size(), 1.0f);
@@ -425,8 +426,8 @@ TEST_CASE("i-quant quantizers refuse a missing imatrix where ggml requires one, 
     for (DType t : kIquantTypes) {
         INFO(ws::dtype_name(t));
         const bool required = t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ1_S;
-        CHECK(ws::iquant_requires_imatrix(t) == required);
-        const ws::Status s = ws::quantize_iquant_rows(t, src.data(), 1, ws::QK_K, nullptr, dst.data());
+        CHECK(ws::quantize_requires_imatrix(t) == required);
+        const ws::Status s = ws::quantize_rows(t, src.data(), 1, ws::QK_K, nullptr, dst.data());
         if (required) {
             CHECK(s.code == Error::kUnsupported);
             CHECK(std::string(s.what) == "imatrix");
@@ -435,19 +436,16 @@ TEST_CASE("i-quant quantizers refuse a missing imatrix where ggml requires one, 
             CHECK(s.ok());
             dst = untouched;
         }
-        const ws::Status odd = ws::quantize_iquant_rows(t, src.data(), 1, 128, src.data(), dst.data());
+        const ws::Status odd = ws::quantize_rows(t, src.data(), 1, 128, src.data(), dst.data());
         CHECK(odd.code == Error::kBadShape);
         CHECK(std::string(odd.what) == "n_per_row");
-        CHECK(ws::quantize_iquant_rows(t, src.data(), -1, ws::QK_K, src.data(), dst.data()).code == Error::kBadShape);
-        CHECK(ws::quantize_iquant_rows(t, src.data(), INT64_MAX / 256, 512, src.data(), dst.data()).code ==
-              Error::kOverflow);
+        CHECK(ws::quantize_rows(t, src.data(), -1, ws::QK_K, src.data(), dst.data()).code == Error::kBadShape);
+        CHECK(ws::quantize_rows(t, src.data(), INT64_MAX / 256, 512, src.data(), dst.data()).code == Error::kOverflow);
         CHECK(dst == untouched);
-        CHECK(ws::quantize_iquant_rows(t, src.data(), 0, ws::QK_K, src.data(), dst.data()).ok());
-        CHECK(ws::quantize_iquant_rows(t, src.data(), 3, 0, src.data(), dst.data()).ok());
+        CHECK(ws::quantize_rows(t, src.data(), 0, ws::QK_K, src.data(), dst.data()).ok());
+        CHECK(ws::quantize_rows(t, src.data(), 3, 0, src.data(), dst.data()).ok());
         CHECK(dst == untouched);
     }
-    for (DType t : {DType::Q4_K, DType::IQ4_NL, DType::IQ4_XS, DType::F32}) {
-        CHECK_FALSE(ws::iquant_requires_imatrix(t));
-        CHECK(ws::quantize_iquant_rows(t, src.data(), 1, ws::QK_K, src.data(), dst.data()).code == Error::kUnsupported);
-    }
+    for (DType t : {DType::Q4_K, DType::IQ4_NL, DType::IQ4_XS, DType::F32})
+        CHECK_FALSE(ws::quantize_requires_imatrix(t));
 }

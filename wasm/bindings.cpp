@@ -27,6 +27,7 @@
 #include "split.h"
 #include "stats.h"
 #include "status.h"
+#include "utf8.h"
 
 namespace ws {
 namespace {
@@ -80,9 +81,92 @@ class Model {
 public:
     explicit Model(ModelInfo info) : info_(std::move(info)) {}
 
-    // model_to_json (the CLI's `info --json` object) as compact text, 64-bit integers printed exactly, except
-    // that the items of flat metadata arrays come from metadata_arrays() (see info_transfer.h).
-    std::string info_json() { return info_json_without_flat_arrays(info_); }
+    // model_to_json (the CLI's `info --json` object) as compact text, except that the items of flat metadata
+    // arrays come from metadata_arrays(), the tensors from tensor_table() and integers beyond 2^53 from
+    // wide_integers() (see info_transfer.h).
+    std::string info_json() const { return info_json_without_tables(info_); }
+
+    // The metadata integers a double cannot hold: [[entry, path, decimal]], path the item indices inside
+    // nested arrays ([] for a scalar). Flat arrays of 64-bit integers cross as their bytes instead.
+    val wide_integers() const {
+        val list = val::array();
+        for (size_t i = 0; i < info_.metadata.size(); ++i) {
+            const Value& v = info_.metadata[i].value;
+            if (v.type == ValueType::kArray && v.item_type != ValueType::kArray) continue;
+            std::vector<double> path;
+            add_wide(v, double(i), &path, &list);
+        }
+        return list;
+    }
+
+    // The tensor table as columns: {names: {units, utf16Ends, invalid: [[i, text, hex]]}, dtypeNames,
+    // dtype: Uint16Array (index into dtypeNames), shape + shapeEnds (outermost first; for a GGUF ne is the
+    // same dims reversed), offset, nbytes, nElements: Float64Array, file: Uint32Array (index into info.files,
+    // only for a model in several files), wide: [[tensor, field, dim, decimal]] for values beyond 2^53}.
+    val tensor_table() const {
+        const size_t n = info_.tensors.size();
+        std::vector<std::string> names(n), dtype_names;
+        std::vector<uint16_t> dtype(n);
+        std::vector<uint32_t> shape_ends(n), file(n);
+        std::vector<double> shape, offset(n), nbytes(n), n_elements(n);
+        val wide = val::array();
+        auto number = [&](uint64_t v, size_t tensor, const char* field, size_t dim) {
+            if (exact_in_double(v)) return double(v);
+            val w = val::array();
+            w.call<void>("push", double(tensor));
+            w.call<void>("push", std::string(field));
+            w.call<void>("push", double(dim));
+            w.call<void>("push", std::to_string(v));
+            wide.call<void>("push", w);
+            return 0.0;
+        };
+        for (size_t i = 0; i < n; ++i) {
+            const TensorInfo& t = info_.tensors[i];
+            names[i] = t.name;
+            const std::string dn = t.dtype_name();
+            size_t k = 0;
+            while (k < dtype_names.size() && dtype_names[k] != dn) ++k;
+            if (k == dtype_names.size()) dtype_names.push_back(dn);
+            dtype[i] = static_cast<uint16_t>(k);
+            const std::vector<int64_t> dims = t.shape();
+            for (size_t d = 0; d < dims.size(); ++d) {
+                shape.push_back(number(static_cast<uint64_t>(dims[d]), i, "shape", d));
+            }
+            shape_ends[i] = static_cast<uint32_t>(shape.size());
+            offset[i] = number(t.offset, i, "offset", 0);
+            nbytes[i] = number(t.nbytes, i, "nbytes", 0);
+            n_elements[i] = number(t.n_elements, i, "n_elements", 0);
+            file[i] = t.file_index;
+        }
+        PackedStrings packed;
+        if (!pack_strings(names, &packed)) return val::null();
+        val packed_names = val::object();
+        packed_names.set("units", copy_to_js("Uint16Array", packed.utf16.data(), packed.utf16.size()));
+        packed_names.set("utf16Ends", copy_to_js("Uint32Array", packed.utf16_ends.data(), packed.utf16_ends.size()));
+        val invalid = val::array();
+        for (uint32_t k : packed.invalid) {
+            val entry = val::array();
+            entry.call<void>("push", k);
+            entry.call<void>("push", utf8_replace_invalid(names[k]));
+            entry.call<void>("push", hex_of(names[k]));
+            invalid.call<void>("push", entry);
+        }
+        packed_names.set("invalid", invalid);
+        val table = val::object();
+        table.set("names", packed_names);
+        val dnames = val::array();
+        for (const std::string& d : dtype_names) dnames.call<void>("push", d);
+        table.set("dtypeNames", dnames);
+        table.set("dtype", copy_to_js("Uint16Array", dtype.data(), n));
+        table.set("shape", copy_to_js("Float64Array", shape.data(), shape.size()));
+        table.set("shapeEnds", copy_to_js("Uint32Array", shape_ends.data(), n));
+        table.set("offset", copy_to_js("Float64Array", offset.data(), n));
+        table.set("nbytes", copy_to_js("Float64Array", nbytes.data(), n));
+        table.set("nElements", copy_to_js("Float64Array", n_elements.data(), n));
+        if (info_.files.size() > 1) table.set("file", copy_to_js("Uint32Array", file.data(), n));
+        table.set("wide", wide);
+        return table;
+    }
 
     // The flat metadata arrays: [{entry, length, bytes: Uint8Array}] for scalars (stored little-endian
     // bytes), [{entry, length, units: Uint16Array, utf16Ends: Uint32Array, invalid: [[index, json], ...]}] for
@@ -106,7 +190,7 @@ public:
                 for (uint32_t k : packed.invalid) {
                     val pair = val::array();
                     pair.call<void>("push", k);
-                    pair.call<void>("push", json_dump(nlohmann::json(v.strings[k]), -1));
+                    pair.call<void>("push", utf8_replace_invalid(v.strings[k]));
                     invalid.call<void>("push", pair);
                 }
                 a.set("invalid", invalid);
@@ -142,6 +226,36 @@ public:
     }
 
 private:
+    // Lists the 64-bit integers of v (at `path` inside entry `entry`) that a double cannot hold.
+    static void add_wide(const Value& v, double entry, std::vector<double>* path, val* list) {
+        if (v.type == ValueType::kArray) {
+            for (size_t k = 0; k < v.arrays.size(); ++k) {
+                path->push_back(double(k));
+                add_wide(v.arrays[k], entry, path, list);
+                path->pop_back();
+            }
+            if (v.item_type == ValueType::kUint64 || v.item_type == ValueType::kInt64) {
+                for (uint64_t k = 0; k < v.length; ++k) {
+                    path->push_back(double(k));
+                    add_wide(v.scalar_item(k), entry, path, list);
+                    path->pop_back();
+                }
+            }
+            return;
+        }
+        if (v.type != ValueType::kUint64 && v.type != ValueType::kInt64) return;
+        const bool negative = v.type == ValueType::kInt64 && static_cast<int64_t>(v.bits) < 0;
+        const uint64_t magnitude = negative ? 0 - v.bits : v.bits;
+        if (exact_in_double(magnitude)) return;
+        val w = val::array();
+        w.call<void>("push", entry);
+        val p = val::array();
+        for (double k : *path) p.call<void>("push", k);
+        w.call<void>("push", p);
+        w.call<void>("push", negative ? std::to_string(static_cast<int64_t>(v.bits)) : std::to_string(v.bits));
+        list->call<void>("push", w);
+    }
+
     ModelInfo info_;
 };
 
@@ -425,6 +539,8 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     class_<Model>("Model")
         .function("infoJson", &Model::info_json)
         .function("metadataArrays", &Model::metadata_arrays)
+        .function("wideIntegers", &Model::wide_integers)
+        .function("tensorTable", &Model::tensor_table)
         .function("releaseMetadata", &Model::release_metadata)
         .function("tensorCount", &Model::tensor_count)
         .function("rowWindow", &Model::row_window);

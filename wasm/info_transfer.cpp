@@ -13,8 +13,15 @@ bool is_flat_array(const Value& v) {
     return v.type == ValueType::kArray && v.item_type != ValueType::kArray;
 }
 
-std::string info_json_without_flat_arrays(const ModelInfo& info) {
-    return json_dump(model_to_json(info, true, false), -1);
+std::string info_json_without_tables(const ModelInfo& info) {
+    JsonParts parts;
+    parts.flat_array_items = false;
+    parts.tensors = false;
+    return json_dump(model_to_json(info, parts), -1);
+}
+
+bool exact_in_double(uint64_t v) {
+    return v < (uint64_t(1) << 53);
 }
 
 bool pack_strings(const std::vector<std::string>& strings, PackedStrings* out) {

@@ -3,7 +3,9 @@
 // tokenizer's arrays (100k+ strings and scores) cost far more as JSON text built by nlohmann and re-parsed by
 // JSON.parse than as bytes: so the JSON goes without the items of flat arrays, and each such array crosses
 // on its own as its stored bytes (numbers) or as one UTF-8 buffer that one TextDecoder call turns into a
-// string the JavaScript slices (strings). The JavaScript puts the items back where the JSON has them.
+// string the JavaScript slices (strings). The JavaScript puts the items back where the JSON has them. The
+// tensor table crosses as columns (names packed as below, numbers in Float64Arrays), and the few integers
+// beyond 2^53 that a double cannot hold are listed apart, as decimal text, for the JavaScript to make BigInts.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,9 @@ namespace ws {
 // stay in the JSON).
 bool is_flat_array(const Value& v);
 
-// model_to_json(info) as compact text, except that every flat array has "value": [].
-std::string info_json_without_flat_arrays(const ModelInfo& info);
+// model_to_json(info) as compact text, except that "tensors" is [] and every flat array has "value": []
+// (their items and the tensor table cross as typed arrays, see wasm/bindings.cpp).
+std::string info_json_without_tables(const ModelInfo& info);
 
 // Strings as one buffer for a single TextDecoder("utf-16le").decode(): the valid UTF-8 strings converted to
 // UTF-16 back to back, and where each ends in it. UTF-16 rather than the UTF-8 bytes because a JavaScript
@@ -32,6 +35,9 @@ struct PackedStrings {
     std::vector<uint32_t> utf16_ends;
     std::vector<uint32_t> invalid;  // indices into the strings
 };
+
+// An integer JavaScript holds as a safe Number (|v| <= 2^53 - 1, Number.MAX_SAFE_INTEGER); beyond, a BigInt.
+bool exact_in_double(uint64_t v);
 
 // Needs the total UTF-16 length below 2^32 (header caps keep it far below); false if it is not.
 bool pack_strings(const std::vector<std::string>& strings, PackedStrings* out);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Metadata the corpus does not have, in a GGUF written by the test: 64-bit extremes (BigInt), NaN and
-// infinities (null, as JSON prints them), invalid UTF-8 (U+FFFD as the CLI's JSON has it), control and
+// infinities (their names as strings, as the CLI's JSON prints them), invalid UTF-8 (U+FFFD as the CLI's JSON
+// has it, and the bytes in hex beside it), control and
 // astral characters, empty and nested arrays. What open() exposes must equal `weightstream info --json`.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -84,10 +85,16 @@ for (const kind of ["path", "stream"]) {
             assert.equal(entry(model, "u64.safe").value, 9007199254740991);
             assert.equal(entry(model, "u64.unsafe").value, 9007199254740993n);
             assert.equal(entry(model, "i64.min").value, -9223372036854775808n);
-            assert.equal(entry(model, "f32.nan").value, null);
+            assert.equal(entry(model, "f32.nan").value, "NaN");
+            assert.equal(entry(model, "f32.nan").type, "float32");
             assert.ok(Object.is(entry(model, "f64.negzero").value, -0));
-            assert.equal(entry(model, "f64.inf").value, null);
+            assert.equal(entry(model, "f64.inf").value, "-Infinity");
             assert.ok(entry(model, "str.invalid").value.includes("\ufffd"));
+            assert.equal(entry(model, "str.invalid").bytes_hex, Buffer.from(invalidUtf8).toString("hex"));
+            assert.deepEqual(entry(model, "arr.strings.invalid").invalid_items, [
+                { index: 1, bytes_hex: Buffer.from(invalidUtf8).toString("hex") },
+                { index: 4, bytes_hex: Buffer.from(invalidUtf8.subarray(0, 3)).toString("hex") },
+            ]);
             assert.equal(entry(model, "str.controls").value, kv[8].value);
             assert.equal(entry(model, "str.astral").value, kv[9].value);
             assert.deepEqual(entry(model, "arr.tokens").value, tokens);
@@ -103,14 +110,14 @@ for (const kind of ["path", "stream"]) {
             assert.deepEqual(entry(model, "arr.i64").value, [-9223372036854775808n, -1, 5, 9223372036854775807n]);
             assert.deepEqual(entry(model, "arr.f32").value, [
                 1.5,
-                null,
-                null,
-                null,
+                "NaN",
+                "Infinity",
+                "-Infinity",
                 -0,
                 Math.fround(1e-45),
                 3.4028234663852886e38,
             ]);
-            assert.deepEqual(entry(model, "arr.f64").value, [Math.PI, null, -0, 5e-324]);
+            assert.deepEqual(entry(model, "arr.f64").value, [Math.PI, "NaN", -0, 5e-324]);
             assert.deepEqual(entry(model, "arr.bool").value, [true, false, true]);
             assert.deepEqual(entry(model, "arr.i32.empty").value, []);
             assert.deepEqual(entry(model, "arr.nested").value, [[1, 2], [], [-3]]);

@@ -1,41 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The model description arrives as the CLI's `info --json` text (built by the core with nlohmann, which
-// prints 64-bit integers exactly). JSON.parse would round integers beyond 2^53; those become BigInt here.
+// The model description crosses from the core as JSON text without its big parts, which come as typed arrays
+// (wasm/info_transfer.h): the items of flat metadata arrays, the tensor table, and, listed apart, the
+// integers beyond 2^53 that a double cannot hold (those become BigInt here). What readInfo() builds equals the
+// object `weightstream info --json` prints.
 
-const LONG_DIGIT_RUN = /\d{16}/; // 2^53 has 16 digits: a text without such a run has no unsafe integer
-const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-// Marks an unsafe integer after it is turned into a JSON string. The text is valid UTF-8 (invalid bytes in
-// file strings were replaced when it was printed) and so can never hold a lone surrogate itself.
-const MARK = "\udfff";
-
-function markUnsafeIntegers(text) {
-    return text.replace(JSON_TOKEN, (token) => {
-        if (token.charCodeAt(0) === 34 /* '"' */ || token.length < 16 || /[.eE]/.test(token)) return token;
-        const n = BigInt(token);
-        return n > MAX_SAFE || n < -MAX_SAFE ? `"\\udfff${token}"` : token;
-    });
-}
-
-function reviveMarked(value) {
-    if (typeof value === "string") return value.charCodeAt(0) === 0xdfff ? BigInt(value.slice(MARK.length)) : value;
-    if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; ++i) {
-            const v = value[i];
-            if (typeof v === "object" || typeof v === "string") value[i] = reviveMarked(v);
-        }
-    } else if (value !== null && typeof value === "object") {
-        for (const key of Object.keys(value)) value[key] = reviveMarked(value[key]);
-    }
-    return value;
-}
-
-/** JSON text -> object, integers beyond +-(2^53 - 1) as BigInt, every other number as a Number. */
-export function parseJsonExact(text) {
-    if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text);
-    return reviveMarked(JSON.parse(markUnsafeIntegers(text)));
-}
-
 const utf16 = new TextDecoder("utf-16le");
 
 // A plain array of the typed array's items, each mapped by fn: a loop, several times faster than Array.from
@@ -80,17 +49,50 @@ function scalarItems(itemType, bytes, length) {
     }
 }
 
-function stringItems(array) {
-    const text = utf16.decode(array.units);
-    const ends = array.utf16Ends;
+// Strings packed as UTF-16 with their ends; those that are not UTF-8 come apart as [index, text, ...].
+function unpackStrings(packed) {
+    const text = utf16.decode(packed.units);
+    const ends = packed.utf16Ends;
     const items = new Array(ends.length);
     let start = 0;
     for (let i = 0; i < ends.length; ++i) {
         items[i] = text.slice(start, ends[i]);
         start = ends[i];
     }
-    for (const [index, json] of array.invalid) items[index] = JSON.parse(json);
+    for (const [index, replaced] of packed.invalid) items[index] = replaced;
     return items;
+}
+
+// The tensor records of `info --json` (keys in its order) from the core's columns.
+function tensorsOf(table, files, gguf) {
+    const names = unpackStrings(table.names);
+    const { dtypeNames, dtype, shape, shapeEnds, offset, nbytes, nElements, file } = table;
+    const tensors = new Array(names.length);
+    let start = 0;
+    for (let i = 0; i < names.length; ++i) {
+        const dims = listOf(shape.subarray(start, shapeEnds[i]));
+        start = shapeEnds[i];
+        const t = { dtype: dtypeNames[dtype[i]] };
+        if (file) t.file = files[file[i]];
+        t.n_elements = nElements[i];
+        t.name = names[i];
+        t.nbytes = nbytes[i];
+        if (gguf) t.ne = dims.slice().reverse();
+        t.offset = offset[i];
+        t.shape = dims;
+        tensors[i] = t;
+    }
+    for (const [i, , hex] of table.names.invalid) tensors[i].name_hex = hex;
+    for (const [i, field, dim, decimal] of table.wide) {
+        const t = tensors[i];
+        if (field === "shape") {
+            t.shape[dim] = BigInt(decimal);
+            if (t.ne) t.ne[t.ne.length - 1 - dim] = t.shape[dim];
+        } else {
+            t[field] = BigInt(decimal);
+        }
+    }
+    return tensors;
 }
 
 /**
@@ -98,14 +100,29 @@ function stringItems(array) {
  * wasm/info_transfer.h), equal to what `weightstream info --json` prints.
  */
 export function readInfo(handle) {
-    const info = parseJsonExact(handle.infoJson());
+    const info = JSON.parse(handle.infoJson());
+    for (const [entry, path, decimal] of handle.wideIntegers()) {
+        const e = info.metadata[entry];
+        if (path.length === 0) {
+            e.value = BigInt(decimal);
+            continue;
+        }
+        let array = e.value;
+        for (const k of path.slice(0, -1)) array = array[k];
+        array[path.at(-1)] = BigInt(decimal);
+    }
     const arrays = handle.metadataArrays();
     if (arrays === null) throw new Error("metadata strings too long to transfer");
     for (const array of arrays) {
         const entry = info.metadata[array.entry];
         entry.length = array.length;
         entry.value =
-            entry.item_type === "string" ? stringItems(array) : scalarItems(entry.item_type, array.bytes, array.length);
+            entry.item_type === "string"
+                ? unpackStrings(array)
+                : scalarItems(entry.item_type, array.bytes, array.length);
     }
+    const table = handle.tensorTable();
+    if (table === null) throw new Error("tensor names too long to transfer");
+    info.tensors = tensorsOf(table, info.files ?? [], info.format === "gguf");
     return info;
 }
