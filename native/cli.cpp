@@ -70,6 +70,9 @@ std::string describe(const std::string& file, const Status& s) {
 
 int fail_load(const LoadError& error) {
     if (error.io) return fail(kExitIo, error.file + ": " + error.message);
+    // The model plan's errors are about file names, not bytes: its text says which files.
+    if (!error.message.empty())
+        return fail(kExitInvalid, error.file + ": " + error_name(error.status.code) + ": " + error.message);
     return fail(kExitInvalid, describe(error.file, error.status));
 }
 
