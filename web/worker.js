@@ -9,7 +9,7 @@
 //                   {type: "cancel", id}   aborts the request `id`
 //   worker -> page  {type: "progress", loaded, total} | {type: "result", result} | {type: "error", error}
 import { open } from "weightstream";
-import { PageError, chooseFiles } from "./parts.js";
+import { OPEN_OPTIONS, PageError, chooseFiles } from "./parts.js";
 import { formatItem } from "./format.js";
 import { absQuantile, computeStats, histogram } from "./stats.js";
 
@@ -51,7 +51,7 @@ function progressReporter(id) {
 // other files next to it); several Files are the parts of one model.
 async function handleOpen(message, signal, progress) {
     const source = message.url ?? chooseFiles(message.files);
-    const model = await open(source, { signal, onProgress: (p) => progress.report(p.loaded, p.total) });
+    const model = await open(source, { ...OPEN_OPTIONS, signal, onProgress: (p) => progress.report(p.loaded, p.total) });
     const { info } = model; // as `weightstream info --json` prints it: `files` and tensors' `file` when split
     // The new model replaces the old one only once it opened: a bad file leaves the page on the last one.
     const previous = current;
