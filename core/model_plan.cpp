@@ -43,6 +43,10 @@ std::string joined(const std::vector<std::string>& names) {
     return out;
 }
 
+std::string too_many_parts(uint32_t count, uint32_t max) {
+    return "a split of " + std::to_string(count) + " parts, more than the " + std::to_string(max) + " allowed";
+}
+
 }  // namespace
 
 Format format_from_name(const std::string& name) {
@@ -51,8 +55,9 @@ Format format_from_name(const std::string& name) {
     return Format::kUnknown;
 }
 
-Status ModelPlan::fail(Error code, const char* what, std::string message) {
+Status ModelPlan::fail(Error code, const char* what, std::string message, uint32_t source) {
     message_ = std::move(message);
+    failed_source_ = source;
     return make_error(code, 0, what);
 }
 
@@ -89,9 +94,7 @@ Status ModelPlan::plan_one(const PlanSource& source, uint32_t id, const PlanOpti
     SplitName split;
     if (expand && parse_split_name(source.name, &split) && split.count > 1) {
         if (split.count > options.max_split_parts) {
-            return fail(Error::kTooLarge, "split.count",
-                        source.name + ": a split of " + std::to_string(split.count) + " parts, more than the " +
-                            std::to_string(options.max_split_parts) + " allowed");
+            return fail(Error::kTooLarge, "split.count", too_many_parts(split.count, options.max_split_parts), id);
         }
         kind_ = PlanKind::kSplit;
         parts_.clear();
@@ -103,9 +106,7 @@ Status ModelPlan::plan_one(const PlanSource& source, uint32_t id, const PlanOpti
     if (is_index_name(source.name)) {
         if (!expand) {
             return fail(Error::kBadSource, "sources",
-                        source.name +
-                            " is the index of a sharded safetensors model: give its .safetensors shards "
-                            "with it");
+                        "the index of a sharded safetensors model: give its .safetensors shards with it", id);
         }
         kind_ = PlanKind::kShards;
         parts_.clear();
@@ -167,9 +168,7 @@ Status ModelPlan::plan_split(const std::vector<PlanSource>& sources, const std::
         }
     }
     if (first.count > options.max_split_parts) {
-        return fail(Error::kTooLarge, "split.count",
-                    sources[ids[0]].name + ": a split of " + std::to_string(first.count) + " parts, more than the " +
-                        std::to_string(options.max_split_parts) + " allowed");
+        return fail(Error::kTooLarge, "split.count", too_many_parts(first.count, options.max_split_parts), ids[0]);
     }
     // Names are distinct, so each part number appears at most once.
     std::vector<uint32_t> by_part(first.count, kSibling);

@@ -90,8 +90,12 @@ public:
     // the sources given with it.
     Status set_index(const uint8_t* json, size_t size);
 
-    // After plan() failed: the text for the user (names the files concerned); else "".
+    // After plan(), check_index_size() or set_index() failed: the text for the user, else "" (then the Status
+    // says it all: an error of the index's bytes).
     const std::string& message() const { return message_; }
+    // After plan() failed: the source the error is about when the message does not name it (a split over the
+    // cap, an index alone), else kSibling. The caller puts its name in front, as for an error in a file.
+    uint32_t failed_source() const { return failed_source_; }
 
     // Merges the parsed parts, given in parts() order, into one model whose tensors know their file
     // (core/split.h). Shards without index: a shard holding no tensor is left out (kept() lists the parts
@@ -102,7 +106,7 @@ public:
     const std::vector<uint32_t>& kept() const { return kept_; }
 
 private:
-    Status fail(Error code, const char* what, std::string message);
+    Status fail(Error code, const char* what, std::string message, uint32_t source = kSibling);
     Status plan_one(const PlanSource& source, uint32_t id, const PlanOptions& options);
     Status plan_list(const std::vector<PlanSource>& sources, const std::vector<uint32_t>& ids,
                      const PlanOptions& options);
@@ -118,6 +122,7 @@ private:
     std::vector<PlanPart> given_with_index_;  // the other sources given with the index
     std::vector<uint32_t> kept_;
     std::string message_;
+    uint32_t failed_source_ = kSibling;
 };
 
 }  // namespace ws

@@ -116,7 +116,8 @@ TEST_CASE("model plan: one source") {
         const ws::Status s = plan.plan({named("m-00001-of-99999.gguf", true)});
         CHECK(s.code == Error::kTooLarge);
         CHECK(std::string(s.what) == "split.count");
-        CHECK(plan.message() == "m-00001-of-99999.gguf: a split of 99999 parts, more than the 1024 allowed");
+        CHECK(plan.message() == "a split of 99999 parts, more than the 1024 allowed");
+        CHECK(plan.failed_source() == 0);
         PlanOptions small;
         small.max_split_parts = 3;
         CHECK(plan.plan({named("m-00003-of-00003.gguf", true)}, small).ok());
@@ -143,9 +144,8 @@ TEST_CASE("model plan: one source") {
                                               std::make_pair(named("m.safetensors.index.json", true), alone)}) {
             const ws::Status s = plan.plan({source}, options);
             CHECK(s.code == Error::kBadSource);
-            CHECK(plan.message() ==
-                  "m.safetensors.index.json is the index of a sharded safetensors model: give its .safetensors "
-                  "shards with it");
+            CHECK(plan.message() == "the index of a sharded safetensors model: give its .safetensors shards with it");
+            CHECK(plan.failed_source() == 0);
         }
     }
 }
@@ -166,6 +166,7 @@ TEST_CASE("model plan: several sources") {
         CHECK(plan.plan({named("a.safetensors"), named("b.safetensors"), named("a.safetensors")}).code ==
               Error::kBadSplit);
         CHECK(plan.message() == "the file a.safetensors was given twice");
+        CHECK(plan.failed_source() == kSibling);  // the message names it
     }
     SECTION("several indexes") {
         CHECK(plan.plan({named("a.index.json"), named("s.safetensors"), named("b.index.json")}).code ==
@@ -234,7 +235,8 @@ TEST_CASE("model plan: several sources") {
     }
     SECTION("a split over the cap, before its missing parts are listed") {
         CHECK(plan.plan({named("m-00001-of-99999.gguf"), named("m-00002-of-99999.gguf")}).code == Error::kTooLarge);
-        CHECK(plan.message() == "m-00001-of-99999.gguf: a split of 99999 parts, more than the 1024 allowed");
+        CHECK(plan.message() == "a split of 99999 parts, more than the 1024 allowed");
+        CHECK(plan.failed_source() == 0);
     }
     SECTION("model_files_only leaves out what is not a model file") {
         PlanOptions pick;
@@ -253,7 +255,8 @@ TEST_CASE("model plan: several sources") {
         CHECK(sources_of(plan) == std::vector<uint32_t>{2});
 
         CHECK(plan.plan({named("config.json"), named("m.safetensors.index.json")}, pick).code == Error::kBadSource);
-        CHECK(plan.message().find("is the index of a sharded safetensors model") != std::string::npos);
+        CHECK(plan.message().find("the index of a sharded safetensors model") == 0);
+        CHECK(plan.failed_source() == 1);
 
         CHECK(plan.plan({named("config.json"), named("x.bin")}, pick).code == Error::kBadSource);
         CHECK(

@@ -196,6 +196,8 @@ public:
     // After an error of plan(), checkIndexSize() or setIndex(): the text to show, or "" (then the Status
     // says it all).
     std::string message() const { return plan_.message(); }
+    // After plan() failed: the source (index in the list) the message is about without naming it, or -1.
+    double failed_source() const { return plan_.failed_source() == kSibling ? -1.0 : double(plan_.failed_source()); }
 
     std::string kind() const {
         return plan_.kind() == PlanKind::kSplit ? "split" : plan_.kind() == PlanKind::kShards ? "shards" : "single";
@@ -391,6 +393,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<double, bool, bool>()
         .function("plan", &Plan::plan)
         .function("message", &Plan::message)
+        .function("failedSource", &Plan::failed_source)
         .function("kind", &Plan::kind)
         .function("parts", &Plan::parts)
         .function("indexSource", &Plan::index_source)

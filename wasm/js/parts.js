@@ -243,7 +243,10 @@ export async function openModel(wasm, input, options) {
     );
     try {
         const status = plan.plan(given.map((g) => ({ name: g.name, siblings: g.sibling !== undefined })));
-        if (status.code !== OK) throw planError(plan, status);
+        if (status.code !== OK) {
+            const failed = plan.failedSource();
+            throw failed >= 0 ? inFile(planError(plan, status), given[failed].name) : planError(plan, status);
+        }
         const indexSource = plan.indexSource();
         if (indexSource >= 0) await readPlannedIndex(wasm, plan, given, indexSource, options);
         const planned = plan.parts();
