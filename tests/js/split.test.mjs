@@ -304,7 +304,14 @@ describe("the plan's rules and caps (core/model_plan.h)", () => {
         await assert.rejects(open(given), { code: "bad_split", message: /does not name config\.json/ });
         await checkModel(await open(given, { modelFilesOnly: true }), index, "modelFilesOnly");
         await assert.rejects(open([config, fileOf(parts[0])]), { code: "bad_source" });
-        await checkModel(await open([config, fileOf(parts[0])], { modelFilesOnly: true }), parts[0], "one left");
+        // One left: opened on its own, as one File is.
+        const one = await open([config, fileOf(parts[0])], { modelFilesOnly: true });
+        try {
+            assert.equal(one.info.files, undefined);
+            assert.equal(one.info.file_size, readFileSync(parts[0]).length);
+        } finally {
+            await one.close();
+        }
         for (const [source, options] of [
             [[config, fileOf(index)], { modelFilesOnly: true }],
             [fileOf(index), {}],
