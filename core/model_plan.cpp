@@ -198,6 +198,7 @@ Status ModelPlan::set_index(const uint8_t* json, size_t size) {
     Result<SafetensorsIndex> parsed = parse_safetensors_index(json, size);
     if (!parsed.ok()) return parsed.status();
     index_ = std::move(parsed).value();
+    if (index_.shard_files.empty()) return fail(Error::kBadSplit, "weight_map", index_name_ + " names no tensor");
     have_index_ = true;
     const bool given_alone = given_with_index_.empty();
     if (given_alone) {

@@ -13,8 +13,8 @@
 // Errors (Status plus message(): the text the CLI and the package show, naming the files concerned):
 //   bad_source: several sources of which some have no name; several files that are not the parts of one
 //     model; an index alone (without its shards); with model_files_only, no model file among the sources;
-//   bad_split: a file given twice; several indexes; an index naming shards not given, or not naming some
-//     that were; split parts of different splits; missing parts of a split;
+//   bad_split: a file given twice; several indexes; an index naming no tensor, naming shards not given, or
+//     not naming some that were; split parts of different splits; missing parts of a split;
 //   too_large: a split of more than PlanOptions::max_split_parts parts; an index over kMaxIndexBytes;
 //   and the index parser's own errors (parse_safetensors_index) from set_index().
 #pragma once

@@ -196,6 +196,11 @@ TEST_CASE("model plan: several sources") {
         CHECK(s.code == Error::kBadSplit);
         CHECK(plan.message() == "m.index.json does not name x.safetensors, y.gguf");
     }
+    SECTION("an index naming no tensor") {
+        REQUIRE(plan.plan({named("m.index.json", true)}).ok());
+        CHECK(set_index(plan, R"({"weight_map": {}})").code == Error::kBadSplit);
+        CHECK(plan.message() == "m.index.json names no tensor");
+    }
     SECTION("the index's own errors come from its parser, with no message") {
         REQUIRE(plan.plan({named("m.index.json"), named("s1.safetensors")}).ok());
         const ws::Status s = set_index(plan, R"({"weight_map": {"a": "../s1.safetensors"}})");
