@@ -10,6 +10,9 @@
 namespace ws {
 
 constexpr uint64_t kUnknownSize = UINT64_MAX;
+// The default cap on the parts of a split GGUF opened as one model: llama.cpp's largest published splits
+// have a few hundred parts.
+constexpr uint32_t kDefaultMaxSplitParts = 1024;
 
 struct ParseOptions {
     // Total bytes of the file, for checking that every tensor lies inside it. kUnknownSize (a stream of
@@ -32,6 +35,10 @@ struct ParseOptions {
     uint64_t max_kv_count = uint64_t(1) << 20;
     uint64_t max_tensor_count = uint64_t(1) << 20;
     uint32_t max_array_depth = 4;  // arrays of arrays: the spec allows them, ggml does not
+
+    // Parts of a split GGUF opened for one model (model_plan.h): a name such as `-00001-of-99999` is
+    // refused (kTooLarge) rather than making the reader open 99,999 files.
+    uint32_t max_split_parts = kDefaultMaxSplitParts;
 };
 
 }  // namespace ws

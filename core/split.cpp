@@ -133,4 +133,43 @@ Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std:
     return merged;
 }
 
+Result<ModelInfo> combine_safetensors_shards(std::vector<ModelInfo> shards, const std::vector<std::string>& names,
+                                             std::vector<uint32_t>* kept, uint32_t* failed_shard) {
+    uint32_t unused = 0;
+    uint32_t& failed = failed_shard ? *failed_shard : unused;
+    failed = kNoPart;
+    kept->clear();
+    if (shards.size() != names.size()) return make_error(Error::kInternal, 0, "shards");
+    for (uint32_t i = 0; i < shards.size(); ++i) {
+        if (!shards[i].tensors.empty()) kept->push_back(i);
+    }
+    for (uint32_t i : *kept) {
+        failed = i;
+        if (shards[i].format != Format::kSafetensors) return make_error(Error::kBadSplit, 0, "weight_map");
+    }
+    failed = kNoPart;
+    if (kept->empty()) return make_error(Error::kBadSplit, 0, "shards");
+    ModelInfo merged;
+    merged.format = Format::kSafetensors;
+    merged.alignment = 1;
+    merged.data_offset = shards[kept->front()].data_offset;
+    merged.metadata = std::move(shards[kept->front()].metadata);
+    std::unordered_set<std::string> seen;
+    for (uint32_t file = 0; file < kept->size(); ++file) {
+        ModelInfo& shard = shards[(*kept)[file]];
+        merged.files.push_back(names[(*kept)[file]]);
+        merged.file_size += shard.file_size;
+        for (TensorInfo& t : shard.tensors) {
+            if (!seen.insert(t.name).second) {
+                failed = (*kept)[file];
+                return make_error(Error::kDuplicateName, t.info_offset, "tensor.name");
+            }
+            t.file_index = file;
+            merged.tensors.push_back(std::move(t));
+        }
+        for (Warning& w : shard.warnings) merged.warnings.push_back(std::move(w));
+    }
+    return merged;
+}
+
 }  // namespace ws

@@ -42,4 +42,12 @@ Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::ve
 Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards,
                                              uint32_t* failed_shard = nullptr);
 
+// Merges safetensors shards given without their index, in the order given (`names`: their file names): a
+// shard holding no tensor is left out, as an index could not name it; *kept lists the shards that are the
+// model's files. Every shard must be a safetensors file (kBadSplit "weight_map") and tensor names unique
+// across shards (kDuplicateName); none holding a tensor is kBadSplit "shards". Metadata: the first kept
+// shard's `__metadata__`. *failed_shard as above (kNoPart: the shards as a whole).
+Result<ModelInfo> combine_safetensors_shards(std::vector<ModelInfo> shards, const std::vector<std::string>& names,
+                                             std::vector<uint32_t>* kept, uint32_t* failed_shard = nullptr);
+
 }  // namespace ws

@@ -41,6 +41,8 @@ const char* error_name(Error e) {
             return "bad_split";
         case Error::kInternal:
             return "internal";
+        case Error::kBadSource:
+            return "bad_source";
         case Error::kEnd:
             break;
     }

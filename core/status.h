@@ -31,6 +31,7 @@ enum class Error : uint8_t {
     kUnsupported,    // valid but not supported by this build (a type with no decoder)
     kBadSplit,       // parts of a split/sharded model that do not fit together
     kInternal,       // a bug: an invariant that input cannot reach
+    kBadSource,      // the sources given cannot be told apart or are not the files of one model (model_plan.h)
     kEnd,            // not a code: one past the last, so that the list can be walked (errorNames() in wasm)
 };
 

@@ -72,6 +72,11 @@ std::string describe(const std::string& file, const Status& s) {
 
 int fail_load(const LoadError& error) {
     if (error.io) return fail(kExitIo, error.file + ": " + error.message);
+    // The model plan's errors come with the core's text (the package shows the same) in place of the field.
+    if (!error.message.empty()) {
+        return fail(kExitInvalid, error.file + ": " + error_name(error.status.code) + ": " + error.message + " (byte " +
+                                      std::to_string(error.status.offset) + ")");
+    }
     return fail(kExitInvalid, describe(error.file, error.status));
 }
 

@@ -2,14 +2,10 @@
 #include "model.h"
 
 #include "header_parser.h"
-#include "split.h"
+#include "model_plan.h"
 
 namespace ws {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string dir_of(const std::string& path) {
     const size_t slash = path.rfind('/');
@@ -29,8 +25,7 @@ bool map_file(const std::string& path, MappedFile* file, LoadError* error) {
 bool parse_file(const std::string& path, const MappedFile& file, ParseOptions options, ModelInfo* info,
                 LoadError* error) {
     options.file_size = file.size();
-    if (ends_with(path, ".gguf")) options.format_hint = Format::kGguf;
-    if (ends_with(path, ".safetensors")) options.format_hint = Format::kSafetensors;
+    options.format_hint = format_from_name(path);
     HeaderParser parser(options);
     Status s = parser.feed(file.data(), file.size());
     if (s.code == Error::kNeedMoreData) s = make_error(Error::kTruncated, file.size(), "header");
@@ -56,25 +51,6 @@ bool load_parts(const std::vector<std::string>& paths, const ParseOptions& optio
     return true;
 }
 
-std::vector<std::string> base_names(const std::vector<std::string>& paths) {
-    std::vector<std::string> names;
-    for (const std::string& p : paths) names.push_back(p.substr(dir_of(p).size()));
-    return names;
-}
-
-// The merged description of a model in several files, or the merge's error reported against the part it
-// is in (failed_part indexes model->paths), else against `path`.
-bool take_merged(Result<ModelInfo> merged, uint32_t failed_part, const std::string& path, LoadedModel* model,
-                 LoadError* error) {
-    if (!merged.ok()) {
-        error->file = failed_part < model->paths.size() ? model->paths[failed_part] : path;
-        error->status = merged.status();
-        return false;
-    }
-    model->info = std::move(merged).value();
-    return true;
-}
-
 }  // namespace
 
 const uint8_t* LoadedModel::tensor_data(const TensorInfo& t) const {
@@ -86,37 +62,40 @@ const uint8_t* LoadedModel::tensor_data(const TensorInfo& t) const {
 
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error) {
     *model = LoadedModel();
-    std::vector<ModelInfo> infos;
-
-    if (ends_with(path, ".index.json")) {
+    const std::string dir = dir_of(path);
+    PlanOptions plan_options;
+    plan_options.max_split_parts = options.max_split_parts;
+    ModelPlan plan;
+    Status planned = plan.plan({PlanSource{path.substr(dir.size()), true, true}}, plan_options);
+    if (planned.ok() && plan.index_source() != kSibling) {
         MappedFile index_file;
         if (!map_file(path, &index_file, error)) return false;
-        Result<SafetensorsIndex> index = parse_safetensors_index(index_file.data(), index_file.size());
-        if (!index.ok()) {
-            error->file = path;
-            error->status = index.status();
-            return false;
-        }
-        std::vector<std::string> paths;
-        for (const std::string& shard : index.value().shard_files) paths.push_back(dir_of(path) + shard);
-        if (!load_parts(paths, options, model, &infos, error)) return false;
-        uint32_t failed = kNoPart;
-        Result<ModelInfo> merged = combine_safetensors_shards(index.value(), std::move(infos), &failed);
-        return take_merged(std::move(merged), failed, path, model, error);
+        planned = plan.set_index(index_file.data(), index_file.size());
+    }
+    if (!planned.ok()) {
+        error->file = path;
+        error->status = planned;
+        error->message = plan.message();
+        return false;
     }
 
-    SplitName split;
-    if (parse_split_name(path, &split) && split.count > 1) {
-        std::vector<std::string> paths;
-        for (uint32_t i = 1; i <= split.count; ++i) paths.push_back(split_part_path(split.prefix, i, split.count));
-        if (!load_parts(paths, options, model, &infos, error)) return false;
-        uint32_t failed = kNoPart;
-        Result<ModelInfo> merged = combine_gguf_split(std::move(infos), base_names(paths), &failed);
-        return take_merged(std::move(merged), failed, path, model, error);
+    // The source given is `path` itself; its siblings are next to it.
+    std::vector<std::string> paths;
+    for (const PlanPart& part : plan.parts()) paths.push_back(part.source == kSibling ? dir + part.name : path);
+    std::vector<ModelInfo> infos;
+    if (!load_parts(paths, options, model, &infos, error)) return false;
+    if (plan.kind() == PlanKind::kSingle) {
+        model->info = std::move(infos[0]);
+        return true;
     }
-
-    if (!load_parts({path}, options, model, &infos, error)) return false;
-    model->info = std::move(infos[0]);
+    uint32_t failed = kNoPart;
+    Result<ModelInfo> merged = plan.merge(std::move(infos), &failed);
+    if (!merged.ok()) {
+        error->file = failed < model->paths.size() ? model->paths[failed] : path;
+        error->status = merged.status();
+        return false;
+    }
+    model->info = std::move(merged).value();
     return true;
 }
 

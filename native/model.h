@@ -17,7 +17,7 @@ struct LoadError {
     bool io = false;      // the file could not be read (exit 3) rather than being invalid (exit 1)
     std::string file;     // which file
     Status status;        // for invalid files: code, offset, field
-    std::string message;  // for I/O errors: the system's words
+    std::string message;  // for I/O errors: the system's words; for a model plan's errors: its text
 };
 
 struct LoadedModel {

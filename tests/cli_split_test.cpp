@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "gguf_writer.h"
+#include "model_plan.h"
 #include "safetensors_writer.h"
 #include "split.h"
 #include "support/run_cli.h"
@@ -172,5 +173,30 @@ TEST_CASE("a sharded safetensors index opens as one model") {
         const ws_test::CliResult escaped = run_cli("info " + quote(index));
         CHECK(escaped.status == 1);
         CHECK(escaped.err.find("weight_map") != std::string::npos);
+    }
+}
+
+TEST_CASE("the model plan's caps hold natively too") {
+    ws_test::TempDir dir;
+    SECTION("a split of more parts than the cap is refused before any part is opened") {
+        write_split(dir.file("m"), 3, 3);
+        const std::string big = dir.file("m-00001-of-99999.gguf");
+        REQUIRE(std::rename(dir.file("m-00001-of-00003.gguf").c_str(), big.c_str()) == 0);
+        const ws_test::CliResult r = run_cli("info " + quote(big));
+        CHECK(r.status == 1);
+        CHECK(r.err == "weightstream: error: " + big +
+                           ": too_large: a split of 99999 parts, more than the 1024 allowed (byte 0)\n");
+    }
+    SECTION("an index over 100,000,000 bytes is refused unread") {
+        const std::string index = dir.file("model.safetensors.index.json");
+        FILE* f = std::fopen(index.c_str(), "wb");
+        REQUIRE(f);
+        // A sparse file: the size is all that is looked at.
+        REQUIRE(std::fseek(f, static_cast<long>(ws::kMaxIndexBytes), SEEK_SET) == 0);
+        REQUIRE(std::fputc('}', f) == '}');
+        REQUIRE(std::fclose(f) == 0);
+        const ws_test::CliResult r = run_cli("info " + quote(index));
+        CHECK(r.status == 1);
+        CHECK(r.err == "weightstream: error: " + index + ": too_large: larger than 100000000 bytes (byte 0)\n");
     }
 }

@@ -21,10 +21,10 @@
 #include "info_transfer.h"
 #include "model_info.h"
 #include "model_json.h"
+#include "model_plan.h"
 #include "quantize.h"
 #include "row_window.h"
 #include "safetensors.h"
-#include "split.h"
 #include "stats.h"
 #include "status.h"
 #include "utf8.h"
@@ -203,9 +203,7 @@ public:
     // Frees the metadata (the JavaScript keeps it as JSON); the tensor table stays for row_window.
     void release_metadata() { std::vector<MetadataEntry>().swap(info_.metadata); }
 
-    double tensor_count() const { return double(info_.tensors.size()); }
-
-    // Moves the description out (for Parts::add); the Model is left empty.
+    // Moves the description out (for Plan::add); the Model is left empty.
     ModelInfo take_info() { return std::move(info_); }
 
     JsWindow row_window(double tensor_index, double start_row, double n_rows) const {
@@ -294,74 +292,95 @@ private:
     std::vector<uint8_t> staging_;
 };
 
-// The files of one model stored in several (core/split.h): the parsed parts, merged by the core into one
-// Model whose tensors know their file.
-class Parts {
+// Which files make up a model and their merge (core/model_plan.h): the JavaScript reads the files the plan
+// lists, parses each header with a Parser and adds the parsed parts back in plan order.
+class Plan {
 public:
-    // A sharded safetensors model's index (its JSON bytes); shard_files() then lists the shards to add, in
-    // this order.
-    JsStatus set_index(const val& json) {
-        std::vector<uint8_t> bytes;
-        copy_from_js(json, &bytes);
-        Result<SafetensorsIndex> index = parse_safetensors_index(bytes.data(), bytes.size());
-        if (!index.ok()) return to_js(index.status());
-        index_ = std::move(index).value();
-        return to_js(ok_status());
-    }
-    val shard_files() const {
-        val list = val::array();
-        for (const std::string& f : index_.shard_files) list.call<void>("push", f);
-        return list;
+    Plan(double max_split_parts, bool split, bool model_files_only) {
+        options_.max_split_parts = static_cast<uint32_t>(std::min(to_u64(max_split_parts), uint64_t(UINT32_MAX)));
+        options_.split = split;
+        options_.model_files_only = model_files_only;
     }
 
-    // Takes the description of one file (a Model fresh from Parser::take_model, left empty) as the file
-    // `name` of size `file_size` (< 0: unknown).
-    void add(Model& part, const std::string& name, double file_size) {
+    // sources: [{name: string | undefined, siblings: boolean}], what is known of each source given.
+    JsStatus plan(const val& sources) {
+        std::vector<PlanSource> list(sources["length"].as<size_t>());
+        for (size_t i = 0; i < list.size(); ++i) {
+            const val name = sources[i]["name"];
+            list[i].named = name.isString();
+            if (list[i].named) list[i].name = name.as<std::string>();
+            list[i].siblings = sources[i]["siblings"].as<bool>();
+        }
+        return to_js(plan_.plan(list, options_));
+    }
+    // After an error of plan(), checkIndexSize() or setIndex(): the text to show, or "" (then the Status
+    // says it all).
+    std::string message() const { return plan_.message(); }
+    // After plan() failed: the source (index in the list) the message is about without naming it, or -1.
+    double failed_source() const { return plan_.failed_source() == kSibling ? -1.0 : double(plan_.failed_source()); }
+
+    std::string kind() const {
+        return plan_.kind() == PlanKind::kSplit ? "split" : plan_.kind() == PlanKind::kShards ? "shards" : "single";
+    }
+    // [{name, source, format}] in the model's file order; source: the index of the source given, or -1 (a
+    // sibling); format: the Parser's format hint from the name ("gguf", "safetensors" or "").
+    val parts() const {
+        val list = val::array();
+        for (const PlanPart& p : plan_.parts()) {
+            val part = val::object();
+            part.set("name", p.name);
+            part.set("source", p.source == kSibling ? -1.0 : double(p.source));
+            const Format hint = format_from_name(p.name);
+            part.set("format", std::string(hint == Format::kUnknown ? "" : format_name(hint)));
+            list.call<void>("push", part);
+        }
+        return list;
+    }
+    // The source that is an index still to read (then setIndex), or -1.
+    double index_source() const { return plan_.index_source() == kSibling ? -1.0 : double(plan_.index_source()); }
+    JsStatus check_index_size(double size) { return to_js(plan_.check_index_size(to_u64(size))); }
+    JsStatus set_index(const val& json) {
+        // Checked before the copy into wasm memory.
+        const Status size = plan_.check_index_size(to_u64(json["length"].as<double>()));
+        if (!size.ok()) return to_js(size);
+        std::vector<uint8_t> bytes;
+        copy_from_js(json, &bytes);
+        return to_js(plan_.set_index(bytes.data(), bytes.size()));
+    }
+
+    // Takes the description of the next file in parts() order (a Model fresh from Parser::take_model, left
+    // empty), whose size is file_size (< 0: unknown).
+    void add(Model& part, double file_size) {
         ModelInfo info = part.take_info();
         info.file_size = to_u64(file_size);
         infos_.push_back(std::move(info));
-        names_.push_back(name);
     }
-
-    // Merges the parts (added in part order) of a split GGUF.
-    JsStatus combine_gguf() { return finish(combine_gguf_split(std::move(infos_), names_, &failed_)); }
-    // Merges the shards (added in shard_files() order) of a sharded safetensors model.
-    JsStatus combine_safetensors() { return finish(combine_safetensors_shards(index_, std::move(infos_), &failed_)); }
-    // After a combine failed: the part (in add() order) its error is in, or -1 (the index).
-    double failed_part() const { return failed_ == kNoPart ? -1.0 : static_cast<double>(failed_); }
-
-    // After a combine returned ok: the merged model.
-    Model* take_model() { return new Model(std::move(merged_)); }
-
-private:
-    JsStatus finish(Result<ModelInfo> merged) {
+    // Merges the parts added. failedPart() then names the part an error is in, kept() the parts that are the
+    // model's files.
+    JsStatus merge() {
+        Result<ModelInfo> merged = plan_.merge(std::move(infos_), &failed_);
         infos_.clear();
         if (!merged.ok()) return to_js(merged.status());
         merged_ = std::move(merged).value();
         return to_js(ok_status());
     }
+    // After merge failed: the part (in parts() order) its error is in, or -1 (the index, or all of them).
+    double failed_part() const { return failed_ == kNoPart ? -1.0 : static_cast<double>(failed_); }
+    val kept() const {
+        val list = val::array();
+        for (uint32_t i : plan_.kept()) list.call<void>("push", i);
+        return list;
+    }
+    // After merge returned ok: the merged model.
+    Model* take_model() { return new Model(std::move(merged_)); }
 
-    SafetensorsIndex index_;
+private:
+    PlanOptions options_;
+    ModelPlan plan_;
     std::vector<ModelInfo> infos_;
-    std::vector<std::string> names_;
     ModelInfo merged_;
     uint32_t failed_ = kNoPart;
 };
-
-// {prefix, part, count} when `name` is a part of a split GGUF (llama.cpp's naming), else null.
-val parse_split(const std::string& name) {
-    SplitName split;
-    if (!parse_split_name(name, &split)) return val::null();
-    val r = val::object();
-    r.set("prefix", split.prefix);
-    r.set("part", split.part);
-    r.set("count", split.count);
-    return r;
-}
-
-std::string split_part(const std::string& prefix, double part, double count) {
-    return split_part_path(prefix, static_cast<uint32_t>(to_u64(part)), static_cast<uint32_t>(to_u64(count)));
-}
 
 // BlockStream writing into JavaScript arrays: a Float32Array (f32) or a Uint16Array (f16, rounded from
 // the float32 decode as ggml_fp32_to_fp16_row does).
@@ -521,7 +540,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::JsWindow;
     using ws::Model;
     using ws::Parser;
-    using ws::Parts;
+    using ws::Plan;
     using ws::StatsDecoder;
 
     value_object<JsStatus>("Status")
@@ -542,7 +561,6 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("wideIntegers", &Model::wide_integers)
         .function("tensorTable", &Model::tensor_table)
         .function("releaseMetadata", &Model::release_metadata)
-        .function("tensorCount", &Model::tensor_count)
         .function("rowWindow", &Model::row_window);
     class_<Parser>("Parser")
         .constructor<double, std::string>()
@@ -550,15 +568,21 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("bytesNeeded", &Parser::bytes_needed)
         .function("bytesFed", &Parser::bytes_fed)
         .function("takeModel", &Parser::take_model, allow_raw_pointers());
-    class_<Parts>("Parts")
-        .constructor<>()
-        .function("setIndex", &Parts::set_index)
-        .function("shardFiles", &Parts::shard_files)
-        .function("add", &Parts::add)
-        .function("combineGguf", &Parts::combine_gguf)
-        .function("combineSafetensors", &Parts::combine_safetensors)
-        .function("failedPart", &Parts::failed_part)
-        .function("takeModel", &Parts::take_model, allow_raw_pointers());
+    class_<Plan>("Plan")
+        .constructor<double, bool, bool>()
+        .function("plan", &Plan::plan)
+        .function("message", &Plan::message)
+        .function("failedSource", &Plan::failed_source)
+        .function("kind", &Plan::kind)
+        .function("parts", &Plan::parts)
+        .function("indexSource", &Plan::index_source)
+        .function("checkIndexSize", &Plan::check_index_size)
+        .function("setIndex", &Plan::set_index)
+        .function("add", &Plan::add)
+        .function("merge", &Plan::merge)
+        .function("failedPart", &Plan::failed_part)
+        .function("kept", &Plan::kept)
+        .function("takeModel", &Plan::take_model, allow_raw_pointers());
     class_<Decoder>("Decoder")
         .constructor<int, double, bool>()
         .function("status", &Decoder::status)
@@ -576,6 +600,6 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     function("dtypes", &ws::dtypes);
     function("errorName", &ws::error_name_of);
     function("errorNames", &ws::error_names);
-    function("parseSplitName", &ws::parse_split);
-    function("splitPartName", &ws::split_part);
+    constant("maxIndexBytes", double(ws::kMaxIndexBytes));
+    constant("defaultMaxSplitParts", ws::kDefaultMaxSplitParts);
 }

@@ -8,7 +8,7 @@ import { bannerParts } from "./errors.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { MetadataView } from "./metadata_view.js";
-import { chooseFiles } from "./parts.js";
+import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
 import { TensorDetail } from "./tensor_detail.js";
@@ -202,7 +202,11 @@ async function openModel(source, label) {
     const started = performance.now();
     try {
         worker ??= new WeightstreamWorker();
-        const opened = await worker.open(source, { signal: controller.signal, onProgress: (p) => progress.update(p) });
+        const opened = await worker.open(source, {
+            ...OPEN_OPTIONS,
+            signal: controller.signal,
+            onProgress: (p) => progress.update(p),
+        });
         const previous = model;
         model = opened;
         previous?.close();

@@ -14,6 +14,7 @@ import { WeightstreamError, open } from "weightstream";
 
 import { bytesOf, cliError, cliHashes, cliInfo, cliPath, randomChunkStream, requireSetup, sha256 } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
+import { writeSafetensors } from "./safetensors-writer.mjs";
 import { splitPartName, writeShards, writeSplitGguf } from "./split-fixtures.mjs";
 
 const KIB64 = 64 * 1024;
@@ -220,6 +221,133 @@ describe("parts that do not fit together", () => {
                 return true;
             });
         }
+    });
+});
+
+describe("the plan's rules and caps (core/model_plan.h)", () => {
+    // A fetch that records what is asked, and answers 404 after `delay` ms.
+    function notFound(delay = 0) {
+        const calls = { urls: [], inFlight: 0, most: 0 };
+        calls.fetch = async (input) => {
+            calls.urls.push(String(input.url ?? input));
+            calls.most = Math.max(calls.most, ++calls.inFlight);
+            await new Promise((resolve) => setTimeout(resolve, delay));
+            --calls.inFlight;
+            return new Response("gone", { status: 404 });
+        };
+        return calls;
+    }
+
+    test("a split of more parts than maxSplitParts is refused before any part is requested", async () => {
+        const calls = notFound();
+        await assert.rejects(open("https://example.test/m/m-00001-of-99999.gguf", { fetch: calls.fetch }), (e) => {
+            assert.ok(e instanceof WeightstreamError, String(e));
+            assert.equal(e.code, "too_large");
+            assert.equal(e.file, "m-00001-of-99999.gguf");
+            assert.equal(e.message, "m-00001-of-99999.gguf: a split of 99999 parts, more than the 1024 allowed");
+            return true;
+        });
+        assert.deepEqual(calls.urls, []);
+        await assert.rejects(open(parts[1], { maxSplitParts: 2 }), {
+            code: "too_large",
+            message: /a split of 3 parts, more than the 2 allowed/,
+        });
+        await assert.rejects(open(parts.map(fileOf), { maxSplitParts: 2 }), { code: "too_large" });
+        await checkModel(await open(parts[1], { maxSplitParts: 3 }), parts[0], "maxSplitParts: 3");
+        await assert.rejects(open(parts[1], { maxSplitParts: 0 }), TypeError);
+        if (cliPath) {
+            const big = path.join(mkdtempSync(path.join(dir, "big-")), "m-00001-of-99999.gguf");
+            writeFileSync(big, readFileSync(parts[0]));
+            assert.deepEqual(cliError(big).code, "too_large");
+        }
+    });
+
+    test("parts are opened options.concurrency at a time, and none after a failure", async () => {
+        const calls = notFound(20);
+        await assert.rejects(
+            open("https://example.test/m/m-00001-of-00040.gguf", { fetch: calls.fetch, concurrency: 3, retries: 0 }),
+            (e) => {
+                assert.equal(e.code, "http");
+                assert.equal(e.file, "m-00001-of-00040.gguf"); // the first failure in file order
+                return true;
+            },
+        );
+        assert.equal(calls.most, 3);
+        assert.deepEqual(
+            calls.urls.map((u) => u.slice(u.lastIndexOf("/") + 1)),
+            [1, 2, 3].map((k) => splitPartName("m", k, 40)),
+        );
+    });
+
+    test("shards without an index holding the same tensor: duplicate_name in the later shard", async () => {
+        const tensor = { name: "w", dtype: "F32", shape: [2], data: new Uint8Array(8) };
+        const a = writeSafetensors({ tensors: [tensor] });
+        const b = writeSafetensors({ tensors: [{ ...tensor, name: "v" }, tensor] });
+        await assert.rejects(
+            open([
+                { name: "b.safetensors", source: b },
+                { name: "a.safetensors", source: a },
+            ]),
+            (e) => {
+                assert.equal(e.code, "duplicate_name");
+                assert.equal(e.file, "b.safetensors");
+                // The name of "w" in b's header (8 bytes of length, then the JSON).
+                assert.equal(e.offset, new TextDecoder().decode(b).indexOf('"w"'));
+                return true;
+            },
+        );
+    });
+
+    test("modelFilesOnly: the other files of a folder are left out; an index alone is refused", async () => {
+        const config = new File(['{"architectures": []}'], "config.json");
+        const given = [config, ...[index, ...shards].map(fileOf)];
+        await assert.rejects(open(given), { code: "bad_split", message: /does not name config\.json/ });
+        await checkModel(await open(given, { modelFilesOnly: true }), index, "modelFilesOnly");
+        await assert.rejects(open([config, fileOf(parts[0])]), { code: "bad_source" });
+        // One left: opened on its own, as one File is.
+        const one = await open([config, fileOf(parts[0])], { modelFilesOnly: true });
+        try {
+            assert.equal(one.info.files, undefined);
+            assert.equal(one.info.file_size, readFileSync(parts[0]).length);
+        } finally {
+            await one.close();
+        }
+        for (const [source, options] of [
+            [[config, fileOf(index)], { modelFilesOnly: true }],
+            [fileOf(index), {}],
+            [index, { split: false }],
+        ]) {
+            await assert.rejects(open(source, options), {
+                code: "bad_source",
+                file: "model.safetensors.index.json",
+                message:
+                    "model.safetensors.index.json: the index of a sharded safetensors model: give its .safetensors " +
+                    "shards with it",
+            });
+        }
+        await assert.rejects(open([config, new File(["x"], "x.bin")], { modelFilesOnly: true }), {
+            code: "bad_source",
+            message: /none of the 2 files is a model file/,
+        });
+    });
+
+    test("an index over the core's cap is refused without reading it all", async () => {
+        const chunk = new Uint8Array(1 << 20).fill(0x20);
+        let pulled = 0;
+        const huge = new ReadableStream({
+            pull(controller) {
+                ++pulled;
+                controller.enqueue(chunk);
+            },
+        });
+        await assert.rejects(
+            open([
+                { name: "model.safetensors.index.json", source: huge },
+                { name: path.basename(shards[0]), source: readFileSync(shards[0]) },
+            ]),
+            { code: "too_large", file: "model.safetensors.index.json", message: /larger than 100000000 bytes/ },
+        );
+        assert.ok(pulled <= 100 + 3, `${pulled} chunks pulled`);
     });
 });
 

@@ -60,9 +60,10 @@ export async function uses(): Promise<void> {
     const named: NamedSource = { name: "m-00001-of-00002.gguf", source: new Uint8Array(8) };
     const sharded: Model = await open([...files, named, "model.safetensors.index.json"]);
     const one: Model = await open("m-00002-of-00003.gguf", { split: false });
+    const folder: Model = await open(files, { modelFilesOnly: true, maxSplitParts: 64 });
     const file: string | undefined = split.tensors[0].file;
     const names: string[] | undefined = sharded.info.files;
-    (void one, file, names);
+    (void one, folder, file, names);
 
     // The worker helper: the same Model interface, options without fetch.
     const workerOptions: WorkerOpenOptions = { signal: controller.signal, onProgress, chunkSize: 1 << 16 };
@@ -95,6 +96,8 @@ export async function uses(): Promise<void> {
 export async function misuses(): Promise<void> {
     // @ts-expect-error a fetch function cannot cross to a worker
     await openInWorker("https://example.com/m.gguf", { fetch });
+    // @ts-expect-error maxSplitParts is a number
+    await open("m.gguf", { maxSplitParts: "64" });
     // @ts-expect-error split is a boolean
     await open("m.gguf", { split: "yes" });
 }

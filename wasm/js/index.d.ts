@@ -95,9 +95,19 @@ export interface OpenOptions {
     /**
      * Default true: a URL or path naming one part of a split GGUF (`name-00002-of-00005.gguf`) or a sharded
      * safetensors index (`*.safetensors.index.json`) opens the whole model, its other files found next to it.
-     * false: open just that file.
+     * false: open just that file. An index alone, not opened with its shards (false, or a File), is an error
+     * "bad_source".
      */
     split?: boolean;
+    /** The most parts of a split GGUF opened (more is an error "too_large", before any part is read). Default
+     * 1024. */
+    maxSplitParts?: number;
+    /**
+     * Several sources: leave out those whose names are not a model file's (".gguf", ".safetensors",
+     * ".safetensors.index.json", any case), as a dropped model folder brings config.json and the like along.
+     * Default false: such sources are an error "bad_source".
+     */
+    modelFilesOnly?: boolean;
 }
 
 export type ReadAs = "f32" | "f16" | "raw";

@@ -25,8 +25,10 @@ function positiveInteger(name, value, fallback) {
 function normalize(options) {
     const fetchFn = options.fetch ?? globalThis.fetch?.bind(globalThis);
     const concurrency = positiveInteger("concurrency", options.concurrency, DEFAULTS.concurrency);
-    if (options.split !== undefined && typeof options.split !== "boolean")
-        throw new TypeError(`split: expected a boolean, got ${options.split}`);
+    for (const name of ["split", "modelFilesOnly"]) {
+        if (options[name] !== undefined && typeof options[name] !== "boolean")
+            throw new TypeError(`${name}: expected a boolean, got ${options[name]}`);
+    }
     return {
         signal: options.signal,
         onProgress: options.onProgress,
@@ -35,6 +37,9 @@ function normalize(options) {
         // One cap on requests in flight for all the files of a model.
         slots: new Slots(concurrency),
         split: options.split ?? true,
+        modelFilesOnly: options.modelFilesOnly ?? false,
+        // undefined: the core's default
+        maxSplitParts: positiveInteger("maxSplitParts", options.maxSplitParts, undefined),
         retries: options.retries === 0 ? 0 : positiveInteger("retries", options.retries, DEFAULTS.retries),
         retryDelay:
             options.retryDelay === 0 ? 0 : positiveInteger("retryDelay", options.retryDelay, DEFAULTS.retryDelay),
