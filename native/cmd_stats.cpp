@@ -215,25 +215,34 @@ void add_histogram(const float* x, uint64_t floats, unsigned threads, const Summ
 
 // The summary gives the histogram's range, so a tensor larger than one decode piece is decoded twice; a
 // smaller one (most tensors) is decoded once. Progress counts the tensor's bytes once per decode.
-Status tensor_stats(const TensorInfo& t, const uint8_t* data, unsigned threads, Progress* progress, TensorStats* out) {
+Status tensor_stats(const TensorInfo& t, const uint8_t* data, bool big_endian, unsigned threads, Progress* progress,
+                    TensorStats* out) {
     const DTypeTraits& traits = dtype_traits(t.dtype);
     const uint32_t per_element = dequant_floats_per_element(t.dtype);
     const bool one_piece = t.n_elements <= kPieceElements;
-    WS_TRY(for_each_decoded(t.dtype, data, t.n_elements, threads, [&](const float* x, uint64_t, uint64_t n) {
-        add_summary(x, n * per_element, threads, &out->summary);
-        if (one_piece && out->summary.finite > 0) add_histogram(x, n * per_element, threads, out->summary, out->counts);
-        progress->add(n / traits.block_elems * traits.block_bytes);
-        return true;
-    }));
+    WS_TRY(for_each_decoded(
+        t.dtype, data, t.n_elements, threads,
+        [&](const float* x, uint64_t, uint64_t n) {
+            add_summary(x, n * per_element, threads, &out->summary);
+            if (one_piece && out->summary.finite > 0) {
+                add_histogram(x, n * per_element, threads, out->summary, out->counts);
+            }
+            progress->add(n / traits.block_elems * traits.block_bytes);
+            return true;
+        },
+        big_endian));
     if (one_piece || out->summary.finite == 0) {
         progress->add(t.nbytes);  // no second decode
         return ok_status();
     }
-    return for_each_decoded(t.dtype, data, t.n_elements, threads, [&](const float* x, uint64_t, uint64_t n) {
-        add_histogram(x, n * per_element, threads, out->summary, out->counts);
-        progress->add(n / traits.block_elems * traits.block_bytes);
-        return true;
-    });
+    return for_each_decoded(
+        t.dtype, data, t.n_elements, threads,
+        [&](const float* x, uint64_t, uint64_t n) {
+            add_histogram(x, n * per_element, threads, out->summary, out->counts);
+            progress->add(n / traits.block_elems * traits.block_bytes);
+            return true;
+        },
+        big_endian);
 }
 
 nlohmann::json number_or_null(bool present, double v) {
@@ -338,7 +347,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
             return status;
         }
         TensorStats st;
-        const Status s = tensor_stats(*t, data, threads, &progress, &st);
+        const Status s = tensor_stats(*t, data, model.info.big_endian, threads, &progress, &st);
         if (!s.ok()) {
             progress.finish();
             return fail(kExitInvalid, describe(model.paths[t->file_index], make_error(s.code, t->info_offset, s.what)) +

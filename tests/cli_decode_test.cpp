@@ -15,6 +15,7 @@
 #include "dequant.h"
 #include "gguf_writer.h"
 #include "safetensors_writer.h"
+#include "support/gguf_builder.h"
 #include "support/npy_reader.h"
 #include "support/run_cli.h"
 
@@ -780,35 +781,49 @@ TEST_CASE("verify decodes every tensor and warns about NaN/Inf block scales") {
 
 // ---- types without a decoder, exit statuses ------------------------------------------------------------------
 
-TEST_CASE("a type without a decoder: dump refuses, --as raw works, hash gives null, stats skips it") {
+TEST_CASE("a tensor that cannot be decoded: dump refuses, --as raw works, hash gives null, stats skips it") {
+    // Every GGUF type with a layout decodes; what cannot be decoded is big-endian data of a type gguf-py
+    // defines no big-endian layout for (Q5_K here). Verify accepts the file with a warning.
     ws_test::TempDir dir;
-    const std::string path = dir.file("q8k.gguf");
-    std::vector<uint8_t> q8k(292, 3), f32(16, 0);
-    ws_test::write_file(path, gguf_file({tensor("k", DType::Q8_K, {256}), tensor("f", DType::F32, {4})}, {q8k, f32}));
+    const std::string path = dir.file("be.gguf");
+    std::vector<uint8_t> q5k(176, 3), f32(16, 0);
+    ws_test::GgufSpec spec;
+    spec.big_endian = true;
+    spec.tensors.push_back({"k", static_cast<uint32_t>(DType::Q5_K), {256}, q5k});
+    spec.tensors.push_back({"f", static_cast<uint32_t>(DType::F32), {4}, f32});
+    ws_test::write_file(path, ws_test::build_gguf(spec).bytes);
+    const std::string problem = "type Q5_K has no defined big-endian layout (gguf-py cannot swap it either)";
 
     ws_test::CliResult r = run_cli("dump " + quote(path) + " k");
     CHECK(r.status == 1);
-    CHECK(r.err.find("tensor k: type Q8_K has no float decoder") != std::string::npos);
-    CHECK(as_bytes(ok_cli("dump " + quote(path) + " k --as raw").out) == q8k);
+    CHECK(r.err.find("tensor k: " + problem) != std::string::npos);
+    CHECK(as_bytes(ok_cli("dump " + quote(path) + " k --as raw").out) == q5k);
 
     const json h = json_cli("hash " + quote(path) + " --json");
     CHECK(h["tensors"][0]["f32_sha256"].is_null());
-    CHECK(h["tensors"][0]["raw_sha256"] == sha256(q8k));
+    CHECK(h["tensors"][0]["raw_sha256"] == sha256(q5k));
     CHECK(h["tensors"][1]["f32_sha256"] == sha256(f32));
 
     r = run_cli("stats " + quote(path) + " --json");
     CHECK(r.status == 0);
-    CHECK(r.err == "weightstream: warning: tensor k: type Q8_K has no float decoder; no statistics\n");
+    CHECK(r.err == "weightstream: warning: tensor k: " + problem + "; no statistics\n");
     const json s = json::parse(r.out);
-    CHECK(s["tensors"][0]["error"] == "type Q8_K has no float decoder");
+    CHECK(s["tensors"][0]["error"] == problem);
     CHECK(s["tensors"][1]["zeros"] == 4);
     CHECK(run_cli("stats " + quote(path) + " k").status == 1);
 
-    CHECK(run_cli("convert " + quote(path) + " " + quote(dir.file("x.safetensors"))).status == 1);
-    CHECK_FALSE(ws_test::file_exists(dir.file("x.safetensors")));
-    // GGUF -> GGUF copies it as it is.
-    ok_cli("convert " + quote(path) + " " + quote(dir.file("same.gguf")));
-    CHECK(json_cli("hash " + quote(dir.file("same.gguf")) + " --json") == h);
+    r = run_cli("verify " + quote(path));
+    CHECK(r.status == 0);
+    CHECK(r.err == "weightstream: warning: " + path + ": tensor k: not decoded: " + problem + "\n");
+    CHECK(r.out == path + ": ok: 2 tensors, 1 decoded, 0 metadata keys, 1 warnings\n");
+
+    // convert cannot write it little-endian (not even GGUF -> GGUF, which would copy the bytes).
+    for (const char* out : {"x.safetensors", "x.gguf"}) {
+        r = run_cli("convert " + quote(path) + " " + quote(dir.file(out)));
+        CHECK(r.status == 1);
+        CHECK(r.err.find("cannot convert tensor k: " + problem) != std::string::npos);
+        CHECK_FALSE(ws_test::file_exists(dir.file(out)));
+    }
 }
 
 TEST_CASE("decoding commands: exit statuses and messages") {
@@ -882,7 +897,7 @@ TEST_CASE("bench --type times one type, its fast kernel checked against the scal
     ws_test::CliResult r = run_cli("bench --type Q4_k");  // names are exact, as `info` prints them
     CHECK(r.status == 2);
     CHECK(r.err == "weightstream: error: --type: 'Q4_k' is not a decodable type (e.g. Q4_K)\n");
-    CHECK(run_cli("bench --type Q8_K").status == 2);  // a type without a decoder
+    CHECK(run_cli("bench --type Q4_2").status == 2);  // a type without a decoder
     r = run_cli("bench --threads abc");
     CHECK(r.status == 2);
     CHECK(r.err == "weightstream: error: --threads needs a number from 1 to 1024, not 'abc'\n");

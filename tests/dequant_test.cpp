@@ -195,7 +195,7 @@ TEST_CASE("every ggml corpus tensor decodes to ggml's reference bytes") {
     for (const CorpusTensor& t : corpus()) {
         INFO("tensor " << t.name << " (" << t.type_name << ")");
         const DType dtype = ws::dtype_from_ggml_id(t.type_id);
-        REQUIRE(ws::dtype_traits(dtype).decodable);
+        REQUIRE(ws::dtype_decodable(dtype));
         REQUIRE(expected_types.count(t.type_name) == 1);
         uint64_t expect_bytes = 0;
         REQUIRE(ws::dtype_bytes_for(dtype, t.n_elements, &expect_bytes));
@@ -502,8 +502,10 @@ TEST_CASE("the dispatcher covers exactly the decodable types") {
         const DType t = static_cast<DType>(v);
         const ws::DTypeTraits& traits = ws::dtype_traits(t);
         INFO("dtype " << v << " " << traits.name);
-        CHECK((ws::dequant_row_fn(t) != nullptr) == traits.decodable);
-        if (!traits.decodable) {
+        CHECK((ws::dequant_row_fn(t) != nullptr) == ws::dtype_decodable(t));
+        // Every type with a block layout decodes; removed and unknown ids do not.
+        CHECK(ws::dtype_decodable(t) == (traits.block_elems != 0));
+        if (!ws::dtype_decodable(t)) {
             float out = 0;
             const uint8_t byte = 0;
             CHECK(ws::dequantize(t, &byte, 0, &out).code == ws::Error::kUnsupported);
@@ -513,7 +515,7 @@ TEST_CASE("the dispatcher covers exactly the decodable types") {
     const uint8_t bytes[18] = {};
     CHECK(ws::dequantize(DType::Q4_0, bytes, 16, out).code == ws::Error::kBadShape);
     CHECK(ws::dequantize(DType::Q4_0, bytes, 0, out).ok());
-    CHECK(ws::dequantize(DType::Q8_K, bytes, 256, out).code == ws::Error::kUnsupported);
+    CHECK(ws::dequantize(DType::Q4_2, bytes, 0, out).code == ws::Error::kUnsupported);
     CHECK(ws::dequantize(DType::kUnknown, bytes, 1, out).code == ws::Error::kUnsupported);
 }
 
@@ -522,7 +524,7 @@ TEST_CASE("garbage blocks of every type decode without touching memory outside t
     for (uint32_t v = 0; v < static_cast<uint32_t>(DType::kEnd); ++v) {
         const DType t = static_cast<DType>(v);
         const ws::DTypeTraits& traits = ws::dtype_traits(t);
-        if (!traits.decodable) continue;
+        if (!ws::dtype_decodable(t)) continue;
         INFO(traits.name);
         for (uint32_t n_blocks : {1u, 3u, 17u}) {
             std::vector<uint8_t> bytes(static_cast<size_t>(n_blocks) * traits.block_bytes);

@@ -313,7 +313,7 @@ val dtype_record(DType t) {
     r.set("blockElements", traits.block_elems);
     r.set("blockBytes", traits.block_bytes);
     r.set("floatsPerElement", dequant_floats_per_element(t));
-    r.set("decodable", traits.decodable);
+    r.set("decodable", dtype_decodable(t));
     return r;
 }
 
