@@ -4,9 +4,8 @@
 // each measured faster than the scalar kernel under Node (V8). They follow the x86 kernels (dequant_x86.cpp) at
 // 128 bits: quants become small integers (swizzle lookups for 4-bit value tables, shifts and masks for packed
 // bits), then float32 exactly, then the scalar reference's products in its order, so the results are the same
-// bits. i-quant signs are applied to the int8 grid values ((g ^ m) - m with m = 0 or -1 per byte): db * float(-g)
-// equals the reference's (db * g) * -1.0f for every db, because rounding is sign-symmetric and a NaN operand
-// passes through either product unchanged. Loads stay inside each block's bytes. Two V8 costs shape the code:
+// bits. i-quant signs flip the sign bit of each product db * g (an XOR), as the reference does. Loads stay
+// inside each block's bytes. Two V8 costs shape the code:
 // SIMD128 has no byte shifts (V8 emulates them: 16-bit shifts are used wherever a mask follows), and an ordered
 // lane compare that clang proves unsigned becomes four x86 instructions (lanes are tested with equalities).
 #include "dequant_internal.h"
@@ -122,9 +121,7 @@ inline v128_t bits_to_bytes(uint32_t bits16) {
 // kSignMask[s]: byte j is 0xff where bit j of s is set (element j negative), else 0.
 constexpr std::array<uint64_t, 256> make_sign_mask() {
     std::array<uint64_t, 256> t{};
-    for (unsigned s = 0; s < 256; ++s) {
-        for (unsigned j = 0; j < 8; ++j) t[s] |= static_cast<uint64_t>((s >> j) & 1u ? 0xffu : 0u) << (8 * j);
-    }
+    for (unsigned s = 0; s < 256; ++s) t[s] = sign_bytes(s);
     return t;
 }
 constexpr std::array<uint64_t, 256> kSignMask = make_sign_mask();
@@ -142,9 +139,27 @@ inline v128_t u32x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
     return wasm_i32x4_make(static_cast<int32_t>(a), static_cast<int32_t>(b), static_cast<int32_t>(c),
                            static_cast<int32_t>(d));
 }
-// g where the mask byte is 0, -g where it is 0xff.
-inline v128_t apply_signs(v128_t g, v128_t mask) {
-    return wasm_i8x16_sub(wasm_v128_xor(g, mask), mask);
+// 16 grid values (non-negative int8) and a byte mask (0xff: that element is negative). The sign is flipped in
+// the product db * g (an XOR of its sign bit), as the reference does, NaN signs included.
+struct SignedGrid {
+    v128_t g;
+    v128_t neg;
+};
+inline SignedGrid signed_grid(v128_t g, v128_t mask) {
+    return {g, mask};
+}
+template <typename Op>
+inline void store_i8x16(float* y, const SignedGrid& v, const Op& op) {
+    const v128_t sign_bit = wasm_i32x4_splat(INT32_MIN);
+    const v128_t g_lo = wasm_u16x8_extend_low_u8x16(v.g), g_hi = wasm_u16x8_extend_high_u8x16(v.g);
+    const v128_t n_lo = wasm_i16x8_extend_low_i8x16(v.neg), n_hi = wasm_i16x8_extend_high_i8x16(v.neg);
+    const v128_t g[4] = {wasm_u32x4_extend_low_u16x8(g_lo), wasm_u32x4_extend_high_u16x8(g_lo),
+                         wasm_u32x4_extend_low_u16x8(g_hi), wasm_u32x4_extend_high_u16x8(g_hi)};
+    const v128_t n[4] = {wasm_i32x4_extend_low_i16x8(n_lo), wasm_i32x4_extend_high_i16x8(n_lo),
+                         wasm_i32x4_extend_low_i16x8(n_hi), wasm_i32x4_extend_high_i16x8(n_hi)};
+    for (int j = 0; j < 4; ++j) {
+        store_4(y + 4 * j, wasm_v128_xor(op(u32_to_f32_minus(g[j], 0.0f)), wasm_v128_and(n[j], sign_bit)));
+    }
 }
 
 // ---- plain floats -----------------------------------------------------------------------------------------
@@ -843,10 +858,10 @@ void iq2_xxs(const uint8_t* src, float* y, int64_t k) {
             const uint8_t* p = b + offsetof(block_iq2_xxs, qs) + 8 * ib32;
             const uint32_t aux = load_le32(p + 4);  // four 7-bit sign codes, a 4-bit scale
             const Mul op = mul_by(d * (0.5f + static_cast<float>(aux >> 28)) * 0.25f);
-            const v128_t g0 = apply_signs(u64x2(iq2xxs_grid[p[0]], iq2xxs_grid[p[1]]),
-                                          u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
-            const v128_t g1 = apply_signs(u64x2(iq2xxs_grid[p[2]], iq2xxs_grid[p[3]]),
-                                          u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
+            const SignedGrid g0 = signed_grid(u64x2(iq2xxs_grid[p[0]], iq2xxs_grid[p[1]]),
+                                              u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
+            const SignedGrid g1 = signed_grid(u64x2(iq2xxs_grid[p[2]], iq2xxs_grid[p[3]]),
+                                              u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
             store_i8x16(y, g0, op);
             store_i8x16(y + 16, g1, op);
         }
@@ -861,10 +876,10 @@ void iq2_xs(const uint8_t* src, float* y, int64_t k) {
         for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
             unsigned q[4];  // 9-bit grid index, 7-bit sign code
             for (int l = 0; l < 4; ++l) q[l] = load_le16(b + offsetof(block_iq2_xs, qs) + 8 * ib32 + 2 * l);
-            const v128_t g0 = apply_signs(u64x2(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511]),
-                                          u64x2(kSignMask7[q[0] >> 9], kSignMask7[q[1] >> 9]));
-            const v128_t g1 = apply_signs(u64x2(iq2xs_grid[q[2] & 511], iq2xs_grid[q[3] & 511]),
-                                          u64x2(kSignMask7[q[2] >> 9], kSignMask7[q[3] >> 9]));
+            const SignedGrid g0 = signed_grid(u64x2(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511]),
+                                              u64x2(kSignMask7[q[0] >> 9], kSignMask7[q[1] >> 9]));
+            const SignedGrid g1 = signed_grid(u64x2(iq2xs_grid[q[2] & 511], iq2xs_grid[q[3] & 511]),
+                                              u64x2(kSignMask7[q[2] >> 9], kSignMask7[q[3] >> 9]));
             store_i8x16(y, g0, mul_by(d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f));
             store_i8x16(y + 16, g1, mul_by(d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f));
         }
@@ -882,11 +897,11 @@ void iq2_s(const uint8_t* src, float* y, int64_t k) {
             const uint8_t* p = qs + 4 * ib32;
             const uint8_t* s = qs + QK_K / 8 + 4 * ib32;
             const unsigned h = qh[ib32];  // 2 high grid index bits per group of 8
-            const v128_t g0 =
-                apply_signs(u64x2(iq2s_grid[p[0] | ((h << 8) & 0x300)], iq2s_grid[p[1] | ((h << 6) & 0x300)]),
+            const SignedGrid g0 =
+                signed_grid(u64x2(iq2s_grid[p[0] | ((h << 8) & 0x300)], iq2s_grid[p[1] | ((h << 6) & 0x300)]),
                             u64x2(kSignMask[s[0]], kSignMask[s[1]]));
-            const v128_t g1 =
-                apply_signs(u64x2(iq2s_grid[p[2] | ((h << 4) & 0x300)], iq2s_grid[p[3] | ((h << 2) & 0x300)]),
+            const SignedGrid g1 =
+                signed_grid(u64x2(iq2s_grid[p[2] | ((h << 4) & 0x300)], iq2s_grid[p[3] | ((h << 2) & 0x300)]),
                             u64x2(kSignMask[s[2]], kSignMask[s[3]]));
             store_i8x16(y, g0, mul_by(d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f));
             store_i8x16(y + 16, g1, mul_by(d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f));
@@ -903,11 +918,11 @@ void iq3_xxs(const uint8_t* src, float* y, int64_t k) {
             const uint32_t aux = load_le32(qs + QK_K / 4 + 4 * ib32);
             const uint8_t* p = qs + 8 * ib32;
             const Mul op = mul_by(d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f);
-            const v128_t g0 =
-                apply_signs(u32x4(iq3xxs_grid[p[0]], iq3xxs_grid[p[1]], iq3xxs_grid[p[2]], iq3xxs_grid[p[3]]),
+            const SignedGrid g0 =
+                signed_grid(u32x4(iq3xxs_grid[p[0]], iq3xxs_grid[p[1]], iq3xxs_grid[p[2]], iq3xxs_grid[p[3]]),
                             u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
-            const v128_t g1 =
-                apply_signs(u32x4(iq3xxs_grid[p[4]], iq3xxs_grid[p[5]], iq3xxs_grid[p[6]], iq3xxs_grid[p[7]]),
+            const SignedGrid g1 =
+                signed_grid(u32x4(iq3xxs_grid[p[4]], iq3xxs_grid[p[5]], iq3xxs_grid[p[6]], iq3xxs_grid[p[7]]),
                             u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
             store_i8x16(y, g0, op);
             store_i8x16(y + 16, g1, op);
@@ -930,8 +945,8 @@ void iq3_s(const uint8_t* src, float* y, int64_t k) {
             for (int j = 0; j < 8; ++j) g[j] = iq3s_grid[p[j] | (((h >> j) & 1u) << 8)];
             const uint8_t* s = signs + 4 * ib32;
             const Mul op = mul_by(d * (1 + 2 * ((scales[ib32 / 2] >> (4 * (ib32 % 2))) & 0xf)));
-            store_i8x16(y, apply_signs(u32x4(g[0], g[1], g[2], g[3]), u64x2(kSignMask[s[0]], kSignMask[s[1]])), op);
-            store_i8x16(y + 16, apply_signs(u32x4(g[4], g[5], g[6], g[7]), u64x2(kSignMask[s[2]], kSignMask[s[3]])),
+            store_i8x16(y, signed_grid(u32x4(g[0], g[1], g[2], g[3]), u64x2(kSignMask[s[0]], kSignMask[s[1]])), op);
+            store_i8x16(y + 16, signed_grid(u32x4(g[4], g[5], g[6], g[7]), u64x2(kSignMask[s[2]], kSignMask[s[3]])),
                         op);
         }
     }

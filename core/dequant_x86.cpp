@@ -5,9 +5,7 @@
 // lanes at a time, so the results are the same bits:
 // - quants become small integers (pshufb table lookups for 4-bit value tables, shifts and masks for packed
 //   bits), then float32 exactly, then the reference's products in the reference's order;
-// - i-quant signs are applied to the integer grid values (psignd) before conversion: db * float(-g) equals
-//   the reference's (db * g) * -1.0f for every db, NaN and Inf included, because rounding is sign-symmetric
-//   and a NaN operand passes through either product unchanged;
+// - i-quant signs flip the sign bit of each product db * g (an XOR), as the reference does;
 // - small floats become binary16 bits that F16C widens, then an exact power-of-two scale (no table lookups);
 // - no FMA: the target is "avx2,f16c" without "fma", and the build has -ffp-contract=off besides.
 // Loads stay inside each block's bytes and element-wise types finish with the scalar kernel, so nothing
@@ -130,33 +128,42 @@ WS_AVX2 inline __m256i table_16(const int8_t* t) {
     return _mm256_set_m128i(v, v);
 }
 
-// Sign multipliers for psignd: lane j of kSignLanes[s] is -1 where bit j of s is set, else +1 (8 KiB).
+// Sign bits: lane j of kSignLanes[s] is 0x80000000 where bit j of s is set, else 0 (8 KiB).
 struct SignLanes {
-    alignas(32) int32_t lane[8];
+    alignas(32) uint32_t lane[8];
 };
 constexpr std::array<SignLanes, 256> make_sign_lanes() {
     std::array<SignLanes, 256> t{};
     for (unsigned s = 0; s < 256; ++s) {
-        for (unsigned j = 0; j < 8; ++j) t[s].lane[j] = (s >> j) & 1u ? -1 : 1;
+        for (unsigned j = 0; j < 8; ++j) t[s].lane[j] = ((s >> j) & 1u) << 31;
     }
     return t;
 }
 alignas(32) constexpr std::array<SignLanes, 256> kSignLanes = make_sign_lanes();
 
-// 8 grid values (int8, from an 8-byte grid entry in memory) with signs (bit j set = lane j negative) as int32.
-WS_AVX2 inline __m256i grid8_signed(const uint64_t* entry, uint8_t signs) {
-    const __m256i g = _mm256_cvtepi8_epi32(load_8(reinterpret_cast<const uint8_t*>(entry)));
-    return _mm256_sign_epi32(g, _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane)));
+// 8 grid values (non-negative int8) as int32 and the sign bits to flip in their products (bit j of the sign
+// byte set = lane j negative). The flip comes after the product, as in the reference (NaN signs included).
+struct SignedGrid8 {
+    __m256i g;
+    __m256i sign;
+};
+// From an 8-byte grid entry in memory.
+WS_AVX2 inline SignedGrid8 grid8_signed(const uint64_t* entry, uint8_t signs) {
+    return {_mm256_cvtepi8_epi32(load_8(reinterpret_cast<const uint8_t*>(entry))),
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane))};
 }
-// The same from two 4-byte grid entries.
-WS_AVX2 inline __m256i grid4x2_signed(uint32_t first, uint32_t second, uint8_t signs) {
+// From two 4-byte grid entries.
+WS_AVX2 inline SignedGrid8 grid4x2_signed(uint32_t first, uint32_t second, uint8_t signs) {
     const __m128i pair = _mm_set_epi32(0, 0, static_cast<int>(second), static_cast<int>(first));
-    const __m256i g = _mm256_cvtepi8_epi32(pair);
-    return _mm256_sign_epi32(g, _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane)));
+    return {_mm256_cvtepi8_epi32(pair), _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane))};
 }
 template <typename Op>
 WS_AVX2 inline void store_i32x8(float* y, __m256i v, const Op& op) {
     _mm256_storeu_ps(y, op(_mm256_cvtepi32_ps(v)));
+}
+template <typename Op>
+WS_AVX2 inline void store_i32x8(float* y, const SignedGrid8& v, const Op& op) {
+    _mm256_storeu_ps(y, _mm256_xor_ps(op(_mm256_cvtepi32_ps(v.g)), _mm256_castsi256_ps(v.sign)));
 }
 
 WS_AVX2 inline __m256i set1(uint32_t v) {
@@ -837,8 +844,8 @@ WS_AVX2 void iq3_xxs(const uint8_t* src, float* y, int64_t k) {
             const Mul op{_mm256_set1_ps(d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f)};
             const uint8_t* p = qs + 8 * ib32;
             for (int l = 0; l < 4; ++l, y += 8) {
-                const __m256i v = grid4x2_signed(iq3xxs_grid[p[2 * l]], iq3xxs_grid[p[2 * l + 1]],
-                                                 ksigns_iq2xs[(aux >> 7 * l) & 127]);
+                const SignedGrid8 v = grid4x2_signed(iq3xxs_grid[p[2 * l]], iq3xxs_grid[p[2 * l + 1]],
+                                                     ksigns_iq2xs[(aux >> 7 * l) & 127]);
                 store_i32x8(y, v, op);
             }
         }

@@ -257,7 +257,7 @@ export class Model {
         const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
         const blockValues = dtype.blockElements * dtype.floatsPerElement;
         const feedBytes = Math.max(1, Math.floor(MAX_VALUES_PER_FEED / blockValues)) * dtype.blockBytes;
-        const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16");
+        const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16", this.info.endian === "big");
         const fail = (status) => {
             const error = statusError({ ...status, offset: offset + status.offset }, `tensor "${tensor.name}"`);
             return status.name === "truncated" ? truncated(error.offset, `tensor "${tensor.name}" data`) : error;
