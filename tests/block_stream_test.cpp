@@ -5,12 +5,14 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dequant.h"
 #include "dtype.h"
 #include "model_info.h"
+#include "support/gguf_builder.h"
 #include "support/test_util.h"
 
 using ws::BlockStream;
@@ -70,8 +72,8 @@ std::vector<float> whole_decode(DType t, const uint8_t* src, uint64_t n) {
 // Feeds `bytes` in chunks of the given sizes (cycled), each chunk copied to the end of its own exact-size
 // allocation, and each feed writing into an exact-size output allocation of floats_for(chunk) floats.
 std::vector<float> chunked_decode(DType t, uint64_t n, const uint8_t* bytes, size_t size,
-                                  const std::vector<size_t>& chunk_sizes) {
-    BlockStream stream(t, n);
+                                  const std::vector<size_t>& chunk_sizes, bool big_endian = false) {
+    BlockStream stream(t, n, big_endian);
     REQUIRE(stream.status().ok());
     REQUIRE(stream.bytes_total() == size);
     std::vector<float> out;
@@ -116,6 +118,42 @@ TEST_CASE("chunked decoding equals whole-tensor decoding for every corpus tensor
             CHECK(same_bits(chunked, whole));
         }
     }
+}
+
+TEST_CASE("big-endian corpus tensors (swapped as gguf-py swaps them) decode to the little-endian floats") {
+    std::set<DType> seen;
+    for (const CorpusTensor& t : corpus().tensors) {
+        INFO("tensor " << t.info.name);
+        std::vector<uint8_t> be(tensor_bytes(t), tensor_bytes(t) + t.info.nbytes);
+        const bool defined = ws_test::to_big_endian_data(t.info.type_id, &be);
+        CHECK(ws::big_endian_order_defined(t.info.dtype) == defined);
+        if (!defined) {
+            CHECK(BlockStream(t.info.dtype, t.info.n_elements, true).status().code == Error::kUnsupported);
+            std::vector<uint8_t> copy = be;
+            CHECK(ws::swap_to_little_endian(t.info.dtype, copy.data(), copy.size()).code == Error::kUnsupported);
+            CHECK(copy == be);
+            continue;
+        }
+        seen.insert(t.info.dtype);
+        const std::vector<float> want = whole_decode(t.info.dtype, tensor_bytes(t), t.info.n_elements);
+        for (const std::vector<size_t>& chunks : {std::vector<size_t>{1}, {7, 300, 5}, {9000}, {1 << 20}}) {
+            const std::vector<float> got =
+                chunked_decode(t.info.dtype, t.info.n_elements, be.data(), be.size(), chunks, true);
+            REQUIRE(got.size() == want.size());
+            CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+        }
+        // The core swap gives the little-endian bytes back, and swapping twice is the identity.
+        std::vector<uint8_t> le = be;
+        REQUIRE(ws::swap_to_little_endian(t.info.dtype, le.data(), le.size()).ok());
+        CHECK(std::memcmp(le.data(), tensor_bytes(t), le.size()) == 0);
+        REQUIRE(ws::swap_to_little_endian(t.info.dtype, le.data(), le.size()).ok());
+        CHECK(le == be);
+        if (ws::dtype_traits(t.info.dtype).block_bytes > 1) {
+            CHECK(ws::swap_to_little_endian(t.info.dtype, le.data(), le.size() - 1).code == Error::kBadShape);
+        }
+    }
+    // gguf-py's set, all present in the corpus: F32 F16 BF16 Q4_0 Q8_0 Q4_K Q6_K MXFP4 I8 I16 I32 I64 F64.
+    CHECK(seen.size() == 13);
 }
 
 TEST_CASE("chunked decoding equals whole decoding for every decodable type (random bytes)") {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "dequant.h"
 #include "gguf_writer.h"
@@ -254,6 +255,94 @@ TEST_CASE("hash prints one line per tensor without --json") {
     CHECK(r.out.find(q4k["raw_sha256"].get<std::string>() + "  " + q4k["reference"]["sha256"].get<std::string>() +
                      "  Q4_K     q4_k.weight\n") != std::string::npos);
     CHECK(r.err.empty());
+}
+
+TEST_CASE("a big-endian GGUF of the corpus tensors decodes, hashes, verifies and converts like the little-endian one") {
+    // The same tensors written by the test builder twice: little-endian, and big-endian with the tensor data
+    // swapped as gguf-py swaps it (every corpus type gguf-py can swap; the others are left out).
+    ws_test::TempDir dir;
+    ws_test::GgufSpec le_spec, be_spec;
+    be_spec.big_endian = true;
+    std::vector<json> refs;
+    for (const CorpusFile& f : ggml_files(false)) {
+        const std::vector<uint8_t> file = ws_test::read_file(f.path);
+        for (const json& t : f.manifest["tensors"]) {
+            ws_test::TensorSpec spec{t["name"], t["ggml_type_id"], t["ne"].get<std::vector<int64_t>>(),
+                                     stored_bytes(file, t)};
+            le_spec.tensors.push_back(spec);
+            if (!ws_test::to_big_endian_data(spec.type_id, &spec.data)) {
+                le_spec.tensors.pop_back();
+                continue;
+            }
+            be_spec.tensors.push_back(spec);
+            refs.push_back(t);
+        }
+    }
+    std::set<uint32_t> types;
+    for (const json& t : refs) types.insert(t["ggml_type_id"].get<uint32_t>());
+    REQUIRE(types.size() == 13);  // F32 F16 BF16 Q4_0 Q8_0 Q4_K Q6_K MXFP4 I8 I16 I32 I64 F64
+    const std::string le = dir.file("le.gguf"), be = dir.file("be.gguf");
+    ws_test::write_file(le, ws_test::build_gguf(le_spec).bytes);
+    ws_test::write_file(be, ws_test::build_gguf(be_spec).bytes);
+
+    const json le_hash = json_cli("hash " + quote(le) + " --json"), be_hash = json_cli("hash " + quote(be) + " --json");
+    for (size_t i = 0; i < refs.size(); ++i) {
+        INFO("tensor " << refs[i]["name"]);
+        const json& l = le_hash["tensors"][i];
+        const json& b = be_hash["tensors"][i];
+        CHECK(b["name"] == refs[i]["name"]);
+        CHECK(b["f32_sha256"] == l["f32_sha256"]);
+        if (f32_reference(refs[i])) CHECK(b["f32_sha256"] == refs[i]["reference"]["sha256"]);
+        CHECK(l["raw_sha256"] == refs[i]["raw_sha256"]);
+        const uint32_t id = refs[i]["ggml_type_id"];
+        CHECK((b["raw_sha256"] == l["raw_sha256"]) == (id == 24 || id == 39));  // bytes differ but for I8, MXFP4
+        if (f32_reference(refs[i])) {
+            CHECK(as_bytes(ok_cli("dump " + quote(be) + " " + quote(refs[i]["name"])).out) == ref_bytes(refs[i]));
+        }
+    }
+    CHECK(json_cli("stats " + quote(be) + " --json") == json_cli("stats " + quote(le) + " --json"));
+
+    ws_test::CliResult r = run_cli("verify " + quote(be));
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == be + ": ok: " + std::to_string(refs.size()) + " tensors decoded, 0 metadata keys\n");
+
+    // convert writes little-endian: the same tensors as the little-endian file, byte for byte.
+    ok_cli("convert " + quote(be) + " " + quote(dir.file("out.gguf")));
+    CHECK(json_cli("info " + quote(dir.file("out.gguf")) + " --json")["endian"] == "little");
+    CHECK(json_cli("hash " + quote(dir.file("out.gguf")) + " --json") == le_hash);
+    ok_cli("convert " + quote(be) + " " + quote(dir.file("out.safetensors")));
+    ok_cli("convert " + quote(le) + " " + quote(dir.file("le.safetensors")));
+    CHECK(json_cli("hash " + quote(dir.file("out.safetensors")) + " --json") ==
+          json_cli("hash " + quote(dir.file("le.safetensors")) + " --json"));
+}
+
+TEST_CASE("verify accepts Q8_1 and Q8_K tensors and decodes them") {
+    ws_test::TempDir dir;
+    const std::string path = dir.file("q8.gguf");
+    std::vector<uint8_t> q8k(292), q81(2 * 36);
+    for (size_t i = 0; i < q8k.size(); ++i) q8k[i] = static_cast<uint8_t>(i * 7);
+    for (size_t i = 0; i < q81.size(); ++i) q81[i] = static_cast<uint8_t>(i * 5 + 1);
+    const float d = 0.25f;
+    std::memcpy(q8k.data(), &d, 4);
+    ws_test::write_file(path,
+                        gguf_file({tensor("k", DType::Q8_K, {256}), tensor("one", DType::Q8_1, {64})}, {q8k, q81}));
+    const ws_test::CliResult r = run_cli("verify " + quote(path));
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == path + ": ok: 2 tensors decoded, 0 metadata keys\n");
+    std::vector<float> k(256), one(64);
+    REQUIRE(ws::dequantize(DType::Q8_K, q8k.data(), 256, k.data()).ok());
+    REQUIRE(ws::dequantize(DType::Q8_1, q81.data(), 64, one.data()).ok());
+    CHECK(k[3] == 0.25f * static_cast<float>(static_cast<int8_t>(q8k[4 + 3])));
+    const json h = json_cli("hash " + quote(path) + " --json");
+    auto bytes_of_floats = [](const std::vector<float>& v) {
+        std::vector<uint8_t> b(v.size() * 4);
+        std::memcpy(b.data(), v.data(), b.size());
+        return b;
+    };
+    CHECK(h["tensors"][0]["f32_sha256"] == sha256(bytes_of_floats(k)));
+    CHECK(h["tensors"][1]["f32_sha256"] == sha256(bytes_of_floats(one)));
 }
 
 // ---- dump ---------------------------------------------------------------------------------------------------
