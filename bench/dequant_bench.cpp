@@ -89,7 +89,7 @@ std::vector<DType> decodable_types() {
     std::vector<DType> types;
     for (uint32_t v = 0; v < static_cast<uint32_t>(DType::kEnd); ++v) {
         const DType t = static_cast<DType>(v);
-        if (dtype_traits(t).decodable) types.push_back(t);
+        if (dtype_decodable(t)) types.push_back(t);
     }
     return types;
 }

@@ -6,29 +6,43 @@
 
 namespace ws {
 
-BlockStream::BlockStream(DType t, uint64_t n_elements) {
-    const DTypeTraits& traits = dtype_traits(t);
-    fn_ = dequant_row_fn(t);
-    if (fn_ == nullptr) {
-        status_ = make_error(Error::kUnsupported, 0, "block_stream: type has no decoder");
+BlockStream::BlockStream(DType t, uint64_t n_elements, bool big_endian) : dtype_(t), big_endian_(big_endian) {
+    status_ = check_decodable(t, n_elements);
+    if (!status_.ok()) return;
+    if (big_endian && !big_endian_order_defined(t)) {
+        status_ =
+            make_error(Error::kUnsupported, 0, "block_stream: big-endian data of this type has no defined layout");
         return;
     }
+    const DTypeTraits& traits = dtype_traits(t);
     if (traits.block_bytes > kMaxBlockBytes) {
         status_ = make_error(Error::kInternal, 0, "block_stream: block larger than the carry buffer");
         return;
     }
-    if (n_elements % traits.block_elems != 0) {
-        status_ = make_error(Error::kBadShape, 0, "block_stream: n_elements is not a whole number of blocks");
-        return;
-    }
-    // Kernels count elements in int64_t; C64 writes two floats per element.
-    if (n_elements > static_cast<uint64_t>(INT64_MAX) / 2 || !dtype_bytes_for(t, n_elements, &total_bytes_)) {
+    if (!dtype_bytes_for(t, n_elements, &total_bytes_)) {
         status_ = make_error(Error::kOverflow, 0, "block_stream: tensor size");
         return;
     }
+    fn_ = dequant_row_fn(t);
     block_elems_ = traits.block_elems;
     block_bytes_ = traits.block_bytes;
     floats_per_element_ = dequant_floats_per_element(t);
+}
+
+void BlockStream::decode_blocks(const uint8_t* src, size_t n_blocks, float* out) {
+    if (!big_endian_) {
+        fn_(src, out, static_cast<int64_t>(n_blocks) * block_elems_);
+        return;
+    }
+    const size_t batch = kSwapBytes / block_bytes_;
+    const size_t batch_floats = batch * block_elems_ * floats_per_element_;
+    for (size_t done = 0; done < n_blocks; done += batch, src += batch * block_bytes_, out += batch_floats) {
+        const size_t n = std::min(batch, n_blocks - done);
+        std::memcpy(swap_, src, n * block_bytes_);
+        // Cannot fail: the type's layout was checked by the constructor and n * block_bytes_ is whole blocks.
+        (void)swap_to_little_endian(dtype_, swap_, n * block_bytes_);
+        fn_(swap_, out, static_cast<int64_t>(n) * block_elems_);
+    }
 }
 
 size_t BlockStream::floats_for(size_t size) const {
@@ -61,14 +75,14 @@ Status BlockStream::feed(const uint8_t* data, size_t size, float* out, size_t ou
         p += take;
         left -= take;
         if (carry_len_ == block_bytes_) {
-            fn_(carry_, out, block_elems_);
+            decode_blocks(carry_, 1, out);
             written += block_floats;
             carry_len_ = 0;
         }
     }
     const size_t blocks = left / block_bytes_;
     if (blocks > 0) {
-        fn_(p, out + written, static_cast<int64_t>(blocks) * block_elems_);
+        decode_blocks(p, blocks, out + written);
         written += blocks * block_floats;
         p += blocks * block_bytes_;
         left -= blocks * block_bytes_;

@@ -17,13 +17,16 @@ namespace ws {
 
 class BlockStream {
 public:
-    // The largest block of any decodable type (Q6_K: 210 bytes) fits the carry buffer.
-    static constexpr size_t kMaxBlockBytes = 256;
+    // The largest block of any decodable type (Q8_K: 292 bytes) fits the carry buffer.
+    static constexpr size_t kMaxBlockBytes = 320;
+    // Big-endian blocks are swapped in a buffer of this size on the way to the kernel (src is const).
+    static constexpr size_t kSwapBytes = 8192;
 
-    // A stream over the n_elements values of one tensor of type t. Check status(): kUnsupported for a type
-    // without a decoder, kBadShape when n_elements is not a whole number of blocks, kOverflow when the
-    // tensor's byte size does not fit 64 bits.
-    BlockStream(DType t, uint64_t n_elements);
+    // A stream over the n_elements values of one tensor of type t, stored big-endian when big_endian (a
+    // big-endian GGUF: see swap_to_little_endian()). Check status(): check_decodable()'s errors, kUnsupported
+    // for big-endian data of a type without a defined big-endian layout, kOverflow when the tensor's byte size
+    // does not fit 64 bits.
+    BlockStream(DType t, uint64_t n_elements, bool big_endian = false);
 
     Status status() const { return status_; }
 
@@ -49,6 +52,11 @@ public:
     uint64_t floats_written() const { return floats_out_; }  // written so far over all feeds
 
 private:
+    // Decodes n_blocks whole blocks at src into out, swapping big-endian blocks through swap_ first.
+    void decode_blocks(const uint8_t* src, size_t n_blocks, float* out);
+
+    DType dtype_ = DType::kUnknown;
+    bool big_endian_ = false;
     DequantRowFn fn_ = nullptr;
     Status status_;
     uint32_t block_elems_ = 0;
@@ -59,6 +67,7 @@ private:
     uint64_t floats_out_ = 0;
     size_t carry_len_ = 0;
     uint8_t carry_[kMaxBlockBytes];
+    uint8_t swap_[kSwapBytes];  // used by big-endian streams only
 };
 
 }  // namespace ws

@@ -28,9 +28,27 @@ namespace ws {
 // Safe on untrusted bytes: any values decode (garbage to garbage, NaN/Inf scales to NaN/Inf) and nothing
 // outside src/dst is touched. Integer types convert to float32 (I32/I64/U32/U64 round to nearest even);
 // BOOL gives 0/1 (any non-zero byte is true); C64 gives interleaved real/imaginary pairs.
-// Returns kUnsupported for types without a decoder (Q8_1, Q8_K, removed and unknown ids), kBadShape when
-// n_elements is not a whole number of blocks, kOverflow when n_elements exceeds INT64_MAX.
+// Errors are check_decodable()'s.
 Status dequantize(DType t, const uint8_t* src, uint64_t n_elements, float* dst);
+
+// Whether dequantize() takes n_elements values of t: kUnsupported for types without a decoder (removed and
+// unknown ids), kBadShape when n_elements is not a whole number of blocks, kOverflow when n_elements exceeds
+// INT64_MAX / 2 (the kernels count floats in int64_t). Callers that split a tensor need not check again.
+Status check_decodable(DType t, uint64_t n_elements);
+
+// Whether t has a float32 decoder (a row with a scalar kernel in the kernel table).
+bool dtype_decodable(DType t);
+
+// Rewrites n_bytes of big-endian tensor data of type t, in place, into the little-endian layout the kernels
+// read: the multi-byte fields of each block reversed as gguf-py (gguf_convert_endian.py) swaps them, i.e.
+// every element of F32, F16, BF16, F64, I16, I32, I64; the f16 d of Q4_0 and Q8_0; d and dmin of Q4_K; d of
+// Q6_K; nothing for I8 and MXFP4. Errors: kUnsupported for any other type (gguf-py defines no big-endian
+// layout for it, and refuses to convert it), kBadShape when n_bytes is not a whole number of blocks.
+// Safe on any bytes; touches blocks[0 .. n_bytes) only. Swapping twice restores the input.
+Status swap_to_little_endian(DType t, uint8_t* blocks, uint64_t n_bytes);
+
+// Whether swap_to_little_endian() takes tensors of type t.
+bool big_endian_order_defined(DType t);
 
 // Floats written per element: 2 for C64, else 1.
 inline uint32_t dequant_floats_per_element(DType t) {
@@ -89,6 +107,7 @@ void dequantize_row_q4_1(const uint8_t* src, float* dst, int64_t k);
 void dequantize_row_q5_0(const uint8_t* src, float* dst, int64_t k);
 void dequantize_row_q5_1(const uint8_t* src, float* dst, int64_t k);
 void dequantize_row_q8_0(const uint8_t* src, float* dst, int64_t k);
+void dequantize_row_q8_1(const uint8_t* src, float* dst, int64_t k);  // d * q (the f16 sum s unused)
 
 // k-quants (dequant_kquants.cpp).
 void dequantize_row_q2_K(const uint8_t* src, float* dst, int64_t k);
@@ -96,6 +115,7 @@ void dequantize_row_q3_K(const uint8_t* src, float* dst, int64_t k);
 void dequantize_row_q4_K(const uint8_t* src, float* dst, int64_t k);
 void dequantize_row_q5_K(const uint8_t* src, float* dst, int64_t k);
 void dequantize_row_q6_K(const uint8_t* src, float* dst, int64_t k);
+void dequantize_row_q8_K(const uint8_t* src, float* dst, int64_t k);  // float32 d * q (bsums unused)
 
 // Ternary, microscaling and 1-/2-bit types (dequant_ternary_fp4.cpp).
 void dequantize_row_tq1_0(const uint8_t* src, float* dst, int64_t k);

@@ -2,8 +2,9 @@
 // I-quant dequantizers. Each kernel is ggml's dequantize_row_<type> (ggml-quants.c, ggml commit d99724f2)
 // restated over raw bytes: the same float32 operations in the same order, so results are bit-identical.
 // Blocks are copied to aligned locals (load_block) because src may sit at any address. Multi-byte fields
-// are then read in host order like ggml does, which quant_blocks.h pins to little-endian. Sign flips stay
-// multiplications by +-1.0f (exact, and what ggml does) but come from a table instead of a branch.
+// are then read in host order like ggml does, which quant_blocks.h pins to little-endian. Sign flips are an
+// XOR of the sign bit: ggml writes `x * (s ? -1.f : 1.f)`, which gcc and clang compile at -O2/-O3 to exactly
+// that (a multiplication by -1 would leave a NaN's sign alone; the flip also flips it).
 #include "dequant_iquants.h"
 
 #include <cstring>
@@ -15,11 +16,10 @@
 namespace ws {
 namespace {
 
-// ggml writes `x * (signs & kmask_iq2xs[j] ? -1.f : 1.f)`; indexing this table gives the same factor.
-constexpr float kSignFactor[2] = {1.0f, -1.0f};
-
-inline float sign_factor(uint8_t signs, int j) {
-    return kSignFactor[(signs & kmask_iq2xs[j]) != 0];
+// x with its sign bit flipped where bit j of signs is set: ggml's `x * (signs & kmask_iq2xs[j] ? -1.f : 1.f)`
+// as its builds compute it (see the file comment).
+inline float apply_sign(float x, uint8_t signs, int j) {
+    return f32_from_bits(f32_to_bits(x) ^ (static_cast<uint32_t>((signs & kmask_iq2xs[j]) != 0) << 31));
 }
 
 // Element j of a grid entry (byte j, as ggml reads the entry through a uint8_t pointer on little-endian).
@@ -50,7 +50,7 @@ void dequantize_row_iq2_xxs(const uint8_t* src, float* y, int64_t k) {
             for (int l = 0; l < 4; ++l) {
                 const uint64_t grid = iq2xxs_grid[aux8[l]];
                 const uint8_t signs = ksigns_iq2xs[(aux32[1] >> 7 * l) & 127];
-                for (int j = 0; j < 8; ++j) y[j] = db * grid_u8(grid, j) * sign_factor(signs, j);
+                for (int j = 0; j < 8; ++j) y[j] = apply_sign(db * grid_u8(grid, j), signs, j);
                 y += 8;
             }
         }
@@ -69,7 +69,7 @@ void dequantize_row_iq2_xs(const uint8_t* src, float* y, int64_t k) {
                 // 9-bit grid index, 7-bit sign code.
                 const uint64_t grid = iq2xs_grid[x.qs[4 * ib32 + l] & 511];
                 const uint8_t signs = ksigns_iq2xs[x.qs[4 * ib32 + l] >> 9];
-                for (int j = 0; j < 8; ++j) y[j] = db[l / 2] * grid_u8(grid, j) * sign_factor(signs, j);
+                for (int j = 0; j < 8; ++j) y[j] = apply_sign(db[l / 2] * grid_u8(grid, j), signs, j);
                 y += 8;
             }
         }
@@ -90,7 +90,7 @@ void dequantize_row_iq2_s(const uint8_t* src, float* y, int64_t k) {
                 const float dl = db[l / 2];
                 // 10-bit grid index: low byte from qs, 2 high bits per group of 8 from qh.
                 const uint64_t grid = iq2s_grid[qs[l] | ((x.qh[ib32] << (8 - 2 * l)) & 0x300)];
-                for (int j = 0; j < 8; ++j) y[j] = dl * grid_u8(grid, j) * sign_factor(signs[l], j);
+                for (int j = 0; j < 8; ++j) y[j] = apply_sign(dl * grid_u8(grid, j), signs[l], j);
                 y += 8;
             }
             qs += 4;
@@ -115,8 +115,8 @@ void dequantize_row_iq3_xxs(const uint8_t* src, float* y, int64_t k) {
                 const uint32_t grid1 = iq3xxs_grid[qs[2 * l + 0]];
                 const uint32_t grid2 = iq3xxs_grid[qs[2 * l + 1]];
                 for (int j = 0; j < 4; ++j) {
-                    y[j + 0] = db * grid_u8(grid1, j) * sign_factor(signs, j + 0);
-                    y[j + 4] = db * grid_u8(grid2, j) * sign_factor(signs, j + 4);
+                    y[j + 0] = apply_sign(db * grid_u8(grid1, j), signs, j + 0);
+                    y[j + 4] = apply_sign(db * grid_u8(grid2, j), signs, j + 4);
                 }
                 y += 8;
             }
@@ -142,8 +142,8 @@ void dequantize_row_iq3_s(const uint8_t* src, float* y, int64_t k) {
                     const uint32_t grid1 = iq3s_grid[qs[2 * l + 0] | ((qh[half] << (8 - 2 * l)) & 256)];
                     const uint32_t grid2 = iq3s_grid[qs[2 * l + 1] | ((qh[half] << (7 - 2 * l)) & 256)];
                     for (int j = 0; j < 4; ++j) {
-                        y[j + 0] = db[half] * grid_u8(grid1, j) * sign_factor(signs[l], j + 0);
-                        y[j + 4] = db[half] * grid_u8(grid2, j) * sign_factor(signs[l], j + 4);
+                        y[j + 0] = apply_sign(db[half] * grid_u8(grid1, j), signs[l], j + 0);
+                        y[j + 4] = apply_sign(db[half] * grid_u8(grid2, j), signs[l], j + 4);
                     }
                     y += 8;
                 }

@@ -180,4 +180,14 @@ void dequantize_row_q6_K(const uint8_t* src, float* dst, int64_t k) {
     }
 }
 
+// ggml's dequantize_row_q8_K: y = d * q with the float32 d, in that operand order; bsums are ignored.
+void dequantize_row_q8_K(const uint8_t* src, float* dst, int64_t k) {
+    const int64_t nb = k / QK_K;
+    for (int64_t i = 0; i < nb; ++i) {
+        const block_q8_K b = load_block<block_q8_K>(src, i);
+        float* y = dst + i * QK_K;
+        for (int j = 0; j < QK_K; ++j) y[j] = b.d * static_cast<float>(b.qs[j]);
+    }
+}
+
 }  // namespace ws

@@ -88,4 +88,16 @@ void dequantize_row_q8_0(const uint8_t* src, float* dst, int64_t k) {
     }
 }
 
+// ggml has no to_float for Q8_1 (its activation format); d * q follows the block layout as for Q8_0. The sum
+// field s (d * sum(qs), f16) is redundant and ignored.
+void dequantize_row_q8_1(const uint8_t* src, float* dst, int64_t k) {
+    const int64_t nb = k / QK8_1;
+    for (int64_t i = 0; i < nb; ++i) {
+        const block_q8_1 b = load_block<block_q8_1>(src, i);
+        const float d = fp16_to_fp32(b.d);
+        float* y = dst + i * QK8_1;
+        for (int j = 0; j < QK8_1; ++j) y[j] = static_cast<float>(b.qs[j]) * d;
+    }
+}
+
 }  // namespace ws

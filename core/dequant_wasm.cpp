@@ -4,9 +4,8 @@
 // each measured faster than the scalar kernel under Node (V8). They follow the x86 kernels (dequant_x86.cpp) at
 // 128 bits: quants become small integers (swizzle lookups for 4-bit value tables, shifts and masks for packed
 // bits), then float32 exactly, then the scalar reference's products in its order, so the results are the same
-// bits. i-quant signs are applied to the int8 grid values ((g ^ m) - m with m = 0 or -1 per byte): db * float(-g)
-// equals the reference's (db * g) * -1.0f for every db, because rounding is sign-symmetric and a NaN operand
-// passes through either product unchanged. Loads stay inside each block's bytes. Two V8 costs shape the code:
+// bits. i-quant signs flip the sign bit of each product db * g (an XOR), as the reference does. Loads stay
+// inside each block's bytes. Two V8 costs shape the code:
 // SIMD128 has no byte shifts (V8 emulates them: 16-bit shifts are used wherever a mask follows), and an ordered
 // lane compare that clang proves unsigned becomes four x86 instructions (lanes are tested with equalities).
 #include "dequant_internal.h"
@@ -24,8 +23,7 @@
 #include "iquant_tables.h"
 #include "quant_blocks.h"
 
-namespace ws::detail {
-namespace {
+namespace ws::detail::simd128 {
 
 // ---- building blocks --------------------------------------------------------------------------------------
 
@@ -123,9 +121,7 @@ inline v128_t bits_to_bytes(uint32_t bits16) {
 // kSignMask[s]: byte j is 0xff where bit j of s is set (element j negative), else 0.
 constexpr std::array<uint64_t, 256> make_sign_mask() {
     std::array<uint64_t, 256> t{};
-    for (unsigned s = 0; s < 256; ++s) {
-        for (unsigned j = 0; j < 8; ++j) t[s] |= static_cast<uint64_t>((s >> j) & 1u ? 0xffu : 0u) << (8 * j);
-    }
+    for (unsigned s = 0; s < 256; ++s) t[s] = sign_bytes(s);
     return t;
 }
 constexpr std::array<uint64_t, 256> kSignMask = make_sign_mask();
@@ -143,9 +139,27 @@ inline v128_t u32x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
     return wasm_i32x4_make(static_cast<int32_t>(a), static_cast<int32_t>(b), static_cast<int32_t>(c),
                            static_cast<int32_t>(d));
 }
-// g where the mask byte is 0, -g where it is 0xff.
-inline v128_t apply_signs(v128_t g, v128_t mask) {
-    return wasm_i8x16_sub(wasm_v128_xor(g, mask), mask);
+// 16 grid values (non-negative int8) and a byte mask (0xff: that element is negative). The sign is flipped in
+// the product db * g (an XOR of its sign bit), as the reference does, NaN signs included.
+struct SignedGrid {
+    v128_t g;
+    v128_t neg;
+};
+inline SignedGrid signed_grid(v128_t g, v128_t mask) {
+    return {g, mask};
+}
+template <typename Op>
+inline void store_i8x16(float* y, const SignedGrid& v, const Op& op) {
+    const v128_t sign_bit = wasm_i32x4_splat(INT32_MIN);
+    const v128_t g_lo = wasm_u16x8_extend_low_u8x16(v.g), g_hi = wasm_u16x8_extend_high_u8x16(v.g);
+    const v128_t n_lo = wasm_i16x8_extend_low_i8x16(v.neg), n_hi = wasm_i16x8_extend_high_i8x16(v.neg);
+    const v128_t g[4] = {wasm_u32x4_extend_low_u16x8(g_lo), wasm_u32x4_extend_high_u16x8(g_lo),
+                         wasm_u32x4_extend_low_u16x8(g_hi), wasm_u32x4_extend_high_u16x8(g_hi)};
+    const v128_t n[4] = {wasm_i32x4_extend_low_i16x8(n_lo), wasm_i32x4_extend_high_i16x8(n_lo),
+                         wasm_i32x4_extend_low_i16x8(n_hi), wasm_i32x4_extend_high_i16x8(n_hi)};
+    for (int j = 0; j < 4; ++j) {
+        store_4(y + 4 * j, wasm_v128_xor(op(u32_to_f32_minus(g[j], 0.0f)), wasm_v128_and(n[j], sign_bit)));
+    }
 }
 
 // ---- plain floats -----------------------------------------------------------------------------------------
@@ -200,7 +214,7 @@ inline void normal_half8_to_f32(float* y, v128_t h, v128_t* odd) {
 
 // Groups of 64 halves take the short path for normals and zeros, checked once per group (no branch in the inner
 // loop); a group with a subnormal, Inf or NaN is decoded again by half8_to_f32.
-void f16_wasm(const uint8_t* src, float* dst, int64_t k) {
+void f16(const uint8_t* src, float* dst, int64_t k) {
     constexpr int64_t kGroup = 64;
     int64_t i = 0;
     for (; i + kGroup <= k; i += kGroup) {
@@ -217,17 +231,17 @@ void f16_wasm(const uint8_t* src, float* dst, int64_t k) {
 // 32-bit integers and doubles, four at a time (clang 14 leaves these loops scalar: a conversion per element). The
 // conversions round to nearest even like the scalar ones; f32x4.convert_i32x4_u is exact-then-rounded-once in V8
 // (both 16-bit halves converted exactly, then one addition).
-void i32_wasm(const uint8_t* src, float* dst, int64_t k) {
+void i32(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 4 <= k; i += 4) store_4(dst + i, wasm_f32x4_convert_i32x4(load_16(src + 4 * i)));
     dequantize_row_i32(src + 4 * i, dst + i, k - i);
 }
-void u32_wasm(const uint8_t* src, float* dst, int64_t k) {
+void u32(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 4 <= k; i += 4) store_4(dst + i, wasm_f32x4_convert_u32x4(load_16(src + 4 * i)));
     dequantize_row_u32(src + 4 * i, dst + i, k - i);
 }
-void f64_wasm(const uint8_t* src, float* dst, int64_t k) {
+void f64(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 4 <= k; i += 4) {
         const v128_t a = wasm_f32x4_demote_f64x2_zero(load_16(src + 8 * i));
@@ -439,7 +453,7 @@ void f8_wasm(const uint8_t* src, float* dst, int64_t k) {
 constexpr Top16Planes<16> kF4Planes = make_top16_planes<16>(1, 1, 8);
 static_assert(kF4Planes.hi[0x7] == 0x40 && kF4Planes.lo[0x7] == 0xc0 && kF4Planes.hi[0x8] == 0x80, "e2m1: 6, -0");
 
-void f4_wasm(const uint8_t* src, float* dst, int64_t k) {
+void f4(const uint8_t* src, float* dst, int64_t k) {
     const v128_t lo_plane = wasm_v128_load(kF4Planes.lo), hi_plane = wasm_v128_load(kF4Planes.hi);
     int64_t i = 0;
     for (; i + 32 <= k; i += 32) {
@@ -460,7 +474,7 @@ void f32_wasm(const uint8_t* src, float* dst, int64_t k) {
     if (k > 0) std::memcpy(dst, src, static_cast<size_t>(k * kFloatsPerElement) * sizeof(float));
 }
 
-void bf16_wasm(const uint8_t* src, float* dst, int64_t k) {
+void bf16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 8 <= k; i += 8) {
         const v128_t h = load_16(src + 2 * i);
@@ -474,12 +488,12 @@ struct Identity {
     v128_t operator()(v128_t x) const { return x; }
 };
 
-void i8_wasm(const uint8_t* src, float* dst, int64_t k) {
+void i8(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 16 <= k; i += 16) store_i8x16(dst + i, load_16(src + i), Identity{});
     dequantize_row_i8(src + i, dst + i, k - i);
 }
-void u8_wasm(const uint8_t* src, float* dst, int64_t k) {
+void u8(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 16 <= k; i += 16) {
         const v128_t v = load_16(src + i);
@@ -491,7 +505,7 @@ void u8_wasm(const uint8_t* src, float* dst, int64_t k) {
     }
     dequantize_row_u8(src + i, dst + i, k - i);
 }
-void bool_wasm(const uint8_t* src, float* dst, int64_t k) {
+void boolean(const uint8_t* src, float* dst, int64_t k) {
     const v128_t one = wasm_f32x4_splat(1.0f);
     int64_t i = 0;
     for (; i + 16 <= k; i += 16) {
@@ -503,12 +517,12 @@ void bool_wasm(const uint8_t* src, float* dst, int64_t k) {
     }
     dequantize_row_bool(src + i, dst + i, k - i);
 }
-void i16_wasm(const uint8_t* src, float* dst, int64_t k) {
+void i16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 8 <= k; i += 8) store_i16x8(dst + i, load_16(src + 2 * i), Identity{});
     dequantize_row_i16(src + 2 * i, dst + i, k - i);
 }
-void u16_wasm(const uint8_t* src, float* dst, int64_t k) {
+void u16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = 0;
     for (; i + 8 <= k; i += 8) {
         const v128_t v = load_16(src + 2 * i);
@@ -520,7 +534,7 @@ void u16_wasm(const uint8_t* src, float* dst, int64_t k) {
 
 // ---- legacy quants ----------------------------------------------------------------------------------------
 
-void q4_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void q4_0(const uint8_t* src, float* y, int64_t k) {
     const v128_t eight = wasm_i8x16_splat(8);
     for (int64_t i = 0; i < k / QK4_0; ++i, y += QK4_0) {
         const uint8_t* b = src + i * sizeof(block_q4_0);
@@ -531,7 +545,7 @@ void q4_0_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void q4_1_wasm(const uint8_t* src, float* y, int64_t k) {
+void q4_1(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK4_1; ++i, y += QK4_1) {
         const uint8_t* b = src + i * sizeof(block_q4_1);
         const v128_t q = load_16(b + offsetof(block_q4_1, qs));
@@ -549,7 +563,7 @@ inline void q5_values(const uint8_t* qs, uint32_t qh, v128_t* lo, v128_t* hi) {
     *hi = wasm_v128_or(nibbles_hi(q), wasm_v128_and(bits_to_bytes(qh >> 16), sixteen));
 }
 
-void q5_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void q5_0(const uint8_t* src, float* y, int64_t k) {
     const v128_t sixteen = wasm_i8x16_splat(16);
     for (int64_t i = 0; i < k / QK5_0; ++i, y += QK5_0) {
         const uint8_t* b = src + i * sizeof(block_q5_0);
@@ -561,7 +575,7 @@ void q5_0_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void q5_1_wasm(const uint8_t* src, float* y, int64_t k) {
+void q5_1(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK5_1; ++i, y += QK5_1) {
         const uint8_t* b = src + i * sizeof(block_q5_1);
         v128_t lo, hi;
@@ -572,7 +586,7 @@ void q5_1_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void q8_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void q8_0(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK8_0; ++i, y += QK8_0) {
         const uint8_t* b = src + i * sizeof(block_q8_0);
         const Mul op = mul_by(half(b));
@@ -581,9 +595,29 @@ void q8_0_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
+void q8_1(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK8_1; ++i, y += QK8_1) {
+        const uint8_t* b = src + i * sizeof(block_q8_1);
+        const Mul op = mul_by(half(b));
+        store_i8x16(y, load_16(b + offsetof(block_q8_1, qs)), op);
+        store_i8x16(y + 16, load_16(b + offsetof(block_q8_1, qs) + 16), op);
+    }
+}
+
+// The reference's d * q equals q * d: one product with at most one NaN operand, which it returns.
+void q8_K(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q8_K);
+        float d;
+        std::memcpy(&d, b + offsetof(block_q8_K, d), sizeof d);
+        const Mul op = mul_by(d);
+        for (int j = 0; j < QK_K; j += 16, y += 16) store_i8x16(y, load_16(b + offsetof(block_q8_K, qs) + j), op);
+    }
+}
+
 // ---- 1- and 2-bit types, ternary, FP4 ---------------------------------------------------------------------
 
-void q1_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void q1_0(const uint8_t* src, float* y, int64_t k) {
     const v128_t sign = wasm_i32x4_splat(static_cast<int32_t>(0x80000000u));
     for (int64_t i = 0; i < k / QK1_0; ++i) {
         const uint8_t* b = src + i * sizeof(block_q1_0);
@@ -614,7 +648,7 @@ inline v128_t crumbs_minus_1(v128_t bytes4) {
     return wasm_i8x16_sub(v, wasm_i8x16_splat(1));
 }
 
-void q2_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void q2_0(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK2_0; ++i) {
         const uint8_t* b = src + i * sizeof(block_q2_0);
         const Mul op = mul_by(half(b));
@@ -626,7 +660,7 @@ void q2_0_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void tq2_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void tq2_0(const uint8_t* src, float* y, int64_t k) {
     const v128_t three = wasm_i8x16_splat(3), one = wasm_i8x16_splat(1);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_tq2_0);
@@ -649,7 +683,7 @@ inline void tq1_8(float* y, v128_t bytes, v128_t pow3, const Mul& op) {
     store_i16x8(y, v, op);
 }
 
-void tq1_0_wasm(const uint8_t* src, float* y, int64_t k) {
+void tq1_0(const uint8_t* src, float* y, int64_t k) {
     static constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_tq1_0);
@@ -678,7 +712,7 @@ inline v128_t table_16(const int8_t* t) {
     return wasm_v128_load(t);
 }
 
-void mxfp4_wasm(const uint8_t* src, float* y, int64_t k) {
+void mxfp4(const uint8_t* src, float* y, int64_t k) {
     const v128_t values = table_16(kvalues_mxfp4);
     for (int64_t i = 0; i < k / QK_MXFP4; ++i, y += QK_MXFP4) {
         const uint8_t* b = src + i * sizeof(block_mxfp4);
@@ -689,7 +723,7 @@ void mxfp4_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void nvfp4_wasm(const uint8_t* src, float* y, int64_t k) {
+void nvfp4(const uint8_t* src, float* y, int64_t k) {
     const v128_t values = table_16(kvalues_mxfp4);
     for (int64_t i = 0; i < k / QK_NVFP4; ++i) {
         const uint8_t* b = src + i * sizeof(block_nvfp4);
@@ -704,7 +738,7 @@ void nvfp4_wasm(const uint8_t* src, float* y, int64_t k) {
 
 // ---- k-quants ---------------------------------------------------------------------------------------------
 
-void q2_K_wasm(const uint8_t* src, float* y, int64_t k) {
+void q2_K(const uint8_t* src, float* y, int64_t k) {
     const v128_t three = wasm_i8x16_splat(3);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q2_K);
@@ -727,7 +761,7 @@ void q2_K_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void q3_K_wasm(const uint8_t* src, float* y, int64_t k) {
+void q3_K(const uint8_t* src, float* y, int64_t k) {
     const v128_t three = wasm_i8x16_splat(3), four = wasm_i8x16_splat(4), zero = wasm_i8x16_splat(0);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q3_K);
@@ -763,6 +797,8 @@ void q45_K_wasm(const uint8_t* src, float* y, int64_t k) {
         const uint8_t* b = src + i * kBlock;
         const float d = half(b + offsetof(block_q4_K, d));
         const float min = half(b + offsetof(block_q4_K, dmin));
+        float dl[8], ml[8];
+        k4_scales(b + offsetof(block_q4_K, scales), d, min, dl, ml);
         v128_t qh[2] = {wasm_i8x16_splat(0), wasm_i8x16_splat(0)};
         if constexpr (kFifthBit) {
             qh[0] = load_16(b + offsetof(block_q5_K, qh));
@@ -770,9 +806,7 @@ void q45_K_wasm(const uint8_t* src, float* y, int64_t k) {
         }
         for (int g = 0; g < 4; ++g) {
             for (int part = 0; part < 2; ++part, y += 32) {
-                uint8_t sc = 0, m = 0;
-                get_scale_min_k4(2 * g + part, b + offsetof(block_q4_K, scales), &sc, &m);
-                const MulSub op = mul_sub(d * static_cast<float>(sc), min * static_cast<float>(m));
+                const MulSub op = mul_sub(dl[2 * g + part], ml[2 * g + part]);
                 for (int h = 0; h < 2; ++h) {
                     const v128_t q = load_16(b + kQs + 32 * g + 16 * h);
                     v128_t v = part == 0 ? nibbles_lo(q) : nibbles_hi(q);
@@ -787,15 +821,14 @@ void q45_K_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void q6_K_wasm(const uint8_t* src, float* y, int64_t k) {
+void q6_K(const uint8_t* src, float* y, int64_t k) {
     const v128_t low2 = wasm_i8x16_splat(0x30), bias = wasm_i8x16_splat(32);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q6_K);
         const float d = half(b + offsetof(block_q6_K, d));
-        const int8_t* sc = reinterpret_cast<const int8_t*>(b + offsetof(block_q6_K, scales));
         // Output chunk c of 16 elements uses scale c: (d * sc) * q as the reference evaluates d * sc * q.
         float ds[16];
-        for (int c = 0; c < 16; ++c) ds[c] = d * static_cast<float>(sc[c]);
+        q6_K_scales(d, b + offsetof(block_q6_K, scales), ds);
         for (int n = 0; n < 2; ++n, y += 128) {
             for (int h = 0; h < 2; ++h) {  // elements l = 16h .. 16h + 15 of each 32-element part
                 const v128_t ql0 = load_16(b + offsetof(block_q6_K, ql) + 64 * n + 16 * h);
@@ -817,7 +850,7 @@ void q6_K_wasm(const uint8_t* src, float* y, int64_t k) {
 
 // ---- i-quants ---------------------------------------------------------------------------------------------
 
-void iq2_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq2_xxs(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq2_xxs);
         const float d = half(b);
@@ -825,17 +858,17 @@ void iq2_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
             const uint8_t* p = b + offsetof(block_iq2_xxs, qs) + 8 * ib32;
             const uint32_t aux = load_le32(p + 4);  // four 7-bit sign codes, a 4-bit scale
             const Mul op = mul_by(d * (0.5f + static_cast<float>(aux >> 28)) * 0.25f);
-            const v128_t g0 = apply_signs(u64x2(iq2xxs_grid[p[0]], iq2xxs_grid[p[1]]),
-                                          u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
-            const v128_t g1 = apply_signs(u64x2(iq2xxs_grid[p[2]], iq2xxs_grid[p[3]]),
-                                          u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
+            const SignedGrid g0 = signed_grid(u64x2(iq2xxs_grid[p[0]], iq2xxs_grid[p[1]]),
+                                              u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
+            const SignedGrid g1 = signed_grid(u64x2(iq2xxs_grid[p[2]], iq2xxs_grid[p[3]]),
+                                              u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
             store_i8x16(y, g0, op);
             store_i8x16(y + 16, g1, op);
         }
     }
 }
 
-void iq2_xs_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq2_xs(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq2_xs);
         const float d = half(b);
@@ -843,17 +876,17 @@ void iq2_xs_wasm(const uint8_t* src, float* y, int64_t k) {
         for (int ib32 = 0; ib32 < QK_K / 32; ++ib32, y += 32) {
             unsigned q[4];  // 9-bit grid index, 7-bit sign code
             for (int l = 0; l < 4; ++l) q[l] = load_le16(b + offsetof(block_iq2_xs, qs) + 8 * ib32 + 2 * l);
-            const v128_t g0 = apply_signs(u64x2(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511]),
-                                          u64x2(kSignMask7[q[0] >> 9], kSignMask7[q[1] >> 9]));
-            const v128_t g1 = apply_signs(u64x2(iq2xs_grid[q[2] & 511], iq2xs_grid[q[3] & 511]),
-                                          u64x2(kSignMask7[q[2] >> 9], kSignMask7[q[3] >> 9]));
+            const SignedGrid g0 = signed_grid(u64x2(iq2xs_grid[q[0] & 511], iq2xs_grid[q[1] & 511]),
+                                              u64x2(kSignMask7[q[0] >> 9], kSignMask7[q[1] >> 9]));
+            const SignedGrid g1 = signed_grid(u64x2(iq2xs_grid[q[2] & 511], iq2xs_grid[q[3] & 511]),
+                                              u64x2(kSignMask7[q[2] >> 9], kSignMask7[q[3] >> 9]));
             store_i8x16(y, g0, mul_by(d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f));
             store_i8x16(y + 16, g1, mul_by(d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f));
         }
     }
 }
 
-void iq2_s_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq2_s(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq2_s);
         const float d = half(b);
@@ -864,11 +897,11 @@ void iq2_s_wasm(const uint8_t* src, float* y, int64_t k) {
             const uint8_t* p = qs + 4 * ib32;
             const uint8_t* s = qs + QK_K / 8 + 4 * ib32;
             const unsigned h = qh[ib32];  // 2 high grid index bits per group of 8
-            const v128_t g0 =
-                apply_signs(u64x2(iq2s_grid[p[0] | ((h << 8) & 0x300)], iq2s_grid[p[1] | ((h << 6) & 0x300)]),
+            const SignedGrid g0 =
+                signed_grid(u64x2(iq2s_grid[p[0] | ((h << 8) & 0x300)], iq2s_grid[p[1] | ((h << 6) & 0x300)]),
                             u64x2(kSignMask[s[0]], kSignMask[s[1]]));
-            const v128_t g1 =
-                apply_signs(u64x2(iq2s_grid[p[2] | ((h << 4) & 0x300)], iq2s_grid[p[3] | ((h << 2) & 0x300)]),
+            const SignedGrid g1 =
+                signed_grid(u64x2(iq2s_grid[p[2] | ((h << 4) & 0x300)], iq2s_grid[p[3] | ((h << 2) & 0x300)]),
                             u64x2(kSignMask[s[2]], kSignMask[s[3]]));
             store_i8x16(y, g0, mul_by(d * (0.5f + static_cast<float>(scales[ib32] & 0xf)) * 0.25f));
             store_i8x16(y + 16, g1, mul_by(d * (0.5f + static_cast<float>(scales[ib32] >> 4)) * 0.25f));
@@ -876,7 +909,7 @@ void iq2_s_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void iq3_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq3_xxs(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq3_xxs);
         const float d = half(b);
@@ -885,11 +918,11 @@ void iq3_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
             const uint32_t aux = load_le32(qs + QK_K / 4 + 4 * ib32);
             const uint8_t* p = qs + 8 * ib32;
             const Mul op = mul_by(d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f);
-            const v128_t g0 =
-                apply_signs(u32x4(iq3xxs_grid[p[0]], iq3xxs_grid[p[1]], iq3xxs_grid[p[2]], iq3xxs_grid[p[3]]),
+            const SignedGrid g0 =
+                signed_grid(u32x4(iq3xxs_grid[p[0]], iq3xxs_grid[p[1]], iq3xxs_grid[p[2]], iq3xxs_grid[p[3]]),
                             u64x2(kSignMask7[aux & 127], kSignMask7[(aux >> 7) & 127]));
-            const v128_t g1 =
-                apply_signs(u32x4(iq3xxs_grid[p[4]], iq3xxs_grid[p[5]], iq3xxs_grid[p[6]], iq3xxs_grid[p[7]]),
+            const SignedGrid g1 =
+                signed_grid(u32x4(iq3xxs_grid[p[4]], iq3xxs_grid[p[5]], iq3xxs_grid[p[6]], iq3xxs_grid[p[7]]),
                             u64x2(kSignMask7[(aux >> 14) & 127], kSignMask7[(aux >> 21) & 127]));
             store_i8x16(y, g0, op);
             store_i8x16(y + 16, g1, op);
@@ -897,7 +930,7 @@ void iq3_xxs_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void iq3_s_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq3_s(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq3_s);
         const float d = half(b);
@@ -912,8 +945,8 @@ void iq3_s_wasm(const uint8_t* src, float* y, int64_t k) {
             for (int j = 0; j < 8; ++j) g[j] = iq3s_grid[p[j] | (((h >> j) & 1u) << 8)];
             const uint8_t* s = signs + 4 * ib32;
             const Mul op = mul_by(d * (1 + 2 * ((scales[ib32 / 2] >> (4 * (ib32 % 2))) & 0xf)));
-            store_i8x16(y, apply_signs(u32x4(g[0], g[1], g[2], g[3]), u64x2(kSignMask[s[0]], kSignMask[s[1]])), op);
-            store_i8x16(y + 16, apply_signs(u32x4(g[4], g[5], g[6], g[7]), u64x2(kSignMask[s[2]], kSignMask[s[3]])),
+            store_i8x16(y, signed_grid(u32x4(g[0], g[1], g[2], g[3]), u64x2(kSignMask[s[0]], kSignMask[s[1]])), op);
+            store_i8x16(y + 16, signed_grid(u32x4(g[4], g[5], g[6], g[7]), u64x2(kSignMask[s[2]], kSignMask[s[3]])),
                         op);
         }
     }
@@ -923,7 +956,7 @@ inline v128_t iq1_delta(unsigned negative) {
     return wasm_f32x4_splat(negative ? -IQ1S_DELTA : IQ1S_DELTA);
 }
 
-void iq1_s_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq1_s(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq1_s);
         const float d = half(b);
@@ -951,7 +984,7 @@ inline void store_iq1_16(float* y, v128_t q, v128_t d, v128_t delta_lo, v128_t d
     store_4(y + 12, hi(u32_to_f32_minus(wasm_u32x4_extend_high_u16x8(b), 128.0f)));
 }
 
-void iq1_m_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq1_m(const uint8_t* src, float* y, int64_t k) {
     const v128_t delta[2] = {wasm_f32x4_splat(IQ1S_DELTA), wasm_f32x4_splat(-IQ1S_DELTA)};
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq1_m);
@@ -974,7 +1007,7 @@ void iq1_m_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void iq4_nl_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq4_nl(const uint8_t* src, float* y, int64_t k) {
     const v128_t values = table_16(kvalues_iq4nl);
     for (int64_t i = 0; i < k / QK4_NL; ++i, y += QK4_NL) {
         const uint8_t* b = src + i * sizeof(block_iq4_nl);
@@ -985,7 +1018,7 @@ void iq4_nl_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-void iq4_xs_wasm(const uint8_t* src, float* y, int64_t k) {
+void iq4_xs(const uint8_t* src, float* y, int64_t k) {
     const v128_t values = table_16(kvalues_iq4nl);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq4_xs);
@@ -1002,71 +1035,47 @@ void iq4_xs_wasm(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-}  // namespace
-
-DequantRowFn dequant_row_fn_wasm(DType t) {
-    // clang-format off
-    switch (t) {
-        case DType::F32: return f32_wasm<1>;
-        case DType::C64: return f32_wasm<2>;
-        case DType::F16: return f16_wasm;
-        case DType::I8: return i8_wasm;
-        case DType::U8: return u8_wasm;
-        case DType::BOOL: return bool_wasm;
-        case DType::I16: return i16_wasm;
-        case DType::U16: return u16_wasm;
-        case DType::BF16: return bf16_wasm;
-        case DType::I32: return i32_wasm;
-        case DType::U32: return u32_wasm;
-        case DType::F64: return f64_wasm;
-        case DType::I64: return int64_wasm<true, dequantize_row_i64>;
-        case DType::U64: return int64_wasm<false, dequantize_row_u64>;
-        case DType::F8_E4M3: return f8_wasm<kF8E4M3, dequantize_row_f8_e4m3>;
-        case DType::F8_E5M2: return f8_wasm<kF8E5M2, dequantize_row_f8_e5m2>;
-        case DType::F8_E8M0: return f8_wasm<kF8E8M0, dequantize_row_f8_e8m0>;
-        case DType::F8_E4M3FNUZ: return f8_wasm<kF8E4M3Fnuz, dequantize_row_f8_e4m3fnuz>;
-        case DType::F8_E5M2FNUZ: return f8_wasm<kF8E5M2Fnuz, dequantize_row_f8_e5m2fnuz>;
-        case DType::F6_E2M3: return f6_wasm<kF6E2M3Planes, dequantize_row_f6_e2m3>;
-        case DType::F6_E3M2: return f6_wasm<kF6E3M2Planes, dequantize_row_f6_e3m2>;
-        case DType::F4: return f4_wasm;
-        case DType::Q4_0: return q4_0_wasm;
-        case DType::Q4_1: return q4_1_wasm;
-        case DType::Q5_0: return q5_0_wasm;
-        case DType::Q5_1: return q5_1_wasm;
-        case DType::Q8_0: return q8_0_wasm;
-        case DType::Q2_K: return q2_K_wasm;
-        case DType::Q3_K: return q3_K_wasm;
-        case DType::Q4_K: return q45_K_wasm<false>;
-        case DType::Q5_K: return q45_K_wasm<true>;
-        case DType::Q6_K: return q6_K_wasm;
-        case DType::IQ2_XXS: return iq2_xxs_wasm;
-        case DType::IQ2_XS: return iq2_xs_wasm;
-        case DType::IQ3_XXS: return iq3_xxs_wasm;
-        case DType::IQ1_S: return iq1_s_wasm;
-        case DType::IQ4_NL: return iq4_nl_wasm;
-        case DType::IQ3_S: return iq3_s_wasm;
-        case DType::IQ2_S: return iq2_s_wasm;
-        case DType::IQ4_XS: return iq4_xs_wasm;
-        case DType::IQ1_M: return iq1_m_wasm;
-        case DType::TQ1_0: return tq1_0_wasm;
-        case DType::TQ2_0: return tq2_0_wasm;
-        case DType::MXFP4: return mxfp4_wasm;
-        case DType::NVFP4: return nvfp4_wasm;
-        case DType::Q1_0: return q1_0_wasm;
-        case DType::Q2_0: return q2_0_wasm;
-        default: return nullptr;  // no decoder
-    }
-    // clang-format on
+// The kernels that instantiate the templates above.
+void f32(const uint8_t* src, float* dst, int64_t k) {
+    f32_wasm<1>(src, dst, k);
+}
+void c64(const uint8_t* src, float* dst, int64_t k) {
+    f32_wasm<2>(src, dst, k);
+}
+void i64(const uint8_t* src, float* dst, int64_t k) {
+    int64_wasm<true, dequantize_row_i64>(src, dst, k);
+}
+void u64(const uint8_t* src, float* dst, int64_t k) {
+    int64_wasm<false, dequantize_row_u64>(src, dst, k);
+}
+void f8_e4m3(const uint8_t* src, float* dst, int64_t k) {
+    f8_wasm<kF8E4M3, dequantize_row_f8_e4m3>(src, dst, k);
+}
+void f8_e5m2(const uint8_t* src, float* dst, int64_t k) {
+    f8_wasm<kF8E5M2, dequantize_row_f8_e5m2>(src, dst, k);
+}
+void f8_e8m0(const uint8_t* src, float* dst, int64_t k) {
+    f8_wasm<kF8E8M0, dequantize_row_f8_e8m0>(src, dst, k);
+}
+void f8_e4m3fnuz(const uint8_t* src, float* dst, int64_t k) {
+    f8_wasm<kF8E4M3Fnuz, dequantize_row_f8_e4m3fnuz>(src, dst, k);
+}
+void f8_e5m2fnuz(const uint8_t* src, float* dst, int64_t k) {
+    f8_wasm<kF8E5M2Fnuz, dequantize_row_f8_e5m2fnuz>(src, dst, k);
+}
+void f6_e2m3(const uint8_t* src, float* dst, int64_t k) {
+    f6_wasm<kF6E2M3Planes, dequantize_row_f6_e2m3>(src, dst, k);
+}
+void f6_e3m2(const uint8_t* src, float* dst, int64_t k) {
+    f6_wasm<kF6E3M2Planes, dequantize_row_f6_e3m2>(src, dst, k);
+}
+void q4_K(const uint8_t* src, float* dst, int64_t k) {
+    q45_K_wasm<false>(src, dst, k);
+}
+void q5_K(const uint8_t* src, float* dst, int64_t k) {
+    q45_K_wasm<true>(src, dst, k);
 }
 
-}  // namespace ws::detail
-
-#else  // no SIMD128
-
-namespace ws::detail {
-DequantRowFn dequant_row_fn_wasm(DType) {
-    return nullptr;
-}
-}  // namespace ws::detail
+}  // namespace ws::detail::simd128
 
 #endif

@@ -5,9 +5,7 @@
 // lanes at a time, so the results are the same bits:
 // - quants become small integers (pshufb table lookups for 4-bit value tables, shifts and masks for packed
 //   bits), then float32 exactly, then the reference's products in the reference's order;
-// - i-quant signs are applied to the integer grid values (psignd) before conversion: db * float(-g) equals
-//   the reference's (db * g) * -1.0f for every db, NaN and Inf included, because rounding is sign-symmetric
-//   and a NaN operand passes through either product unchanged;
+// - i-quant signs flip the sign bit of each product db * g (an XOR), as the reference does;
 // - small floats become binary16 bits that F16C widens, then an exact power-of-two scale (no table lookups);
 // - no FMA: the target is "avx2,f16c" without "fma", and the build has -ffp-contract=off besides.
 // Loads stay inside each block's bytes and element-wise types finish with the scalar kernel, so nothing
@@ -34,7 +32,7 @@
 
 namespace ws {
 namespace detail {
-namespace {
+namespace avx2 {
 
 // ---- building blocks --------------------------------------------------------------------------------------
 
@@ -130,33 +128,42 @@ WS_AVX2 inline __m256i table_16(const int8_t* t) {
     return _mm256_set_m128i(v, v);
 }
 
-// Sign multipliers for psignd: lane j of kSignLanes[s] is -1 where bit j of s is set, else +1 (8 KiB).
+// Sign bits: lane j of kSignLanes[s] is 0x80000000 where bit j of s is set, else 0 (8 KiB).
 struct SignLanes {
-    alignas(32) int32_t lane[8];
+    alignas(32) uint32_t lane[8];
 };
 constexpr std::array<SignLanes, 256> make_sign_lanes() {
     std::array<SignLanes, 256> t{};
     for (unsigned s = 0; s < 256; ++s) {
-        for (unsigned j = 0; j < 8; ++j) t[s].lane[j] = (s >> j) & 1u ? -1 : 1;
+        for (unsigned j = 0; j < 8; ++j) t[s].lane[j] = ((s >> j) & 1u) << 31;
     }
     return t;
 }
 alignas(32) constexpr std::array<SignLanes, 256> kSignLanes = make_sign_lanes();
 
-// 8 grid values (int8, from an 8-byte grid entry in memory) with signs (bit j set = lane j negative) as int32.
-WS_AVX2 inline __m256i grid8_signed(const uint64_t* entry, uint8_t signs) {
-    const __m256i g = _mm256_cvtepi8_epi32(load_8(reinterpret_cast<const uint8_t*>(entry)));
-    return _mm256_sign_epi32(g, _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane)));
+// 8 grid values (non-negative int8) as int32 and the sign bits to flip in their products (bit j of the sign
+// byte set = lane j negative). The flip comes after the product, as in the reference (NaN signs included).
+struct SignedGrid8 {
+    __m256i g;
+    __m256i sign;
+};
+// From an 8-byte grid entry in memory.
+WS_AVX2 inline SignedGrid8 grid8_signed(const uint64_t* entry, uint8_t signs) {
+    return {_mm256_cvtepi8_epi32(load_8(reinterpret_cast<const uint8_t*>(entry))),
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane))};
 }
-// The same from two 4-byte grid entries.
-WS_AVX2 inline __m256i grid4x2_signed(uint32_t first, uint32_t second, uint8_t signs) {
+// From two 4-byte grid entries.
+WS_AVX2 inline SignedGrid8 grid4x2_signed(uint32_t first, uint32_t second, uint8_t signs) {
     const __m128i pair = _mm_set_epi32(0, 0, static_cast<int>(second), static_cast<int>(first));
-    const __m256i g = _mm256_cvtepi8_epi32(pair);
-    return _mm256_sign_epi32(g, _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane)));
+    return {_mm256_cvtepi8_epi32(pair), _mm256_load_si256(reinterpret_cast<const __m256i*>(kSignLanes[signs].lane))};
 }
 template <typename Op>
 WS_AVX2 inline void store_i32x8(float* y, __m256i v, const Op& op) {
     _mm256_storeu_ps(y, op(_mm256_cvtepi32_ps(v)));
+}
+template <typename Op>
+WS_AVX2 inline void store_i32x8(float* y, const SignedGrid8& v, const Op& op) {
+    _mm256_storeu_ps(y, _mm256_xor_ps(op(_mm256_cvtepi32_ps(v.g)), _mm256_castsi256_ps(v.sign)));
 }
 
 WS_AVX2 inline __m256i set1(uint32_t v) {
@@ -182,14 +189,14 @@ inline void prefetch_ahead(const uint8_t* p) {
 // ---- plain floats and integers ----------------------------------------------------------------------------
 
 // Bits copied verbatim, like the reference (signalling NaNs kept). k == 0 may come with null pointers.
-void f32_copy(const uint8_t* src, float* dst, int64_t k) {
+void f32(const uint8_t* src, float* dst, int64_t k) {
     if (k > 0) std::memcpy(dst, src, static_cast<size_t>(k) * sizeof(float));
 }
-void c64_copy(const uint8_t* src, float* dst, int64_t k) {
+void c64(const uint8_t* src, float* dst, int64_t k) {
     if (k > 0) std::memcpy(dst, src, static_cast<size_t>(k) * 2 * sizeof(float));
 }
 
-WS_AVX2 void f16_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void f16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_f16, src, dst, k);
     for (; i + 16 <= k; i += 16) {
         _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(load_16(src + 2 * i)));
@@ -198,7 +205,7 @@ WS_AVX2 void f16_avx2(const uint8_t* src, float* dst, int64_t k) {
     dequantize_row_f16(src + 2 * i, dst + i, k - i);
 }
 
-WS_AVX2 void bf16_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void bf16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_bf16, src, dst, k);
     for (; i + 16 <= k; i += 16) {
         const __m256i v = load_32(src + 2 * i);
@@ -212,7 +219,7 @@ WS_AVX2 void bf16_avx2(const uint8_t* src, float* dst, int64_t k) {
     dequantize_row_bf16(src + 2 * i, dst + i, k - i);
 }
 
-WS_AVX2 void f64_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void f64(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_f64, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         prefetch_ahead(src + 8 * i);
@@ -223,17 +230,17 @@ WS_AVX2 void f64_avx2(const uint8_t* src, float* dst, int64_t k) {
     dequantize_row_f64(src + 8 * i, dst + i, k - i);
 }
 
-WS_AVX2 void i8_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void i8(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_i8, src, dst, k);
     for (; i + 8 <= k; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(load_8(src + i))));
     dequantize_row_i8(src + i, dst + i, k - i);
 }
-WS_AVX2 void u8_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void u8(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_u8, src, dst, k);
     for (; i + 8 <= k; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(load_8(src + i))));
     dequantize_row_u8(src + i, dst + i, k - i);
 }
-WS_AVX2 void bool_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void boolean(const uint8_t* src, float* dst, int64_t k) {
     const __m256i zero = _mm256_setzero_si256();
     const __m256 one = _mm256_set1_ps(1.0f);
     int64_t i = align_dst(dequantize_row_bool, src, dst, k);
@@ -243,27 +250,27 @@ WS_AVX2 void bool_avx2(const uint8_t* src, float* dst, int64_t k) {
     }
     dequantize_row_bool(src + i, dst + i, k - i);
 }
-WS_AVX2 void i16_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void i16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_i16, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(load_16(src + 2 * i))));
     }
     dequantize_row_i16(src + 2 * i, dst + i, k - i);
 }
-WS_AVX2 void u16_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void u16(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_u16, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(load_16(src + 2 * i))));
     }
     dequantize_row_u16(src + 2 * i, dst + i, k - i);
 }
-WS_AVX2 void i32_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void i32(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_i32, src, dst, k);
     for (; i + 8 <= k; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtepi32_ps(load_32(src + 4 * i)));
     dequantize_row_i32(src + 4 * i, dst + i, k - i);
 }
 // u = hi * 65536 + lo with both halves exact in float32; the one rounding of the sum is the correct one.
-WS_AVX2 void u32_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void u32(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_u32, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         const __m256i u = load_32(src + 4 * i);
@@ -291,7 +298,7 @@ WS_AVX2 inline __m256d u64_to_pd_exact_for_float(__m256i u) {
     const __m256d hi_minus = _mm256_sub_pd(_mm256_castsi256_pd(hi), _mm256_set1_pd(0x1.00000001p84));
     return _mm256_add_pd(hi_minus, _mm256_castsi256_pd(lo));
 }
-WS_AVX2 void u64_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void u64(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_u64, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         prefetch_ahead(src + 8 * i);
@@ -309,7 +316,7 @@ WS_AVX2 inline __m128 i64_to_ps(__m256i x) {
     const __m256d sign = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_srli_epi64(neg, 63), 63));
     return _mm256_cvtpd_ps(_mm256_or_pd(d, sign));
 }
-WS_AVX2 void i64_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void i64(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_i64, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         prefetch_ahead(src + 8 * i);
@@ -429,7 +436,7 @@ WS_AVX2 void f8_avx2(const uint8_t* src, float* dst, int64_t k) {
 }
 
 // e8m0: 2^(c - 127) is float32 bits c << 23, except 0 (the subnormal 2^-127) and 0xff (NaN).
-WS_AVX2 void f8_e8m0_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void f8_e8m0(const uint8_t* src, float* dst, int64_t k) {
     int64_t i = align_dst(dequantize_row_f8_e8m0, src, dst, k);
     for (; i + 8 <= k; i += 8) {
         const __m256i c = _mm256_cvtepu8_epi32(load_8(src + i));
@@ -461,7 +468,7 @@ WS_AVX2 void f6_avx2(const uint8_t* src, float* dst, int64_t k) {
     kScalar(src + i / 4 * 3, dst + i, k - i);
 }
 
-WS_AVX2 void f4_avx2(const uint8_t* src, float* dst, int64_t k) {
+WS_AVX2 void f4(const uint8_t* src, float* dst, int64_t k) {
     const MxFloat<2, 1, 1> code;  // e2m1
     int64_t i = 0;
     for (; i + 32 <= k; i += 32) {
@@ -475,7 +482,7 @@ WS_AVX2 void f4_avx2(const uint8_t* src, float* dst, int64_t k) {
 
 // ---- legacy quants ----------------------------------------------------------------------------------------
 
-WS_AVX2 void q4_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q4_0(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK4_0; ++i, y += QK4_0) {
         const uint8_t* b = src + i * sizeof(block_q4_0);
         const __m256i q = _mm256_sub_epi8(unpack_nibbles_32(b + offsetof(block_q4_0, qs)), _mm256_set1_epi8(8));
@@ -483,7 +490,7 @@ WS_AVX2 void q4_0_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q4_1_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q4_1(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK4_1; ++i, y += QK4_1) {
         const uint8_t* b = src + i * sizeof(block_q4_1);
         const MulAdd op{_mm256_set1_ps(half(b + offsetof(block_q4_1, d))),
@@ -498,7 +505,7 @@ WS_AVX2 inline __m256i q5_values(const uint8_t* qs, const uint8_t* qh) {
     return _mm256_or_si256(unpack_nibbles_32(qs), high);
 }
 
-WS_AVX2 void q5_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q5_0(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK5_0; ++i, y += QK5_0) {
         const uint8_t* b = src + i * sizeof(block_q5_0);
         const __m256i q = _mm256_sub_epi8(q5_values(b + offsetof(block_q5_0, qs), b + offsetof(block_q5_0, qh)),
@@ -507,7 +514,7 @@ WS_AVX2 void q5_0_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q5_1_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q5_1(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK5_1; ++i, y += QK5_1) {
         const uint8_t* b = src + i * sizeof(block_q5_1);
         const MulAdd op{_mm256_set1_ps(half(b + offsetof(block_q5_1, d))),
@@ -516,16 +523,35 @@ WS_AVX2 void q5_1_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q8_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q8_0(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK8_0; ++i, y += QK8_0) {
         const uint8_t* b = src + i * sizeof(block_q8_0);
         store_i8x32_mem(y, reinterpret_cast<const int8_t*>(b + offsetof(block_q8_0, qs)), Mul{_mm256_set1_ps(half(b))});
     }
 }
 
+WS_AVX2 void q8_1(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK8_1; ++i, y += QK8_1) {
+        const uint8_t* b = src + i * sizeof(block_q8_1);
+        store_i8x32_mem(y, reinterpret_cast<const int8_t*>(b + offsetof(block_q8_1, qs)), Mul{_mm256_set1_ps(half(b))});
+    }
+}
+
+// The reference's d * q equals q * d: one product with at most one NaN operand, which it returns.
+WS_AVX2 void q8_K(const uint8_t* src, float* y, int64_t k) {
+    for (int64_t i = 0; i < k / QK_K; ++i) {
+        const uint8_t* b = src + i * sizeof(block_q8_K);
+        float d;
+        std::memcpy(&d, b + offsetof(block_q8_K, d), sizeof d);
+        const Mul op{_mm256_set1_ps(d)};
+        const int8_t* qs = reinterpret_cast<const int8_t*>(b + offsetof(block_q8_K, qs));
+        for (int j = 0; j < QK_K; j += 32, y += 32) store_i8x32_mem(y, qs + j, op);
+    }
+}
+
 // ---- 1- and 2-bit types, ternary, FP4 ---------------------------------------------------------------------
 
-WS_AVX2 void q1_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q1_0(const uint8_t* src, float* y, int64_t k) {
     // Element 8w + j of a 32-bit word w: shift its bit to bit 31; a clear bit flips d's sign.
     const __m256i to_top[4] = {
         _mm256_setr_epi32(31, 30, 29, 28, 27, 26, 25, 24), _mm256_setr_epi32(23, 22, 21, 20, 19, 18, 17, 16),
@@ -544,7 +570,7 @@ WS_AVX2 void q1_0_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q2_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q2_0(const uint8_t* src, float* y, int64_t k) {
     const __m256i shift_lo = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     const __m256i shift_hi = _mm256_setr_epi32(16, 18, 20, 22, 24, 26, 28, 30);
     const __m256i three = set1(3), one = set1(1);
@@ -561,7 +587,7 @@ WS_AVX2 void q2_0_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void tq2_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void tq2_0(const uint8_t* src, float* y, int64_t k) {
     const __m256i three = set1(3), one = set1(1);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_tq2_0);
@@ -588,7 +614,7 @@ WS_AVX2 inline void tq1_16(float* y, __m128i bytes, __m256i pow3, const Mul& op)
     _mm256_storeu_ps(y + 8, op(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1)))));
 }
 
-WS_AVX2 void tq1_0_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void tq1_0(const uint8_t* src, float* y, int64_t k) {
     static constexpr int16_t kPow3[5] = {1, 3, 9, 27, 81};
     const __m256i pow3_qh = _mm256_setr_epi16(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27);
     const __m128i spread_qh = _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
@@ -610,7 +636,7 @@ WS_AVX2 void tq1_0_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void mxfp4_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void mxfp4(const uint8_t* src, float* y, int64_t k) {
     const __m256i values = table_16(kvalues_mxfp4);
     for (int64_t i = 0; i < k / QK_MXFP4; ++i, y += QK_MXFP4) {
         const uint8_t* b = src + i * sizeof(block_mxfp4);
@@ -619,7 +645,7 @@ WS_AVX2 void mxfp4_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void nvfp4_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void nvfp4(const uint8_t* src, float* y, int64_t k) {
     const __m256i values = table_16(kvalues_mxfp4);
     for (int64_t i = 0; i < k / QK_NVFP4; ++i) {
         const uint8_t* b = src + i * sizeof(block_nvfp4);
@@ -640,7 +666,7 @@ WS_AVX2 void nvfp4_avx2(const uint8_t* src, float* y, int64_t k) {
 
 // ---- k-quants ---------------------------------------------------------------------------------------------
 
-WS_AVX2 void q2_K_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q2_K(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q2_K);
         const float d = half(b + offsetof(block_q2_K, d));
@@ -661,7 +687,7 @@ WS_AVX2 void q2_K_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q3_K_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q3_K(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q3_K);
         const float d_all = half(b + offsetof(block_q3_K, d));
@@ -687,17 +713,7 @@ WS_AVX2 void q3_K_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-// d * sc and dmin * m of the 8 sub-blocks of a q4_K / q5_K block.
-inline void k4_scales(const uint8_t* packed, float d, float min, float* dl, float* ml) {
-    for (int j = 0; j < 8; ++j) {
-        uint8_t sc = 0, m = 0;
-        get_scale_min_k4(j, packed, &sc, &m);
-        dl[j] = d * static_cast<float>(sc);
-        ml[j] = min * static_cast<float>(m);
-    }
-}
-
-WS_AVX2 void q4_K_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q4_K(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q4_K);
         float dl[8], ml[8];
@@ -711,7 +727,7 @@ WS_AVX2 void q4_K_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q5_K_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q5_K(const uint8_t* src, float* y, int64_t k) {
     const __m256i one = _mm256_set1_epi8(1);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q5_K);
@@ -734,15 +750,14 @@ WS_AVX2 void q5_K_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void q6_K_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void q6_K(const uint8_t* src, float* y, int64_t k) {
     const __m256i three = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_q6_K);
         const float d = half(b + offsetof(block_q6_K, d));
-        const int8_t* sc = reinterpret_cast<const int8_t*>(b + offsetof(block_q6_K, scales));
         // Output chunk c of 16 elements uses scale c: (d * sc) * q as the reference evaluates d * sc * q.
         float ds[16];
-        for (int c = 0; c < 16; ++c) ds[c] = d * static_cast<float>(sc[c]);
+        q6_K_scales(d, b + offsetof(block_q6_K, scales), ds);
         for (int n = 0; n < 2; ++n, y += 128) {
             const __m256i ql0 = load_32(b + offsetof(block_q6_K, ql) + 64 * n);
             const __m256i ql1 = load_32(b + offsetof(block_q6_K, ql) + 64 * n + 32);
@@ -764,7 +779,7 @@ WS_AVX2 void q6_K_avx2(const uint8_t* src, float* y, int64_t k) {
 // Grid entries convert straight from the grid tables and signs come from kSignLanes: loads rather than
 // shuffles, which are what bound these kernels.
 
-WS_AVX2 void iq2_xxs_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq2_xxs(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq2_xxs);
         const float d = half(b);
@@ -781,7 +796,7 @@ WS_AVX2 void iq2_xxs_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void iq2_xs_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq2_xs(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq2_xs);
         const float d = half(b);
@@ -798,7 +813,7 @@ WS_AVX2 void iq2_xs_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void iq2_s_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq2_s(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq2_s);
         const float d = half(b);
@@ -818,7 +833,7 @@ WS_AVX2 void iq2_s_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void iq3_xxs_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq3_xxs(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq3_xxs);
         const float d = half(b);
@@ -829,15 +844,15 @@ WS_AVX2 void iq3_xxs_avx2(const uint8_t* src, float* y, int64_t k) {
             const Mul op{_mm256_set1_ps(d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f)};
             const uint8_t* p = qs + 8 * ib32;
             for (int l = 0; l < 4; ++l, y += 8) {
-                const __m256i v = grid4x2_signed(iq3xxs_grid[p[2 * l]], iq3xxs_grid[p[2 * l + 1]],
-                                                 ksigns_iq2xs[(aux >> 7 * l) & 127]);
+                const SignedGrid8 v = grid4x2_signed(iq3xxs_grid[p[2 * l]], iq3xxs_grid[p[2 * l + 1]],
+                                                     ksigns_iq2xs[(aux >> 7 * l) & 127]);
                 store_i32x8(y, v, op);
             }
         }
     }
 }
 
-WS_AVX2 void iq3_s_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq3_s(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq3_s);
         const float d = half(b);
@@ -867,7 +882,7 @@ WS_AVX2 inline __m256 iq1_delta(unsigned negative) {
     return _mm256_set1_ps(negative ? -IQ1S_DELTA : IQ1S_DELTA);
 }
 
-WS_AVX2 void iq1_s_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq1_s(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq1_s);
         const float d = half(b);
@@ -891,7 +906,7 @@ alignas(32) constexpr DeltaLanes kIq1Deltas[2] = {
     {{IQ1S_DELTA, IQ1S_DELTA, IQ1S_DELTA, IQ1S_DELTA, IQ1S_DELTA, IQ1S_DELTA, IQ1S_DELTA, IQ1S_DELTA}},
     {{-IQ1S_DELTA, -IQ1S_DELTA, -IQ1S_DELTA, -IQ1S_DELTA, -IQ1S_DELTA, -IQ1S_DELTA, -IQ1S_DELTA, -IQ1S_DELTA}}};
 
-WS_AVX2 void iq1_m_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq1_m(const uint8_t* src, float* y, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq1_m);
         uint16_t sc[4];
@@ -915,7 +930,7 @@ WS_AVX2 void iq1_m_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void iq4_nl_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq4_nl(const uint8_t* src, float* y, int64_t k) {
     const __m256i values = table_16(kvalues_iq4nl);
     for (int64_t i = 0; i < k / QK4_NL; ++i, y += QK4_NL) {
         const uint8_t* b = src + i * sizeof(block_iq4_nl);
@@ -924,7 +939,7 @@ WS_AVX2 void iq4_nl_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
-WS_AVX2 void iq4_xs_avx2(const uint8_t* src, float* y, int64_t k) {
+WS_AVX2 void iq4_xs(const uint8_t* src, float* y, int64_t k) {
     const __m256i values = table_16(kvalues_iq4nl);
     for (int64_t i = 0; i < k / QK_K; ++i) {
         const uint8_t* b = src + i * sizeof(block_iq4_xs);
@@ -940,15 +955,34 @@ WS_AVX2 void iq4_xs_avx2(const uint8_t* src, float* y, int64_t k) {
     }
 }
 
+// The kernels that instantiate the templates above.
+WS_AVX2 void f8_e4m3(const uint8_t* src, float* dst, int64_t k) {
+    f8_avx2<F8E4M3, dequantize_row_f8_e4m3>(src, dst, k);
+}
+WS_AVX2 void f8_e5m2(const uint8_t* src, float* dst, int64_t k) {
+    f8_avx2<F8E5M2, dequantize_row_f8_e5m2>(src, dst, k);
+}
+WS_AVX2 void f8_e4m3fnuz(const uint8_t* src, float* dst, int64_t k) {
+    f8_avx2<F8E4M3Fnuz, dequantize_row_f8_e4m3fnuz>(src, dst, k);
+}
+WS_AVX2 void f8_e5m2fnuz(const uint8_t* src, float* dst, int64_t k) {
+    f8_avx2<F8E5M2Fnuz, dequantize_row_f8_e5m2fnuz>(src, dst, k);
+}
+WS_AVX2 void f6_e2m3(const uint8_t* src, float* dst, int64_t k) {
+    f6_avx2<MxFloat<2, 3, 1>, dequantize_row_f6_e2m3>(src, dst, k);
+}
+WS_AVX2 void f6_e3m2(const uint8_t* src, float* dst, int64_t k) {
+    f6_avx2<MxFloat<3, 2, 3>, dequantize_row_f6_e3m2>(src, dst, k);
+}
+
+}  // namespace avx2
+
+namespace {
+
 // CPU features from CPUID, each only if the OS also saves the registers it needs (XCR0): the compilers'
 // __builtin_cpu_supports does not know "f16c" in every version we build with.
-struct CpuFeatures {
-    bool avx2_f16c = false;
-    bool avx512dq_vl = false;
-};
-
-CpuFeatures detect_cpu() {
-    CpuFeatures f;
+X86Features detect_cpu() {
+    X86Features f;
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
     const bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
@@ -966,76 +1000,12 @@ CpuFeatures detect_cpu() {
 
 }  // namespace
 
-DequantRowFn dequant_row_fn_x86(DType t, bool allow_avx512) {
-    static const CpuFeatures kCpu = detect_cpu();
-    if (!kCpu.avx2_f16c) return nullptr;
-    if (allow_avx512 && kCpu.avx512dq_vl) {
-        if (t == DType::I64) return i64_avx512;
-        if (t == DType::U64) return u64_avx512;
-    }
-    // clang-format off
-    switch (t) {
-        case DType::F32: return f32_copy;
-        case DType::C64: return c64_copy;
-        case DType::F16: return f16_avx2;
-        case DType::BF16: return bf16_avx2;
-        case DType::F64: return f64_avx2;
-        case DType::I8: return i8_avx2;
-        case DType::I16: return i16_avx2;
-        case DType::I32: return i32_avx2;
-        case DType::I64: return i64_avx2;
-        case DType::U8: return u8_avx2;
-        case DType::U16: return u16_avx2;
-        case DType::U32: return u32_avx2;
-        case DType::U64: return u64_avx2;
-        case DType::BOOL: return bool_avx2;
-        case DType::F8_E4M3: return f8_avx2<F8E4M3, dequantize_row_f8_e4m3>;
-        case DType::F8_E5M2: return f8_avx2<F8E5M2, dequantize_row_f8_e5m2>;
-        case DType::F8_E8M0: return f8_e8m0_avx2;
-        case DType::F8_E4M3FNUZ: return f8_avx2<F8E4M3Fnuz, dequantize_row_f8_e4m3fnuz>;
-        case DType::F8_E5M2FNUZ: return f8_avx2<F8E5M2Fnuz, dequantize_row_f8_e5m2fnuz>;
-        case DType::F6_E2M3: return f6_avx2<MxFloat<2, 3, 1>, dequantize_row_f6_e2m3>;
-        case DType::F6_E3M2: return f6_avx2<MxFloat<3, 2, 3>, dequantize_row_f6_e3m2>;
-        case DType::F4: return f4_avx2;
-        case DType::Q4_0: return q4_0_avx2;
-        case DType::Q4_1: return q4_1_avx2;
-        case DType::Q5_0: return q5_0_avx2;
-        case DType::Q5_1: return q5_1_avx2;
-        case DType::Q8_0: return q8_0_avx2;
-        case DType::Q2_K: return q2_K_avx2;
-        case DType::Q3_K: return q3_K_avx2;
-        case DType::Q4_K: return q4_K_avx2;
-        case DType::Q5_K: return q5_K_avx2;
-        case DType::Q6_K: return q6_K_avx2;
-        case DType::IQ2_XXS: return iq2_xxs_avx2;
-        case DType::IQ2_XS: return iq2_xs_avx2;
-        case DType::IQ3_XXS: return iq3_xxs_avx2;
-        case DType::IQ1_S: return iq1_s_avx2;
-        case DType::IQ4_NL: return iq4_nl_avx2;
-        case DType::IQ3_S: return iq3_s_avx2;
-        case DType::IQ2_S: return iq2_s_avx2;
-        case DType::IQ4_XS: return iq4_xs_avx2;
-        case DType::IQ1_M: return iq1_m_avx2;
-        case DType::TQ1_0: return tq1_0_avx2;
-        case DType::TQ2_0: return tq2_0_avx2;
-        case DType::MXFP4: return mxfp4_avx2;
-        case DType::NVFP4: return nvfp4_avx2;
-        case DType::Q1_0: return q1_0_avx2;
-        case DType::Q2_0: return q2_0_avx2;
-        default: return nullptr;
-    }
-    // clang-format on
+const X86Features& x86_features() {
+    static const X86Features kCpu = detect_cpu();
+    return kCpu;
 }
 
 }  // namespace detail
 }  // namespace ws
-
-#else  // not x86
-
-namespace ws::detail {
-DequantRowFn dequant_row_fn_x86(DType, bool) {
-    return nullptr;
-}
-}  // namespace ws::detail
 
 #endif

@@ -89,7 +89,7 @@ struct DTypeTraits {
     DTypeKind kind;
     uint32_t block_elems;  // elements per block (1 for scalar types; 2 for F4, 4 for F6)
     uint32_t block_bytes;  // bytes per block
-    bool decodable;        // a float32 decoder exists (false for Q8_1, Q8_K and removed/unknown ids)
+    // Whether a float32 decoder exists is the kernel table's to say: dtype_decodable() (dequant.h).
 };
 
 // The traits of t; for unknown ids the kind is kUnknown and the sizes are 0. Never fails.

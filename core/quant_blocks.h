@@ -66,7 +66,7 @@ struct block_q8_0 {
 static_assert(sizeof(block_q8_0) == 34, "block_q8_0 is 34 bytes");
 
 constexpr int QK8_1 = 32;
-struct block_q8_1 {    // ggml's internal activation format: no to_float, listed for completeness
+struct block_q8_1 {    // ggml's activation format (no to_float in ggml); decoded as d * q
     ggml_half d;       // scale
     ggml_half s;       // d * sum(qs)
     int8_t qs[QK8_1];  // signed quants
@@ -165,7 +165,7 @@ struct block_q6_K {
 };
 static_assert(sizeof(block_q6_K) == 210, "block_q6_K is 210 bytes");
 
-struct block_q8_K {            // ggml's internal activation format: no to_float, listed for completeness
+struct block_q8_K {            // ggml's activation format; decoded as ggml's dequantize_row_q8_K
     float d;                   // scale (float32, not f16)
     int8_t qs[QK_K];           // quants
     int16_t bsums[QK_K / 16];  // sums of quants in groups of 16

@@ -547,7 +547,8 @@ Value str_value(const std::string& s) {
 
 bool decodable_input(DType t) {
     const DTypeTraits& tr = dtype_traits(t);
-    return tr.decodable && (t == DType::F32 || t == DType::F16 || t == DType::BF16 || tr.kind == DTypeKind::kQuantized);
+    return dtype_decodable(t) &&
+           (t == DType::F32 || t == DType::F16 || t == DType::BF16 || tr.kind == DTypeKind::kQuantized);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Writes the seed corpora for the fuzz targets from the corrupt-file catalogues (one file per defect):
+// Writes the seed corpora for the fuzz targets: the parsers' from the corrupt-file catalogues (one file per
+// defect), the decoders' one input per dtype selector and byte order (three blocks of patterned bytes):
 //   build/bin/write_seeds fuzz/corpus
 // The output is committed; rerun it when a catalogue grows.
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "dtype.h"
 #include "support/gguf_catalogue.h"
 #include "support/safetensors_catalogue.h"
 
@@ -114,6 +116,21 @@ int main(int argc, char** argv) {
     };
     for (const auto& [name, text] : plans) {
         write(dir + "/fuzz_model_plan/" + name, std::vector<uint8_t>(text.begin(), text.end()));
+    }
+    // Decoder seeds: selector, byte order, [fuzz_block_stream: 8 chunking seed bytes], then the blocks.
+    for (unsigned selector = 0; selector < 58; ++selector) {
+        for (unsigned big_endian = 0; big_endian < 2; ++big_endian) {
+            std::vector<uint8_t> blocks(3 * 292 + 5);  // three Q8_K blocks; more blocks of the smaller types
+            for (size_t i = 0; i < blocks.size(); ++i) blocks[i] = static_cast<uint8_t>(i * 131 + selector * 7);
+            const std::string name = std::to_string(selector) + (big_endian ? "_be" : "_le");
+            std::vector<uint8_t> d = {static_cast<uint8_t>(selector), static_cast<uint8_t>(big_endian)};
+            d.insert(d.end(), blocks.begin(), blocks.end());
+            write(dir + "/fuzz_dequant/" + name, d);
+            std::vector<uint8_t> b = {static_cast<uint8_t>(selector), static_cast<uint8_t>(big_endian)};
+            for (unsigned i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(selector * 29 + i * 83));
+            b.insert(b.end(), blocks.begin(), blocks.end());
+            write(dir + "/fuzz_block_stream/" + name, b);
+        }
     }
     return 0;
 }

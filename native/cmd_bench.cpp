@@ -113,7 +113,7 @@ nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, 
         in_bytes = out_bytes = 0;
         for (const TensorInfo& t : model.info.tensors) {
             const uint8_t* src = model.tensor_data(t);
-            if (!src || !dtype_traits(t.dtype).decodable) continue;
+            if (!src || !dtype_decodable(t.dtype)) continue;
             out.resize(t.n_elements * dequant_floats_per_element(t.dtype));
             if (parallel_dequantize(t.dtype, src, t.n_elements, out.data(), threads).ok()) {
                 in_bytes += t.nbytes;

@@ -89,7 +89,7 @@ bool plan_tensor(const TensorInfo& t, Format target, DType requested, Plan* plan
         plan->action = Action::kEncode;
         return true;
     };
-    const bool encodable = traits.decodable && t.dtype != DType::C64 &&
+    const bool encodable = dtype_decodable(t.dtype) && t.dtype != DType::C64 &&
                            (traits.kind == DTypeKind::kFloat || traits.kind == DTypeKind::kQuantized);
     const bool requested_fits = requested != DType::kUnknown && t.ne[0] % dtype_traits(requested).block_elems == 0;
     if (encodable && requested_fits && requested != t.dtype) return encode_as(requested);
@@ -104,7 +104,7 @@ bool plan_tensor(const TensorInfo& t, Format target, DType requested, Plan* plan
         plan->action = Action::kWiden;
         return true;
     }
-    if (!traits.decodable) {
+    if (!dtype_decodable(t.dtype)) {
         *why = "type " + t.dtype_name() + " has no float decoder";
     } else {
         *why =
@@ -257,10 +257,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
     LoadedModel model;
     int status = kExitOk;
     if (!load(in_path, false, &model, &status)) return status;
-    if (model.info.big_endian) {
-        return fail(kExitInvalid, describe(in_path, make_error(Error::kUnsupported, 0, "endianness")) +
-                                      ": a big-endian GGUF stores its data byte-swapped and cannot be converted");
-    }
+    // A big-endian GGUF's tensor data is swapped to little-endian on the way (the output is little-endian).
+    const bool big_endian = model.info.big_endian;
 
     std::vector<Plan> plans(model.info.tensors.size());
     std::vector<TensorInfo> out_tensors;
@@ -268,7 +266,10 @@ int cmd_convert(const std::vector<std::string>& argv) {
     for (size_t i = 0; i < plans.size(); ++i) {
         const TensorInfo& t = model.info.tensors[i];
         std::string why;
-        if (!plan_tensor(t, target, requested, &plans[i], &why)) {
+        if (big_endian && !big_endian_order_defined(t.dtype)) {
+            why = "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
+        }
+        if (!why.empty() || !plan_tensor(t, target, requested, &plans[i], &why)) {
             return fail(kExitInvalid, describe(model.paths[t.file_index],
                                                make_error(Error::kUnsupported, t.info_offset, "tensor.type")) +
                                           ": cannot convert tensor " + printable(t.name, 200) + ": " + why);
@@ -342,9 +343,24 @@ int cmd_convert(const std::vector<std::string>& argv) {
         }
         uint64_t written = 0;
         if (plan.action == Action::kCopy) {
+            // Big-endian data is swapped in pieces of whole blocks (t.nbytes is whole blocks).
+            const size_t block = dtype_traits(t.dtype).block_bytes;
+            const size_t piece = big_endian ? kCopyPiece / block * block : kCopyPiece;
             for (uint64_t done = 0; done < t.nbytes;) {
-                const size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyPiece, t.nbytes - done));
-                if (!out.write(data + done, n)) return io_error();
+                const size_t n = static_cast<size_t>(std::min<uint64_t>(piece, t.nbytes - done));
+                const uint8_t* from = data + done;
+                if (big_endian) {
+                    encoded.assign(from, from + n);
+                    const Status s = swap_to_little_endian(t.dtype, encoded.data(), n);
+                    if (!s.ok()) {
+                        progress.finish();
+                        return fail(kExitInvalid,
+                                    describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
+                                        ": tensor " + printable(t.name, 200));
+                    }
+                    from = encoded.data();
+                }
+                if (!out.write(from, n)) return io_error();
                 done += n;
                 progress.add(n);
             }
@@ -386,8 +402,9 @@ int cmd_convert(const std::vector<std::string>& argv) {
             const DTypeTraits& traits = dtype_traits(t.dtype);
             bool ok = true;
             Status encode_status = ok_status();
-            const Status s =
-                for_each_decoded(t.dtype, data, t.n_elements, threads, [&](const float* x, uint64_t, uint64_t n) {
+            const Status s = for_each_decoded(
+                t.dtype, data, t.n_elements, threads,
+                [&](const float* x, uint64_t, uint64_t n) {
                     uint64_t size = 0;
                     if (!dtype_bytes_for(plan.out.dtype, n, &size)) {
                         encode_status = make_error(Error::kBadShape, t.info_offset, "tensor.ne");
@@ -400,7 +417,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
                     written += size;
                     progress.add(n / traits.block_elems * traits.block_bytes);
                     return ok;
-                });
+                },
+                big_endian);
             if (!ok) return io_error();
             const Status bad = !s.ok() ? s : encode_status;
             if (!bad.ok()) {

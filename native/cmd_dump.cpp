@@ -141,8 +141,9 @@ int cmd_dump(const std::vector<std::string>& argv) {
         const uint32_t per_element = dequant_floats_per_element(t->dtype);
         std::vector<uint16_t> halves;
         bool written = true;
-        const Status s =
-            for_each_decoded(t->dtype, src, n_elements, threads, [&](const float* floats, uint64_t, uint64_t n) {
+        const Status s = for_each_decoded(
+            t->dtype, src, n_elements, threads,
+            [&](const float* floats, uint64_t, uint64_t n) {
                 const size_t count = static_cast<size_t>(n * per_element);
                 if (as == As::kF32) {
                     written = out.write(floats, count * sizeof(float));
@@ -155,7 +156,8 @@ int cmd_dump(const std::vector<std::string>& argv) {
                 }
                 progress.add(n / traits.block_elems * traits.block_bytes);
                 return written;
-            });
+            },
+            model.info.big_endian);
         progress.finish();
         if (!s.ok()) return fail(kExitInvalid, describe(file, make_error(s.code, t->info_offset, s.what)));
         if (!written) return fail(kExitIo, out.error());

@@ -75,16 +75,21 @@ int cmd_hash(const std::vector<std::string>& argv) {
         std::string raw, f32;
         std::thread raw_worker([&] { raw = sha256_of(data, t.nbytes); });
         const bool decodable = decode_problem(model, t).empty();
+        // Little-endian F32 decodes to its own bytes: its float hash is the raw one.
+        const bool f32_is_raw = t.dtype == DType::F32 && !model.info.big_endian;
         Status s = ok_status();
-        if (decodable && t.dtype != DType::F32) {
+        if (decodable && !f32_is_raw) {
             Sha256 h;
             const DTypeTraits& traits = dtype_traits(t.dtype);
             const uint32_t per_element = dequant_floats_per_element(t.dtype);
-            s = for_each_decoded(t.dtype, data, t.n_elements, threads, [&](const float* floats, uint64_t, uint64_t n) {
-                h.update(floats, n * per_element * sizeof(float));
-                progress.add(n / traits.block_elems * traits.block_bytes);
-                return true;
-            });
+            s = for_each_decoded(
+                t.dtype, data, t.n_elements, threads,
+                [&](const float* floats, uint64_t, uint64_t n) {
+                    h.update(floats, n * per_element * sizeof(float));
+                    progress.add(n / traits.block_elems * traits.block_bytes);
+                    return true;
+                },
+                model.info.big_endian);
             f32 = h.hex();
         }
         raw_worker.join();
@@ -93,8 +98,8 @@ int cmd_hash(const std::vector<std::string>& argv) {
             return fail(kExitInvalid, describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
                                           ": tensor " + printable(t.name, 200));
         }
-        if (decodable && t.dtype == DType::F32) f32 = raw;  // F32 decodes to its own bytes
-        if (!decodable || t.dtype == DType::F32) progress.add(t.nbytes);
+        if (decodable && f32_is_raw) f32 = raw;
+        if (!decodable || f32_is_raw) progress.add(t.nbytes);
         tensors.push_back({{"name", t.name},
                            {"dtype", t.dtype_name()},
                            {"raw_sha256", raw},

@@ -37,25 +37,28 @@ void parallel_runs(size_t n_runs, unsigned threads, const Fn& fn) {
 
 // Decodes the window once, piece by piece; each piece's runs are summarised on the threads (the core's
 // fixed runs keep the numbers independent of the thread count) and added in order.
-Status window_stats(DType dtype, const uint8_t* data, uint64_t n_elements, unsigned threads, uint32_t bins,
-                    Progress* progress, Stats* out) {
+Status window_stats(DType dtype, const uint8_t* data, uint64_t n_elements, bool big_endian, unsigned threads,
+                    uint32_t bins, Progress* progress, Stats* out) {
     const DTypeTraits& traits = dtype_traits(dtype);
     const uint32_t per_element = dequant_floats_per_element(dtype);
     StatsAccumulator acc;
     std::vector<RunSummary> runs;
     std::vector<GridHistogram> histograms(std::max(1u, threads));
-    WS_TRY(for_each_decoded(dtype, data, n_elements, threads, [&](const float* x, uint64_t, uint64_t n) {
-        const uint64_t floats = n * per_element;
-        runs.assign(static_cast<size_t>((floats + kStatsRun - 1) / kStatsRun), RunSummary());
-        parallel_runs(runs.size(), threads, [&](size_t i, size_t worker) {
-            const size_t m = static_cast<size_t>(std::min<uint64_t>(kStatsRun, floats - i * kStatsRun));
-            runs[i] = summarise_run(x + i * kStatsRun, m);
-            histograms[worker].add(x + i * kStatsRun, m);
-        });
-        acc.add_runs(runs.data(), runs.size());
-        progress->add(n / traits.block_elems * traits.block_bytes);
-        return true;
-    }));
+    WS_TRY(for_each_decoded(
+        dtype, data, n_elements, threads,
+        [&](const float* x, uint64_t, uint64_t n) {
+            const uint64_t floats = n * per_element;
+            runs.assign(static_cast<size_t>((floats + kStatsRun - 1) / kStatsRun), RunSummary());
+            parallel_runs(runs.size(), threads, [&](size_t i, size_t worker) {
+                const size_t m = static_cast<size_t>(std::min<uint64_t>(kStatsRun, floats - i * kStatsRun));
+                runs[i] = summarise_run(x + i * kStatsRun, m);
+                histograms[worker].add(x + i * kStatsRun, m);
+            });
+            acc.add_runs(runs.data(), runs.size());
+            progress->add(n / traits.block_elems * traits.block_bytes);
+            return true;
+        },
+        big_endian));
     for (const GridHistogram& h : histograms) acc.add_histogram(h);
     *out = acc.finish(bins);
     return ok_status();
@@ -90,8 +93,9 @@ int cmd_stats(const std::vector<std::string>& argv) {
     Args args;
     if (!parse_args(argv, {"--json"}, {"--threads", "--rows", "--bins"}, &args)) return kExitUsage;
     if (args.positional.empty()) {
-        return fail(kExitUsage,
-                    "usage: weightstream stats FILE [TENSOR ...] [--rows START:COUNT] [--bins N] [--json] [--threads N]");
+        return fail(
+            kExitUsage,
+            "usage: weightstream stats FILE [TENSOR ...] [--rows START:COUNT] [--bins N] [--json] [--threads N]");
     }
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
@@ -153,8 +157,8 @@ int cmd_stats(const std::vector<std::string>& argv) {
             Result<RowWindow> w = row_window(*t, row_start, row_n);
             if (w.status().code == Error::kBadOffset || w.status().code == Error::kOverflow) {
                 return fail(kExitUsage, "--rows " + args.get("--rows") + " is outside tensor " +
-                                            printable(t->name, 200) + " (" + with_commas(row_count(*t)) +
-                                            " rows of " + std::to_string(t->ne[0]) + " elements)");
+                                            printable(t->name, 200) + " (" + with_commas(row_count(*t)) + " rows of " +
+                                            std::to_string(t->ne[0]) + " elements)");
             }
             if (!w.ok()) {
                 return fail(kExitInvalid, describe(model.paths[t->file_index], w.status()));
@@ -163,8 +167,8 @@ int cmd_stats(const std::vector<std::string>& argv) {
             n_elements = w.value().n_elements;
         }
         Stats st;
-        const Status s =
-            window_stats(t->dtype, data, n_elements, std::min(threads, 64u), static_cast<uint32_t>(bins), &progress, &st);
+        const Status s = window_stats(t->dtype, data, n_elements, model.info.big_endian, std::min(threads, 64u),
+                                      static_cast<uint32_t>(bins), &progress, &st);
         if (!s.ok()) {
             progress.finish();
             return fail(kExitInvalid, describe(model.paths[t->file_index], make_error(s.code, t->info_offset, s.what)) +

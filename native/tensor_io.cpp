@@ -49,22 +49,35 @@ const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& 
 }
 
 std::string decode_problem(const LoadedModel& model, const TensorInfo& t) {
-    if (!dtype_traits(t.dtype).decodable) return "type " + t.dtype_name() + " has no float decoder";
-    if (model.info.big_endian) return "the data of a big-endian GGUF is stored byte-swapped and cannot be decoded";
+    if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
+    if (model.info.big_endian && !big_endian_order_defined(t.dtype)) {
+        return "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
+    }
     return "";
 }
 
 Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsigned threads,
-                        const std::function<bool(const float*, uint64_t, uint64_t)>& fn) {
+                        const std::function<bool(const float*, uint64_t, uint64_t)>& fn, bool big_endian) {
+    WS_TRY(check_decodable(t, n_elements));  // before the block arithmetic below
+    if (big_endian && !big_endian_order_defined(t)) {
+        return make_error(Error::kUnsupported, 0, "big-endian tensor data: no byte order is defined for this type");
+    }
     const DTypeTraits& traits = dtype_traits(t);
-    if (!traits.decodable) return make_error(Error::kUnsupported, 0, "tensor.type");
-    if (n_elements % traits.block_elems != 0) return make_error(Error::kBadShape, 0, "tensor.n_elements");
     const uint64_t floats_per_element = dequant_floats_per_element(t);
     const uint64_t piece = std::min(n_elements, kPieceElements);
     std::unique_ptr<float[]> buffer(new float[static_cast<size_t>(std::max<uint64_t>(piece, 1) * floats_per_element)]);
+    // Big-endian pieces are swapped in a copy (the mapping is read-only).
+    std::unique_ptr<uint8_t[]> swapped(big_endian ? new uint8_t[piece / traits.block_elems * traits.block_bytes]
+                                                  : nullptr);
     for (uint64_t first = 0; first < n_elements; first += piece) {
         const uint64_t n = std::min(piece, n_elements - first);
         const uint8_t* from = src + first / traits.block_elems * traits.block_bytes;
+        if (big_endian) {
+            const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
+            std::memcpy(swapped.get(), from, static_cast<size_t>(nbytes));
+            WS_TRY(swap_to_little_endian(t, swapped.get(), nbytes));
+            from = swapped.get();
+        }
         WS_TRY(parallel_dequantize(t, from, n, buffer.get(), threads));
         if (!fn(buffer.get(), first, n)) break;
     }

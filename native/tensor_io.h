@@ -32,16 +32,17 @@ const TensorInfo* find_tensor_or_fail(const LoadedModel& model, const std::strin
 const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, int* exit_status);
 
 // Why this tensor cannot be decoded to float32 here ("" when it can): no decoder for its type, or a
-// big-endian GGUF (its data is stored byte-swapped and the kernels read little-endian).
+// big-endian GGUF holding a type whose big-endian layout is undefined (see swap_to_little_endian()).
 std::string decode_problem(const LoadedModel& model, const TensorInfo& t);
 
 // Decodes n_elements values of type t at src piece by piece, in element order, calling
 // fn(floats, first_element, n) for each piece (floats holds n * dequant_floats_per_element(t) values and is
 // valid during the call only). Each piece is decoded on up to `threads` threads; the pieces and their
-// floats do not depend on the thread count. Stops early, returning ok, when fn returns false. Errors are
-// the dequantizer's (kUnsupported, kBadShape).
+// floats do not depend on the thread count. Stops early, returning ok, when fn returns false. big_endian:
+// src is the data of a big-endian GGUF, swapped piece by piece in a copy before decoding. Errors are
+// check_decodable()'s, and kUnsupported for big-endian data of a type without a defined layout.
 Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsigned threads,
-                        const std::function<bool(const float*, uint64_t, uint64_t)>& fn);
+                        const std::function<bool(const float*, uint64_t, uint64_t)>& fn, bool big_endian = false);
 
 // An output path written completely or not at all. A regular file (or a new path) is written to
 // PATH.tmp and renamed over PATH by commit(); "-" is stdout; other existing files (/dev/null, a FIFO, a

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "dtype.h"
 #include "model_info.h"
 #include "row_window.h"
+#include "support/gguf_builder.h"
 #include "support/test_util.h"
 
 using ws::BlockStream;
@@ -71,8 +73,8 @@ std::vector<float> whole_decode(DType t, const uint8_t* src, uint64_t n) {
 // Feeds `bytes` in chunks of the given sizes (cycled), each chunk copied to the end of its own exact-size
 // allocation, and each feed writing into an exact-size output allocation of floats_for(chunk) floats.
 std::vector<float> chunked_decode(DType t, uint64_t n, const uint8_t* bytes, size_t size,
-                                  const std::vector<size_t>& chunk_sizes) {
-    BlockStream stream(t, n);
+                                  const std::vector<size_t>& chunk_sizes, bool big_endian = false) {
+    BlockStream stream(t, n, big_endian);
     REQUIRE(stream.status().ok());
     REQUIRE(stream.bytes_total() == size);
     std::vector<float> out;
@@ -119,12 +121,48 @@ TEST_CASE("chunked decoding equals whole-tensor decoding for every corpus tensor
     }
 }
 
+TEST_CASE("big-endian corpus tensors (swapped as gguf-py swaps them) decode to the little-endian floats") {
+    std::set<DType> seen;
+    for (const CorpusTensor& t : corpus().tensors) {
+        INFO("tensor " << t.info.name);
+        std::vector<uint8_t> be(tensor_bytes(t), tensor_bytes(t) + t.info.nbytes);
+        const bool defined = ws_test::to_big_endian_data(t.info.type_id, &be);
+        CHECK(ws::big_endian_order_defined(t.info.dtype) == defined);
+        if (!defined) {
+            CHECK(BlockStream(t.info.dtype, t.info.n_elements, true).status().code == Error::kUnsupported);
+            std::vector<uint8_t> copy = be;
+            CHECK(ws::swap_to_little_endian(t.info.dtype, copy.data(), copy.size()).code == Error::kUnsupported);
+            CHECK(copy == be);
+            continue;
+        }
+        seen.insert(t.info.dtype);
+        const std::vector<float> want = whole_decode(t.info.dtype, tensor_bytes(t), t.info.n_elements);
+        for (const std::vector<size_t>& chunks : {std::vector<size_t>{1}, {7, 300, 5}, {9000}, {1 << 20}}) {
+            const std::vector<float> got =
+                chunked_decode(t.info.dtype, t.info.n_elements, be.data(), be.size(), chunks, true);
+            REQUIRE(got.size() == want.size());
+            CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+        }
+        // The core swap gives the little-endian bytes back, and swapping twice is the identity.
+        std::vector<uint8_t> le = be;
+        REQUIRE(ws::swap_to_little_endian(t.info.dtype, le.data(), le.size()).ok());
+        CHECK(std::memcmp(le.data(), tensor_bytes(t), le.size()) == 0);
+        REQUIRE(ws::swap_to_little_endian(t.info.dtype, le.data(), le.size()).ok());
+        CHECK(le == be);
+        if (ws::dtype_traits(t.info.dtype).block_bytes > 1) {
+            CHECK(ws::swap_to_little_endian(t.info.dtype, le.data(), le.size() - 1).code == Error::kBadShape);
+        }
+    }
+    // gguf-py's set, all present in the corpus: F32 F16 BF16 Q4_0 Q8_0 Q4_K Q6_K MXFP4 I8 I16 I32 I64 F64.
+    CHECK(seen.size() == 13);
+}
+
 TEST_CASE("chunked decoding equals whole decoding for every decodable type (random bytes)") {
     std::mt19937_64 rng(99);
     for (uint32_t v = 0; v < static_cast<uint32_t>(DType::kEnd); ++v) {
         const DType t = static_cast<DType>(v);
         const ws::DTypeTraits& traits = ws::dtype_traits(t);
-        if (!traits.decodable) continue;
+        if (!ws::dtype_decodable(t)) continue;
         INFO(traits.name);
         const uint64_t n = 5ull * traits.block_elems * (traits.block_elems == 1 ? 37 : 1);
         uint64_t size = 0;
@@ -203,14 +241,16 @@ TEST_CASE("block stream refuses what it cannot do without changing state") {
 }
 
 TEST_CASE("block stream rejects types without a decoder and partial blocks") {
-    CHECK(BlockStream(DType::Q8_K, 256).status().code == Error::kUnsupported);
-    CHECK(BlockStream(DType::Q8_1, 32).status().code == Error::kUnsupported);
     CHECK(BlockStream(DType::Q4_2, 32).status().code == Error::kUnsupported);
+    CHECK(BlockStream(DType::Q4_0_4_4, 32).status().code == Error::kUnsupported);
+    // Big-endian data of a type gguf-py defines no big-endian layout for.
+    CHECK(BlockStream(DType::Q5_K, 256, true).status().code == Error::kUnsupported);
+    CHECK(BlockStream(DType::Q5_K, 256, false).status().ok());
     CHECK(BlockStream(DType::kUnknown, 1).status().code == Error::kUnsupported);
     CHECK(BlockStream(DType::Q4_K, 255).status().code == Error::kBadShape);
     CHECK(BlockStream(DType::F4, 3).status().code == Error::kBadShape);
     CHECK(BlockStream(DType::F32, UINT64_MAX / 2).status().code == Error::kOverflow);
-    BlockStream bad(DType::Q8_K, 256);
+    BlockStream bad(DType::Q4_2, 256);
     size_t written = 7;
     float out[1];
     const uint8_t byte = 0;

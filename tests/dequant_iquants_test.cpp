@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "dequant.h"
+#include "dequant_internal.h"
 #include "iquant_tables.h"
 #include "support/test_util.h"
 
@@ -368,4 +370,85 @@ TEST_CASE("i-quant grids match ggml-common.h and hold only their lattice values"
     CHECK(ws::IQ1M_DELTA == 0.125f);
     CHECK(ws_test::sha256_hex(reinterpret_cast<const uint8_t*>(ws::kvalues_iq4nl), sizeof ws::kvalues_iq4nl) ==
           "61aa47540aa024b5d6ddaa839b84ffe59f3d5a349af5c6c7ffcb5e0474b46163");
+}
+
+namespace {
+
+// One block of an i-quant type whose sign fields make every element of 32-element group g negative for even
+// g and positive for odd g (layouts from ggml-common.h), with the f16 scale `d` and mid-range grid indices
+// and sub-block scales.
+std::vector<uint8_t> alternating_sign_block(uint32_t ggml_id, uint16_t d) {
+    std::vector<uint8_t> b;
+    auto u16 = [&](uint16_t v) {
+        b.push_back(static_cast<uint8_t>(v));
+        b.push_back(static_cast<uint8_t>(v >> 8));
+    };
+    u16(d);
+    switch (ggml_id) {
+        case 16:  // IQ2_XXS: per group 4 grid bytes, then u32: four 7-bit sign codes (127: all 8 negative), scale
+        case 18:  // IQ3_XXS: 64 grid bytes, then per group the same u32
+            if (ggml_id == 18) b.insert(b.end(), 64, 0x21);
+            for (int g = 0; g < 8; ++g) {
+                if (ggml_id == 16) b.insert(b.end(), 4, 0x21);
+                const uint32_t aux = (g % 2 == 0 ? 0x0fffffffu : 0u) | (5u << 28);
+                for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(aux >> (8 * i)));
+            }
+            break;
+        case 17:  // IQ2_XS: u16 per 8 elements: 9-bit grid index, 7-bit sign code; then 8 scale bytes
+            for (int g = 0; g < 8; ++g) {
+                for (int l = 0; l < 4; ++l) u16(static_cast<uint16_t>((g % 2 == 0 ? 0xfe00u : 0u) | 0x0a5u));
+            }
+            b.insert(b.end(), 8, 0x35);
+            break;
+        case 22:  // IQ2_S: 32 grid bytes, 32 sign bytes (one per 8 elements), 8 qh, 8 scales
+            b.insert(b.end(), 32, 0x21);
+            for (int g = 0; g < 8; ++g) b.insert(b.end(), 4, g % 2 == 0 ? 0xff : 0x00);
+            b.insert(b.end(), 8, 0x00);
+            b.insert(b.end(), 8, 0x35);
+            break;
+        case 21:  // IQ3_S: 64 grid bytes, 8 qh, 32 sign bytes (one per 8 elements), 4 scales
+            b.insert(b.end(), 64, 0x21);
+            b.insert(b.end(), 8, 0x00);
+            for (int g = 0; g < 8; ++g) b.insert(b.end(), 4, g % 2 == 0 ? 0xff : 0x00);
+            b.insert(b.end(), 4, 0x35);
+            break;
+        default:
+            FAIL("not a signed i-quant");
+    }
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("i-quant signs flip the sign bit of the product, so NaN scales give ggml's NaN signs") {
+    // ggml's `(s ? -1.f : 1.f) * x` is a sign-bit flip in its -O2/-O3 builds (gcc, clang): the NaN that a NaN
+    // scale gives takes the element's sign too, where a multiplication by -1 would pass the NaN through.
+    for (uint32_t id : {16u, 17u, 18u, 21u, 22u}) {
+        const ws::DType t = ws::dtype_from_ggml_id(id);
+        // +NaN, -NaN (payload kept), a NaN with payload, +Inf, -Inf, 1.0.
+        for (uint16_t d : {uint16_t(0x7e00), uint16_t(0xfe00), uint16_t(0x7c01), uint16_t(0x7c00), uint16_t(0xfc00),
+                           uint16_t(0x3c00)}) {
+            const std::vector<uint8_t> block = alternating_sign_block(id, d);
+            REQUIRE(block.size() == ws::dtype_traits(t).block_bytes);
+            const bool d_negative = (d & 0x8000) != 0;
+            const bool d_nan = (d & 0x7c00) == 0x7c00 && (d & 0x03ff) != 0;
+            std::vector<std::pair<const char*, ws::DequantRowFn>> kernels = {{"scalar", ws::dequant_row_fn_scalar(t)},
+                                                                             {"fastest", ws::dequant_row_fn(t)}};
+            if (const ws::DequantRowFn avx2 = ws::detail::dequant_row_fn_x86(t, false))
+                kernels.push_back({"avx2", avx2});
+            for (const auto& kernel : kernels) {
+                INFO(ws::dtype_name(t) << " d=0x" << std::hex << d << std::dec << " kernel " << kernel.first);
+                float y[256];
+                kernel.second(block.data(), y, 256);
+                for (int e = 0; e < 256; ++e) {
+                    INFO("element " << e);
+                    const bool element_negative = (e / 32) % 2 == 0;
+                    const uint32_t bits = ws::f32_to_bits(y[e]);
+                    CHECK(std::isnan(y[e]) == d_nan);
+                    CHECK(((bits >> 31) != 0) == (d_negative != element_negative));
+                    if (d_nan) CHECK((bits & 0x7fffffffu) == (ws::f32_to_bits(ws::fp16_to_fp32(d)) & 0x7fffffffu));
+                }
+            }
+        }
+    }
 }

@@ -195,7 +195,7 @@ TEST_CASE("every ggml corpus tensor decodes to ggml's reference bytes") {
     for (const CorpusTensor& t : corpus()) {
         INFO("tensor " << t.name << " (" << t.type_name << ")");
         const DType dtype = ws::dtype_from_ggml_id(t.type_id);
-        REQUIRE(ws::dtype_traits(dtype).decodable);
+        REQUIRE(ws::dtype_decodable(dtype));
         REQUIRE(expected_types.count(t.type_name) == 1);
         uint64_t expect_bytes = 0;
         REQUIRE(ws::dtype_bytes_for(dtype, t.n_elements, &expect_bytes));
@@ -502,8 +502,10 @@ TEST_CASE("the dispatcher covers exactly the decodable types") {
         const DType t = static_cast<DType>(v);
         const ws::DTypeTraits& traits = ws::dtype_traits(t);
         INFO("dtype " << v << " " << traits.name);
-        CHECK((ws::dequant_row_fn(t) != nullptr) == traits.decodable);
-        if (!traits.decodable) {
+        CHECK((ws::dequant_row_fn(t) != nullptr) == ws::dtype_decodable(t));
+        // Every type with a block layout decodes; removed and unknown ids do not.
+        CHECK(ws::dtype_decodable(t) == (traits.block_elems != 0));
+        if (!ws::dtype_decodable(t)) {
             float out = 0;
             const uint8_t byte = 0;
             CHECK(ws::dequantize(t, &byte, 0, &out).code == ws::Error::kUnsupported);
@@ -513,7 +515,7 @@ TEST_CASE("the dispatcher covers exactly the decodable types") {
     const uint8_t bytes[18] = {};
     CHECK(ws::dequantize(DType::Q4_0, bytes, 16, out).code == ws::Error::kBadShape);
     CHECK(ws::dequantize(DType::Q4_0, bytes, 0, out).ok());
-    CHECK(ws::dequantize(DType::Q8_K, bytes, 256, out).code == ws::Error::kUnsupported);
+    CHECK(ws::dequantize(DType::Q4_2, bytes, 0, out).code == ws::Error::kUnsupported);
     CHECK(ws::dequantize(DType::kUnknown, bytes, 1, out).code == ws::Error::kUnsupported);
 }
 
@@ -522,7 +524,7 @@ TEST_CASE("garbage blocks of every type decode without touching memory outside t
     for (uint32_t v = 0; v < static_cast<uint32_t>(DType::kEnd); ++v) {
         const DType t = static_cast<DType>(v);
         const ws::DTypeTraits& traits = ws::dtype_traits(t);
-        if (!traits.decodable) continue;
+        if (!ws::dtype_decodable(t)) continue;
         INFO(traits.name);
         for (uint32_t n_blocks : {1u, 3u, 17u}) {
             std::vector<uint8_t> bytes(static_cast<size_t>(n_blocks) * traits.block_bytes);
@@ -682,4 +684,82 @@ TEST_CASE("NaN, Inf and subnormal scales propagate as in ggml") {
         CHECK(y[2] == 0x1p-24f);
         CHECK(y[3] == 0x1p-23f);
     }
+}
+
+namespace {
+
+void put_le(std::vector<uint8_t>* b, uint64_t v, int width) {
+    for (int i = 0; i < width; ++i) b->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+// A binary16 code's value from its fields, in double (exact), for codes that are finite.
+double half_value(uint16_t h) {
+    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    const double mag = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+    return h & 0x8000 ? -mag : mag;
+}
+
+}  // namespace
+
+TEST_CASE("Q8_K decodes as ggml's dequantize_row_q8_K: float32 d times each int8 (bsums ignored)") {
+    // block_q8_K: float d, int8 qs[256], int16 bsums[16] = 292 bytes.
+    const float ds[2] = {0.1f, -3.0e-5f};
+    std::vector<uint8_t> bytes;
+    for (int b = 0; b < 2; ++b) {
+        put_le(&bytes, bits_of(ds[b]), 4);
+        for (int j = 0; j < 256; ++j) bytes.push_back(static_cast<uint8_t>(j * 37 + b));  // every int8 value
+        for (int j = 0; j < 16; ++j) put_le(&bytes, 0x8001u + 77u * j, 2);                // garbage bsums
+    }
+    REQUIRE(bytes.size() == 2 * 292);
+    const UnalignedCopy src(bytes.data(), bytes.size());
+    const std::vector<float> got = decode(DType::Q8_K, src.data(), 512);
+    for (int b = 0; b < 2; ++b) {
+        for (int j = 0; j < 256; ++j) {
+            const int q = static_cast<int8_t>(static_cast<uint8_t>(j * 37 + b));
+            // The double product of two floats is exact; rounding it once gives float32's product.
+            const float want = static_cast<float>(static_cast<double>(ds[b]) * q);
+            INFO("block " << b << " element " << j << " q " << q);
+            CHECK(bits_of(got[256 * b + j]) == bits_of(want));
+        }
+    }
+    CHECK(ws::dequant_row_fn_scalar(DType::Q8_K) == ws::dequantize_row_q8_K);
+    // A NaN d gives NaN everywhere; Inf gives +-Inf, and NaN where q is 0 (Inf * 0).
+    std::vector<uint8_t> special(bytes.begin(), bytes.begin() + 292);
+    const uint32_t inf = 0x7f800000u;
+    std::memcpy(special.data(), &inf, 4);
+    const std::vector<float> s = decode(DType::Q8_K, special.data(), 256);
+    for (int j = 0; j < 256; ++j) {
+        const int q = static_cast<int8_t>(static_cast<uint8_t>(j * 37));
+        INFO("element " << j);
+        if (q == 0) {
+            CHECK(std::isnan(s[j]));
+        } else {
+            CHECK(s[j] == (q > 0 ? INFINITY : -INFINITY));
+        }
+    }
+}
+
+TEST_CASE("Q8_1 decodes as d * q from its 36-byte block (f16 d, f16 s ignored, 32 int8)") {
+    CHECK(ws::dtype_traits(DType::Q8_1).block_bytes == 36);
+    CHECK(ws::dtype_traits(DType::Q8_1).block_elems == 32);
+    const uint16_t d_codes[3] = {0x2e66, 0xb800, 0x0003};  // ~0.0999, -0.5, a subnormal
+    std::vector<uint8_t> bytes;
+    for (int b = 0; b < 3; ++b) {
+        put_le(&bytes, d_codes[b], 2);
+        put_le(&bytes, 0x7e00, 2);  // s: NaN, must not matter
+        for (int j = 0; j < 32; ++j) bytes.push_back(static_cast<uint8_t>(j * 9 - 128 + b));
+    }
+    REQUIRE(bytes.size() == 3 * 36);
+    const UnalignedCopy src(bytes.data(), bytes.size());
+    const std::vector<float> got = decode(DType::Q8_1, src.data(), 96);
+    for (int b = 0; b < 3; ++b) {
+        const float d = static_cast<float>(half_value(d_codes[b]));  // exact: binary16 fits float32
+        for (int j = 0; j < 32; ++j) {
+            const int q = static_cast<int8_t>(static_cast<uint8_t>(j * 9 - 128 + b));
+            const float want = static_cast<float>(static_cast<double>(d) * q);
+            INFO("block " << b << " element " << j);
+            CHECK(bits_of(got[32 * b + j]) == bits_of(want));
+        }
+    }
+    CHECK(ws::dequant_row_fn_scalar(DType::Q8_1) == ws::dequantize_row_q8_1);
 }

@@ -46,7 +46,7 @@ val bench_decode(int id, double output_bytes, int reps) {
     r.set("verified", false);
     r.set("gbps", 0.0);
     const DequantRowFn scalar = dequant_row_fn_scalar(t);
-    if (!dtype_traits(t).decodable || !scalar) return r;
+    if (!dtype_decodable(t) || !scalar) return r;
     std::vector<float> out(static_cast<size_t>(output_bytes) / sizeof(float));
     const uint64_t n = out.size() / dequant_floats_per_element(t);
     const std::vector<uint8_t> src = bench::synthetic_tensor(t, n, 1);

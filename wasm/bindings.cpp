@@ -383,11 +383,11 @@ private:
 };
 
 // BlockStream writing into JavaScript arrays: a Float32Array (f32) or a Uint16Array (f16, rounded from
-// the float32 decode as ggml_fp32_to_fp16_row does).
+// the float32 decode as ggml_fp32_to_fp16_row does). big_endian: the tensor is in a big-endian GGUF.
 class Decoder {
 public:
-    Decoder(int dtype, double n_elements, bool as_f16)
-        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements)), as_f16_(as_f16) {}
+    Decoder(int dtype, double n_elements, bool as_f16, bool big_endian)
+        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements), big_endian), as_f16_(as_f16) {}
 
     JsStatus status() const { return to_js(stream_.status()); }
 
@@ -502,7 +502,7 @@ val dtype_record(DType t) {
     r.set("blockElements", traits.block_elems);
     r.set("blockBytes", traits.block_bytes);
     r.set("floatsPerElement", dequant_floats_per_element(t));
-    r.set("decodable", traits.decodable);
+    r.set("decodable", dtype_decodable(t));
     return r;
 }
 
@@ -584,7 +584,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("kept", &Plan::kept)
         .function("takeModel", &Plan::take_model, allow_raw_pointers());
     class_<Decoder>("Decoder")
-        .constructor<int, double, bool>()
+        .constructor<int, double, bool, bool>()
         .function("status", &Decoder::status)
         .function("feed", &Decoder::feed)
         .function("written", &Decoder::written)
@@ -592,7 +592,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("trim", &Decoder::trim);
 
     class_<StatsDecoder>("StatsDecoder")
-        .constructor<int, double>()
+        .constructor<int, double, bool>()
         .function("status", &StatsDecoder::status)
         .function("feed", &StatsDecoder::feed)
         .function("finish", &StatsDecoder::finish);

@@ -249,7 +249,8 @@ test("dtypes() lists every type with its block layout", async () => {
         },
     );
     assert.equal(byName.get("F8_E4M3").kind, "float");
-    assert.equal(byName.get("Q8_K").decodable, false);
+    assert.equal(byName.get("Q8_K").decodable, true); // ggml's dequantize_row_q8_K
+    assert.equal(byName.get("Q8_1").decodable, true);
     for (const t of manifest.tensors) assert.ok(byName.has(t.ggml_type.toUpperCase()), t.ggml_type);
 });
 
@@ -259,5 +260,52 @@ test("ArrayBuffer and DataView sources", async () => {
         assert.equal(model.tensors.length, manifest.n_tensors);
         assert.ok(bytesOf(await model.read("q2_k.weight")).equals(bytesOf(ref("q2_k.weight"))));
         await model.close();
+    }
+});
+
+test("a big-endian GGUF (data swapped as gguf-py swaps it) reads the same values as the little-endian one", async () => {
+    // One Q4_K and one F16 tensor of the corpus; the header written big-endian by hand, the data swapped per
+    // gguf_convert_endian.py (Q4_K: d and dmin of each 144-byte block; F16: every element).
+    const pick = (name) => manifest.tensors.find((t) => t.name === name);
+    const tensors = [pick("q4_k.weight"), pick("f16.weight")];
+    const stored = (t) => fileBytes.slice(t.absolute_offset, t.absolute_offset + t.size_bytes);
+    const swapped = (t) => {
+        const b = stored(t);
+        const [block, fields] = t.ggml_type_id === 12 ? [144, [0, 2]] : [2, [0]];
+        for (let at = 0; at < b.length; at += block) {
+            for (const f of fields) [b[at + f], b[at + f + 1]] = [b[at + f + 1], b[at + f]];
+        }
+        return b;
+    };
+    const be = [];
+    const u32 = (v) => be.push(...[24, 16, 8, 0].map((s) => (v >>> s) & 0xff));
+    const u64 = (v) => (u32(Math.floor(v / 2 ** 32)), u32(v >>> 0));
+    be.push(...Buffer.from("GGUF"));
+    u32(3);
+    u64(tensors.length);
+    u64(0);
+    let offset = 0;
+    for (const t of tensors) {
+        u64(t.name.length);
+        be.push(...Buffer.from(t.name));
+        u32(t.ne.length);
+        t.ne.forEach(u64);
+        u32(t.ggml_type_id);
+        u64(offset);
+        offset += Math.ceil(t.size_bytes / 32) * 32;
+    }
+    while (be.length % 32) be.push(0);
+    for (const t of tensors) {
+        be.push(...swapped(t));
+        while (be.length % 32) be.push(0);
+    }
+    const model = await open(new Uint8Array(be));
+    try {
+        assert.equal(model.info.endian, "big");
+        for (const t of tensors) {
+            assert.deepEqual(bytesOf(await model.read(t.name)), bytesOf(ref(t.name)), t.name);
+        }
+    } finally {
+        model.close();
     }
 });

@@ -325,4 +325,51 @@ inline BuiltGguf build_gguf(const GgufSpec& spec) {
     return out;
 }
 
+// Tensor data of ggml type `type_id` as a big-endian writer stores it, following gguf-py's
+// scripts/gguf_convert_endian.py (written here from its text, independently of the core's table): F32, F16,
+// BF16 and the integer types and F64 (which gguf-py's writer swaps as numpy arrays) per element; Q4_0 and
+// Q8_0 the f16 d at the start of each block (18 / 34 bytes); Q4_K d and dmin (144-byte blocks); Q6_K the f16 d
+// at bytes 208..209 (210-byte blocks); MXFP4 and I8 unchanged. False for any other type (gguf-py refuses it).
+inline bool to_big_endian_data(uint32_t type_id, std::vector<uint8_t>* bytes) {
+    auto reverse_each = [&](size_t block, size_t at, size_t width) {
+        for (size_t b = 0; b + block <= bytes->size(); b += block) {
+            std::reverse(bytes->begin() + static_cast<std::ptrdiff_t>(b + at),
+                         bytes->begin() + static_cast<std::ptrdiff_t>(b + at + width));
+        }
+    };
+    switch (type_id) {
+        case 0:   // F32
+        case 26:  // I32
+            reverse_each(4, 0, 4);
+            return true;
+        case 1:   // F16
+        case 25:  // I16
+        case 30:  // BF16
+            reverse_each(2, 0, 2);
+            return true;
+        case 27:  // I64
+        case 28:  // F64
+            reverse_each(8, 0, 8);
+            return true;
+        case 24:  // I8
+        case 39:  // MXFP4
+            return true;
+        case 2:  // Q4_0
+            reverse_each(18, 0, 2);
+            return true;
+        case 8:  // Q8_0
+            reverse_each(34, 0, 2);
+            return true;
+        case 12:  // Q4_K
+            reverse_each(144, 0, 2);
+            reverse_each(144, 2, 2);
+            return true;
+        case 14:  // Q6_K
+            reverse_each(210, 208, 2);
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace ws_test

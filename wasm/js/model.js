@@ -193,7 +193,7 @@ export class Model {
         const tensor = this.tensors[i];
         const { offset, nbytes, elements } = this.#window(i, rows);
         const dtype = this.#decodable(tensor);
-        const decoder = new this.#wasm.StatsDecoder(dtype.id, elements);
+        const decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
         let result;
         try {
             let status = decoder.status();
@@ -335,7 +335,7 @@ export class Model {
         const dtype = this.#decodable(tensor);
         const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
         const feedBytes = this.#feedBytes(dtype);
-        const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16");
+        const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16", this.info.endian === "big");
         try {
             let status = decoder.status();
             if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
