@@ -194,6 +194,13 @@ Status check_layout(const ModelInfo& info, bool stop_at_unsized, size_t* bad) {
         }
         expected += padded;
     }
+    // ggml reads the whole padded data section (the last tensor's padding included) in one read, so a file
+    // that ends inside that padding fails to load there. An unknown size (file_size 0) is not judged.
+    if (!info.tensors.empty() && info.file_size != 0 &&
+        (info.data_offset > info.file_size || expected > info.file_size - info.data_offset)) {
+        *bad = info.tensors.size() - 1;
+        return make_error(Error::kTruncated, info.file_size, "data.padding");
+    }
     return ok_status();
 }
 
@@ -686,10 +693,13 @@ Status GgufParser::State::finish_header(uint64_t header_end) {
         const Status layout = check_layout(info, false, &bad);
         if (!layout.ok()) {
             const TensorInfo& t = info.tensors[bad];
-            info.warnings.push_back(make_warning(
-                layout.code, layout.offset, layout.what,
-                "tensor '" + t.name + "' is at data offset " + std::to_string(t.offset - info.data_offset) +
-                    ": tensor data is not contiguous in header order as ggml requires"));
+            const std::string detail = layout.code == Error::kTruncated
+                                           ? "the file ends before the alignment padding after the last tensor '" +
+                                                 t.name + "'; ggml reads the padded data section and rejects the file"
+                                           : "tensor '" + t.name + "' is at data offset " +
+                                                 std::to_string(t.offset - info.data_offset) +
+                                                 ": tensor data is not contiguous in header order as ggml requires";
+            info.warnings.push_back(make_warning(layout.code, layout.offset, layout.what, detail));
         }
     }
     phase = Phase::kDone;
