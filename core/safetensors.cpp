@@ -80,9 +80,9 @@ public:
         return p;
     }
     const char* text() const { return text_; }
+    static bool is_whitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 private:
-    static bool is_whitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
     static bool is_separator(char c) { return is_whitespace(c) || c == ',' || c == ':'; }
     static bool is_number_char(char c) {
         return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
@@ -495,8 +495,11 @@ Status SafetensorsParser::feed(const uint8_t* data, size_t size) {
 Status SafetensorsParser::parse_header(const uint8_t* file) {
     const uint8_t* json = file + kLengthBytes;
     const size_t n = static_cast<size_t>(header_length_);
-    // The format requires the JSON to begin with '{' (no leading whitespace).
-    if (n == 0 || json[0] != '{') return make_error(Error::kBadJson, kLengthBytes, "header");
+    // The JSON must be an object. Leading JSON whitespace is accepted, as the crate does since 2026-04
+    // (its test_whitespace_leading_padded_header); anything else before the '{' is not.
+    size_t start = 0;
+    while (start < n && TokenPositions::is_whitespace(static_cast<char>(json[start]))) ++start;
+    if (start == n || json[start] != '{') return make_error(Error::kBadJson, kLengthBytes + start, "header");
 
     TokenPositions positions(json, n);
     HeaderHandler handler(positions, options_);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "header_parser.h"
 #include "support/safetensors_builder.h"
 #include "support/safetensors_catalogue.h"
 #include "support/test_util.h"
@@ -418,6 +419,29 @@ TEST_CASE("safetensors header padding and JSON details") {
             CHECK(info.data_offset == 8 + h.size());
             CHECK(info.tensors[0].offset == 8 + h.size());
         }
+    }
+    SECTION("leading whitespace before the '{', as the crate accepts (test_whitespace_leading_padded_header)") {
+        for (const std::string& lead : {std::string("  "), std::string("\n\t\r ")}) {
+            const std::string h = lead + R"({"t":{"dtype":"I16","shape":[1],"data_offsets":[0,2]}})" + "   ";
+            const std::vector<uint8_t> bytes = ws_test::safetensors_file(h, 2);
+            // The format is recognised from the first 9 bytes, so HeaderParser routes it here too.
+            CHECK(ws::detect_format(bytes.data(), bytes.size()) == ws::Format::kSafetensors);
+            ws::HeaderParser parser(with_size(bytes.size()));
+            REQUIRE(parser.feed(bytes.data(), bytes.size()).code == Error::kOk);
+            const ws::ModelInfo& info = parser.info();
+            CHECK(info.data_offset == 8 + h.size());
+            REQUIRE(info.tensors.size() == 1);
+            CHECK(info.tensors[0].offset == 8 + h.size());
+            CHECK(info.tensors[0].info_offset == ws_test::at(h, "\"t\""));
+        }
+    }
+    SECTION("a text file is not taken for a whitespace-led header") {
+        const std::string text = "weights: see the README";  // byte 8 is a space, the length field is huge
+        const std::vector<uint8_t> bytes(text.begin(), text.end());
+        CHECK(ws::detect_format(bytes.data(), bytes.size()) == ws::Format::kUnknown);
+        ws::HeaderParser parser(with_size(bytes.size()));
+        const Status s = parser.feed(bytes.data(), bytes.size());
+        CHECK(s.code == Error::kBadMagic);
     }
     SECTION("whitespace inside the JSON and escaped names") {
         const std::string h =
