@@ -270,7 +270,7 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     std::vector<std::string> warnings;
     const std::vector<MetadataEntry> metadata = plan_metadata(model.info, target, &warnings);
-    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : warnings) warn(w);
 
     // The layout: header bytes, and where each tensor goes (GGUF: with zero padding after it).
     std::vector<uint8_t> header;

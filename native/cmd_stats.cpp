@@ -347,7 +347,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
         tensors.push_back(stats_json(*t, st));
     }
     progress.finish();
-    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : warnings) warn(w);
 
     if (args.has("--json")) {
         std::printf("%s\n", json_dump(nlohmann::json{{"tensors", std::move(tensors)}}).c_str());

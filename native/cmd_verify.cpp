@@ -153,7 +153,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
         }
     }
     progress.finish();
-    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : warnings) warn(w);
     std::printf("%s: ok: %zu tensors%s, %zu metadata keys%s\n", path.c_str(), model.info.tensors.size(),
                 model.info.big_endian ? "" : " decoded", model.info.metadata.size(),
                 warnings.empty() ? "" : (", " + std::to_string(warnings.size()) + " warnings").c_str());
