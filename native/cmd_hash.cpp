@@ -17,6 +17,13 @@ namespace ws::cli {
 namespace {
 
 constexpr size_t kHashPiece = size_t(16) << 20;
+constexpr uint64_t kThreadedBytes = uint64_t(1) << 20;  // below this the stored bytes hash inline
+
+struct Digests {
+    std::string raw;  // hex sha256 of the stored bytes
+    std::string f32;  // hex sha256 of the float32 decode (when decodable)
+    bool decodable = false;
+};
 
 class Sha256 {
 public:
@@ -64,19 +71,28 @@ int cmd_hash(const std::vector<std::string>& argv) {
     uint64_t total = 0;
     for (const TensorInfo& t : model.info.tensors) total += t.nbytes;
     Progress progress("hash", total);
-    nlohmann::json tensors = nlohmann::json::array();
-    for (const TensorInfo& t : model.info.tensors) {
+    std::vector<Digests> rows(model.info.tensors.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const TensorInfo& t = model.info.tensors[i];
+        Digests& row = rows[i];
         const uint8_t* data = tensor_bytes_or_fail(model, t, &status);
         if (!data) {
             progress.finish();
             return status;
         }
-        // The stored bytes hash on a second thread while this one decodes and hashes the floats.
-        std::string raw, f32;
-        std::thread raw_worker([&] { raw = sha256_of(data, t.nbytes); });
-        const bool decodable = decode_problem(model, t).empty();
+        row.decodable = decode_problem(model, t).empty();
+        const bool decode = row.decodable && t.dtype != DType::F32;
+        // A large tensor's stored bytes hash on a second thread while this one decodes and hashes the floats.
+        // Small ones do not pay for a thread: starting one costs tens of microseconds (a model of 1M empty
+        // tensors spent 80 s on it).
+        std::thread raw_worker;
+        if (decode && t.nbytes >= kThreadedBytes) {
+            raw_worker = std::thread([&] { row.raw = sha256_of(data, t.nbytes); });
+        } else {
+            row.raw = sha256_of(data, t.nbytes);
+        }
         Status s = ok_status();
-        if (decodable && t.dtype != DType::F32) {
+        if (decode) {
             Sha256 h;
             const DTypeTraits& traits = dtype_traits(t.dtype);
             const uint32_t per_element = dequant_floats_per_element(t.dtype);
@@ -85,31 +101,36 @@ int cmd_hash(const std::vector<std::string>& argv) {
                 progress.add(n / traits.block_elems * traits.block_bytes);
                 return true;
             });
-            f32 = h.hex();
+            row.f32 = h.hex();
         }
-        raw_worker.join();
+        if (raw_worker.joinable()) raw_worker.join();
         if (!s.ok()) {
             progress.finish();
             return fail(kExitInvalid, describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
                                           ": tensor " + printable(t.name, 200));
         }
-        if (decodable && t.dtype == DType::F32) f32 = raw;  // F32 decodes to its own bytes
-        if (!decodable || t.dtype == DType::F32) progress.add(t.nbytes);
-        tensors.push_back({{"name", t.name},
-                           {"dtype", t.dtype_name()},
-                           {"raw_sha256", raw},
-                           {"f32_sha256", decodable ? nlohmann::json(f32) : nlohmann::json(nullptr)}});
+        if (row.decodable && t.dtype == DType::F32) row.f32 = row.raw;  // F32 decodes to its own bytes
+        if (!decode) progress.add(t.nbytes);
     }
     progress.finish();
     if (args.has("--json")) {
+        nlohmann::json tensors = nlohmann::json::array();
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const TensorInfo& t = model.info.tensors[i];
+            tensors.push_back(
+                {{"name", t.name},
+                 {"dtype", t.dtype_name()},
+                 {"raw_sha256", rows[i].raw},
+                 {"f32_sha256", rows[i].decodable ? nlohmann::json(rows[i].f32) : nlohmann::json(nullptr)}});
+        }
         std::printf("%s\n", json_dump(nlohmann::json{{"tensors", std::move(tensors)}}).c_str());
         return kExitOk;
     }
     // sha256sum-like lines: raw digest, float32 digest ("-" when the type has no decoder), dtype, name.
-    for (const nlohmann::json& t : tensors) {
-        const std::string f32 = t["f32_sha256"].is_null() ? "-" : t["f32_sha256"].get<std::string>();
-        std::printf("%s  %-64s  %-8s %s\n", t["raw_sha256"].get<std::string>().c_str(), f32.c_str(),
-                    t["dtype"].get<std::string>().c_str(), printable(t["name"].get<std::string>(), 200).c_str());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const TensorInfo& t = model.info.tensors[i];
+        std::printf("%s  %-64s  %-8s %s\n", rows[i].raw.c_str(), rows[i].decodable ? rows[i].f32.c_str() : "-",
+                    t.dtype_name().c_str(), printable(t.name, 200).c_str());
     }
     return kExitOk;
 }
