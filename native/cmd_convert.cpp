@@ -15,7 +15,7 @@
 // (the output is one file).
 //
 // The output is streamed: header first, then one tensor at a time decoded in pieces, so memory stays
-// around one piece; it is written to OUT.tmp and renamed when complete.
+// around one piece; it is written through OutputFile (a temporary file renamed over OUT when complete).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -299,7 +299,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
 
     OutputFile out;
-    if (!out.open(out_path) || !out.write(header.data(), header.size())) return fail(kExitIo, out.error());
+    if (!out.open(out_path, input_files(model)) || !out.write(header.data(), header.size()))
+        return fail(kExitIo, out.error());
     Progress progress("convert", total);
     auto io_error = [&] {
         progress.finish();

@@ -23,6 +23,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (this != &other) {
         reset();
         mapped_ = other.mapped_;
+        identity_ = other.identity_;
         size_ = other.size_;
         buffer_ = std::move(other.buffer_);
         data_ = mapped_ ? other.data_ : buffer_.data();
@@ -54,6 +55,8 @@ bool MappedFile::open(const std::string& path, std::string* error) {
         ::close(fd);
         return false;
     }
+    identity_.dev = st.st_dev;
+    identity_.ino = st.st_ino;
     if (S_ISDIR(st.st_mode)) {
         *error = "is a directory";
         ::close(fd);

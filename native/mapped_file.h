@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "output_file.h"
+
 namespace ws {
 
 class MappedFile {
@@ -24,6 +26,8 @@ public:
 
     const uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
+    // Which file this is (device and inode), for refusing to write over an input.
+    const FileIdentity& identity() const { return identity_; }
 
 private:
     void reset();
@@ -31,6 +35,7 @@ private:
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
     bool mapped_ = false;
+    FileIdentity identity_;
     std::vector<uint8_t> buffer_;  // holds the bytes when the file could not be mapped
 };
 

@@ -2,7 +2,15 @@
 // The CLI against what a hostile world does to files (issue 9): names that steer the terminal, outputs
 // raced or planted on, inputs that change or never end while they are read. Every test runs the real binary
 // on fixtures written by tests/support/gguf_builder.h and safetensors_builder.h.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -69,4 +77,140 @@ TEST_CASE("hash of many empty tensors: one line each, the empty digest twice") {
         CHECK(line == empty + "  " + empty + "  F32      t" + std::to_string(lines));
     }
     CHECK(lines == 4096);
+}
+
+namespace {
+
+// A GGUF of one F32 tensor [ne0, ne1] whose bytes depend on `seed`.
+std::string write_f32_model(const ws_test::TempDir& dir, const std::string& name, int64_t ne0, int64_t ne1,
+                            uint8_t seed) {
+    ws_test::GgufSpec spec;
+    std::vector<uint8_t> data(static_cast<size_t>(ne0 * ne1 * 4));
+    for (size_t i = 0; i < data.size(); i += 4) {
+        const float v = static_cast<float>((i / 4 + seed) % 251) / 16.0f - 7.0f;
+        std::memcpy(&data[i], &v, 4);
+    }
+    spec.tensors = {{"w", 0, {ne0, ne1}, std::move(data), ws_test::kAutoOffset}};
+    const std::string path = dir.file(name);
+    ws_test::write_file(path, ws_test::build_gguf(spec).bytes);
+    return path;
+}
+
+mode_t mode_of(const std::string& path) {
+    struct stat st;
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    return st.st_mode;
+}
+
+}  // namespace
+
+TEST_CASE("two converts to one OUT at once: OUT is exactly one of them, complete") {
+    ws_test::TempDir dir;
+    const std::string a = write_f32_model(dir, "a.gguf", 1024, 2048, 1);
+    const std::string b = write_f32_model(dir, "b.gguf", 1024, 2048, 2);
+    const std::string ref_a = dir.file("ref_a.safetensors"), ref_b = dir.file("ref_b.safetensors");
+    REQUIRE(run_cli("convert " + quote(a) + " " + quote(ref_a) + " --dtype f16").status == 0);
+    REQUIRE(run_cli("convert " + quote(b) + " " + quote(ref_b) + " --dtype f16").status == 0);
+    const std::vector<uint8_t> want_a = ws_test::read_file(ref_a), want_b = ws_test::read_file(ref_b);
+    REQUIRE(want_a != want_b);
+    const std::string out = dir.file("out.safetensors");
+    for (int round = 0; round < 4; ++round) {
+        INFO("round " << round);
+        const std::string one = std::string(WS_CLI) + " convert %s " + quote(out) + " --dtype f16 >/dev/null 2>&1";
+        char cmd[4096];
+        std::snprintf(cmd, sizeof cmd,
+                      ("sh -c " + quote("(" + one + "; echo $? > " + quote(dir.file("rc_a")) + ") & (" + one +
+                                        "; echo $? > " + quote(dir.file("rc_b")) + ") & wait"))
+                          .c_str(),
+                      quote(a).c_str(), quote(b).c_str());
+        REQUIRE(std::system(cmd) == 0);
+        const std::vector<uint8_t> rc_a = ws_test::read_file(dir.file("rc_a")),
+                                   rc_b = ws_test::read_file(dir.file("rc_b"));
+        CHECK(std::string(rc_a.begin(), rc_a.end()) == "0\n");
+        CHECK(std::string(rc_b.begin(), rc_b.end()) == "0\n");
+        const std::vector<uint8_t> got = ws_test::read_file(out);
+        CHECK((got == want_a || got == want_b));
+        CHECK(run_cli("verify " + quote(out)).status == 0);
+        CHECK(ws_test::temporary_files(dir.path).empty());
+    }
+}
+
+TEST_CASE("a symlink planted at the old temporary name is not followed; a replaced OUT keeps its mode") {
+    ws_test::TempDir dir;
+    const std::string in = write_f32_model(dir, "in.gguf", 64, 4, 3);
+    const std::string victim = dir.file("victim.txt");
+    ws_test::write_file(victim, {'k', 'e', 'e', 'p'});
+    const std::string out = dir.file("out.gguf");
+    REQUIRE(::symlink(victim.c_str(), (out + ".tmp").c_str()) == 0);
+    ws_test::write_file(out, {'o', 'l', 'd'});
+    REQUIRE(::chmod(out.c_str(), 0640) == 0);
+
+    const ws_test::CliResult r = run_cli("convert " + quote(in) + " " + quote(out));
+    REQUIRE(r.status == 0);
+    CHECK(ws_test::read_file(victim) == std::vector<uint8_t>{'k', 'e', 'e', 'p'});
+    CHECK(S_ISREG(mode_of(out)));
+    CHECK((mode_of(out) & 07777) == 0640);
+    CHECK(S_ISLNK(mode_of(out + ".tmp")));  // the planted link itself is left alone
+    CHECK(run_cli("verify " + quote(out)).status == 0);
+    ::unlink((out + ".tmp").c_str());
+    CHECK(ws_test::temporary_files(dir.path).empty());
+
+    // A new OUT gets the mode a plain create would: 0666 less the umask.
+    const std::string fresh = dir.file("fresh.gguf");
+    const mode_t old_mask = ::umask(027);
+    const int status = run_cli("convert " + quote(in) + " " + quote(fresh)).status;
+    ::umask(old_mask);
+    REQUIRE(status == 0);
+    CHECK((mode_of(fresh) & 07777) == 0640);
+}
+
+TEST_CASE("an OUT that is the input is refused, by its name, a symlink or a hard link") {
+    ws_test::TempDir dir;
+    const std::string in = write_f32_model(dir, "in.gguf", 64, 4, 4);
+    const std::vector<uint8_t> before = ws_test::read_file(in);
+    const std::string link = dir.file("link.gguf"), hard = dir.file("hard.gguf");
+    REQUIRE(::symlink(in.c_str(), link.c_str()) == 0);
+    REQUIRE(::link(in.c_str(), hard.c_str()) == 0);
+    for (const std::string& out : {in, link, hard}) {
+        INFO(out);
+        const ws_test::CliResult r = run_cli("convert " + quote(in) + " " + quote(out) + " --dtype f16");
+        CHECK(r.status == 3);
+        CHECK(r.err == "weightstream: error: cannot write " + out + ": it is the input file (the same inode)\n");
+        const ws_test::CliResult d = run_cli("dump " + quote(in) + " w -o " + quote(out));
+        CHECK(d.status == 3);
+        CHECK(ws_test::read_file(in) == before);
+    }
+    CHECK(S_ISLNK(mode_of(link)));
+    CHECK(ws_test::temporary_files(dir.path).empty());
+}
+
+TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT") {
+    ws_test::TempDir dir;
+    // 128 MiB of F32 quantized on one thread: long enough to interrupt.
+    const std::string in = write_f32_model(dir, "in.gguf", 4096, 8192, 5);
+    for (int sig : {SIGINT, SIGTERM}) {
+        INFO("signal " << sig);
+        const std::string out = dir.file("out.gguf");
+        const pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            const int devnull = ::open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+            execl(WS_CLI, WS_CLI, "convert", in.c_str(), out.c_str(), "--dtype", "q4_0", "--threads", "1",
+                  static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        // Wait for the temporary file, then interrupt.
+        for (int i = 0; i < 5000 && ws_test::temporary_files(dir.path).empty(); ++i) usleep(1000);
+        REQUIRE(ws_test::temporary_files(dir.path).size() == 1);
+        usleep(20000);
+        ::kill(pid, sig);
+        int raw = 0;
+        REQUIRE(waitpid(pid, &raw, 0) == pid);
+        REQUIRE(WIFSIGNALED(raw));  // it was still running: the test interrupted a write
+        CHECK(WTERMSIG(raw) == sig);
+        CHECK(ws_test::temporary_files(dir.path).empty());
+        CHECK_FALSE(ws_test::file_exists(out));
+    }
 }
