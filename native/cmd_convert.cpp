@@ -23,6 +23,7 @@
 
 #include "dequant.h"
 #include "gguf_writer.h"
+#include "header_parser.h"
 #include "model_json.h"
 #include "progress.h"
 #include "quantize.h"
@@ -212,6 +213,23 @@ bool parse_dtype(const std::string& s, DType* out) {
     return false;
 }
 
+// Reads the header about to be written back with the rules `verify` applies to it (strict: what ggml
+// accepts), so convert never writes a file it would itself reject: the writers lay out what they are
+// given, and some inputs (a zero-element tensor with dims whose product overflows in GGUF's order) are
+// valid in one format but not in the other.
+Status check_readable(const std::vector<uint8_t>& header, uint64_t file_size, Format target) {
+    ParseOptions options;
+    options.file_size = file_size;
+    options.strict = true;
+    options.format_hint = target;
+    HeaderParser parser(options);
+    const Status s = parser.feed(header.data(), header.size());
+    if (s.code == Error::kNeedMoreData) return make_error(Error::kInternal, header.size(), "header");
+    if (!s.ok()) return s;
+    if (parser.format() != target) return make_error(Error::kInternal, 0, "header.format");
+    return ok_status();
+}
+
 }  // namespace
 
 int cmd_convert(const std::vector<std::string>& argv) {
@@ -296,6 +314,12 @@ int cmd_convert(const std::vector<std::string>& argv) {
         nbytes = layout.value().tensor_nbytes;
         padding.assign(nbytes.size(), 0);
         file_size = layout.value().file_size;
+    }
+    const Status readable = check_readable(header, file_size, target);
+    if (!readable.ok()) {
+        return fail(kExitInvalid, in_path + ": cannot be written as " + format_name(target) +
+                                      ": the output would be rejected when read: " + error_name(readable.code) + ": " +
+                                      readable.what + " (byte " + std::to_string(readable.offset) + " of OUT)");
     }
 
     OutputFile out;

@@ -16,6 +16,7 @@
 
 #include "support/gguf_builder.h"
 #include "support/run_cli.h"
+#include "support/safetensors_builder.h"
 
 using ws_test::quote;
 using ws_test::run_cli;
@@ -213,4 +214,38 @@ TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT"
         CHECK(ws_test::temporary_files(dir.path).empty());
         CHECK_FALSE(ws_test::file_exists(out));
     }
+}
+
+TEST_CASE("convert refuses to write a file that its own reading rules reject") {
+    ws_test::TempDir dir;
+    // safetensors -> GGUF: zero elements, but in GGUF's order (innermost first) the dims' partial product
+    // 2^62 * 2^62 overflows, which ggml and `verify` reject.
+    const std::string st = dir.file("zero.safetensors");
+    ws_test::write_file(
+        st, ws_test::safetensors_file(R"({"z":{"dtype":"F32","shape":[0,4611686018427387904,4611686018427387904],)"
+                                      R"("data_offsets":[0,0]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                      8));
+    REQUIRE(run_cli("info " + quote(st)).status == 0);
+    const std::string gguf = dir.file("out.gguf");
+    const ws_test::CliResult r = run_cli("convert " + quote(st) + " " + quote(gguf));
+    CHECK(r.status == 1);
+    CHECK(r.err == "weightstream: error: " + st +
+                       ": cannot be written as gguf: the output would be rejected when read: overflow: tensor.ne "
+                       "(byte 37 of OUT)\n");
+    CHECK_FALSE(ws_test::file_exists(gguf));
+
+    // GGUF -> safetensors: the same dims the other way round (ne [0, 2^62, 2^62] is valid for ggml) become
+    // a safetensors shape whose partial product overflows for the crate.
+    ws_test::GgufSpec spec;
+    spec.tensors = {{"z", 0, {0, int64_t(1) << 62, int64_t(1) << 62}, {}, 0}};
+    const std::string in = dir.file("zero.gguf");
+    ws_test::write_file(in, ws_test::build_gguf(spec).bytes);
+    REQUIRE(run_cli("verify " + quote(in)).status == 0);
+    const std::string out = dir.file("out.safetensors");
+    const ws_test::CliResult back = run_cli("convert " + quote(in) + " " + quote(out));
+    CHECK(back.status == 1);
+    CHECK(back.err.find(": cannot be written as safetensors: the output would be rejected when read: overflow: ") !=
+          std::string::npos);
+    CHECK_FALSE(ws_test::file_exists(out));
+    CHECK(ws_test::temporary_files(dir.path).empty());
 }
