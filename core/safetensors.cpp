@@ -187,7 +187,7 @@ struct PendingTensor {
 class HeaderHandler : public SaxBase<HeaderHandler> {
 public:
     HeaderHandler(TokenPositions& positions, const ParseOptions& options)
-        : SaxBase(positions, kLengthBytes), options_(options) {}
+        : SaxBase(positions, kLengthBytes), options_(options), memory_(options.max_header_memory) {}
 
     bool on_value(Kind kind, uint64_t pos) {
         switch (state_) {
@@ -207,6 +207,9 @@ public:
                 if (kind != Kind::kString) return fail(make_error(Error::kBadJson, pos, "__metadata__"));
                 if (string_->size() > options_.max_string_bytes) {
                     return fail(make_error(Error::kTooLarge, pos, "__metadata__"));
+                }
+                if (!memory_.charge_counted(string_->size())) {
+                    return fail(make_error(Error::kTooLarge, pos, "header.memory"));
                 }
                 metadata_.back().value.str = std::move(*string_);
                 state_ = State::kMetadataKeys;
@@ -283,6 +286,9 @@ public:
                 if (tensors_.size() >= options_.max_tensor_count) {
                     return fail(make_error(Error::kTooLarge, pos, "tensor count"));
                 }
+                if (!memory_.charge_counted(HeaderMemory::kTensor + HeaderMemory::kSetNode + 2 * string_->size())) {
+                    return fail(make_error(Error::kTooLarge, pos, "header.memory"));
+                }
                 if (!names_.insert(*string_).second) return fail(make_error(Error::kDuplicateName, pos, "tensor.name"));
                 tensors_.emplace_back();
                 tensors_.back().info.name = std::move(*string_);
@@ -292,6 +298,9 @@ public:
             case State::kMetadataKeys: {
                 if (metadata_.size() >= options_.max_kv_count) {
                     return fail(make_error(Error::kTooLarge, pos, "__metadata__"));
+                }
+                if (!memory_.charge_counted(HeaderMemory::kEntry + HeaderMemory::kSetNode + 2 * string_->size())) {
+                    return fail(make_error(Error::kTooLarge, pos, "header.memory"));
                 }
                 if (!metadata_keys_.insert(*string_).second) {
                     return fail(make_error(Error::kDuplicateName, pos, "__metadata__"));
@@ -416,6 +425,9 @@ private:
     }
 
     const ParseOptions& options_;
+    // Tensors and metadata entries are charged as they appear (their numbers are capped; the whole JSON
+    // text, at most 100,000,000 bytes, is the header's own cost), as GgufParser does.
+    HeaderMemory memory_;
     State state_ = State::kDocument;
     uint32_t skip_depth_ = 0;
     bool seen_metadata_ = false;

@@ -3,6 +3,7 @@
 // raced or planted on, inputs that change or never end while they are read. Every test runs the real binary
 // on fixtures written by tests/support/gguf_builder.h and safetensors_builder.h.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,43 @@ const std::string kHostileName =
     "31m\x9b"
     "0m\xe2\x80\xae"
     "cod.exe\xe2\x81\xa6x";
+
+struct Measured {
+    int status = -1;      // exit status, or -1 when killed by a signal
+    long max_rss_kb = 0;  // the child's peak resident memory
+    std::string err;
+};
+
+// Runs the CLI with argv (no shell), stdin from `stdin_path` (or /dev/null), and measures its peak RSS.
+Measured run_measured(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
+    char err_path[] = "/tmp/ws_measured_err_XXXXXX";
+    const int err_fd = mkstemp(err_path);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int in = ::open(stdin_path.c_str(), O_RDONLY);
+        const int out = ::open("/dev/null", O_WRONLY);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err_fd, 2);
+        std::vector<char*> argv{const_cast<char*>(WS_CLI)};
+        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(WS_CLI, argv.data());
+        _exit(127);
+    }
+    Measured m;
+    int raw = 0;
+    struct rusage usage;
+    if (wait4(pid, &raw, 0, &usage) == pid) {
+        m.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+        m.max_rss_kb = usage.ru_maxrss;
+    }
+    ::close(err_fd);
+    const std::vector<uint8_t> err = ws_test::read_file(err_path);
+    m.err.assign(err.begin(), err.end());
+    unlink(err_path);
+    return m;
+}
 
 bool has_raw_controls(const std::string& s) {
     return s.find("\xc2\x9b") != std::string::npos || s.find('\x9b') != std::string::npos ||
@@ -248,4 +286,21 @@ TEST_CASE("convert refuses to write a file that its own reading rules reject") {
           std::string::npos);
     CHECK_FALSE(ws_test::file_exists(out));
     CHECK(ws_test::temporary_files(dir.path).empty());
+}
+
+TEST_CASE("an array of 10M empty arrays is too_large early, in bounded memory") {
+    // 120 MB on disk; before the header memory budget it took 2.28 GB of RSS.
+    ws_test::GgufWriter w;
+    const uint64_t n = 10000000;
+    w.header(0, 1).str("a").u32(static_cast<uint32_t>(ws::ValueType::kArray));
+    w.u32(static_cast<uint32_t>(ws::ValueType::kArray)).length(n);
+    for (uint64_t i = 0; i < n; ++i) w.u32(0).length(0);
+    ws_test::TempDir dir;
+    const std::string path = dir.file("arrays.gguf");
+    ws_test::write_file(path, w.bytes());
+    const Measured m = run_measured({"info", path});
+    CHECK(m.status == 1);
+    CHECK(m.err == "weightstream: error: " + path + ": too_large: header.memory (byte 6291505)\n");
+    INFO("peak RSS " << m.max_rss_kb << " KB");
+    CHECK(m.max_rss_kb < 256 * 1024);
 }

@@ -612,3 +612,25 @@ TEST_CASE("safetensors index: hostile and malformed indexes") {
         CHECK(r.status().offset == offset);
     }
 }
+
+TEST_CASE("safetensors header memory: the total cap of ParseOptions stops tensors and metadata") {
+    using M = ws::HeaderMemory;
+    std::string h = R"({"__metadata__":{"k":"vv"},)";
+    for (int i = 0; i < 10; ++i) {
+        h += (i ? "," : "") + std::string("\"t") + std::to_string(i) +
+             R"(":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})";
+    }
+    h += "}";
+    const std::vector<uint8_t> bytes = ws_test::safetensors_file(h, 0);
+    ParseOptions options = with_size(bytes.size());
+    const uint64_t metadata = M::kEntry + M::kSetNode + 2 * 1 + 2;
+    options.max_header_memory = metadata + 10 * (M::kTensor + M::kSetNode + 2 * 2);
+    CHECK(parse_whole(bytes, options).code == Error::kOk);
+    options.max_header_memory -= 1;
+    const Status s = parse_whole(bytes, options);
+    CHECK(s.code == Error::kTooLarge);
+    CHECK(s.what == std::string("header.memory"));
+    CHECK(s.offset == ws_test::at(h, "\"t9\""));
+    options.max_header_memory = metadata - 1;  // the metadata value is the last of it
+    CHECK(parse_whole(bytes, options).offset == ws_test::at(h, "\"vv\""));
+}
