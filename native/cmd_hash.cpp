@@ -8,9 +8,11 @@
 #include <memory>
 #include <thread>
 
+#include "block_stream.h"
 #include "dequant.h"
 #include "model_json.h"
 #include "progress.h"
+#include "stream_input.h"
 #include "tensor_io.h"
 
 namespace ws::cli {
@@ -56,6 +58,58 @@ std::string sha256_of(const uint8_t* data, uint64_t size) {
     return h.hex();
 }
 
+// hash of a stream (a pipe): the tensors in offset order, each read once in pieces, its stored bytes hashed
+// as they come and decoded by a BlockStream; memory stays around one piece and its floats.
+bool hash_stream(LoadedModel& model, std::vector<Digests>* rows, Progress* progress, int* status) {
+    MappedFile& file = model.files[0];
+    const std::vector<TensorInfo>& tensors = model.info.tensors;
+    std::vector<size_t> order(tensors.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
+    std::vector<float> floats;
+    for (size_t index : order) {
+        const TensorInfo& t = tensors[index];
+        Digests& row = (*rows)[index];
+        row.decodable = decode_problem(model, t).empty();
+        const bool decode = row.decodable && t.dtype != DType::F32;
+        Sha256 raw, f32;
+        BlockStream blocks(decode ? t.dtype : DType::F32, decode ? t.n_elements : 0);
+        Status decoded = blocks.status();
+        std::string io_error;
+        const Status read = read_stream_tensor(
+            &file, t,
+            [&](const uint8_t* data, size_t size) {
+                raw.update(data, size);
+                progress->add(size);
+                if (!decode || !decoded.ok()) return;
+                floats.resize(blocks.floats_for(size));
+                size_t written = 0;
+                decoded = blocks.feed(data, size, floats.data(), floats.size(), &written);
+                f32.update(floats.data(), written * sizeof(float));
+            },
+            &io_error);
+        if (!io_error.empty()) {
+            progress->finish();
+            *status = fail(kExitIo, model.paths[0] + ": " + io_error);
+            return false;
+        }
+        if (read.ok() && decoded.ok() && decode) decoded = blocks.finish();
+        const Status bad = !read.ok() ? read : decoded;
+        if (!bad.ok()) {
+            progress->finish();
+            const uint64_t at = bad.code == Error::kTruncated && !read.ok() ? bad.offset : t.info_offset;
+            *status = fail(kExitInvalid, describe(model.paths[0], make_error(bad.code, at, bad.what)) + ": tensor " +
+                                             printable(t.name, 200));
+            return false;
+        }
+        row.raw = raw.hex();
+        row.f32 = decode ? f32.hex() : row.raw;
+    }
+    progress->finish();
+    return true;
+}
+
 }  // namespace
 
 int cmd_hash(const std::vector<std::string>& argv) {
@@ -72,7 +126,9 @@ int cmd_hash(const std::vector<std::string>& argv) {
     for (const TensorInfo& t : model.info.tensors) total += t.nbytes;
     Progress progress("hash", total);
     std::vector<Digests> rows(model.info.tensors.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
+    const bool stream = model.files.size() == 1 && model.files[0].is_stream();
+    if (stream && !hash_stream(model, &rows, &progress, &status)) return status;
+    for (size_t i = 0; i < rows.size() && !stream; ++i) {
         const TensorInfo& t = model.info.tensors[i];
         Digests& row = rows[i];
         const uint8_t* data = tensor_bytes_or_fail(model, t, &status);

@@ -36,6 +36,12 @@ const TensorInfo* find_tensor_or_fail(const LoadedModel& model, const std::strin
 }
 
 const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, int* exit_status) {
+    if (t.file_index < model.files.size() && model.files[t.file_index].is_stream()) {
+        *exit_status = fail(kExitIo, model.paths[t.file_index] +
+                                         ": not a regular file: this command needs to seek in the tensor data (save "
+                                         "it to a file first; info, tensors and hash read a pipe as it comes)");
+        return nullptr;
+    }
     const uint8_t* p = model.tensor_data(t);
     if (!p) {
         *exit_status = fail(

@@ -3,6 +3,7 @@
 // raced or planted on, inputs that change or never end while they are read. Every test runs the real binary
 // on fixtures written by tests/support/gguf_builder.h and safetensors_builder.h.
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,19 +36,21 @@ const std::string kHostileName =
 struct Measured {
     int status = -1;      // exit status, or -1 when killed by a signal
     long max_rss_kb = 0;  // the child's peak resident memory
+    std::string out;
     std::string err;
 };
 
 // Runs the CLI with argv (no shell), stdin from `stdin_path` (or /dev/null), and measures its peak RSS.
 Measured run_measured(const std::vector<std::string>& args, const std::string& stdin_path = "/dev/null") {
     char err_path[] = "/tmp/ws_measured_err_XXXXXX";
+    char out_path[] = "/tmp/ws_measured_out_XXXXXX";
     const int err_fd = mkstemp(err_path);
+    const int out_fd = mkstemp(out_path);
     const pid_t pid = fork();
     if (pid == 0) {
         const int in = ::open(stdin_path.c_str(), O_RDONLY);
-        const int out = ::open("/dev/null", O_WRONLY);
         dup2(in, 0);
-        dup2(out, 1);
+        dup2(out_fd, 1);
         dup2(err_fd, 2);
         std::vector<char*> argv{const_cast<char*>(WS_CLI)};
         for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -62,9 +66,12 @@ Measured run_measured(const std::vector<std::string>& args, const std::string& s
         m.max_rss_kb = usage.ru_maxrss;
     }
     ::close(err_fd);
-    const std::vector<uint8_t> err = ws_test::read_file(err_path);
+    ::close(out_fd);
+    const std::vector<uint8_t> err = ws_test::read_file(err_path), out = ws_test::read_file(out_path);
     m.err.assign(err.begin(), err.end());
+    m.out.assign(out.begin(), out.end());
     unlink(err_path);
+    unlink(out_path);
     return m;
 }
 
@@ -303,4 +310,157 @@ TEST_CASE("an array of 10M empty arrays is too_large early, in bounded memory") 
     CHECK(m.err == "weightstream: error: " + path + ": too_large: header.memory (byte 6291505)\n");
     INFO("peak RSS " << m.max_rss_kb << " KB");
     CHECK(m.max_rss_kb < 256 * 1024);
+}
+
+namespace {
+
+// A GGUF header (no data) for one tensor "w" of `type` with ne {ne0}, padded to the data section.
+std::vector<uint8_t> header_only(uint32_t type, int64_t ne0) {
+    ws_test::GgufWriter w;
+    w.header(1, 0).str("w").u32(1).dim(ne0).u32(type).u64(0).pad_to(32);
+    return w.bytes();
+}
+
+// Hex sha256 of `n` zero bytes.
+std::string sha256_of_zeros(uint64_t n) {
+    std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+    const std::vector<uint8_t> zeros(1 << 20, 0);
+    for (uint64_t done = 0; done < n; done += zeros.size())
+        EVP_DigestUpdate(ctx.get(), zeros.data(), std::min<uint64_t>(zeros.size(), n - done));
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx.get(), digest, &len);
+    char hex[3];
+    std::string s;
+    for (unsigned int i = 0; i < len; ++i) {
+        std::snprintf(hex, sizeof hex, "%02x", digest[i]);
+        s += hex;
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("info of a FIFO fed endless bytes stops with a clear error or after the header, in bounded memory") {
+    ws_test::TempDir dir;
+    const std::string fifo = dir.file("fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    // Endless zeros: not a model, known after 9 bytes.
+    REQUIRE(std::system(("cat /dev/zero > " + quote(fifo) + " 2>/dev/null &").c_str()) == 0);
+    const Measured zeros = run_measured({"info", fifo});
+    CHECK(zeros.status == 1);
+    CHECK(zeros.err == "weightstream: error: " + fifo + ": bad_magic: magic (byte 0)\n");
+    CHECK(zeros.max_rss_kb < 32 * 1024);
+    // /dev/zero itself, a character device.
+    const Measured dev = run_measured({"info", "/dev/zero"});
+    CHECK(dev.status == 1);
+    CHECK(dev.max_rss_kb < 32 * 1024);
+
+    // A real header followed by endless data: the header is printed, the data never read.
+    const std::string header = dir.file("header.gguf");
+    ws_test::write_file(header, header_only(1, int64_t(1) << 40));  // a 2 TiB F16 tensor
+    REQUIRE(std::system(("(cat " + quote(header) + "; cat /dev/zero) > " + quote(fifo) + " 2>/dev/null &").c_str()) ==
+            0);
+    const ws_test::CliResult r = run_cli("tensors " + quote(fifo) + " --json");
+    REQUIRE(r.status == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j["tensors"].size() == 1);
+    CHECK(j["tensors"][0]["nbytes"] == uint64_t(1) << 41);
+    REQUIRE(std::system(("(cat " + quote(header) + "; cat /dev/zero) > " + quote(fifo) + " 2>/dev/null &").c_str()) ==
+            0);
+    const Measured m = run_measured({"info", fifo});
+    CHECK(m.status == 0);
+    CHECK(m.max_rss_kb < 32 * 1024);
+}
+
+TEST_CASE("hash of a pipe streams the tensors: the same digests as the file, in bounded memory") {
+    ws_test::TempDir dir;
+    // A real model through a pipe gives exactly the digests of the file.
+    for (const std::string& path :
+         {ws_test::data_path("ggml/ggml-types.gguf"), ws_test::data_path("safetensors/sample_overall.safetensors")}) {
+        INFO(path);
+        const ws_test::CliResult file = run_cli("hash " + quote(path) + " --json");
+        REQUIRE(file.status == 0);
+        char cmd[4096];
+        std::snprintf(cmd, sizeof cmd, "cat %s | %s hash /dev/stdin --json > %s", quote(path).c_str(), WS_CLI,
+                      quote(dir.file("out.json")).c_str());
+        REQUIRE(std::system(cmd) == 0);
+        const std::vector<uint8_t> out = ws_test::read_file(dir.file("out.json"));
+        CHECK(std::string(out.begin(), out.end()) == file.out);
+    }
+
+    // 512 MiB of F16 zeros through a pipe (the mmap path is never taken): bounded memory.
+    const std::string header = dir.file("header.gguf");
+    ws_test::write_file(header, header_only(1, int64_t(1) << 28));
+    const std::string fifo = dir.file("fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    REQUIRE(std::system(("(cat " + quote(header) + "; head -c 536870912 /dev/zero) > " + quote(fifo) + " &").c_str()) ==
+            0);
+    const Measured m = run_measured({"hash", fifo});
+    CHECK(m.status == 0);
+    CHECK(m.out == sha256_of_zeros(uint64_t(1) << 29) + "  " + sha256_of_zeros(uint64_t(1) << 30) + "  F16      w\n");
+    INFO("peak RSS " << m.max_rss_kb << " KB");
+    CHECK(m.max_rss_kb < 48 * 1024);
+    // A stream that ends inside the tensor is truncated there.
+    REQUIRE(std::system(("(cat " + quote(header) + "; head -c 1000000 /dev/zero) > " + quote(fifo) + " &").c_str()) ==
+            0);
+    const Measured cut = run_measured({"hash", fifo});
+    CHECK(cut.status == 1);
+    CHECK(cut.err == "weightstream: error: " + fifo + ": truncated: tensor.data (byte " +
+                         std::to_string(header_only(1, 1).size() + 1000000) + "): tensor w\n");
+    // Commands that seek in the data say so.
+    REQUIRE(std::system(("cat " + quote(header) + " > " + quote(fifo) + " &").c_str()) == 0);
+    const Measured verify = run_measured({"stats", fifo});
+    CHECK(verify.status == 3);
+    CHECK(verify.err.find(": not a regular file: this command needs to seek in the tensor data") != std::string::npos);
+}
+
+TEST_CASE("a file truncated while it is read is an I/O error naming it (exit 3), outputs cleaned up") {
+    ws_test::TempDir dir;
+    // 128M elements of Q4_0 (72 MiB): decoding and hashing them on one thread takes a good while.
+    ws_test::GgufSpec spec;
+    std::vector<uint8_t> data(size_t(18) * 4096 * 1024 * 4);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + 5);
+    for (size_t i = 0; i < data.size(); i += 18) data[i + 1] = 0x3c;  // finite f16 scales
+    spec.tensors = {{"q", 2, {4096, 32768}, std::move(data), ws_test::kAutoOffset}};
+    const std::vector<uint8_t> bytes = ws_test::build_gguf(spec).bytes;
+    const std::string out = dir.file("out.safetensors");
+    const std::vector<std::vector<std::string>> commands = {{"hash", "--threads", "1"},
+                                                            {"verify", "--threads", "1"},
+                                                            {"stats", "--threads", "1"},
+                                                            {"convert", out, "--threads", "1"}};
+    for (const auto& command : commands) {
+        INFO(command[0]);
+        const std::string path = dir.file("model.gguf");
+        ws_test::write_file(path, bytes);
+        char err_path[] = "/tmp/ws_truncated_err_XXXXXX";
+        const int err_fd = mkstemp(err_path);
+        const pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            const int devnull = ::open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            dup2(err_fd, 2);
+            std::vector<const char*> argv{WS_CLI, command[0].c_str(), path.c_str()};
+            for (size_t i = 1; i < command.size(); ++i) argv.push_back(command[i].c_str());
+            argv.push_back(nullptr);
+            execv(WS_CLI, const_cast<char* const*>(argv.data()));
+            _exit(127);
+        }
+        usleep(300000);  // loaded, reading the data
+        REQUIRE(::truncate(path.c_str(), 4096) == 0);
+        int raw = 0;
+        REQUIRE(waitpid(pid, &raw, 0) == pid);
+        ::close(err_fd);
+        const std::vector<uint8_t> err_bytes = ws_test::read_file(err_path);
+        unlink(err_path);
+        const std::string err(err_bytes.begin(), err_bytes.end());
+        INFO(err);
+        REQUIRE(WIFEXITED(raw));  // not killed by SIGBUS (exit 135 in a shell)
+        CHECK(WEXITSTATUS(raw) == 3);
+        CHECK(err.find("weightstream: error: " + path + ": the file shrank while it was read\n") != std::string::npos);
+        CHECK(ws_test::temporary_files(dir.path).empty());
+        CHECK_FALSE(ws_test::file_exists(out));
+    }
 }
