@@ -46,8 +46,6 @@ public:
     bool commit();
 
     bool is_stdout() const { return fd_ == 1; }
-    // The temporary file's path while one is being written ("" otherwise).
-    const std::string& temporary_path() const { return tmp_path_; }
     // "cannot write PATH: <the system's words>" for the first failure.
     const std::string& error() const { return error_; }
 

@@ -13,6 +13,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -448,7 +450,15 @@ TEST_CASE("a file truncated while it is read is an I/O error naming it (exit 3),
             execv(WS_CLI, const_cast<char* const*>(argv.data()));
             _exit(127);
         }
-        usleep(300000);  // loaded, reading the data
+        // Once the file is mapped (the header is parsed then), the data is being read: cut it short.
+        const std::string maps = "/proc/" + std::to_string(pid) + "/maps";
+        for (int i = 0; i < 10000; ++i) {
+            std::ifstream in(maps);
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (text.find(path) != std::string::npos) break;
+            usleep(1000);
+        }
+        usleep(50000);
         REQUIRE(::truncate(path.c_str(), 4096) == 0);
         int raw = 0;
         REQUIRE(waitpid(pid, &raw, 0) == pid);
