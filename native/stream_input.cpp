@@ -49,6 +49,7 @@ bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions 
 
 Status read_stream_tensor(MappedFile* file, const TensorInfo& t, const std::function<void(const uint8_t*, size_t)>& fn,
                           std::string* io_error) {
+    if (t.nbytes == 0) return ok_status();  // it may share its offset with the tensor read before it
     if (file->position() > t.offset) return make_error(Error::kInternal, t.info_offset, "tensor.offset");
     std::unique_ptr<uint8_t[]> piece(new uint8_t[kStreamPiece]);
     const uint64_t end = t.offset + t.nbytes;  // the parser checked that it does not overflow

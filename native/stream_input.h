@@ -25,7 +25,8 @@ bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions 
                         LoadError* error);
 
 // Reads tensor t's bytes from the stream, calling fn(bytes, size) for each piece (at most kStreamPiece
-// bytes, valid during the call). The stream must not be past t.offset yet: it skips the bytes before it.
+// bytes, valid during the call). The stream must not be past t.offset yet (unless t is empty): it skips
+// the bytes before it.
 // Returns ok, or kTruncated (offset: where the stream ended) when it ends before the tensor does, or
 // kInternal when the stream is already past t.offset; *io_error is set instead for a read error.
 Status read_stream_tensor(MappedFile* file, const TensorInfo& t, const std::function<void(const uint8_t*, size_t)>& fn,
