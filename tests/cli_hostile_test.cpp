@@ -378,9 +378,16 @@ TEST_CASE("info of a FIFO fed endless bytes stops with a clear error or after th
 
 TEST_CASE("hash of a pipe streams the tensors: the same digests as the file, in bounded memory") {
     ws_test::TempDir dir;
+    // Empty tensors sharing their offset with the tensors around them.
+    const std::string empties = dir.file("empties.safetensors");
+    ws_test::write_file(empties, ws_test::safetensors_file(R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                                           R"("a":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+                                                           R"("c":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},)"
+                                                           R"("d":{"dtype":"F16","shape":[2],"data_offsets":[8,12]}})",
+                                                           12));
     // A real model through a pipe gives exactly the digests of the file.
-    for (const std::string& path :
-         {ws_test::data_path("ggml/ggml-types.gguf"), ws_test::data_path("safetensors/sample_overall.safetensors")}) {
+    for (const std::string& path : {ws_test::data_path("ggml/ggml-types.gguf"),
+                                    ws_test::data_path("safetensors/sample_overall.safetensors"), empties}) {
         INFO(path);
         const ws_test::CliResult file = run_cli("hash " + quote(path) + " --json");
         REQUIRE(file.status == 0);
