@@ -190,7 +190,7 @@ TEST_CASE("two converts to one OUT at once: OUT is exactly one of them, complete
     }
 }
 
-TEST_CASE("a symlink planted at the old temporary name is not followed; a replaced OUT keeps its mode") {
+TEST_CASE("a symlink planted at the old temporary name is not followed, and a replaced OUT keeps its mode") {
     ws_test::TempDir dir;
     const std::string in = write_f32_model(dir, "in.gguf", 64, 4, 3);
     const std::string victim = dir.file("victim.txt");
