@@ -194,13 +194,22 @@ Status check_layout(const ModelInfo& info, bool stop_at_unsized, size_t* bad) {
         }
         expected += padded;
     }
+    // ggml reads the whole padded data section (the last tensor's padding included) in one read, so a file
+    // that ends inside that padding fails to load there. An unknown size (file_size 0) is not judged.
+    if (!info.tensors.empty() && info.file_size != 0 &&
+        (info.data_offset > info.file_size || expected > info.file_size - info.data_offset)) {
+        *bad = info.tensors.size() - 1;
+        return make_error(Error::kTruncated, info.file_size, "data.padding");
+    }
     return ok_status();
 }
 
 }  // namespace
 
 struct GgufParser::State {
-    explicit State(const ParseOptions& o) : options(o) { status = make_error(Error::kNeedMoreData, 0, "header.magic"); }
+    explicit State(const ParseOptions& o) : options(o), memory(o.max_header_memory) {
+        status = make_error(Error::kNeedMoreData, 0, "header.magic");
+    }
 
     Status feed(const uint8_t* data, size_t size);
     Status run(const uint8_t* data, size_t size, uint64_t base, size_t* consumed);
@@ -214,9 +223,12 @@ struct GgufParser::State {
     Status read_array_header(Cursor& c, uint32_t depth, Value* out);
     Status check_key_type(const std::string& key, ValueType type, uint64_t type_offset) const;
     void finish_array();
+    Status charge(uint64_t bytes, uint64_t consumed, uint64_t item_offset);
+    Status charge_counted(uint64_t bytes, uint64_t item_offset);
     Status finish_header(uint64_t header_end);
 
     ParseOptions options;
+    HeaderMemory memory;  // what info and the sets below hold, in nominal bytes
     ModelInfo info;
     Phase phase = Phase::kHeader;
     Status status;               // the last kNeedMoreData, or the sticky error
@@ -377,6 +389,18 @@ Status GgufParser::State::parse_header(Cursor& c) {
     return ok_status();
 }
 
+// Every item is charged once, when it is complete and before it changes the state (an item cut by the end
+// of a chunk is parsed again), so the budget runs out at the same item however the file is chunked.
+Status GgufParser::State::charge(uint64_t bytes, uint64_t consumed, uint64_t item_offset) {
+    if (memory.charge_item(bytes, consumed)) return ok_status();
+    return make_error(Error::kTooLarge, item_offset, "header.memory");
+}
+
+Status GgufParser::State::charge_counted(uint64_t bytes, uint64_t item_offset) {
+    if (memory.charge_counted(bytes)) return ok_status();
+    return make_error(Error::kTooLarge, item_offset, "header.memory");
+}
+
 Status GgufParser::State::read_string(Cursor& c, const char* what, uint64_t max_len, std::string* out) {
     const uint64_t length_offset = c.offset();
     uint64_t length;
@@ -455,6 +479,7 @@ Status GgufParser::State::parse_kv(Cursor& c) {
         if (options.max_array_depth < 1) return make_error(Error::kTooLarge, type_offset, "kv.array.depth");
         ArrayFrame frame;
         WS_TRY(read_array_header(c, 1, &frame.value));
+        WS_TRY(charge_counted(HeaderMemory::kEntry + HeaderMemory::kSetNode + 2 * e.key.size(), e.offset));
         pending = std::move(e);
         frames.push_back(std::move(frame));
         return ok_status();
@@ -492,11 +517,15 @@ Status GgufParser::State::parse_kv(Cursor& c) {
         }
     }
 
+    Warning bool_warning;
+    uint64_t cost = HeaderMemory::kEntry + HeaderMemory::kSetNode + 2 * e.key.size() + e.value.str.size();
     if (bad_bool) {
-        info.warnings.push_back(
-            make_warning(Error::kBadType, value_offset, "kv.value",
-                         "bool '" + e.key + "' is stored as a byte other than 0 or 1; read as true"));
+        bool_warning = make_warning(Error::kBadType, value_offset, "kv.value",
+                                    "bool '" + e.key + "' is stored as a byte other than 0 or 1; read as true");
+        cost += HeaderMemory::kWarning + bool_warning.message.size();
     }
+    WS_TRY(charge_counted(cost, e.offset));
+    if (bad_bool) info.warnings.push_back(std::move(bool_warning));
     if (e.key == "general.alignment") alignment = e.value.bits;
     keys.insert(e.key);
     info.metadata.push_back(std::move(e));
@@ -519,6 +548,11 @@ Status GgufParser::State::parse_array_item(Cursor& c) {
             return make_error(Error::kInternal, c.offset(), "kv.array.item");  // room() said it would fail
         }
         const uint64_t first_offset = c.offset();
+        // Scalars take one byte of memory per byte read, within the ratio: only the total cap can stop them,
+        // at the first item past it. Bools are charged one by one below (a warning may come with one).
+        if (item != ValueType::kBool && n > memory.room() / size) {
+            return make_error(Error::kTooLarge, first_offset + memory.room() / size * size, "header.memory");
+        }
         const uint8_t* p;
         WS_GGUF_READ(c.bytes(n * size, "kv.array.item", &p));
         std::vector<uint8_t>& raw = f.value.raw;
@@ -534,22 +568,32 @@ Status GgufParser::State::parse_array_item(Cursor& c) {
         }
         if (item == ValueType::kBool) {
             for (uint64_t i = 0; i < n; ++i) {
-                if (dst[i] <= 1) continue;
-                if (!f.bool_warned) {
-                    info.warnings.push_back(make_warning(
+                Warning w;
+                const bool warn = dst[i] > 1 && !f.bool_warned;
+                if (warn) {
+                    w = make_warning(
                         Error::kBadType, first_offset + i, "kv.array.item",
-                        "a bool item of '" + pending.key + "' is stored as a byte other than 0 or 1; read as true"));
+                        "a bool item of '" + pending.key + "' is stored as a byte other than 0 or 1; read as true");
+                }
+                WS_TRY(charge(1 + (warn ? HeaderMemory::kWarning + w.message.size() : 0), first_offset + i + 1,
+                              first_offset + i));
+                if (warn) {
+                    info.warnings.push_back(std::move(w));
                     f.bool_warned = true;
                 }
-                dst[i] = 1;
+                if (dst[i] > 1) dst[i] = 1;
             }
+        } else {
+            WS_TRY(charge(n * size, c.offset(), first_offset));
         }
         f.items += n;
         return ok_status();
     }
+    const uint64_t item_offset = c.offset();
     if (item == ValueType::kString) {
         std::string s;
         WS_TRY(read_string(c, "kv.array.item", options.max_string_bytes, &s));
+        WS_TRY(charge(HeaderMemory::kString + s.size(), c.offset(), item_offset));
         f.value.strings.push_back(std::move(s));
         ++f.items;
         return ok_status();
@@ -557,6 +601,7 @@ Status GgufParser::State::parse_array_item(Cursor& c) {
     ArrayFrame child;
     child.depth = f.depth + 1;
     WS_TRY(read_array_header(c, child.depth, &child.value));
+    WS_TRY(charge(HeaderMemory::kValue, c.offset(), item_offset));
     frames.push_back(std::move(child));  // invalidates f
     return ok_status();
 }
@@ -619,13 +664,18 @@ Status GgufParser::State::parse_tensor(Cursor& c) {
     WS_GGUF_READ(c.uint(8, "tensor.offset", &t.offset));
     if (t.offset % alignment != 0) return make_error(Error::kBadAlignment, offset_offset, "tensor.offset");
 
+    uint64_t cost = HeaderMemory::kTensor + HeaderMemory::kSetNode + 2 * t.name.size();
+    Warning unsized;
     if (!sized) {
         const std::string kind = traits.kind == DTypeKind::kRemoved ? std::string(traits.name) + ", removed from ggml"
                                                                     : "not a type this build knows";
-        info.warnings.push_back(make_warning(Error::kBadType, type_offset, "tensor.type",
-                                             "tensor '" + t.name + "' has type id " + std::to_string(t.type_id) + " (" +
-                                                 kind + "); its size is inferred from the next tensor"));
+        unsized = make_warning(Error::kBadType, type_offset, "tensor.type",
+                               "tensor '" + t.name + "' has type id " + std::to_string(t.type_id) + " (" + kind +
+                                   "); its size is inferred from the next tensor");
+        cost += HeaderMemory::kWarning + unsized.message.size();
     }
+    WS_TRY(charge_counted(cost, t.info_offset));
+    if (!sized) info.warnings.push_back(std::move(unsized));
     names.insert(t.name);
     info.tensors.push_back(std::move(t));
     return ok_status();
@@ -686,10 +736,13 @@ Status GgufParser::State::finish_header(uint64_t header_end) {
         const Status layout = check_layout(info, false, &bad);
         if (!layout.ok()) {
             const TensorInfo& t = info.tensors[bad];
-            info.warnings.push_back(make_warning(
-                layout.code, layout.offset, layout.what,
-                "tensor '" + t.name + "' is at data offset " + std::to_string(t.offset - info.data_offset) +
-                    ": tensor data is not contiguous in header order as ggml requires"));
+            const std::string detail = layout.code == Error::kTruncated
+                                           ? "the file ends before the alignment padding after the last tensor '" +
+                                                 t.name + "'; ggml reads the padded data section and rejects the file"
+                                           : "tensor '" + t.name + "' is at data offset " +
+                                                 std::to_string(t.offset - info.data_offset) +
+                                                 ": tensor data is not contiguous in header order as ggml requires";
+            info.warnings.push_back(make_warning(layout.code, layout.offset, layout.what, detail));
         }
     }
     phase = Phase::kDone;

@@ -48,7 +48,10 @@
 //   DType), nbytes up to the next tensor in offset order, or to the end of the file when its size is
 //   known, else 0                                                    kBadType  tensor.type
 //   lenient mode only: tensor data not contiguous in header order    kBadOffset tensor.offset
-// Strict mode turns the last two into errors through gguf_check_strict_layout().
+//   lenient mode only: the file ends inside the padding after the last tensor (ggml reads the whole
+//   padded data section, so it rejects such a file; only judged when file_size is known)
+//                                                                    kTruncated file_size data.padding
+// Strict mode turns the last three into errors through gguf_check_strict_layout().
 // Scalars of big-endian files are read swapped; scalar array items are stored little-endian in Value::raw.
 #pragma once
 
@@ -95,7 +98,9 @@ private:
 
 // Checks that `info` (one parsed GGUF file, not a combined split) lays its tensor data out as ggml
 // requires: every type known and sized (else kBadType at the tensor's type field), offsets exactly
-// contiguous in header order, each padded to the alignment (else kBadOffset at its offset field). Used
+// contiguous in header order, each padded to the alignment (else kBadOffset at its offset field), the
+// file (info.file_size, when not 0) long enough for the last tensor's padding (else kTruncated at
+// file_size, "data.padding"). Used
 // by `verify`; the parser itself applies it when ParseOptions::strict is set. kInternal for a ModelInfo
 // that is not a GGUF header.
 Status gguf_check_strict_layout(const ModelInfo& info);

@@ -7,12 +7,27 @@
 namespace ws {
 
 namespace {
-constexpr size_t kDetectBytes = 9;  // safetensors needs its u64 length and the JSON's '{'
+constexpr size_t kDetectBytes = 9;  // safetensors needs its u64 length and the JSON's first byte
+
+bool is_json_whitespace(uint8_t c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
+
+uint64_t load_u64_le(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return v;
+}
+}  // namespace
 
 Format detect_format(const uint8_t* data, size_t size) {
     if (size >= 4 && std::memcmp(data, "GGUF", 4) == 0) return Format::kGguf;
-    if (size >= kDetectBytes && data[8] == '{') return Format::kSafetensors;
+    if (size < kDetectBytes) return Format::kUnknown;
+    if (data[8] == '{') return Format::kSafetensors;
+    // The crate also accepts JSON whitespace before the '{'. Whitespace alone says little (any text file
+    // has it), so it counts only with a header length the crate would accept: the u64 of a text file's
+    // first 8 bytes is far above 100,000,000.
+    if (is_json_whitespace(data[8]) && load_u64_le(data) <= kSafetensorsMaxHeader) return Format::kSafetensors;
     return Format::kUnknown;
 }
 

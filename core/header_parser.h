@@ -16,7 +16,8 @@
 namespace ws {
 
 // The format the first bytes of a file announce: kGguf for "GGUF", kSafetensors for a u64 length
-// followed by '{', kUnknown otherwise. Needs at least 9 bytes to decide (fewer: kUnknown).
+// followed by '{' (or by JSON whitespace when the length is at most kSafetensorsMaxHeader), kUnknown
+// otherwise. Needs at least 9 bytes to decide (fewer: kUnknown).
 Format detect_format(const uint8_t* data, size_t size);
 
 // Same contract as GgufParser (core/gguf.h); safe on untrusted input. Bytes that announce neither format

@@ -80,9 +80,9 @@ public:
         return p;
     }
     const char* text() const { return text_; }
+    static bool is_whitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 private:
-    static bool is_whitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
     static bool is_separator(char c) { return is_whitespace(c) || c == ',' || c == ':'; }
     static bool is_number_char(char c) {
         return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
@@ -187,7 +187,7 @@ struct PendingTensor {
 class HeaderHandler : public SaxBase<HeaderHandler> {
 public:
     HeaderHandler(TokenPositions& positions, const ParseOptions& options)
-        : SaxBase(positions, kLengthBytes), options_(options) {}
+        : SaxBase(positions, kLengthBytes), options_(options), memory_(options.max_header_memory) {}
 
     bool on_value(Kind kind, uint64_t pos) {
         switch (state_) {
@@ -207,6 +207,9 @@ public:
                 if (kind != Kind::kString) return fail(make_error(Error::kBadJson, pos, "__metadata__"));
                 if (string_->size() > options_.max_string_bytes) {
                     return fail(make_error(Error::kTooLarge, pos, "__metadata__"));
+                }
+                if (!memory_.charge_counted(string_->size())) {
+                    return fail(make_error(Error::kTooLarge, pos, "header.memory"));
                 }
                 metadata_.back().value.str = std::move(*string_);
                 state_ = State::kMetadataKeys;
@@ -283,6 +286,9 @@ public:
                 if (tensors_.size() >= options_.max_tensor_count) {
                     return fail(make_error(Error::kTooLarge, pos, "tensor count"));
                 }
+                if (!memory_.charge_counted(HeaderMemory::kTensor + HeaderMemory::kSetNode + 2 * string_->size())) {
+                    return fail(make_error(Error::kTooLarge, pos, "header.memory"));
+                }
                 if (!names_.insert(*string_).second) return fail(make_error(Error::kDuplicateName, pos, "tensor.name"));
                 tensors_.emplace_back();
                 tensors_.back().info.name = std::move(*string_);
@@ -292,6 +298,9 @@ public:
             case State::kMetadataKeys: {
                 if (metadata_.size() >= options_.max_kv_count) {
                     return fail(make_error(Error::kTooLarge, pos, "__metadata__"));
+                }
+                if (!memory_.charge_counted(HeaderMemory::kEntry + HeaderMemory::kSetNode + 2 * string_->size())) {
+                    return fail(make_error(Error::kTooLarge, pos, "header.memory"));
                 }
                 if (!metadata_keys_.insert(*string_).second) {
                     return fail(make_error(Error::kDuplicateName, pos, "__metadata__"));
@@ -416,6 +425,9 @@ private:
     }
 
     const ParseOptions& options_;
+    // Tensors and metadata entries are charged as they appear (their numbers are capped; the whole JSON
+    // text, at most 100,000,000 bytes, is the header's own cost), as GgufParser does.
+    HeaderMemory memory_;
     State state_ = State::kDocument;
     uint32_t skip_depth_ = 0;
     bool seen_metadata_ = false;
@@ -495,8 +507,11 @@ Status SafetensorsParser::feed(const uint8_t* data, size_t size) {
 Status SafetensorsParser::parse_header(const uint8_t* file) {
     const uint8_t* json = file + kLengthBytes;
     const size_t n = static_cast<size_t>(header_length_);
-    // The format requires the JSON to begin with '{' (no leading whitespace).
-    if (n == 0 || json[0] != '{') return make_error(Error::kBadJson, kLengthBytes, "header");
+    // The JSON must be an object. Leading JSON whitespace is accepted, as the crate does since 2026-04
+    // (its test_whitespace_leading_padded_header); anything else before the '{' is not.
+    size_t start = 0;
+    while (start < n && TokenPositions::is_whitespace(static_cast<char>(json[start]))) ++start;
+    if (start == n || json[start] != '{') return make_error(Error::kBadJson, kLengthBytes + start, "header");
 
     TokenPositions positions(json, n);
     HeaderHandler handler(positions, options_);

@@ -2,15 +2,15 @@
 // safetensors header parser, push-based.
 //
 // Layout (https://github.com/huggingface/safetensors): u64 little-endian N, then N bytes of UTF-8 JSON
-// (starting with '{', may be padded with spaces), then the data section. The JSON object maps tensor
-// names to {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]} (offsets relative to the data
-// section), plus an optional "__metadata__": {string: string} or null. The reference crate requires the
-// tensors, sorted by offset, to cover the data section exactly: from 0, no holes, no overlaps, no
-// trailing bytes.
+// (an object: '{' after optional JSON whitespace, may be padded with trailing spaces), then the data section. The JSON
+// object maps tensor names to {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]} (offsets relative to the
+// data section), plus an optional "__metadata__": {string: string} or null. The reference crate requires the tensors,
+// sorted by offset, to cover the data section exactly: from 0, no holes, no overlaps, no trailing bytes.
 //
 // Checks, at least as strict as the reference crate's (safetensors/src/tensor.rs, validate()):
 //   N <= 100,000,000 and <= ParseOptions::max_header_bytes (kTooLarge), 8 + N <= file size (kTruncated);
-//   the JSON parses as a whole (trailing whitespace allowed) and starts with '{' (kBadJson);
+//   the JSON parses as a whole (leading and trailing whitespace allowed) and is an object (kBadJson at
+//   its first byte that is not whitespace when that is not '{');
 //   "__metadata__" is null or an object of strings (kBadJson), keys unique (kDuplicateName);
 //   each tensor is an object with a known dtype (kBadType), a shape of non-negative integers (a negative
 //   dim is kBadShape) and data_offsets [begin, end] with begin <= end (kBadOffset); other fields are

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -62,8 +63,14 @@ bool parse_args(const std::vector<std::string>& argv, const std::vector<std::str
 }
 
 int fail(int status, const std::string& message) {
-    std::fprintf(stderr, "weightstream: error: %s\n", message.c_str());
+    // Messages quote names and paths from the input: escaped here once more, so none reaches the terminal
+    // raw (escaping is idempotent: escaped text holds no control).
+    std::fprintf(stderr, "weightstream: error: %s\n", printable(message, SIZE_MAX).c_str());
     return status;
+}
+
+void warn(const std::string& message) {
+    std::fprintf(stderr, "weightstream: warning: %s\n", printable(message, SIZE_MAX).c_str());
 }
 
 std::string describe(const std::string& file, const Status& s) {
@@ -111,29 +118,75 @@ std::string human_bytes(uint64_t n) {
     return buf;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 when the bytes there are not one
+// (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short). *cp gets its code point.
+size_t utf8_sequence(const std::string& s, size_t i, uint32_t* cp) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n;
+    uint32_t v, min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if ((c & 0xe0) == 0xc0) {
+        n = 2, v = c & 0x1f, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+        n = 3, v = c & 0x0f, min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+        n = 4, v = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (s.size() - i < n) return 0;
+    for (size_t k = 1; k < n; ++k) {
+        const unsigned char d = static_cast<unsigned char>(s[i + k]);
+        if ((d & 0xc0) != 0x80) return 0;
+        v = v << 6 | (d & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+    *cp = v;
+    return n;
+}
+
+// Code points a terminal acts on instead of showing: C0 and DEL, C1 (U+0080..U+009F: U+009B is CSI,
+// which some terminals take as ESC [), and the bidirectional controls that reorder what follows them
+// (a name can make the rest of the line read backwards, "Trojan Source"), with the line and paragraph
+// separators.
+bool is_terminal_control(uint32_t cp) {
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
 std::string printable(const std::string& s, size_t max_bytes) {
     std::string out;
     size_t i = 0;
-    for (; i < s.size() && out.size() < max_bytes; ++i) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c == '\n') {
+    while (i < s.size() && out.size() < max_bytes) {
+        uint32_t cp = 0;
+        const size_t n = utf8_sequence(s, i, &cp);
+        char buf[16];
+        if (n == 0) {
+            // Not UTF-8: the raw byte (0x9b alone is CSI to a terminal in an 8-bit mode).
+            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(s[i]));
+            out += buf;
+            ++i;
+            continue;
+        }
+        if (cp == '\n') {
             out += "\\n";
-        } else if (c == '\t') {
+        } else if (cp == '\t') {
             out += "\\t";
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        } else if (is_terminal_control(cp)) {
+            std::snprintf(buf, sizeof buf, cp < 0x80 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
             out += buf;
         } else {
-            out += static_cast<char>(c);
+            out.append(s, i, n);  // whole sequences only, so a cut never splits one
         }
+        i += n;
     }
-    if (i < s.size()) {
-        // Do not cut a UTF-8 sequence in half.
-        while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
-        if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
-        out += "... (" + with_commas(s.size()) + " bytes)";
-    }
+    if (i < s.size()) out += "... (" + with_commas(s.size()) + " bytes)";
     return out;
 }
 

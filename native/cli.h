@@ -29,8 +29,10 @@ struct Args {
 bool parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& flags,
                 const std::vector<std::string>& valued, Args* out);
 
-// Prints "weightstream: error: <message>" to stderr and returns status.
+// Prints "weightstream: error: <message>" to stderr (through printable()) and returns status.
 int fail(int status, const std::string& message);
+// Prints "weightstream: warning: <message>" to stderr (through printable()).
+void warn(const std::string& message);
 // Prints a load error in the one-line format and returns its exit status (1 invalid, 3 I/O).
 int fail_load(const LoadError& error);
 // "FILE: code: what (byte N)" for an invalid-input status (the error line is "weightstream: error: " + this).
@@ -49,7 +51,8 @@ bool ends_with(const std::string& s, const std::string& suffix);
 // Human-friendly numbers: 1234567 -> "1,234,567"; bytes -> "1.2 MiB".
 std::string with_commas(uint64_t n);
 std::string human_bytes(uint64_t n);
-// A file string made safe for a terminal: control bytes escaped, cut to max_bytes with a note.
+// A file string made safe for a terminal: C0/DEL as \xNN (\n, \t), C1 and bidirectional controls as \uNNNN,
+// bytes that are not UTF-8 as \xNN; cut to about max_bytes (never inside a character) with a note.
 std::string printable(const std::string& s, size_t max_bytes);
 
 int cmd_info(const std::vector<std::string>& argv);

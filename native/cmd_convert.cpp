@@ -17,7 +17,7 @@
 // (the output is one file).
 //
 // The output is streamed: header first, then one tensor at a time decoded in pieces, so memory stays
-// around one piece; it is written to OUT.tmp and renamed when complete.
+// around one piece; it is written through OutputFile (a temporary file renamed over OUT when complete).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,16 +25,17 @@
 
 #include "dequant.h"
 #include "gguf_writer.h"
+#include "header_parser.h"
 #include "imatrix.h"
 #include "mapped_file.h"
 #include "model_json.h"
-#include "utf8.h"
 #include "progress.h"
 #include "quant_recipe.h"
-#include "quantize_io.h"
 #include "quantize.h"
+#include "quantize_io.h"
 #include "safetensors_writer.h"
 #include "tensor_io.h"
+#include "utf8.h"
 
 namespace ws::cli {
 namespace {
@@ -209,6 +210,23 @@ bool parse_dtype(const std::string& s, DType* out) {
     return true;
 }
 
+// Reads the header about to be written back with the rules `verify` applies to it (strict: what ggml
+// accepts), so convert never writes a file it would itself reject: the writers lay out what they are
+// given, and some inputs (a zero-element tensor with dims whose product overflows in GGUF's order) are
+// valid in one format but not in the other.
+Status check_readable(const std::vector<uint8_t>& header, uint64_t file_size, Format target) {
+    ParseOptions options;
+    options.file_size = file_size;
+    options.strict = true;
+    options.format_hint = target;
+    HeaderParser parser(options);
+    const Status s = parser.feed(header.data(), header.size());
+    if (s.code == Error::kNeedMoreData) return make_error(Error::kInternal, header.size(), "header");
+    if (!s.ok()) return s;
+    if (parser.format() != target) return make_error(Error::kInternal, 0, "header.format");
+    return ok_status();
+}
+
 }  // namespace
 
 int cmd_convert(const std::vector<std::string>& argv) {
@@ -297,7 +315,7 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     std::vector<std::string> warnings;
     const std::vector<MetadataEntry> metadata = plan_metadata(model.info, target, &warnings);
-    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : warnings) warn(w);
 
     // The layout: header bytes, and where each tensor goes (GGUF: with zero padding after it).
     std::vector<uint8_t> header;
@@ -324,9 +342,16 @@ int cmd_convert(const std::vector<std::string>& argv) {
         padding.assign(nbytes.size(), 0);
         file_size = layout.value().file_size;
     }
+    const Status readable = check_readable(header, file_size, target);
+    if (!readable.ok()) {
+        return fail(kExitInvalid, in_path + ": cannot be written as " + format_name(target) +
+                                      ": the output would be rejected when read: " + error_name(readable.code) + ": " +
+                                      readable.what + " (byte " + std::to_string(readable.offset) + " of OUT)");
+    }
 
     OutputFile out;
-    if (!out.open(out_path) || !out.write(header.data(), header.size())) return fail(kExitIo, out.error());
+    if (!out.open(out_path, input_files(model)) || !out.write(header.data(), header.size()))
+        return fail(kExitIo, out.error());
     Progress progress("convert", total);
     auto io_error = [&] {
         progress.finish();

@@ -116,7 +116,7 @@ int cmd_dump(const std::vector<std::string>& argv) {
     const bool stored_bits = as == As::kRaw || (as == As::kF16 && t->dtype == DType::F16);
 
     OutputFile out;
-    if (!out.open(out_path)) return fail(kExitIo, out.error());
+    if (!out.open(out_path, input_files(model))) return fail(kExitIo, out.error());
     if (ends_with(out_path, ".npy")) {
         std::string descr;
         std::vector<int64_t> npy_shape;

@@ -71,7 +71,7 @@ std::string string_key(const ModelInfo& info, const std::string& key) {
     return e && e->value.type == ValueType::kString ? printable(e->value.str, kShownStringBytes) : "";
 }
 
-void print_summary(const std::string& path, const ModelInfo& info) {
+void print_summary(const std::string& path, const ModelInfo& info, bool stream) {
     uint64_t params = 0, data_bytes = 0;
     struct DTypeUse {
         uint64_t tensors = 0, bytes = 0;
@@ -84,8 +84,12 @@ void print_summary(const std::string& path, const ModelInfo& info) {
         use.tensors++;
         use.bytes += t.nbytes;
     }
-    std::printf("file:         %s (%s bytes, %s)\n", printable(path, 200).c_str(), with_commas(info.file_size).c_str(),
-                human_bytes(info.file_size).c_str());
+    if (stream) {
+        std::printf("file:         %s (a stream: size unknown)\n", printable(path, 200).c_str());
+    } else {
+        std::printf("file:         %s (%s bytes, %s)\n", printable(path, 200).c_str(),
+                    with_commas(info.file_size).c_str(), human_bytes(info.file_size).c_str());
+    }
     if (info.format == Format::kGguf) {
         std::printf("format:       GGUF v%u, %s-endian, alignment %u\n", info.version,
                     info.big_endian ? "big" : "little", info.alignment);
@@ -153,7 +157,7 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
         return kExitOk;
     }
     if (with_metadata) {
-        print_summary(args.positional[0], model.info);
+        print_summary(args.positional[0], model.info, model.files.size() == 1 && model.files[0].is_stream());
         print_metadata(model.info);
         std::printf("\ntensors (%zu):\n", model.info.tensors.size());
     }

@@ -13,8 +13,8 @@
 #include "mapped_file.h"
 #include "progress.h"
 #include "quant_recipe.h"
-#include "quantize_io.h"
 #include "quantize.h"
+#include "quantize_io.h"
 #include "tensor_io.h"
 
 namespace ws::cli {
@@ -139,7 +139,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     uint64_t total = 0;
     for (const PlannedTensor& p : plan.tensors) total += model.info.tensors[p.input_index].nbytes;
     OutputFile out;
-    if (!out.open(out_path) || !out.write(plan.layout.header.data(), plan.layout.header.size())) {
+    if (!out.open(out_path, input_files(model)) || !out.write(plan.layout.header.data(), plan.layout.header.size())) {
         return fail(kExitIo, out.error());
     }
     Progress progress("quantize", total);

@@ -179,7 +179,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
         tensors.push_back(std::move(j));
     }
     progress.finish();
-    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : warnings) warn(w);
 
     if (args.has("--json")) {
         std::printf("%s\n", json_dump(nlohmann::json{{"tensors", std::move(tensors)}}).c_str());

@@ -160,7 +160,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
         }
     }
     progress.finish();
-    for (const std::string& w : warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : warnings) warn(w);
     const std::string tensors =
         decoded == model.info.tensors.size() ? std::string(" decoded") : ", " + std::to_string(decoded) + " decoded";
     std::printf("%s: ok: %zu tensors%s, %zu metadata keys%s\n", path.c_str(), model.info.tensors.size(),

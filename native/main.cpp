@@ -65,9 +65,10 @@ constexpr const char* kUsage =
     "FILE is a .gguf, a .safetensors, any part of a split GGUF (name-00001-of-00003.gguf) or a\n"
     "sharded safetensors index (*.safetensors.index.json). Exit status: 0 ok, 1 invalid input,\n"
     "2 usage error (also: an unknown TENSOR name), 3 I/O error (missing file, unwritable output,\n"
-    "disk full), 4 diff --max-nmse exceeded. Outputs are written to OUT.tmp and renamed when\n"
-    "complete. --threads defaults to all cores; the output does not depend on it. Long operations show a\n"
-    "progress bar when stderr is a\n"
+    "disk full), 4 diff --max-nmse exceeded. Outputs are written to a new temporary file beside OUT\n"
+    "(OUT.tmp-RANDOM), synced and renamed over OUT when complete (a replaced OUT keeps its mode; OUT may\n"
+    "not be the input); an interrupted or failed command leaves no temporary file. --threads defaults to all\n"
+    "cores; the output does not depend on it. Long operations show a progress bar when stderr is a\n"
     "terminal.\n";
 
 struct Command {

@@ -6,10 +6,84 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstring>
+#include <mutex>
+
+#include "cli.h"
 
 namespace ws {
+namespace {
+
+constexpr int kMaxMappings = 1024;  // mappings the SIGBUS handler can name (more are still handled)
+constexpr size_t kMaxShownPath = 512;
+
+// The mappings the SIGBUS handler knows, in fixed storage so the handler can read it at any moment: a slot
+// is claimed (kWriting), filled, then published; the handler reads published slots only.
+enum SlotState : int { kFree, kWriting, kPublished };
+struct MappingSlot {
+    std::atomic<int> state{kFree};
+    uintptr_t begin = 0;
+    uintptr_t end = 0;
+    char message[kMaxShownPath + 96];  // "weightstream: error: FILE: the file shrank while it was read\n"
+};
+MappingSlot g_mappings[kMaxMappings];
+
+void write_all(const char* s) {
+    size_t n = std::strlen(s);
+    while (n > 0) {
+        const ssize_t w = ::write(STDERR_FILENO, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= static_cast<size_t>(w);
+    }
+}
+
+void on_sigbus(int sig, siginfo_t* info, void*) {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+    for (MappingSlot& m : g_mappings) {
+        if (m.state.load() != kPublished || addr < m.begin || addr >= m.end) continue;
+        remove_temporary_outputs();
+        write_all(m.message);
+        _exit(cli::kExitIo);
+    }
+    // Not one of our mappings: a real fault. Default action (the return re-runs the faulting access).
+    std::signal(sig, SIG_DFL);
+}
+
+void install_sigbus_handler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction sa;
+        std::memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, nullptr);
+    });
+}
+
+int register_mapping(const void* data, uint64_t size, const std::string& path) {
+    install_sigbus_handler();
+    const std::string message =
+        "weightstream: error: " + cli::printable(path, kMaxShownPath) + ": the file shrank while it was read\n";
+    for (int i = 0; i < kMaxMappings; ++i) {
+        int expected = kFree;
+        if (!g_mappings[i].state.compare_exchange_strong(expected, kWriting)) continue;
+        g_mappings[i].begin = reinterpret_cast<uintptr_t>(data);
+        g_mappings[i].end = g_mappings[i].begin + size;
+        std::memcpy(g_mappings[i].message, message.c_str(), message.size() + 1);
+        g_mappings[i].state.store(kPublished);
+        return i;
+    }
+    return -1;
+}
+
+}  // namespace
 
 MappedFile::~MappedFile() {
     reset();
@@ -24,21 +98,34 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         reset();
         mapped_ = other.mapped_;
         size_ = other.size_;
+        slot_ = other.slot_;
+        identity_ = other.identity_;
         buffer_ = std::move(other.buffer_);
         data_ = mapped_ ? other.data_ : buffer_.data();
+        fd_ = other.fd_;
+        position_ = other.position_;
+        unread_ = std::move(other.unread_);
         other.data_ = nullptr;
         other.size_ = 0;
         other.mapped_ = false;
+        other.slot_ = -1;
+        other.fd_ = -1;
     }
     return *this;
 }
 
 void MappedFile::reset() {
+    if (slot_ >= 0) g_mappings[slot_].state.store(kFree);  // before the unmap: the range may be reused
+    slot_ = -1;
     if (mapped_ && size_ > 0) munmap(const_cast<uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
     data_ = nullptr;
     size_ = 0;
     mapped_ = false;
+    position_ = 0;
     buffer_.clear();
+    unread_.clear();
 }
 
 bool MappedFile::open(const std::string& path, std::string* error) {
@@ -54,44 +141,77 @@ bool MappedFile::open(const std::string& path, std::string* error) {
         ::close(fd);
         return false;
     }
+    identity_.dev = st.st_dev;
+    identity_.ino = st.st_ino;
     if (S_ISDIR(st.st_mode)) {
         *error = "is a directory";
         ::close(fd);
         return false;
     }
-    if (S_ISREG(st.st_mode)) {
-        size_ = static_cast<uint64_t>(st.st_size);
-        if (size_ == 0) {
-            ::close(fd);
-            return true;
-        }
-        void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p != MAP_FAILED) {
-            ::close(fd);
-            data_ = static_cast<const uint8_t*>(p);
-            mapped_ = true;
-            return true;
-        }
-        size_ = 0;
+    if (!S_ISREG(st.st_mode)) {
+        // A pipe, a FIFO, a device: read as it comes, by the reader (read_next), in bounded pieces.
+        fd_ = fd;
+        return true;
     }
-    // Not mappable (a pipe, a FIFO, a character device): read it to the end.
-    uint8_t chunk[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    size_ = static_cast<uint64_t>(st.st_size);
+    if (size_ == 0) {
+        ::close(fd);
+        return true;
+    }
+    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+        ::close(fd);
+        data_ = static_cast<const uint8_t*>(p);
+        mapped_ = true;
+        slot_ = register_mapping(p, size_, path);
+        return true;
+    }
+    // A regular file that cannot be mapped: read it, up to the size it has on disk.
+    buffer_.resize(static_cast<size_t>(size_));
+    size_t done = 0;
+    while (done < buffer_.size()) {
+        const ssize_t n = ::read(fd, buffer_.data() + done, buffer_.size() - done);
         if (n == 0) break;
         if (n < 0) {
             if (errno == EINTR) continue;
             *error = std::strerror(errno);
             ::close(fd);
-            buffer_.clear();
+            reset();
             return false;
         }
-        buffer_.insert(buffer_.end(), chunk, chunk + n);
+        done += static_cast<size_t>(n);
     }
     ::close(fd);
+    buffer_.resize(done);
     data_ = buffer_.data();
     size_ = buffer_.size();
     return true;
+}
+
+int64_t MappedFile::read_next(uint8_t* buf, size_t capacity, std::string* error) {
+    if (!unread_.empty()) {
+        const size_t n = std::min(capacity, unread_.size());
+        std::memcpy(buf, unread_.data(), n);
+        unread_.erase(unread_.begin(), unread_.begin() + static_cast<std::ptrdiff_t>(n));
+        position_ += n;
+        return static_cast<int64_t>(n);
+    }
+    for (;;) {
+        const ssize_t n = ::read(fd_, buf, capacity);
+        if (n >= 0) {
+            position_ += static_cast<uint64_t>(n);
+            return n;
+        }
+        if (errno != EINTR) {
+            *error = std::strerror(errno);
+            return -1;
+        }
+    }
+}
+
+void MappedFile::unread(const uint8_t* data, size_t size) {
+    unread_.insert(unread_.begin(), data, data + size);
+    position_ -= size;
 }
 
 }  // namespace ws

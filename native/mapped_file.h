@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: MIT
-// A whole file as read-only bytes: mmap'd where the file is mappable, else read into memory (pipes,
-// FIFOs, /dev/stdin). The bytes stay valid for the object's lifetime.
+// An input file: a regular file is mmap'd whole (read into memory where mapping fails); anything else (a
+// pipe, a FIFO, a character device, /dev/stdin on a pipe) is a stream, read front to back in bounded
+// pieces by read_next(), never whole.
+//
+// A mapped file that shrinks while it is read (another process truncates it) makes the next read of a
+// page past its new end raise SIGBUS. The handler installed by the first mapping turns that into the
+// I/O error of the CLI's contract: "weightstream: error: FILE: the file shrank while it was read", the
+// temporary output files removed (remove_temporary_outputs), exit status 3. Why a handler that exits rather
+// than checking reads against the current size: the mapped bytes are read on several threads deep inside
+// the decoders, sha256 and memcpy, and a size check before each read still races with the truncation; and
+// why exit rather than siglongjmp back: unwinding through the decode threads would leave them mid-work,
+// while every command answers an unreadable input by exiting 3 anyway.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "output_file.h"
 
 namespace ws {
 
@@ -22,10 +34,22 @@ public:
     // Opens path. On failure returns false and sets *error to strerror-style text.
     bool open(const std::string& path, std::string* error);
 
+    // A regular file's bytes (size() of them); nullptr and 0 for a stream.
     const uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
     // True when data() is a file mapping (whose pages can be dropped once read), false for a read buffer.
     bool mapped() const { return mapped_; }
+    // Which file this is (device and inode), for refusing to write over an input.
+    const FileIdentity& identity() const { return identity_; }
+
+    // Streams only: the next bytes, up to `capacity`, into buf. Returns how many (0 at the end), or -1 with
+    // *error set. position() is the offset in the stream of the next byte read_next() returns.
+    bool is_stream() const { return fd_ >= 0; }
+    int64_t read_next(uint8_t* buf, size_t capacity, std::string* error);
+    uint64_t position() const { return position_; }
+    // Gives back the last `size` bytes read (they are returned again first): for a reader that read past
+    // the part it wanted. At most what the last read_next() returned.
+    void unread(const uint8_t* data, size_t size);
 
 private:
     void reset();
@@ -33,7 +57,12 @@ private:
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
     bool mapped_ = false;
-    std::vector<uint8_t> buffer_;  // holds the bytes when the file could not be mapped
+    int slot_ = -1;  // this mapping's entry in the SIGBUS handler's list
+    FileIdentity identity_;
+    std::vector<uint8_t> buffer_;  // the bytes of a regular file that could not be mapped
+    int fd_ = -1;                  // a stream's descriptor
+    uint64_t position_ = 0;
+    std::vector<uint8_t> unread_;  // bytes given back, returned before reading the descriptor again
 };
 
 }  // namespace ws

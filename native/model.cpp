@@ -3,6 +3,7 @@
 
 #include "header_parser.h"
 #include "model_plan.h"
+#include "stream_input.h"
 
 namespace ws {
 namespace {
@@ -22,10 +23,10 @@ bool map_file(const std::string& path, MappedFile* file, LoadError* error) {
 }
 
 // Parses one whole file; a parser still wanting bytes at the end of the file means it is truncated.
-bool parse_file(const std::string& path, const MappedFile& file, ParseOptions options, ModelInfo* info,
-                LoadError* error) {
+bool parse_file(const std::string& path, MappedFile& file, ParseOptions options, ModelInfo* info, LoadError* error) {
     options.file_size = file.size();
     options.format_hint = format_from_name(path);
+    if (file.is_stream()) return read_stream_header(path, &file, options, info, error);  // a pipe: never whole
     HeaderParser parser(options);
     Status s = parser.feed(file.data(), file.size());
     if (s.code == Error::kNeedMoreData) s = make_error(Error::kTruncated, file.size(), "header");

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tensor_io.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -39,6 +36,12 @@ const TensorInfo* find_tensor_or_fail(const LoadedModel& model, const std::strin
 }
 
 const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, int* exit_status) {
+    if (t.file_index < model.files.size() && model.files[t.file_index].is_stream()) {
+        *exit_status = fail(kExitIo, model.paths[t.file_index] +
+                                         ": not a regular file: this command needs to seek in the tensor data (save "
+                                         "it to a file first; info, tensors and hash read a pipe as it comes)");
+        return nullptr;
+    }
     const uint8_t* p = model.tensor_data(t);
     if (!p) {
         *exit_status = fail(
@@ -84,68 +87,10 @@ Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsign
     return ok_status();
 }
 
-OutputFile::~OutputFile() {
-    if (file_ && file_ != stdout) std::fclose(file_);
-    if (!committed_ && !tmp_path_.empty()) ::unlink(tmp_path_.c_str());
-}
-
-bool OutputFile::set_error(const std::string& what) {
-    if (error_.empty()) error_ = "cannot write " + path_ + ": " + what;
-    return false;
-}
-
-bool OutputFile::open(const std::string& path) {
-    path_ = path;
-    if (path == "-") {
-        file_ = stdout;
-        return true;
-    }
-    struct stat st;
-    const bool direct = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-    if (!direct) tmp_path_ = path + ".tmp";
-    file_ = std::fopen(direct ? path.c_str() : tmp_path_.c_str(), "wb");
-    if (!file_) {
-        tmp_path_.clear();  // nothing was created
-        return set_error(std::strerror(errno));
-    }
-    return true;
-}
-
-bool OutputFile::write(const void* data, size_t size) {
-    if (!file_) return set_error("not open");
-    if (size != 0 && std::fwrite(data, 1, size, file_) != size) return set_error(std::strerror(errno));
-    return true;
-}
-
-bool OutputFile::write_zeros(size_t size) {
-    static const uint8_t kZeros[256] = {};
-    while (size > 0) {
-        const size_t n = std::min(size, sizeof kZeros);
-        if (!write(kZeros, n)) return false;
-        size -= n;
-    }
-    return true;
-}
-
-bool OutputFile::commit() {
-    if (!file_) return set_error("not open");
-    if (file_ == stdout) {
-        if (std::fflush(stdout) != 0) return set_error(std::strerror(errno));
-        committed_ = true;
-        return true;
-    }
-    // fclose flushes: a full disk often shows only here.
-    const bool flushed = std::fflush(file_) == 0;
-    const int flush_errno = errno;
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!flushed) return set_error(std::strerror(flush_errno));
-    if (!closed) return set_error(std::strerror(errno));
-    if (!tmp_path_.empty() && std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-        return set_error(std::strerror(errno));
-    }
-    committed_ = true;
-    return true;
+std::vector<FileIdentity> input_files(const LoadedModel& model) {
+    std::vector<FileIdentity> ids;
+    for (const MappedFile& f : model.files) ids.push_back(f.identity());
+    return ids;
 }
 
 }  // namespace ws::cli

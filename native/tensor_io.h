@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Plumbing shared by the decoding subcommands (dump, stats, hash, convert, verify): finding a tensor and
-// its bytes, decoding it piece by piece on several threads in bounded memory, and writing an output file
-// that appears only when it is complete.
+// its bytes, decoding it piece by piece on several threads in bounded memory; outputs are written through
+// OutputFile (output_file.h).
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <string>
 
 #include "cli.h"
 #include "dtype.h"
 #include "model.h"
+#include "output_file.h"
 #include "status.h"
 
 namespace ws::cli {
@@ -44,35 +44,7 @@ std::string decode_problem(const LoadedModel& model, const TensorInfo& t);
 Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsigned threads,
                         const std::function<bool(const float*, uint64_t, uint64_t)>& fn, bool big_endian = false);
 
-// An output path written completely or not at all. A regular file (or a new path) is written to
-// PATH.tmp and renamed over PATH by commit(); "-" is stdout; other existing files (/dev/null, a FIFO, a
-// terminal) are written directly. Every write is checked, so a full disk is reported, not truncated.
-class OutputFile {
-public:
-    OutputFile() = default;
-    ~OutputFile();  // removes PATH.tmp unless commit() succeeded
-    OutputFile(const OutputFile&) = delete;
-    OutputFile& operator=(const OutputFile&) = delete;
-
-    // On failure returns false; error() says why (the system's words).
-    bool open(const std::string& path);
-    bool write(const void* data, size_t size);
-    // Writes `size` zero bytes.
-    bool write_zeros(size_t size);
-    // Flushes and closes the file and renames it into place.
-    bool commit();
-
-    bool is_stdout() const { return file_ == stdout; }
-    const std::string& error() const { return error_; }
-
-private:
-    bool set_error(const std::string& what);
-
-    std::string path_;
-    std::string tmp_path_;  // empty when writing to the target directly
-    FILE* file_ = nullptr;
-    bool committed_ = false;
-    std::string error_;
-};
+// The identities of the model's files, for OutputFile::open (an output never replaces an input).
+std::vector<FileIdentity> input_files(const LoadedModel& model);
 
 }  // namespace ws::cli

@@ -554,7 +554,7 @@ TEST_CASE("a large tensor decodes identically on 1 and 4 threads") {
         const ws_test::CliResult r = ok_cli("dump " + quote(path) + " big -o " + quote(out) + " --threads " + threads);
         CHECK(r.err.empty());  // stderr is not a terminal: no progress bar
         CHECK(ws_test::read_file(out) == expected_bytes);
-        CHECK_FALSE(ws_test::file_exists(out + ".tmp"));
+        CHECK(ws_test::temporary_files(dir.path).empty());
     }
     CHECK(ok_cli("hash " + quote(path) + " --json --threads 1").out ==
           ok_cli("hash " + quote(path) + " --json --threads 4").out);
@@ -634,7 +634,7 @@ TEST_CASE("convert GGUF -> safetensors -> GGUF keeps every float tensor bit-exac
         const std::string st = dir.file("a.safetensors"), gguf = dir.file("b.gguf");
         ok_cli("convert " + quote(f.path) + " " + quote(st));
         ok_cli("convert " + quote(st) + " " + quote(gguf));
-        CHECK_FALSE(ws_test::file_exists(st + ".tmp"));
+        CHECK(ws_test::temporary_files(dir.path).empty());
         for (const std::string& out : {st, gguf}) {
             INFO(out);
             const ws_test::CliResult v = ok_cli("verify " + quote(out));
@@ -998,7 +998,7 @@ TEST_CASE("decoding commands: exit statuses and messages") {
         CHECK(WIFEXITED(raw));
         CHECK(WEXITSTATUS(raw) == 3);
         CHECK_FALSE(ws_test::file_exists(out));
-        CHECK_FALSE(ws_test::file_exists(out + ".tmp"));
+        CHECK(ws_test::temporary_files(dir.path).empty());
     }
 }
 

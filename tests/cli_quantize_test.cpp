@@ -3,6 +3,7 @@
 // types this build can quantize; the count is printed), a generated model whose rows are not multiples
 // of 256 with and without an importance matrix, and bad input.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -413,15 +414,14 @@ TEST_CASE("quantize refuses bad input with clear errors and leaves no half-writt
         CHECK(r.err.find("blk.0.attn_norm.weight") != std::string::npos);
         output_untouched();
     }
-    SECTION("the output goes through OUT.tmp and replaces OUT only when complete") {
-        REQUIRE(::mkdir((out + ".tmp").c_str(), 0700) == 0);  // the temporary name is taken: cannot write
-        ws_test::CliResult r = ws_test::run_cli("quantize " + quote(in) + " " + quote(out) + " --type Q8_0");
-        CHECK(r.status == 3);
-        CHECK(ws_test::read_file(out) == std::vector<uint8_t>{'o', 'l', 'd'});
-        ::rmdir((out + ".tmp").c_str());
-        r = ws_test::run_cli("quantize " + quote(in) + " " + quote(out) + " --type Q8_0");
+    SECTION("the output goes through a temporary file of its own and replaces OUT only when complete") {
+        // A symlink planted at the old fixed temporary name is neither followed nor reused.
+        const std::string victim = tmp.file("victim");
+        ws_test::write_file(victim, std::vector<uint8_t>{'v'});
+        REQUIRE(::symlink(victim.c_str(), (out + ".tmp").c_str()) == 0);
+        const ws_test::CliResult r = ws_test::run_cli("quantize " + quote(in) + " " + quote(out) + " --type Q8_0");
         CHECK(r.status == 0);
-        CHECK_FALSE(exists(out + ".tmp"));
+        CHECK(ws_test::read_file(victim) == std::vector<uint8_t>{'v'});
         CHECK(parse_file(ws_test::read_file(out)).tensors.size() == f.tensors.size());
     }
     SECTION("requantizing needs --allow-requantize, which warns") {

@@ -899,3 +899,72 @@ TEST_CASE("gguf_check_strict_layout rejects what is not a GGUF header") {
     ws::ModelInfo info;
     CHECK(ws::gguf_check_strict_layout(info).code == Error::kInternal);
 }
+
+namespace {
+
+// One KV "a" holding `n` empty arrays of u8: 12 bytes each on disk, a whole Value each in memory.
+std::vector<uint8_t> empty_arrays_file(uint64_t n, uint64_t* first_item) {
+    ws_test::GgufWriter w;
+    w.header(0, 1).str("a").u32(static_cast<uint32_t>(ValueType::kArray));
+    w.u32(static_cast<uint32_t>(ValueType::kArray)).length(n);
+    *first_item = w.size();
+    for (uint64_t i = 0; i < n; ++i) w.u32(static_cast<uint32_t>(ValueType::kUint8)).length(0);
+    return w.bytes();
+}
+
+}  // namespace
+
+TEST_CASE("gguf header memory: array items may not take more than a ratio of the bytes read") {
+    using M = ws::HeaderMemory;
+    uint64_t first = 0;
+    const std::vector<uint8_t> bytes = empty_arrays_file(1000000, &first);
+    // The first item k whose Value (136 nominal bytes) passes 6 x (bytes read up to its end) + 32 MiB; the KV
+    // itself (176 + 56 + 2 x key) counts against the total only.
+    const uint64_t entry = M::kEntry + M::kSetNode + 2;
+    uint64_t k = 0;
+    while (entry + M::kValue * (k + 1) <= M::kRatio * (first + 12 * (k + 1)) + M::kSlack) ++k;
+    REQUIRE(k < 1000000);
+    const uint64_t expected = first + 12 * k;
+    for (const uint64_t size : {static_cast<uint64_t>(bytes.size()), ws::kUnknownSize}) {
+        const Parsed whole = parse_whole(bytes, make_options(size));
+        CHECK(whole.status.code == Error::kTooLarge);
+        CHECK(std::string(whole.status.what) == "header.memory");
+        CHECK(whole.status.offset == expected);
+        std::mt19937 rng(7);
+        const Parsed chunked = parse_chunked(
+            bytes, make_options(size), [&rng] { return size_t(1) + rng() % 100000; }, false);
+        require_same_status(chunked.status, whole.status);
+    }
+    // 6,291,505 bytes into a 10M-array file (the figure the CLI reports for it).
+    CHECK(expected == 6291505);
+}
+
+TEST_CASE("gguf header memory: the total cap of ParseOptions stops strings, KVs and tensors") {
+    using M = ws::HeaderMemory;
+    // Three KVs of 1 MiB strings under a 3 MiB cap: the third does not fit.
+    ws_test::GgufSpec spec;
+    for (const char* key : {"s.a", "s.b", "s.c"})
+        spec.kvs.push_back({key, ws_test::val_str(std::string(1 << 20, 'x'))});
+    const ws_test::BuiltGguf built = ws_test::build_gguf(spec);
+    ws::ParseOptions options = make_options(built.bytes.size());
+    options.max_header_memory = 3 << 20;
+    const Parsed p = parse_whole(built.bytes, options);
+    CHECK(p.status.code == Error::kTooLarge);
+    CHECK(std::string(p.status.what) == "header.memory");
+    CHECK(p.status.offset == built.layout.kvs[2].entry);
+    // With room for exactly the three, it parses.
+    options.max_header_memory = 3 * (M::kEntry + M::kSetNode + 2 * 3 + (1 << 20));
+    CHECK(parse_whole(built.bytes, options).status.ok());
+    options.max_header_memory -= 1;
+    CHECK(parse_whole(built.bytes, options).status.offset == built.layout.kvs[2].entry);
+
+    // Tensors: each costs kTensor + kSetNode + 2 x its name.
+    ws_test::GgufSpec tensors;
+    for (int i = 0; i < 10; ++i) tensors.tensors.push_back({"t" + std::to_string(i), 0, {0}, {}, 0});
+    const ws_test::BuiltGguf t = ws_test::build_gguf(tensors);
+    ws::ParseOptions small = make_options(t.bytes.size());
+    small.max_header_memory = 9 * (M::kTensor + M::kSetNode + 2 * 2) + 1;
+    const Parsed tp = parse_whole(t.bytes, small);
+    CHECK(tp.status.code == Error::kTooLarge);
+    CHECK(tp.status.offset == t.layout.tensors[9].entry);
+}

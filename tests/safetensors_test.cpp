@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "header_parser.h"
 #include "support/safetensors_builder.h"
 #include "support/safetensors_catalogue.h"
 #include "support/test_util.h"
@@ -419,6 +420,29 @@ TEST_CASE("safetensors header padding and JSON details") {
             CHECK(info.tensors[0].offset == 8 + h.size());
         }
     }
+    SECTION("leading whitespace before the '{', as the crate accepts (test_whitespace_leading_padded_header)") {
+        for (const std::string& lead : {std::string("  "), std::string("\n\t\r ")}) {
+            const std::string h = lead + R"({"t":{"dtype":"I16","shape":[1],"data_offsets":[0,2]}})" + "   ";
+            const std::vector<uint8_t> bytes = ws_test::safetensors_file(h, 2);
+            // The format is recognised from the first 9 bytes, so HeaderParser routes it here too.
+            CHECK(ws::detect_format(bytes.data(), bytes.size()) == ws::Format::kSafetensors);
+            ws::HeaderParser parser(with_size(bytes.size()));
+            REQUIRE(parser.feed(bytes.data(), bytes.size()).code == Error::kOk);
+            const ws::ModelInfo& info = parser.info();
+            CHECK(info.data_offset == 8 + h.size());
+            REQUIRE(info.tensors.size() == 1);
+            CHECK(info.tensors[0].offset == 8 + h.size());
+            CHECK(info.tensors[0].info_offset == ws_test::at(h, "\"t\""));
+        }
+    }
+    SECTION("a text file is not taken for a whitespace-led header") {
+        const std::string text = "weights: see the README";  // byte 8 is a space, the length field is huge
+        const std::vector<uint8_t> bytes(text.begin(), text.end());
+        CHECK(ws::detect_format(bytes.data(), bytes.size()) == ws::Format::kUnknown);
+        ws::HeaderParser parser(with_size(bytes.size()));
+        const Status s = parser.feed(bytes.data(), bytes.size());
+        CHECK(s.code == Error::kBadMagic);
+    }
     SECTION("whitespace inside the JSON and escaped names") {
         const std::string h =
             "{ \"t\\u0031\" : { \"dtype\" : \"F\\u00332\" , \"shape\" : [ 1 , 2 ] , \"data_offsets\" : [ 0 , 8 ] } }";
@@ -587,4 +611,26 @@ TEST_CASE("safetensors index: hostile and malformed indexes") {
         CHECK(std::string(r.status().what) == c.what);
         CHECK(r.status().offset == offset);
     }
+}
+
+TEST_CASE("safetensors header memory: the total cap of ParseOptions stops tensors and metadata") {
+    using M = ws::HeaderMemory;
+    std::string h = R"({"__metadata__":{"k":"vv"},)";
+    for (int i = 0; i < 10; ++i) {
+        h += (i ? "," : "") + std::string("\"t") + std::to_string(i) +
+             R"(":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})";
+    }
+    h += "}";
+    const std::vector<uint8_t> bytes = ws_test::safetensors_file(h, 0);
+    ParseOptions options = with_size(bytes.size());
+    const uint64_t metadata = M::kEntry + M::kSetNode + 2 * 1 + 2;
+    options.max_header_memory = metadata + 10 * (M::kTensor + M::kSetNode + 2 * 2);
+    CHECK(parse_whole(bytes, options).code == Error::kOk);
+    options.max_header_memory -= 1;
+    const Status s = parse_whole(bytes, options);
+    CHECK(s.code == Error::kTooLarge);
+    CHECK(s.what == std::string("header.memory"));
+    CHECK(s.offset == ws_test::at(h, "\"t9\""));
+    options.max_header_memory = metadata - 1;  // the metadata value is the last of it
+    CHECK(parse_whole(bytes, options).offset == ws_test::at(h, "\"vv\""));
 }

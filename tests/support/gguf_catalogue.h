@@ -68,6 +68,7 @@ enum class GgufDefect {
     kBigEndianNDims5,
     kV1StringPastEnd,
     kV1NTensorsHuge,
+    kMissingFinalPadding,
     kCount,
 };
 
@@ -152,6 +153,7 @@ inline const char* gguf_defect_name(GgufDefect d) {
         "big_endian_n_dims_5",
         "v1_string_past_end",
         "v1_n_tensors_huge",
+        "missing_final_padding",
     };
     static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(GgufDefect::kCount), "one name each");
     return kNames[static_cast<size_t>(d)];
@@ -228,6 +230,9 @@ inline GgufCorruptCase make_gguf_defect(GgufDefect d) {
         case GgufDefect::kV1StringPastEnd:
         case GgufDefect::kV1NTensorsHuge:
             spec = gguf_catalogue_base(1, false);
+            break;
+        case GgufDefect::kMissingFinalPadding:
+            spec.tensors[2].ne = {8};  // 16 bytes of F16, padded to 32 by the builder
             break;
         default:
             break;
@@ -433,6 +438,12 @@ inline GgufCorruptCase make_gguf_defect(GgufDefect d) {
         case GgufDefect::kV1NTensorsHuge:
             put_field(b, L.n_tensors_field, 0xffffffffu, lw);
             expect(Error::kTooLarge, "header.n_tensors", L.n_tensors_field);
+            break;
+        case GgufDefect::kMissingFinalPadding:
+            // The file ends right after the last tensor's 16 bytes: ggml's read of the padded data fails.
+            b.resize(L.tensors[2].data + L.tensors[2].nbytes);
+            expect(Error::kTruncated, "data.padding", b.size());
+            c.strict_only = true;
             break;
         case GgufDefect::kCount:
             break;

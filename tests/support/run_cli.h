@@ -2,6 +2,7 @@
 // Runs the built CLI (WS_CLI, the weightstream binary of this build tree) and captures what it prints.
 #pragma once
 
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +54,18 @@ struct TempDir {
     ~TempDir() { (void)!system(("rm -rf " + quote(path)).c_str()); }
     std::string file(const std::string& name) const { return path + "/" + name; }
 };
+
+// Entries of `dir` that are an output's temporary file (OutputFile names them OUT.tmp-RANDOM).
+inline std::vector<std::string> temporary_files(const std::string& dir) {
+    std::vector<std::string> found;
+    if (DIR* d = opendir(dir.c_str())) {
+        while (const dirent* e = readdir(d)) {
+            if (std::string(e->d_name).find(".tmp") != std::string::npos) found.push_back(e->d_name);
+        }
+        closedir(d);
+    }
+    return found;
+}
 
 inline void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
     FILE* f = std::fopen(path.c_str(), "wb");

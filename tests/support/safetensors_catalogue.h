@@ -48,7 +48,7 @@ inline std::vector<CorruptSafetensors> safetensors_catalogue() {
     add("not JSON", file("{hello}", 0), Error::kBadJson, "header", 9);
     add("JSON not an object", file("[1,2]", 0), Error::kBadJson, "header", 8);
     add("JSON a string", file("\"{}\"", 0), Error::kBadJson, "header", 8);
-    add("leading whitespace before '{'", file(" {}", 0), Error::kBadJson, "header", 8);
+    add("leading whitespace before an array", file("  [1]", 0), Error::kBadJson, "header", 8 + 2);
     add("JSON cut short", file(R"({"a":{"dtype")", 0), Error::kBadJson, "header", 8 + 13);
     add("garbage after the JSON", file("{}  x", 0), Error::kBadJson, "header", 8 + 4);
     add("padded with NUL bytes", file(std::string("{}\0\0\0\0\0\0", 8), 0), Error::kBadJson, "header", 8 + 2);

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// An output file that appears complete or not at all, safely in a shared directory. Every command that
+// writes a file (dump -o, convert, and the coming quantize and edit) writes through this class:
+//   - a regular file (or a new path) is written to a temporary file beside it with a random name, created
+//     with O_CREAT | O_EXCL | O_NOFOLLOW (so a file or symlink planted at any name is never followed or
+//     reused, and two writers to one OUT never share a temporary file), fsync'd and renamed over OUT by
+//     commit(); the result is exactly one writer's complete file;
+//   - a replaced file's permission bits (and, where allowed, its owner) are kept; a new one gets
+//     0666 & ~umask, as a plain open() would give it;
+//   - an OUT that is one of the inputs (the same inode: the same path, a symlink or a hard link to it)
+//     is refused before anything is written;
+//   - the temporary file is removed on every error, when the object is destroyed uncommitted, and on
+//     SIGINT, SIGTERM, SIGHUP (and by remove_temporary_outputs(), for other fatal signal handlers);
+//   - "-" is stdout; another existing non-regular file (/dev/null, a FIFO, a terminal) is written directly.
+// Every write is checked, so a full disk is reported, not silently truncated.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ws {
+
+// A file's identity (st_dev, st_ino), for recognising one file under several names.
+struct FileIdentity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+};
+
+class OutputFile {
+public:
+    OutputFile();
+    ~OutputFile();  // removes the temporary file unless commit() succeeded
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+
+    // Starts writing `path`. `inputs` are the files the output is made from; an OUT that is one of them is
+    // refused. On failure returns false; error() says why.
+    bool open(const std::string& path, const std::vector<FileIdentity>& inputs);
+    bool write(const void* data, size_t size);
+    bool write_zeros(size_t size);
+    // Flushes, fsyncs, sets the mode and renames the file into place.
+    bool commit();
+
+    bool is_stdout() const { return fd_ == 1; }
+    // "cannot write PATH: <the system's words>" for the first failure.
+    const std::string& error() const { return error_; }
+
+private:
+    bool set_error(const std::string& what);
+    bool flush();
+    void discard();
+
+    std::string path_;
+    std::string tmp_path_;  // empty when writing to the target directly
+    int fd_ = -1;
+    int slot_ = -1;       // this file's entry in the signal handlers' list of temporary files
+    mode_t mode_ = 0600;  // the mode the finished file gets
+    bool keep_owner_ = false;
+    uid_t uid_ = 0;
+    gid_t gid_ = 0;
+    bool committed_ = false;
+    std::vector<uint8_t> buffer_;  // bytes not yet written
+    size_t buffered_ = 0;
+    std::string error_;
+};
+
+// Removes every temporary output file of this process that is not committed. Async-signal-safe: for
+// the handlers of fatal signals (a SIGBUS from a mapped input that shrank).
+void remove_temporary_outputs();
+
+}  // namespace ws
