@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "byte_reader.h"
+#include "le_bytes.h"
 #include "dequant.h"
 
 namespace ws {

@@ -5,7 +5,7 @@
 // d * sc * q left to right.
 #include <cstdint>
 
-#include "byte_reader.h"
+#include "le_bytes.h"
 #include "dequant.h"
 #include "dequant_internal.h"
 #include "quant_blocks.h"

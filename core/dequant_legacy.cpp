@@ -3,7 +3,7 @@
 // dequantize_row_* (ggml-quants.c): q * d, or q * d + m; the int quant converts to float first.
 #include <cstdint>
 
-#include "byte_reader.h"
+#include "le_bytes.h"
 #include "dequant.h"
 #include "quant_blocks.h"
 

@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "byte_reader.h"
+#include "le_bytes.h"
 #include "dequant_iquants.h"
 #include "iquant_tables.h"
 #include "quant_blocks.h"

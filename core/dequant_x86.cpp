@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "byte_reader.h"
+#include "le_bytes.h"
 #include "dequant_iquants.h"
 #include "iquant_tables.h"
 #include "quant_blocks.h"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "row_window.h"
 #include "utf8.h"
 
 namespace ws {
@@ -70,6 +71,7 @@ nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t) {
     j["offset"] = t.offset;
     j["nbytes"] = t.nbytes;
     j["n_elements"] = t.n_elements;
+    j["rows"] = row_count(t);
     if (info.files.size() > 1) j["file"] = info.files[t.file_index];
     return j;
 }

@@ -13,6 +13,8 @@
 namespace ws {
 
 nlohmann::json value_to_json(const Value& v);
+// name, dtype, shape, ne (GGUF), offset, nbytes, n_elements, rows (row_window.h's count: what a row window
+// addresses), file (a model in several files).
 nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
 // Which parts model_to_json prints. The wasm transfer (wasm/info_transfer.h) hands the tensor table and the
 // items of flat arrays (of scalars or strings) on another way: then "tensors" is [] and such arrays print

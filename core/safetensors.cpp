@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "byte_reader.h"
+#include "le_bytes.h"
 
 namespace ws {
 namespace {

@@ -101,14 +101,14 @@ public:
 
     // The tensor table as columns: {names: {units, utf16Ends, invalid: [[i, text, hex]]}, dtypeNames,
     // dtype: Uint16Array (index into dtypeNames), shape + shapeEnds (outermost first; for a GGUF ne is the
-    // same dims reversed), offset, nbytes, nElements: Float64Array, file: Uint32Array (index into info.files,
+    // same dims reversed), offset, nbytes, nElements, rows: Float64Array, file: Uint32Array (index into info.files,
     // only for a model in several files), wide: [[tensor, field, dim, decimal]] for values beyond 2^53}.
     val tensor_table() const {
         const size_t n = info_.tensors.size();
         std::vector<std::string> names(n), dtype_names;
         std::vector<uint16_t> dtype(n);
         std::vector<uint32_t> shape_ends(n), file(n);
-        std::vector<double> shape, offset(n), nbytes(n), n_elements(n);
+        std::vector<double> shape, offset(n), nbytes(n), n_elements(n), rows(n);
         val wide = val::array();
         auto number = [&](uint64_t v, size_t tensor, const char* field, size_t dim) {
             if (exact_in_double(v)) return double(v);
@@ -136,6 +136,7 @@ public:
             offset[i] = number(t.offset, i, "offset", 0);
             nbytes[i] = number(t.nbytes, i, "nbytes", 0);
             n_elements[i] = number(t.n_elements, i, "n_elements", 0);
+            rows[i] = number(row_count(t), i, "rows", 0);
             file[i] = t.file_index;
         }
         PackedStrings packed;
@@ -163,6 +164,7 @@ public:
         table.set("offset", copy_to_js("Float64Array", offset.data(), n));
         table.set("nbytes", copy_to_js("Float64Array", nbytes.data(), n));
         table.set("nElements", copy_to_js("Float64Array", n_elements.data(), n));
+        table.set("rows", copy_to_js("Float64Array", rows.data(), n));
         if (info_.files.size() > 1) table.set("file", copy_to_js("Uint32Array", file.data(), n));
         table.set("wide", wide);
         return table;
@@ -271,7 +273,6 @@ public:
         return to_js(s);
     }
     double bytes_needed() const { return double(parser_.bytes_needed()); }
-    double bytes_fed() const { return double(parser_.bytes_fed()); }
 
     // After feed() returned ok: the parsed model (the parser keeps nothing).
     Model* take_model() {
@@ -434,8 +435,8 @@ private:
 // a buffer of its own, summarised by the core's StatsAccumulator; only the result goes to JavaScript.
 class StatsDecoder {
 public:
-    StatsDecoder(int dtype, double n_elements)
-        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements)) {}
+    StatsDecoder(int dtype, double n_elements, bool big_endian)
+        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements), big_endian) {}
 
     JsStatus status() const { return to_js(stream_.status()); }
 
@@ -518,15 +519,12 @@ val dtypes() {
     return list;
 }
 
-std::string error_name_of(int code) {
-    return error_name(static_cast<Error>(code));
-}
-
 // The name of every error code, in the order of their numbers: the one list the package's and the page's
 // codes are checked against (tests/js/errors.test.mjs).
 val error_names() {
     val list = val::array();
-    for (int code = 0; code < static_cast<int>(Error::kEnd); ++code) list.call<void>("push", error_name_of(code));
+    for (int code = 0; code < static_cast<int>(Error::kEnd); ++code)
+        list.call<void>("push", std::string(error_name(static_cast<Error>(code))));
     return list;
 }
 
@@ -566,7 +564,6 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<double, std::string>()
         .function("feed", &Parser::feed)
         .function("bytesNeeded", &Parser::bytes_needed)
-        .function("bytesFed", &Parser::bytes_fed)
         .function("takeModel", &Parser::take_model, allow_raw_pointers());
     class_<Plan>("Plan")
         .constructor<double, bool, bool>()
@@ -598,7 +595,6 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("finish", &StatsDecoder::finish);
 
     function("dtypes", &ws::dtypes);
-    function("errorName", &ws::error_name_of);
     function("errorNames", &ws::error_names);
     constant("maxIndexBytes", double(ws::kMaxIndexBytes));
     constant("defaultMaxSplitParts", ws::kDefaultMaxSplitParts);

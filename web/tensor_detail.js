@@ -13,12 +13,10 @@ export const MAX_WINDOW_VALUES = 1 << 22;
 const TABLE_ROWS = 16;
 const TABLE_COLS = 8;
 
-/** Elements per row (the innermost dimension) and the number of rows of a tensor. */
+/** Elements per row (the innermost dimension) and the number of rows of a tensor (the core's count). */
 export function rowGeometry(tensor) {
     const shape = tensor.shape.map(Number);
-    const rowLength = shape.length ? shape[shape.length - 1] : 1;
-    const rows = rowLength > 0 ? Number(tensor.n_elements) / rowLength : 0;
-    return { rowLength, rows };
+    return { rowLength: shape.length ? shape[shape.length - 1] : 1, rows: Number(tensor.rows) };
 }
 
 /** The rows to decode at first: all of them, or a window from row 0. */

@@ -44,6 +44,9 @@ export interface TensorInfo {
     offset: Integer;
     nbytes: Integer;
     n_elements: Integer;
+    /** Rows, a row being the innermost dimension: what read()'s and stats()' `rows` windows address (the
+     * product of the outer dimensions when the innermost is 0; 0 when the type has no byte layout). */
+    rows: Integer;
     /** Split or sharded models: the file holding the data. */
     file?: string;
 }

@@ -66,7 +66,7 @@ function unpackStrings(packed) {
 // The tensor records of `info --json` (keys in its order) from the core's columns.
 function tensorsOf(table, files, gguf) {
     const names = unpackStrings(table.names);
-    const { dtypeNames, dtype, shape, shapeEnds, offset, nbytes, nElements, file } = table;
+    const { dtypeNames, dtype, shape, shapeEnds, offset, nbytes, nElements, rows, file } = table;
     const tensors = new Array(names.length);
     let start = 0;
     for (let i = 0; i < names.length; ++i) {
@@ -79,6 +79,7 @@ function tensorsOf(table, files, gguf) {
         t.nbytes = nbytes[i];
         if (gguf) t.ne = dims.slice().reverse();
         t.offset = offset[i];
+        t.rows = rows[i];
         t.shape = dims;
         tensors[i] = t;
     }
