@@ -56,6 +56,10 @@ inline void store_block(uint8_t* dst, int64_t i, const Block& b) {
 // or x[i]^2 when qw is nullptr. Returns the scale (0 for an all-zero group, whose L are 0).
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L, const float* qw);
 
+// ggml's make_qp_quants: unsigned quants in [0, nmax] of non-negative values, weighted (K-quant sub-block
+// scales and mins, IQ3 sub-block scales).
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights);
+
 // ggml's make_qkx2_quants: unsigned quants in [0, nmax] plus a min (returned negated in *the_min, >= 0 when the
 // group's min is <= 0), searched over nstep + 1 trial scales from rmin in steps of rdelta, minimizing the weighted
 // absolute (use_mad) or squared error. Laux is n bytes of scratch. Returns the scale. nstep >= 1.

@@ -18,6 +18,7 @@
 #include "iquant_maps.h"
 #include "iquant_tables.h"
 #include "quant_blocks.h"
+#include "quantize_internal.h"
 
 namespace ws {
 namespace {
@@ -62,76 +63,6 @@ void quantize_rows_with(RowFn row_fn, const float* src, uint8_t* dst, int64_t nr
     for (int64_t row = 0; row < nrows; ++row) {
         row_fn(src + row * n_per_row, dst + row * nblock * static_cast<int64_t>(sizeof(Block)), nblock, imatrix);
     }
-}
-
-// ggml's make_qp_quants: a positive scale and levels 0..nmax for n non-negative values, weighted.
-float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* quant_weights) {
-    float max = 0;
-    for (int i = 0; i < n; ++i) max = max_f(max, x[i]);
-    if (max < kGroupMaxEps) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        return 0.f;
-    }
-    float iscale = nmax / max;
-    for (int i = 0; i < n; ++i) L[i] = static_cast<uint8_t>(nearest_int(iscale * x[i]));
-    const float scale = 1 / iscale;
-    float best_mse = 0;
-    for (int i = 0; i < n; ++i) {
-        const float diff = x[i] - scale * L[i];
-        const float w = quant_weights[i];
-        best_mse += w * diff * diff;
-    }
-    for (int is = -4; is <= 4; ++is) {
-        if (is == 0) continue;
-        const float iscale_is = (0.1f * is + nmax) / max;
-        const float scale_is = 1 / iscale_is;
-        float mse = 0;
-        for (int i = 0; i < n; ++i) {
-            int l = nearest_int(iscale_is * x[i]);
-            l = min_i(nmax, l);
-            const float diff = x[i] - scale_is * l;
-            const float w = quant_weights[i];
-            mse += w * diff * diff;
-        }
-        if (mse < best_mse) {
-            best_mse = mse;
-            iscale = iscale_is;
-        }
-    }
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        int l = nearest_int(iscale * x[i]);
-        l = min_i(nmax, l);
-        L[i] = static_cast<uint8_t>(l);
-        const float w = quant_weights[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
-    for (int itry = 0; itry < 5; ++itry) {
-        int n_changed = 0;
-        for (int i = 0; i < n; ++i) {
-            const float w = quant_weights[i];
-            float slx = sumlx - w * x[i] * L[i];
-            float sl2 = suml2 - w * L[i] * L[i];
-            if (slx > 0 && sl2 > 0) {
-                int new_l = nearest_int(x[i] * sl2 / slx);
-                new_l = min_i(nmax, new_l);
-                if (new_l != L[i]) {
-                    slx += w * x[i] * new_l;
-                    sl2 += w * new_l * new_l;
-                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = static_cast<uint8_t>(new_l);
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++n_changed;
-                    }
-                }
-            }
-        }
-        if (!n_changed) break;
-    }
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
 // ---- grid lookups ---------------------------------------------------------------------------------------------
@@ -367,7 +298,7 @@ void iq2_xxs_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_wei
             }
             // make_qp_quants writes levels 0..4 through a byte view of L, as ggml's cast does.
             uint8_t Lqp[32];
-            float scale = make_qp_quants(32, kMaxQ + 1, xval, Lqp, weight);
+            float scale = detail::make_qp_quants(32, kMaxQ + 1, xval, Lqp, weight);
             std::memcpy(L, Lqp, sizeof L);
             const float eff_max = scale * kMaxQ;
             if (eff_max <= 0) {

@@ -127,71 +127,6 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     return scale;
 }
 
-}  // namespace detail
-
-namespace {
-
-using detail::kGroupMaxEps;
-using detail::make_qkx2_quants;
-using detail::make_qkx3_quants;
-using detail::make_qx_quants;
-using detail::nearest_int;
-using detail::store_block;
-
-// ggml's make_q3_quants with do_rmse (its only use, Q3_K without imatrix): signed quants in [-nmax, nmax) found by
-// coordinate descent on the x^2-weighted fit, returned biased by nmax (an all-zero group gives L = 0, unbiased).
-float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0;
-    float amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
-        for (int i = 0; i < n; ++i) L[i] = 0;
-        return 0.f;
-    }
-    const float iscale = static_cast<float>(-nmax) / max;
-    float sumlx = 0;
-    float suml2 = 0;
-    for (int i = 0; i < n; ++i) {
-        const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
-        L[i] = static_cast<int8_t>(l);
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * static_cast<float>(l);
-        suml2 += w * static_cast<float>(l) * static_cast<float>(l);
-    }
-    for (int itry = 0; itry < 5; ++itry) {
-        int n_changed = 0;
-        for (int i = 0; i < n; ++i) {
-            const float w = x[i] * x[i];
-            const float li = static_cast<float>(L[i]);
-            float slx = sumlx - w * x[i] * li;
-            if (slx > 0) {
-                float sl2 = suml2 - w * li * li;
-                const int new_l = std::max(-nmax, std::min(nmax - 1, nearest_int(x[i] * sl2 / slx)));
-                if (new_l != L[i]) {
-                    const float fl = static_cast<float>(new_l);
-                    slx += w * x[i] * fl;
-                    sl2 += w * fl * fl;
-                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
-                        L[i] = static_cast<int8_t>(new_l);
-                        sumlx = slx;
-                        suml2 = sl2;
-                        ++n_changed;
-                    }
-                }
-            }
-        }
-        if (!n_changed) break;
-    }
-    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
-    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
-}
-
 // ggml's make_qp_quants: unsigned quants in [0, nmax] of non-negative values (sub-block scales or mins), weighted
 // by quant_weights, with a 9-point scale search then coordinate descent. ggml clamps only from above and stores
 // into uint8_t, so a negative quant wraps; that is kept.
@@ -258,6 +193,71 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
         }
         if (!n_changed) break;
     }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::kGroupMaxEps;
+using detail::make_qkx2_quants;
+using detail::make_qkx3_quants;
+using detail::make_qx_quants;
+using detail::nearest_int;
+using detail::store_block;
+
+// ggml's make_q3_quants with do_rmse (its only use, Q3_K without imatrix): signed quants in [-nmax, nmax) found by
+// coordinate descent on the x^2-weighted fit, returned biased by nmax (an all-zero group gives L = 0, unbiased).
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
+    float max = 0;
+    float amax = 0;
+    for (int i = 0; i < n; ++i) {
+        const float ax = std::fabs(x[i]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
+    }
+    if (amax < kGroupMaxEps) {
+        for (int i = 0; i < n; ++i) L[i] = 0;
+        return 0.f;
+    }
+    const float iscale = static_cast<float>(-nmax) / max;
+    float sumlx = 0;
+    float suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const int l = std::max(-nmax, std::min(nmax - 1, nearest_int(iscale * x[i])));
+        L[i] = static_cast<int8_t>(l);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * static_cast<float>(l);
+        suml2 += w * static_cast<float>(l) * static_cast<float>(l);
+    }
+    for (int itry = 0; itry < 5; ++itry) {
+        int n_changed = 0;
+        for (int i = 0; i < n; ++i) {
+            const float w = x[i] * x[i];
+            const float li = static_cast<float>(L[i]);
+            float slx = sumlx - w * x[i] * li;
+            if (slx > 0) {
+                float sl2 = suml2 - w * li * li;
+                const int new_l = std::max(-nmax, std::min(nmax - 1, nearest_int(x[i] * sl2 / slx)));
+                if (new_l != L[i]) {
+                    const float fl = static_cast<float>(new_l);
+                    slx += w * x[i] * fl;
+                    sl2 += w * fl * fl;
+                    if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = static_cast<int8_t>(new_l);
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++n_changed;
+                    }
+                }
+            }
+        }
+        if (!n_changed) break;
+    }
+    for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
@@ -481,8 +481,8 @@ void quantize_row_q2_K_impl(const float* x, uint8_t* y, int64_t n, const float* 
         }
 
         block_q2_K b;
-        b.d = fp32_to_fp16(make_qp_quants(QK_K / 16, 15, scales, Ls, sw));
-        b.dmin = fp32_to_fp16(make_qp_quants(QK_K / 16, 15, mins, Lm, sw));
+        b.d = fp32_to_fp16(detail::make_qp_quants(QK_K / 16, 15, scales, Ls, sw));
+        b.dmin = fp32_to_fp16(detail::make_qp_quants(QK_K / 16, 15, mins, Lm, sw));
         const float dm = fp16_to_fp32(b.d);
         const float mm = fp16_to_fp32(b.dmin);
         for (int j = 0; j < QK_K / 16; ++j) b.scales[j] = static_cast<uint8_t>(Ls[j] | (Lm[j] << 4));
@@ -630,8 +630,8 @@ void q45_K_impl_scales(const float* x, const float* qw_block, uint8_t* L, uint8_
         scales[j] = make_qkx3_quants(32, kNmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36);
     }
 
-    const float d_block = make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
-    const float m_block = make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
+    const float d_block = detail::make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
+    const float m_block = detail::make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
     if (kNmax == 31) {
         for (int j = 0; j < QK_K / 32; ++j) {
             Ls[j] = std::min<uint8_t>(63, Ls[j]);

@@ -55,12 +55,9 @@ test("the core's error list is index.d.ts's CoreErrorCode, in order", async () =
     const wasm = await loadWasm();
     const names = wasm.errorNames();
     assert.ok(names.length >= 18, `${names.length} codes`);
-    names.forEach((name, code) => assert.equal(wasm.errorName(code), name, `code ${code}`));
     assert.deepEqual(names.slice(0, 2), NOT_FAILURES);
     assert.equal(new Set(names).size, names.length, "names are unique");
     assert.deepEqual(unionMembers("CoreErrorCode"), names.slice(NOT_FAILURES.length));
-    // Past the end of the list: the fallback name, not a new one.
-    assert.equal(wasm.errorName(names.length), "internal");
 });
 
 test("every code the package and the page reject with is an ErrorCode, and the page describes each", () => {

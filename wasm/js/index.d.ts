@@ -253,25 +253,16 @@ export type CoreErrorCode =
     | "trailing_data"
     | "unsupported"
     | "bad_split"
-    | "internal";
+    | "internal"
+    | "bad_source";
 
 /**
  * The package's own codes: "io" (a Node file error), "network" (fetch failed, also how CORS failures show),
  * "http" (an HTTP error status or a wrong Content-Range), "cors" (Content-Range not exposed), "not_seekable"
- * (going back in a stream), "no_such_tensor", "closed", "bad_source" (also: several sources that are not
- * one model's files), "wasm_load", "worker" (weightstream/worker: the worker failed).
+ * (going back in a stream), "no_such_tensor", "closed", "wasm_load", "worker" (weightstream/worker: the worker failed).
  */
 export type SourceErrorCode =
-    | "io"
-    | "network"
-    | "http"
-    | "cors"
-    | "not_seekable"
-    | "no_such_tensor"
-    | "closed"
-    | "bad_source"
-    | "wasm_load"
-    | "worker";
+    "io" | "network" | "http" | "cors" | "not_seekable" | "no_such_tensor" | "closed" | "wasm_load" | "worker";
 
 export type ErrorCode = CoreErrorCode | SourceErrorCode;
 
