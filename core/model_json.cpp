@@ -93,7 +93,8 @@ nlohmann::json model_to_json(const ModelInfo& info, const JsonParts& parts) {
             m["key"] = e.key;
             if (!utf8_valid(e.key)) m["key_hex"] = hex_of(e.key);
             if (e.value.type == ValueType::kString && !utf8_valid(e.value.str)) m["bytes_hex"] = hex_of(e.value.str);
-            if (e.value.type == ValueType::kArray && e.value.item_type == ValueType::kString) {
+            if (e.value.type == ValueType::kArray && e.value.item_type == ValueType::kString &&
+                parts.flat_array_items) {
                 nlohmann::json invalid = nlohmann::json::array();
                 for (size_t i = 0; i < e.value.strings.size(); ++i) {
                     if (!utf8_valid(e.value.strings[i])) {

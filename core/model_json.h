@@ -18,7 +18,7 @@ nlohmann::json value_to_json(const Value& v);
 nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
 // Which parts model_to_json prints. The wasm transfer (wasm/info_transfer.h) hands the tensor table and the
 // items of flat arrays (of scalars or strings) on another way: then "tensors" is [] and such arrays print
-// "value": [] (their length and everything else as usual).
+// "value": [] and no "invalid_items" (their length and everything else as usual).
 struct JsonParts {
     bool metadata = true;  // false: the tensors only (`tensors --json`)
     bool flat_array_items = true;

@@ -171,8 +171,8 @@ public:
     }
 
     // The flat metadata arrays: [{entry, length, bytes: Uint8Array}] for scalars (stored little-endian
-    // bytes), [{entry, length, units: Uint16Array, utf16Ends: Uint32Array, invalid: [[index, json], ...]}] for
-    // strings (PackedStrings).
+    // bytes), [{entry, length, units: Uint16Array, utf16Ends: Uint32Array, invalid: [[index, text, hex], ...]}]
+    // for strings (PackedStrings; the JSON's invalid_items come from `invalid`).
     val metadata_arrays() const {
         val list = val::array();
         for (size_t i = 0; i < info_.metadata.size(); ++i) {
@@ -190,10 +190,11 @@ public:
                 a.set("utf16Ends", copy_to_js("Uint32Array", packed.utf16_ends.data(), packed.utf16_ends.size()));
                 val invalid = val::array();
                 for (uint32_t k : packed.invalid) {
-                    val pair = val::array();
-                    pair.call<void>("push", k);
-                    pair.call<void>("push", utf8_replace_invalid(v.strings[k]));
-                    invalid.call<void>("push", pair);
+                    val entry = val::array();
+                    entry.call<void>("push", k);
+                    entry.call<void>("push", utf8_replace_invalid(v.strings[k]));
+                    entry.call<void>("push", hex_of(v.strings[k]));
+                    invalid.call<void>("push", entry);
                 }
                 a.set("invalid", invalid);
             }

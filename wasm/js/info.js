@@ -117,10 +117,14 @@ export function readInfo(handle) {
     for (const array of arrays) {
         const entry = info.metadata[array.entry];
         entry.length = array.length;
-        entry.value =
-            entry.item_type === "string"
-                ? unpackStrings(array)
-                : scalarItems(entry.item_type, array.bytes, array.length);
+        if (entry.item_type === "string") {
+            entry.value = unpackStrings(array);
+            if (array.invalid.length) {
+                entry.invalid_items = array.invalid.map(([index, , hex]) => ({ index, bytes_hex: hex }));
+            }
+        } else {
+            entry.value = scalarItems(entry.item_type, array.bytes, array.length);
+        }
     }
     const table = handle.tensorTable();
     if (table === null) throw new Error("tensor names too long to transfer");
