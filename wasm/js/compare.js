@@ -41,7 +41,8 @@ async function readAll(input, options) {
     try {
         const chunks = [];
         let size = 0;
-        for await (const chunk of source.read(0, MAX_CONFIG_BYTES + 1, { signal: options.signal })) {
+        const length = Math.min(source.size ?? Infinity, MAX_CONFIG_BYTES + 1);
+        for await (const chunk of source.read(0, length, { signal: options.signal, chunkSize: options.chunkSize })) {
             chunks.push(chunk);
             size += chunk.length;
         }
