@@ -12,10 +12,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "block_stream.h"
+#include "compare.h"
+#include "dequant.h"
 #include "dtype.h"
 #include "header_parser.h"
 #include "info_transfer.h"
@@ -205,6 +208,9 @@ public:
 
     // Frees the metadata (the JavaScript keeps it as JSON); the tensor table stays for row_window.
     void release_metadata() { std::vector<MetadataEntry>().swap(info_.metadata); }
+
+    // The description, for a Comparison (which reads it while both live).
+    const ModelInfo& info() const { return info_; }
 
     // Moves the description out (for Plan::add); the Model is left empty.
     ModelInfo take_info() { return std::move(info_); }
@@ -479,6 +485,249 @@ private:
     std::vector<float> floats_;
 };
 
+// ---- compare() (issue 11): begin ------------------------------------------------------------------------------
+// Comparing two open models (wasm/js/compare.js) with the core's pairing, comparator and JSON writer
+// (core/compare.h), as `weightstream diff --json` does natively (native/cmd_diff.cpp). The JavaScript reads,
+// this adapter decodes and compares; per row it selected:
+//   begin(row)            -> {run, a, b, bytes}: run false when the row is decided without values;
+//   window()              -> {a: {offset, nbytes}, b: {offset, nbytes}} of the next run of whole outer rows,
+//                            or null after the last;
+//   feed(bytesA, bytesB)  decodes and compares that window (false: the row became incomparable, done);
+//   fail(side, what)      the JavaScript could not read a side's bytes: the row becomes incomparable;
+//   rowJson(row)          the row as the report has it; report() the whole report, both as JSON text.
+// Memory: one window of each side (about kCompareWindowElements floats, at least one row and one head of
+// rows), its bytes, and the comparator's copies (compare.h).
+
+constexpr uint64_t kCompareWindowElements = uint64_t(1) << 20;  // floats per side per window, as the CLI's
+
+class Comparison {
+public:
+    // config_a, config_b: the bytes of config.json beside a safetensors side (Uint8Array), or null; a file
+    // that is not a JSON object is ignored, as the CLI ignores it.
+    Comparison(const Model& a, const Model& b, const val& config_a, const val& config_b, const std::string& path_a,
+               const std::string& path_b)
+        : a_(a.info()), b_(b.info()) {
+        PairingOptions options;
+        if (read_config(config_a, &config_a_)) options.config_a = &config_a_;
+        if (read_config(config_b, &config_b_)) options.config_b = &config_b_;
+        plan_ = pair_models(a_, b_, options);
+        report_.a = {path_a, a_.format};
+        report_.b = {path_b, b_.format};
+        report_.mapping = plan_.mapping;
+        report_.metadata = diff_metadata(a_, b_);
+    }
+
+    // Every pair of the plan: [[nameA | null, nameB | null]] (for the JavaScript's tensors filter).
+    val pairs() const {
+        val list = val::array();
+        for (const PairPlan& p : plan_.pairs) {
+            val names = val::array();
+            names.call<void>("push", p.a < 0 ? val::null() : val(a_.tensors[static_cast<size_t>(p.a)].name));
+            names.call<void>("push", p.b < 0 ? val::null() : val(b_.tensors[static_cast<size_t>(p.b)].name));
+            list.call<void>("push", names);
+        }
+        return list;
+    }
+
+    // The report's rows: these plan pairs (indices into pairs()), in this order. Returns false for an index
+    // out of range.
+    bool select(const val& indices) {
+        const size_t n = indices["length"].as<size_t>();
+        report_.tensors.clear();
+        selected_.clear();
+        for (size_t k = 0; k < n; ++k) {
+            const double i = indices[k].as<double>();
+            if (!(i >= 0 && i < double(plan_.pairs.size()))) return false;
+            selected_.push_back(&plan_.pairs[static_cast<size_t>(i)]);
+            report_.tensors.push_back(plan_row(a_, b_, *selected_.back()));
+        }
+        return true;
+    }
+
+    // Starts row `row` (an index into the selected rows); the checks are the CLI's (run_pair()).
+    val begin(double row) {
+        val r = val::object();
+        r.set("run", false);
+        cmp_.reset();
+        if (!(row >= 0 && row < double(selected_.size()))) return r;
+        row_ = static_cast<size_t>(row);
+        const PairPlan& p = *selected_[row_];
+        if (p.a < 0 || p.b < 0 || !p.problem.empty()) return r;
+        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
+        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
+        std::string problem = decode_problem(a_, ta);
+        if (!problem.empty()) {
+            incomparable("A: " + problem);
+            return r;
+        }
+        problem = decode_problem(b_, tb);
+        if (!problem.empty()) {
+            incomparable("B: " + problem);
+            return r;
+        }
+        if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
+            incomparable("complex values are not compared");
+            return r;
+        }
+        cmp_.reset(new PairComparator(p, ta.dtype, tb.dtype));
+        step_ = window_step(p, cmp_->window_rows(), ta.dtype, tb.dtype);
+        next_ = 0;
+        r.set("run", true);
+        r.set("a", double(p.a));
+        r.set("b", double(p.b));
+        r.set("bytes", double(ta.nbytes) + double(tb.nbytes));
+        return r;
+    }
+
+    // The byte ranges of the next window of the started row (offsets absolute in each tensor's file), or null
+    // when every window was fed (or the row ended).
+    val window() {
+        if (!cmp_ || next_ >= selected_[row_]->rows) return val::null();
+        const PairPlan& p = *selected_[row_];
+        const uint64_t n = std::min(step_, p.rows - next_);
+        val w = val::object();
+        w.set("rows", double(n));
+        w.set("total", double(p.rows));
+        w.set("a", range(a_.tensors[static_cast<size_t>(p.a)], p.a_row0 + next_, n, p.row_elements));
+        w.set("b", range(b_.tensors[static_cast<size_t>(p.b)], p.b_row0 + next_, n, p.row_elements));
+        return w;
+    }
+
+    // Decodes and compares the window window() gave last: bytes_a and bytes_b are exactly its bytes.
+    bool feed(const val& bytes_a, const val& bytes_b) {
+        if (!cmp_ || next_ >= selected_[row_]->rows) return false;
+        const PairPlan& p = *selected_[row_];
+        const uint64_t n = std::min(step_, p.rows - next_);
+        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
+        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
+        Status s = decode(a_, ta, bytes_a, p.a_row0 + next_, n, p.row_elements, &floats_a_);
+        if (!s.ok()) return incomparable(std::string("A: cannot decode the tensor (") + error_name(s.code) + ")");
+        s = decode(b_, tb, bytes_b, p.b_row0 + next_, n, p.row_elements, &floats_b_);
+        if (!s.ok()) return incomparable(std::string("B: cannot decode the tensor (") + error_name(s.code) + ")");
+        s = cmp_->add_window(next_, n, floats_a_.data(), floats_b_.data());
+        if (!s.ok()) return incomparable(std::string("internal error: ") + s.what);
+        next_ += n;
+        if (next_ >= p.rows) {
+            report_.tensors[row_] = cmp_->finish(std::move(report_.tensors[row_]));
+            release();
+        }
+        return true;
+    }
+
+    // side "A" or "B": its bytes could not be read (a truncated file): the row is incomparable, as the CLI
+    // calls a tensor whose data lies outside its file.
+    void fail(const std::string& side) {
+        if (cmp_) incomparable(side + ": the tensor's data lies outside its file (truncated?)");
+    }
+
+    std::string row_json(double row) const {
+        if (!(row >= 0 && row < double(report_.tensors.size()))) return "null";
+        CompareReport one;
+        one.tensors.push_back(report_.tensors[static_cast<size_t>(row)]);
+        return json_dump(compare_report_to_json(one)["tensors"][0], -1);
+    }
+
+    std::string report() const { return json_dump(compare_report_to_json(report_), -1); }
+
+private:
+    static bool read_config(const val& bytes, HfConfig* out) {
+        if (bytes.isNull() || bytes.isUndefined()) return false;
+        std::vector<uint8_t> data;
+        copy_from_js(bytes, &data);
+        Result<HfConfig> config = parse_hf_config(data.data(), data.size());
+        if (!config.ok()) return false;
+        *out = std::move(config).value();
+        return true;
+    }
+
+    // native/tensor_io.cpp's decode_problem().
+    static std::string decode_problem(const ModelInfo& m, const TensorInfo& t) {
+        if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
+        if (m.big_endian && !big_endian_order_defined(t.dtype)) {
+            return "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
+        }
+        return "";
+    }
+
+    // Rows per window: about kCompareWindowElements elements, a multiple of the comparator's unit and of what
+    // keeps both sides' windows on block boundaries (the CLI's window_rows()).
+    static uint64_t window_step(const PairPlan& p, uint64_t unit, DType a, DType b) {
+        uint64_t m = std::max<uint64_t>(unit, 1);
+        for (DType t : {a, b}) {
+            const uint64_t blk = dtype_traits(t).block_elems;
+            const uint64_t q = blk / gcd(blk, std::max<uint64_t>(p.row_elements, 1));
+            m = m / gcd(m, q) * q;
+        }
+        const uint64_t target = std::max<uint64_t>(1, kCompareWindowElements / std::max<uint64_t>(p.row_elements, 1));
+        return std::max<uint64_t>(m, target / m * m);
+    }
+    static uint64_t gcd(uint64_t x, uint64_t y) {
+        while (y) {
+            const uint64_t r = x % y;
+            x = y;
+            y = r;
+        }
+        return x;
+    }
+
+    // {offset, nbytes} of rows [row0, row0 + n) of t (rows of row_elements elements); nbytes 0 when the rows
+    // are not on block boundaries (decode() then says bad_shape, as the CLI).
+    static val range(const TensorInfo& t, uint64_t row0, uint64_t n, uint64_t row_elements) {
+        const DTypeTraits& traits = dtype_traits(t.dtype);
+        const uint64_t first = row0 * row_elements, count = n * row_elements;
+        val r = val::object();
+        const bool aligned = first % traits.block_elems == 0 && count % traits.block_elems == 0;
+        r.set("offset", double(t.offset + (aligned ? first / traits.block_elems * traits.block_bytes : 0)));
+        r.set("nbytes", aligned ? double(count / traits.block_elems * traits.block_bytes) : 0.0);
+        return r;
+    }
+
+    // The CLI's decode_rows(), over the bytes the JavaScript read; big-endian data is swapped first.
+    Status decode(const ModelInfo& m, const TensorInfo& t, const val& bytes, uint64_t row0, uint64_t n_rows,
+                  uint64_t row_elements, std::vector<float>* out) {
+        const DTypeTraits& traits = dtype_traits(t.dtype);
+        const uint64_t first = row0 * row_elements, n = n_rows * row_elements;
+        if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
+            return make_error(Error::kBadShape, t.info_offset, "diff.window");
+        }
+        const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
+        if (bytes["length"].as<double>() != double(nbytes)) {
+            return make_error(Error::kTruncated, t.offset, "compare: window bytes");
+        }
+        copy_from_js(bytes, &staging_);
+        if (m.big_endian) WS_TRY(swap_to_little_endian(t.dtype, staging_.data(), staging_.size()));
+        out->resize(static_cast<size_t>(n));
+        return dequantize(t.dtype, staging_.data(), n, out->data());
+    }
+
+    bool incomparable(const std::string& why) {
+        report_.tensors[row_].verdict = Verdict::kIncomparable;
+        report_.tensors[row_].hint = why;
+        release();
+        return false;
+    }
+
+    void release() {
+        cmp_.reset();
+        std::vector<uint8_t>().swap(staging_);
+        std::vector<float>().swap(floats_a_);
+        std::vector<float>().swap(floats_b_);
+    }
+
+    const ModelInfo& a_;
+    const ModelInfo& b_;
+    HfConfig config_a_, config_b_;
+    ComparePlan plan_;
+    std::vector<const PairPlan*> selected_;
+    CompareReport report_;
+    size_t row_ = 0;
+    std::unique_ptr<PairComparator> cmp_;
+    uint64_t step_ = 1, next_ = 0;
+    std::vector<uint8_t> staging_;
+    std::vector<float> floats_a_, floats_b_;
+};
+// ---- compare() (issue 11): end --------------------------------------------------------------------------------
+
 const char* kind_name(DTypeKind k) {
     switch (k) {
         case DTypeKind::kRemoved:
@@ -594,6 +843,20 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("status", &StatsDecoder::status)
         .function("feed", &StatsDecoder::feed)
         .function("finish", &StatsDecoder::finish);
+
+    // ---- compare() (issue 11): begin ----
+    class_<ws::Comparison>("Comparison")
+        .constructor<const Model&, const Model&, const emscripten::val&, const emscripten::val&, const std::string&,
+                     const std::string&>()
+        .function("pairs", &ws::Comparison::pairs)
+        .function("select", &ws::Comparison::select)
+        .function("begin", &ws::Comparison::begin)
+        .function("window", &ws::Comparison::window)
+        .function("feed", &ws::Comparison::feed)
+        .function("fail", &ws::Comparison::fail)
+        .function("rowJson", &ws::Comparison::row_json)
+        .function("report", &ws::Comparison::report);
+    // ---- compare() (issue 11): end ----
 
     function("dtypes", &ws::dtypes);
     function("errorNames", &ws::error_names);

@@ -5,19 +5,22 @@
 import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
+import { CompareDetail, CompareView } from "./compare_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { MetadataView } from "./metadata_view.js";
 import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
-import { TensorDetail } from "./tensor_detail.js";
+import { MAX_WINDOW_VALUES, TensorDetail, firstWindow, rowGeometry } from "./tensor_detail.js";
 import { TensorTable } from "./tensor_table.js";
 
 // One worker for the page's models. One that failed fails every request of its models with code "worker";
 // the next open starts a new one.
 let worker = null;
 let model = null; // the model on show (open in `worker`)
+let modelSource = null; // what `model` was opened from (compare() opens it again)
+let modelLabel = "";
 
 const isAbort = (error) => error?.name === "AbortError";
 
@@ -187,6 +190,205 @@ function showModel(info, label) {
     selectTab("summary");
 }
 
+// ---------------------------------------------------------------- comparing with a second model
+
+let comparing = null; // the AbortController of the comparison in flight
+let other = null; // the model compared with (open in `worker`), for the pair's detail
+let report = null; // compare()'s result on show
+const compareRoot = $("#compare-detail");
+const compareTab = $("#tab-compare");
+
+function endComparison() {
+    comparing?.abort();
+    other?.close();
+    other = null;
+    report = null;
+    compareTab.hidden = true;
+    compareView.clear();
+    compareDetail.clear();
+    compareRoot.classList.remove("open");
+}
+
+// convert_hf_to_gguf.py's Q/K permutation of rows (each head's [2, half] rows to [half, 2]) over a window of
+// whole heads: what the comparison applied to the Hugging Face side before comparing.
+function permuteRows(values, rows, cols, headRows) {
+    const out = new Float32Array(values.length);
+    const half = headRows / 2;
+    for (let h = 0; h * headRows < rows; ++h) {
+        for (let two = 0; two < 2; ++two) {
+            for (let j = 0; j < half; ++j) {
+                const from = h * headRows + two * half + j;
+                const to = h * headRows + j * 2 + two;
+                out.set(values.subarray(from * cols, (from + 1) * cols), to * cols);
+            }
+        }
+    }
+    return out;
+}
+
+function metadataNumber(info, key) {
+    const entry = info.metadata.find((m) => m.key === key);
+    return entry && typeof entry.value !== "object" ? Number(entry.value) : null;
+}
+
+// The heads of a permuted pair, from the GGUF side's metadata (as the core takes them).
+function headsOf(row, gguf) {
+    const arch = gguf.info.metadata.find((m) => m.key === "general.architecture")?.value;
+    const key = row.transform === "permute_q" ? "attention.head_count" : "attention.head_count_kv";
+    return metadataNumber(gguf.info, `${arch}.${key}`) ?? metadataNumber(gguf.info, `${arch}.attention.head_count`);
+}
+
+/** Both sides' statistics and the difference (after the pair's transform) over a window of rows. */
+async function loadPair(row) {
+    reading?.abort();
+    const controller = (reading = new AbortController());
+    const signal = controller.signal;
+    const progress = startProgress(`Decoding ${row.a} and ${row.b}`, () => controller.abort());
+    try {
+        const ta = model.tensor(row.a);
+        const tb = other.tensor(row.b);
+        const windowA = firstWindow(ta);
+        const windowB = firstWindow(tb);
+        const [statsA, statsB] = await Promise.all([
+            model.stats(row.a, windowA ? { signal, rows: windowA } : { signal }),
+            other.stats(row.b, windowB ? { signal, rows: windowB } : { signal }),
+        ]);
+        const sourceIsA = report.a.format === "safetensors" && report.b.format === "gguf";
+        const ga = rowGeometry(ta);
+        const gb = rowGeometry(tb);
+        const whole = row.transform === null || row.transform === "plus_one" || row.transform.startsWith("permute");
+        if (!whole || ga.rowLength !== gb.rowLength || ga.rows !== gb.rows || row.verdict === "incomparable") {
+            return { statsA, statsB, diff: null, note: "No difference map: the pair is not compared row for row." };
+        }
+        let count = Math.min(ga.rows, Math.max(1, Math.floor(MAX_WINDOW_VALUES / Math.max(1, ga.rowLength))));
+        let headRows = 0;
+        if (row.transform?.startsWith("permute")) {
+            const heads = headsOf(row, sourceIsA ? other : model);
+            headRows = heads ? ga.rows / heads : 0;
+            if (!Number.isInteger(headRows) || headRows % 2 !== 0) {
+                return { statsA, statsB, diff: null, note: "No difference map: the head count is unknown." };
+            }
+            count = Math.max(headRows, Math.floor(count / headRows) * headRows);
+        }
+        const rows = [0, count];
+        let [a, b] = await Promise.all([model.read(row.a, { signal, rows }), other.read(row.b, { signal, rows })]);
+        if (headRows) {
+            if (sourceIsA) a = permuteRows(a, count, ga.rowLength, headRows);
+            else b = permuteRows(b, count, ga.rowLength, headRows);
+        }
+        const values = new Float32Array(a.length);
+        const plus = row.transform === "plus_one" ? 1 : 0;
+        for (let i = 0; i < values.length; ++i) {
+            values[i] = sourceIsA ? a[i] + plus - b[i] : a[i] - (b[i] + plus);
+        }
+        const note = row.transform ? `after ${row.transform}` : "";
+        return {
+            statsA,
+            statsB,
+            diff: { values, rows: count, cols: ga.rowLength, firstRow: 0, totalRows: ga.rows },
+            note,
+        };
+    } catch (error) {
+        failed(error, row.a ?? row.b);
+        throw error;
+    } finally {
+        progress.done();
+        if (reading === controller) reading = null;
+    }
+}
+
+const compareDetail = new CompareDetail(compareRoot, {
+    load: loadPair,
+    onClose: () => {
+        reading?.abort();
+        compareDetail.clear();
+        compareRoot.classList.remove("open");
+    },
+});
+
+const compareView = new CompareView($("#compare-root"), {
+    onSelect: (row) => {
+        compareRoot.classList.add("open");
+        compareDetail.show(row);
+    },
+});
+
+// Compares the model on show (A) with `source` (B): compare() in the worker, which reads each header and then
+// the compared tensors a window at a time; B stays open for the pairs' details.
+async function compareWith(source, label) {
+    if (!model) return;
+    comparing?.abort();
+    const controller = (comparing = new AbortController());
+    const progress = startProgress(`Comparing ${modelLabel} with ${label}`, () => controller.abort());
+    try {
+        worker ??= new WeightstreamWorker();
+        const signal = controller.signal;
+        const [result, opened] = await Promise.all([
+            worker.compare(modelSource, source, {
+                ...OPEN_OPTIONS,
+                signal,
+                onProgress: (p) => progress.update(p),
+            }),
+            worker.open(source, { ...OPEN_OPTIONS, signal }),
+        ]);
+        if (comparing !== controller) {
+            opened.close();
+            return;
+        }
+        other?.close();
+        other = opened;
+        report = result;
+        hideError();
+        compareView.setReport(result, modelLabel, label);
+        compareDetail.clear();
+        compareRoot.classList.remove("open");
+        compareTab.hidden = false;
+        compareTab.textContent = `Compare (${formatInt(result.tensors.length)})`;
+        $("#compare-open").open = false;
+        selectTab("compare");
+    } catch (error) {
+        failed(error, label);
+    } finally {
+        progress.done();
+        if (comparing === controller) comparing = null;
+    }
+}
+
+function compareWithUrl(text) {
+    const url = checkUrl(text);
+    if (url) compareWith(url.href, url.name);
+}
+
+const compareFileInput = $("#compare-file-input");
+compareFileInput.addEventListener("change", () => {
+    const files = [...compareFileInput.files];
+    compareFileInput.value = "";
+    if (files.length === 0) return;
+    const label = files.length === 1 ? files[0].name : `${files.length} files`;
+    let source;
+    try {
+        // config.json among the files is compare()'s (it names the architecture and head counts).
+        source = chooseFiles(files.filter((f) => f.name !== "config.json"));
+        const config = files.find((f) => f.name === "config.json");
+        if (config) source = [...(Array.isArray(source) ? source : [source]), config];
+    } catch (error) {
+        showError(error, label);
+        return;
+    }
+    compareWith(source, label);
+});
+
+const compareUrlInput = $("#compare-url-input");
+$("#compare-url-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = compareUrlInput.value.trim();
+    if (!text) return;
+    const params = new URLSearchParams(location.search);
+    params.set("compare", text);
+    history.replaceState(null, "", `?${params}`);
+    compareWithUrl(text);
+});
+
 // ---------------------------------------------------------------- opening
 
 let opening = null; // the AbortController of the open in flight
@@ -195,6 +397,7 @@ let opening = null; // the AbortController of the open in flight
 // other files next to it); several Files are the parts of one model. The new model replaces the one on show
 // only once it opened: a bad file leaves the page on the last one.
 async function openModel(source, label) {
+    comparing?.abort();
     opening?.abort();
     reading?.abort();
     const controller = (opening = new AbortController());
@@ -209,7 +412,10 @@ async function openModel(source, label) {
         });
         const previous = model;
         model = opened;
+        modelSource = source;
+        modelLabel = label;
         previous?.close();
+        endComparison();
         hideError();
         const shown = performance.now();
         showModel(opened.info, label);
@@ -237,27 +443,34 @@ function openFiles(fileList) {
     openModel(source, label);
 }
 
-function openUrl(text) {
+// {href, name} of a URL the page can load, or null after showing why not.
+function checkUrl(text) {
     let url;
     try {
         url = new URL(text.trim(), location.href);
     } catch {
         showError({ code: "bad_source", message: `not a URL: ${text}` });
-        return;
+        return null;
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") {
         showError({ code: "bad_source", message: "only http: and https: URLs can be loaded" });
-        return;
+        return null;
     }
-    let name;
     try {
-        name = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1)) || url.host;
-    } catch {
         // URIError: a malformed %-escape (such as "%E0%A4%A") names no file.
+        return {
+            href: url.href,
+            name: decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1)) || url.host,
+        };
+    } catch {
         showError({ code: "bad_source", message: `a malformed %-escape in the URL: ${text}` });
-        return;
+        return null;
     }
-    openModel(url.href, name);
+}
+
+function openUrl(text) {
+    const url = checkUrl(text);
+    return url ? openModel(url.href, url.name) : Promise.resolve();
 }
 
 const fileInput = $("#file-input");
@@ -390,12 +603,18 @@ async function listSamples() {
     $("#samples").hidden = false;
 }
 
-function openFromAddress() {
-    const url = new URLSearchParams(location.search).get("url");
+async function openFromAddress() {
+    const params = new URLSearchParams(location.search);
+    const url = params.get("url");
     if (url && url !== shownUrl) {
         shownUrl = url;
         urlInput.value = url;
-        openUrl(url);
+        await openUrl(url);
+        const other = params.get("compare");
+        if (other && model) {
+            compareUrlInput.value = other;
+            compareWithUrl(other);
+        }
     }
 }
 

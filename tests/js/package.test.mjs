@@ -21,11 +21,12 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, dtypes and WeightstreamError; weightstream/worker the worker helper", () => {
-    assert.deepEqual(Object.keys(weightstream).sort(), ["WeightstreamError", "dtypes", "open"]);
+test("the package exports open, compare, dtypes and WeightstreamError; weightstream/worker the worker helpers", () => {
+    assert.deepEqual(Object.keys(weightstream).sort(), ["WeightstreamError", "compare", "dtypes", "open"]);
     assert.deepEqual(Object.keys(weightstreamWorker).sort(), [
         "WeightstreamError",
         "WeightstreamWorker",
+        "compareInWorker",
         "openInWorker",
     ]);
     assert.equal(weightstreamWorker.WeightstreamError, weightstream.WeightstreamError);

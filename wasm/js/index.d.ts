@@ -220,6 +220,94 @@ export type Sources = ReadonlyArray<Source | NamedSource>;
  */
 export function open(source: Source | NamedSource | Sources, options?: OpenOptions): Promise<Model>;
 
+/** What compare() takes of open()'s options, and its own. */
+export interface CompareOptions extends Omit<OpenOptions, "onProgress"> {
+    /**
+     * Compare only the pairs where either side's tensor name matches (as `diff --tensors REGEX`); a string is
+     * made a RegExp. Default: every pair.
+     */
+    tensors?: RegExp | string;
+    /** Bytes of the compared tensors read so far (both sides), and their total. */
+    onProgress?: (progress: Progress) => void;
+    /** Each row of the report as it is done (in report order), with its index in `tensors`. */
+    onTensor?: (row: CompareRow, index: number) => void;
+}
+
+export type CompareVerdict = "identical" | "different" | "only_a" | "only_b" | "incomparable";
+
+/** The converter's transform applied to the source side (or the part of a fused tensor compared). */
+export type CompareTransform =
+    | "permute_q"
+    | "permute_k"
+    | "plus_one"
+    | "split_q"
+    | "split_k"
+    | "split_v"
+    | "split_gate"
+    | "split_up"
+    | "vocab_trim";
+
+/** A pair's numbers, over the pairs where both values are finite; null where a number is not finite. */
+export interface CompareMetrics {
+    max_abs: number;
+    /** The first element (in the GGUF side's order) with that difference. */
+    max_abs_index: number;
+    rmse: number | null;
+    /** sum (a - b)^2 / sum a^2 */
+    nmse: number | null;
+    cosine: number | null;
+    n_diff: number;
+    n_nan_a: number;
+    n_nan_b: number;
+    n_inf_a: number;
+    n_inf_b: number;
+}
+
+/** One pair of tensors (or a tensor only one side has). Shapes are outermost first. */
+export interface CompareRow {
+    a: string | null;
+    b: string | null;
+    dtype_a: string | null;
+    dtype_b: string | null;
+    shape_a: number[] | null;
+    shape_b: number[] | null;
+    transform: CompareTransform | null;
+    verdict: CompareVerdict;
+    metrics: CompareMetrics | null;
+    /** The conversion mistake that explains a difference, or why a pair is incomparable. */
+    hint: string | null;
+}
+
+/** The object `weightstream diff A B --json` prints. */
+export interface CompareReport {
+    /** path: what the side was given as (a path, URL or file name; "" for bytes or a stream). */
+    a: { path: string; format: "gguf" | "safetensors" };
+    b: { path: string; format: "gguf" | "safetensors" };
+    /** "names" or "hf-to-gguf:<family>" */
+    mapping: string;
+    /** Metadata differences of two models of the same format (empty lists otherwise). */
+    metadata: {
+        only_a: string[];
+        only_b: string[];
+        changed: { key: string; a: MetadataValue; b: MetadataValue }[];
+    };
+    tensors: CompareRow[];
+    summary: { identical: number; different: number; only_a: number; only_b: number; incomparable: number };
+}
+
+/**
+ * Compares two models tensor by tensor, as `weightstream diff --json` does: the same rows in the same order
+ * with the same numbers. Each side is what open() takes; for a safetensors side, config.json is read next to
+ * a URL or path, or taken from among the side's Files when given there. Reads each header, then each compared
+ * pair a window of whole rows of each side at a time. Rejects with a WeightstreamError when a side cannot be
+ * opened; a pair that cannot be compared is a row with verdict "incomparable".
+ */
+export function compare(
+    a: Source | NamedSource | Sources,
+    b: Source | NamedSource | Sources,
+    options?: CompareOptions,
+): Promise<CompareReport>;
+
 export interface DTypeInfo {
     id: number;
     name: string;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // weightstream: GGUF and safetensors weights into typed arrays, from URLs (HTTP Range), Blobs/Files,
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
+import { compareModels } from "./compare.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
 import { Slots } from "./sources.js";
@@ -61,6 +62,15 @@ export async function open(source, options = {}) {
     } catch (e) {
         throw wasmFailure(e);
     }
+}
+
+/** Compares two models tensor by tensor: the object `weightstream diff --json` prints. See index.d.ts. */
+export async function compare(a, b, options = {}) {
+    const { tensors, onTensor, ...rest } = options;
+    const opts = normalize(rest);
+    throwIfAborted(opts.signal);
+    const wasm = await loadWasm();
+    return compareModels(wasm, a, b, { ...opts, tensors, onTensor });
 }
 
 /** Every element type this build knows, with its block layout and whether it decodes to float32. */

@@ -97,7 +97,8 @@ export function makeModel(wasm, handle, sources, options) {
     let info;
     try {
         info = readInfo(handle);
-        handle.releaseMetadata();
+        // compare() pairs and diffs models by their metadata in the core: it keeps the core's copy.
+        if (!options.keepMetadata) handle.releaseMetadata();
     } catch (e) {
         handle.delete();
         throw e;
@@ -135,7 +136,32 @@ function checkRows(rows) {
     return rows;
 }
 
+// For compare.js: the core's model behind a Model, and the bytes [offset, offset + nbytes) of the file that
+// holds tensor `index` (set by Model's static block; not part of the package's API).
+export let coreModelOf;
+export let readBytesOf;
+
 export class Model {
+    static {
+        coreModelOf = (model) => {
+            model.#checkOpen();
+            return model.#handle;
+        };
+        readBytesOf = async (model, index, offset, nbytes, signal) => {
+            model.#checkOpen();
+            const out = new Uint8Array(nbytes);
+            let filled = 0;
+            for await (const chunk of model.#chunks(index, offset, nbytes, signal)) {
+                model.#checkOpen();
+                if (filled + chunk.length > nbytes) break;
+                out.set(chunk, filled);
+                filled += chunk.length;
+            }
+            if (filled < nbytes) throw truncated(offset + filled, `tensor "${model.tensors[index].name}" data`);
+            return out;
+        };
+    }
+
     #wasm;
     #sources;
     #fileOf; // tensor index -> index into #sources

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Types of weightstream/worker (hand-written; checked by `npm run typecheck`).
-import type { Model, NamedSource, OpenOptions, Source, Sources } from "./index.js";
+import type { CompareOptions, CompareReport, Model, NamedSource, OpenOptions, Source, Sources } from "./index.js";
 
 export { WeightstreamError } from "./index.js";
+
+/** compare()'s options that can cross to a worker (a fetch function cannot). */
+export type WorkerCompareOptions = Omit<CompareOptions, "fetch">;
 
 /** open()'s options that can cross to a worker (a fetch function cannot). */
 export type WorkerOpenOptions = Omit<OpenOptions, "fetch">;
@@ -18,9 +21,22 @@ export class WeightstreamWorker {
      * arrays (a vocabulary) cross packed and are rebuilt here a slice per task: no long task on this thread.
      */
     open(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
+    /** compare() of index.d.ts, run in this worker (onProgress and onTensor are called on this thread). */
+    compare(
+        a: Source | NamedSource | Sources,
+        b: Source | NamedSource | Sources,
+        options?: WorkerCompareOptions,
+    ): Promise<CompareReport>;
     /** Ends the worker: its models are gone, pending requests reject with code "worker". */
     terminate(): Promise<void>;
 }
 
 /** Opens a model in a worker of its own, ended when the model is closed. */
 export function openInWorker(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
+
+/** compare() in a worker of its own, ended when the comparison is done. */
+export function compareInWorker(
+    a: Source | NamedSource | Sources,
+    b: Source | NamedSource | Sources,
+    options?: WorkerCompareOptions,
+): Promise<CompareReport>;

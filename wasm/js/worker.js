@@ -5,6 +5,7 @@
 //   import { openInWorker } from "weightstream/worker";
 //   const model = await openInWorker(url);          // a worker of its own, ended by model.close()
 //   const w = new WeightstreamWorker();              // or one worker for several models
+//   const report = await compareInWorker(urlA, urlB); // compare() in a worker of its own
 // Browsers: a module Web Worker running worker_main.js (bundlers that follow `new Worker(new URL(...))`,
 // such as Vite, bundle it). Node: a worker_threads Worker.
 import { WeightstreamError } from "./errors.js";
@@ -118,6 +119,10 @@ export class WeightstreamWorker {
             request.onProgress?.({ loaded: msg.loaded, total: msg.total });
             return;
         }
+        if (msg.type === "tensor") {
+            request.onTensor?.(msg.row, msg.index);
+            return;
+        }
         this.#pending.delete(msg.id);
         if (msg.type === "result") request.resolve(msg.value);
         else request.reject(reviveError(msg.error));
@@ -135,7 +140,7 @@ export class WeightstreamWorker {
     }
 
     /** @internal Sends a request; resolves with the worker's answer. */
-    async call(message, { signal, onProgress, transfer = [] } = {}) {
+    async call(message, { signal, onProgress, onTensor, transfer = [] } = {}) {
         const worker = await this.#ready;
         if (this.#failure) throw this.#failure;
         signal?.throwIfAborted();
@@ -150,9 +155,12 @@ export class WeightstreamWorker {
                 signal?.removeEventListener("abort", onAbort);
                 fn(value);
             };
-            this.#pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress });
+            this.#pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress, onTensor });
             signal?.addEventListener("abort", onAbort, { once: true });
-            worker.postMessage({ ...message, id, progress: Boolean(onProgress) }, transfer);
+            worker.postMessage(
+                { ...message, id, progress: Boolean(onProgress), tensorRows: Boolean(onTensor) },
+                transfer,
+            );
         });
     }
 
@@ -163,6 +171,17 @@ export class WeightstreamWorker {
         const message = { op: "open", source: portable(source, transfer), options: rest };
         const { model, info } = await this.call(message, { signal, onProgress, transfer });
         return new WorkerModel(this, model, await unpackInfo(info), false);
+    }
+
+    /** Compares two models in this worker; see compare() in index.d.ts (options.fetch cannot cross). */
+    async compare(a, b, options = {}) {
+        const { onTensor, ...others } = options;
+        if (onTensor !== undefined && typeof onTensor !== "function")
+            throw new TypeError("onTensor: expected a function");
+        const { signal, onProgress, rest } = checkOptions(others);
+        const transfer = [];
+        const message = { op: "compare", a: portable(a, transfer), b: portable(b, transfer), options: rest };
+        return this.call(message, { signal, onProgress, onTensor, transfer });
     }
 
     /** Ends the worker: its models are gone, pending requests reject. */
@@ -270,5 +289,15 @@ export async function openInWorker(source, options = {}) {
     } catch (e) {
         await worker.terminate();
         throw e;
+    }
+}
+
+/** Compares two models in a worker of its own, ended when the comparison is done. */
+export async function compareInWorker(a, b, options = {}) {
+    const worker = new WeightstreamWorker();
+    try {
+        return await worker.compare(a, b, options);
+    } finally {
+        await worker.terminate();
     }
 }

@@ -6,12 +6,14 @@
 //   {op: "read", model, name, options}     -> the array
 //   {op: "stats", model, name, options}    -> the statistics (model.stats())
 //   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
+//   {op: "compare", a, b, options}         -> the report (compare()); rows as they are done when asked
 //   {op: "close", model}                   -> null
 //   {op: "return", stream}                 ends a stream early (no reply)
 //   {op: "cancel", target}                 aborts request `target` (no reply)
-// Replies: {id, type: "progress", loaded, total} | {id, type: "result", value} | {id, type: "error", error}.
+// Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
+// the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { open } from "./index.js";
+import { compare, open } from "./index.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
@@ -110,6 +112,13 @@ async function handle(msg, post) {
             return { value: await modelOf(msg.model).stats(msg.name, { ...msg.options, signal, onProgress }) };
         case "next":
             return next(msg, post);
+        case "compare": {
+            const onTensor = msg.tensorRows
+                ? (row, index) => post({ id: msg.id, type: "tensor", row, index })
+                : undefined;
+            const options = { ...msg.options, signal, onProgress, onTensor };
+            return { value: await compare(reviveSource(msg.a), reviveSource(msg.b), options) };
+        }
         case "close": {
             const model = models.get(msg.model);
             models.delete(msg.model);

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// compare(a, b): two models compared tensor by tensor, resolving to the object `weightstream diff --json`
+// prints. The core pairs the tensors (by name, or a Hugging Face checkpoint against its GGUF by llama.cpp's
+// conversion rules), compares them and writes the JSON (core/compare.h, through the Comparison adapter of
+// wasm/bindings.cpp); this file only reads: each model's header, config.json beside a safetensors side, and
+// then, pair by pair, a window of whole rows of each side at a time, so memory stays at about a window of each
+// side whatever the models' sizes.
+import { WeightstreamError, isAbort, throwIfAborted } from "./errors.js";
+import { coreModelOf, readBytesOf } from "./model.js";
+import { locate, openModel } from "./parts.js";
+import { makeSource } from "./sources.js";
+import { wasmFailure } from "./wasm.js";
+
+// config.json larger than this is ignored, as the CLI ignores it.
+const MAX_CONFIG_BYTES = 16 << 20;
+const CONFIG_NAME = "config.json";
+
+function isConfig(input) {
+    return locate(input).name === CONFIG_NAME;
+}
+
+// The side's model sources without a config.json given among them, and that config.json (or undefined).
+function splitConfig(input) {
+    if (!Array.isArray(input)) return { model: input, config: undefined };
+    const config = input.find(isConfig);
+    const rest = input.filter((s) => !isConfig(s));
+    return { model: rest.length === 1 ? rest[0] : rest, config };
+}
+
+// What the report calls a side ("path"): what the CLI would be given, as far as the source has a name.
+function pathOf(input) {
+    if (Array.isArray(input)) return input.length ? pathOf(input[0]) : "";
+    if (typeof input === "string") return input;
+    if (input instanceof URL) return input.href;
+    if (typeof Request !== "undefined" && input instanceof Request) return input.url;
+    return locate(input).name ?? "";
+}
+
+async function readAll(input, options) {
+    const source = await makeSource(input, options);
+    try {
+        const chunks = [];
+        let size = 0;
+        const length = Math.min(source.size ?? Infinity, MAX_CONFIG_BYTES + 1);
+        for await (const chunk of source.read(0, length, { signal: options.signal, chunkSize: options.chunkSize })) {
+            chunks.push(chunk);
+            size += chunk.length;
+        }
+        if (size > MAX_CONFIG_BYTES) return null;
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        for (const c of chunks) {
+            bytes.set(c, at);
+            at += c.length;
+        }
+        return bytes;
+    } finally {
+        await source.close();
+    }
+}
+
+// config.json's bytes for a safetensors side: the one given among its files, else the file next to its
+// (first) source when that has a location; null when there is none or it cannot be read (a missing
+// config.json is no error: the CLI goes on without it too).
+async function configBytes(side, options) {
+    const given = side.config;
+    const first = Array.isArray(side.model) ? side.model[0] : side.model;
+    const input = given !== undefined ? locate(given).input : locate(first).sibling?.(CONFIG_NAME);
+    if (input === undefined) return null;
+    try {
+        return await readAll(input, options);
+    } catch (e) {
+        if (isAbort(e, options.signal)) throw e;
+        return null;
+    }
+}
+
+function tensorFilter(tensors) {
+    if (tensors === undefined) return () => true;
+    let re;
+    if (typeof tensors === "string") {
+        try {
+            re = new RegExp(tensors);
+        } catch {
+            throw new TypeError(`tensors: not a regular expression: ${tensors}`);
+        }
+    } else if (tensors instanceof RegExp) {
+        re = new RegExp(tensors.source, tensors.flags.replace(/[gy]/g, "")); // no lastIndex state
+    } else {
+        throw new TypeError("tensors: expected a RegExp or a string");
+    }
+    return (name) => name !== null && re.test(name);
+}
+
+// Compares the selected rows pair by pair; returns the report's JSON text.
+async function run(comparison, models, options, keep) {
+    const { signal, onProgress, onTensor } = options;
+    const pairs = comparison.pairs();
+    const rows = [];
+    pairs.forEach(([a, b], i) => {
+        if (keep(a) || keep(b)) rows.push(i);
+    });
+    if (!comparison.select(rows)) throw new WeightstreamError("internal", "compare: bad row selection");
+
+    // First the rows that need values, to know the total of bytes for the progress.
+    const starts = [];
+    let total = 0;
+    for (let r = 0; r < rows.length; ++r) {
+        const start = comparison.begin(r);
+        starts.push(start);
+        if (start.run) total += start.bytes;
+    }
+    let loaded = 0;
+    onProgress?.({ loaded, total });
+    for (let r = 0; r < rows.length; ++r) {
+        throwIfAborted(signal);
+        if (starts[r].run) {
+            const start = comparison.begin(r);
+            let done = 0;
+            for (let w = comparison.window(); w !== null; w = comparison.window()) {
+                const read = (model, index, range, side) =>
+                    readBytesOf(model, index, range.offset, range.nbytes, signal).catch((e) => {
+                        if (e instanceof WeightstreamError && e.code === "truncated") return side;
+                        throw e;
+                    });
+                const [bytesA, bytesB] = await Promise.all([
+                    read(models[0], start.a, w.a, "A"),
+                    read(models[1], start.b, w.b, "B"),
+                ]);
+                if (typeof bytesA === "string" || typeof bytesB === "string") {
+                    comparison.fail(typeof bytesA === "string" ? bytesA : bytesB);
+                    break;
+                }
+                if (!comparison.feed(bytesA, bytesB)) break;
+                const now = Math.round((start.bytes * (done += w.rows)) / w.total);
+                onProgress?.({ loaded: loaded + now, total });
+            }
+            loaded += start.bytes;
+            onProgress?.({ loaded, total });
+        }
+        onTensor?.(JSON.parse(comparison.rowJson(r)), r);
+    }
+    return comparison.report();
+}
+
+/** compare() of index.d.ts: `options` normalized by index.js. */
+export async function compareModels(wasm, a, b, options) {
+    throwIfAborted(options.signal);
+    if (options.onTensor !== undefined && typeof options.onTensor !== "function")
+        throw new TypeError("onTensor: expected a function");
+    const keep = tensorFilter(options.tensors);
+    const sides = [splitConfig(a), splitConfig(b)];
+    // Header progress is not reported: compare()'s onProgress counts the bytes of the compared tensors.
+    const openOptions = { ...options, onProgress: undefined, keepMetadata: true };
+    const models = [];
+    let comparison = null;
+    try {
+        for (const side of sides) models.push(await openModel(wasm, side.model, openOptions));
+        const configs = [];
+        for (let i = 0; i < 2; ++i) {
+            configs.push(models[i].format === "safetensors" ? await configBytes(sides[i], options) : null);
+        }
+        comparison = new wasm.Comparison(
+            coreModelOf(models[0]),
+            coreModelOf(models[1]),
+            configs[0],
+            configs[1],
+            pathOf(sides[0].model),
+            pathOf(sides[1].model),
+        );
+        return JSON.parse(await run(comparison, models, options, keep));
+    } catch (e) {
+        throw wasmFailure(e);
+    } finally {
+        try {
+            comparison?.delete();
+        } catch {
+            // a trapped module cannot free; it is discarded anyway
+        }
+        await Promise.all(models.map((m) => m.close()));
+    }
+}
