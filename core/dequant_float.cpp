@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "le_bytes.h"
 #include "dequant.h"
+#include "le_bytes.h"
 
 namespace ws {
 namespace {

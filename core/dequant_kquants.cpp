@@ -5,9 +5,9 @@
 // d * sc * q left to right.
 #include <cstdint>
 
-#include "le_bytes.h"
 #include "dequant.h"
 #include "dequant_internal.h"
+#include "le_bytes.h"
 #include "quant_blocks.h"
 
 namespace ws {

@@ -3,8 +3,8 @@
 // dequantize_row_* (ggml-quants.c): q * d, or q * d + m; the int quant converts to float first.
 #include <cstdint>
 
-#include "le_bytes.h"
 #include "dequant.h"
+#include "le_bytes.h"
 #include "quant_blocks.h"
 
 namespace ws {

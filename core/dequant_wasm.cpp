@@ -18,9 +18,9 @@
 #include <cstddef>
 #include <cstring>
 
-#include "le_bytes.h"
 #include "dequant_iquants.h"
 #include "iquant_tables.h"
+#include "le_bytes.h"
 #include "quant_blocks.h"
 
 namespace ws::detail::simd128 {

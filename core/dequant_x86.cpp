@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "le_bytes.h"
 #include "dequant_iquants.h"
 #include "iquant_tables.h"
+#include "le_bytes.h"
 #include "quant_blocks.h"
 
 #define WS_AVX2 __attribute__((target("avx2,f16c")))

@@ -58,8 +58,7 @@ void check_scalar(const json& ours, const json& expected, const std::string& typ
                 const uint64_t mantissa = type == "f32" ? 0x007fffffu : 0x000fffffffffffffull;
                 const uint64_t sign = type == "f32" ? 0x80000000u : 0x8000000000000000ull;
                 CHECK((want & exponent) == exponent);
-                const std::string name =
-                    (want & mantissa) != 0 ? "NaN" : (want & sign) != 0 ? "-Infinity" : "Infinity";
+                const std::string name = (want & mantissa) != 0 ? "NaN" : (want & sign) != 0 ? "-Infinity" : "Infinity";
                 CHECK(ours == name);
             } else {
                 CHECK(bits_of(ours, type) == want);
