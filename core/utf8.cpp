@@ -6,6 +6,20 @@
 #include "model_json.h"
 
 namespace ws {
+namespace {
+
+// The length of the run of all-ASCII 8-byte words at p[0 .. n): model strings are mostly ASCII (tokens, keys).
+size_t ascii_words(const uint8_t* p, size_t n) {
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t word;
+        std::memcpy(&word, p + i, 8);
+        if ((word & 0x8080808080808080ull) != 0) break;
+    }
+    return i;
+}
+
+}  // namespace
 
 int32_t utf8_next(const uint8_t* p, size_t n, size_t* len) {
     *len = 1;
@@ -45,15 +59,8 @@ bool utf8_valid(const std::string& s) {
     const size_t n = s.size();
     size_t i = 0;
     while (i < n) {
-        // Mostly ASCII (tokens, keys): 8 bytes at a time.
-        if (n - i >= 8) {
-            uint64_t word;
-            std::memcpy(&word, p + i, 8);
-            if ((word & 0x8080808080808080ull) == 0) {
-                i += 8;
-                continue;
-            }
-        }
+        i += ascii_words(p + i, n - i);
+        if (i == n) break;
         if (p[i] < 0x80) {
             ++i;
             continue;
@@ -78,17 +85,11 @@ ptrdiff_t utf8_to_utf16(const std::string& s, uint16_t* dst) {
     uint16_t* const first = dst;
     size_t i = 0;
     while (i < n) {
-        // Tokens are mostly ASCII: widen 8 ASCII bytes at a time.
-        if (n - i >= 8) {
-            uint64_t word;
-            std::memcpy(&word, p + i, 8);
-            if ((word & 0x8080808080808080ull) == 0) {
-                for (int k = 0; k < 8; ++k) dst[k] = p[i + k];
-                dst += 8;
-                i += 8;
-                continue;
-            }
-        }
+        const size_t ascii = ascii_words(p + i, n - i);
+        for (size_t k = 0; k < ascii; ++k) dst[k] = p[i + k];
+        dst += ascii;
+        i += ascii;
+        if (i == n) break;
         size_t len = 0;
         int32_t cp = utf8_next(p + i, n - i, &len);
         if (cp < 0) return -1;

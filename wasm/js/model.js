@@ -129,6 +129,15 @@ function halves(buffer, length) {
     return Float16 ? new Float16(buffer, 0, length) : new Uint16Array(buffer, 0, length);
 }
 
+// Frees a core object; a trapped module cannot free, and is discarded anyway.
+function release(handle) {
+    try {
+        handle.delete();
+    } catch {
+        // nothing to do
+    }
+}
+
 function checkRows(rows) {
     if (!Array.isArray(rows) || rows.length !== 2 || !rows.every((n) => Number.isSafeInteger(n) && n >= 0)) {
         throw new TypeError("rows: expected [start, count], two non-negative integers");
@@ -239,11 +248,7 @@ export class Model {
         } catch (e) {
             throw wasmFailure(e);
         } finally {
-            try {
-                decoder.delete();
-            } catch {
-                // a trapped module cannot free; it is discarded anyway
-            }
+            release(decoder);
         }
         // As the CLI's JSON: statistics of no finite value are null.
         const number = (x) => (result.finite > 0 ? x : null);
@@ -382,11 +387,7 @@ export class Model {
         } catch (e) {
             throw wasmFailure(e);
         } finally {
-            try {
-                decoder.delete();
-            } catch {
-                // a trapped module cannot free; it is discarded anyway
-            }
+            release(decoder);
         }
         return as === "f32" ? values : halves(values.buffer, values.length);
     }
