@@ -3,6 +3,7 @@
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
+import { quantizeStream } from "./quantize.js";
 import { Slots } from "./sources.js";
 import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
 
@@ -66,4 +67,37 @@ export async function open(source, options = {}) {
 /** Every element type this build knows, with its block layout and whether it decodes to float32. */
 export async function dtypes() {
     return [...dtypesOf(await loadWasm()).values()];
+}
+
+/**
+ * Quantizes a model as llama-quantize does: a ReadableStream of the output GGUF, the bytes of
+ * `weightstream quantize` for the same options. See index.d.ts.
+ */
+export function quantize(source, options) {
+    if (options === null || typeof options !== "object") throw new TypeError("quantize(): options with a type");
+    const {
+        type,
+        imatrix,
+        overrides,
+        pure,
+        leaveOutputTensor,
+        allowRequantize,
+        outputTensorType,
+        tokenEmbeddingType,
+        onProgress,
+        ...openOptions
+    } = options;
+    const opts = normalize(openOptions);
+    return quantizeStream(source, opts, {
+        type,
+        imatrix,
+        overrides,
+        pure,
+        leaveOutputTensor,
+        allowRequantize,
+        outputTensorType,
+        tokenEmbeddingType,
+        signal: options.signal,
+        onProgress,
+    });
 }

@@ -97,7 +97,8 @@ export function makeModel(wasm, handle, sources, options) {
     let info;
     try {
         info = readInfo(handle);
-        handle.releaseMetadata();
+        // quantize() plans from the core's copy of the metadata; everything else reads the JSON.
+        if (!options.keepMetadata) handle.releaseMetadata();
     } catch (e) {
         handle.delete();
         throw e;
@@ -134,6 +135,9 @@ function checkRows(rows) {
     }
     return rows;
 }
+
+/** @internal What quantize.js needs of a Model: model[MODEL_INTERNALS]() -> {wasm, handle, chunks(index, signal)}. */
+export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
 export class Model {
     #wasm;
@@ -268,6 +272,16 @@ export class Model {
         this.#handle.delete();
         this.#handle = null;
         return Promise.all(this.#sources.map((s) => s.close())).then(() => {});
+    }
+
+    /** @internal */
+    [MODEL_INTERNALS]() {
+        this.#checkOpen();
+        return {
+            wasm: this.#wasm,
+            handle: this.#handle,
+            chunks: (index, signal) => this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
+        };
     }
 
     // The byte range and element count of tensor `index`, or of rows [start, start + count) of it.
