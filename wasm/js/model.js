@@ -280,7 +280,8 @@ export class Model {
         return {
             wasm: this.#wasm,
             handle: this.#handle,
-            chunks: (index, signal) => this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
+            chunks: (index, signal) =>
+                this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
         };
     }
 

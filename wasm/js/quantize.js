@@ -49,7 +49,11 @@ function checkOverrides(wasm, overrides) {
             const parsed = wasm.parseTensorType(o);
             if (!parsed) throw new TypeError(`overrides: expected "REGEX=TYPE" with a ggml type, got ${o}`);
             ({ pattern, type } = parsed);
-        } else if (o !== null && typeof o === "object" && (typeof o.pattern === "string" || o.pattern instanceof RegExp)) {
+        } else if (
+            o !== null &&
+            typeof o === "object" &&
+            (typeof o.pattern === "string" || o.pattern instanceof RegExp)
+        ) {
             pattern = o.pattern;
             type = checkType(wasm, "overrides: type", o.type);
         } else {
@@ -114,7 +118,10 @@ async function readWhole(input, options) {
             chunks.push(chunk);
             length += chunk.length;
             if (length > MAX_IMATRIX_BYTES)
-                throw new WeightstreamError("too_large", `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`);
+                throw new WeightstreamError(
+                    "too_large",
+                    `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`,
+                );
         }
         const bytes = new Uint8Array(length);
         let at = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Types of weightstream/worker (hand-written; checked by `npm run typecheck`).
-import type { Model, NamedSource, OpenOptions, Source, Sources } from "./index.js";
+import type { Model, NamedSource, OpenOptions, QuantizeOptions, Source, Sources } from "./index.js";
 
 export { WeightstreamError } from "./index.js";
 
@@ -18,6 +18,14 @@ export class WeightstreamWorker {
      * arrays (a vocabulary) cross packed and are rebuilt here a slice per task: no long task on this thread.
      */
     open(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
+    /**
+     * quantize() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred
+     * (options.fetch cannot cross to a worker).
+     */
+    quantize(
+        source: Source | NamedSource | Sources,
+        options: Omit<QuantizeOptions, "fetch">,
+    ): ReadableStream<Uint8Array>;
     /** Ends the worker: its models are gone, pending requests reject with code "worker". */
     terminate(): Promise<void>;
 }

@@ -7,11 +7,13 @@
 //   {op: "stats", model, name, options}    -> the statistics (model.stats())
 //   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
 //   {op: "close", model}                   -> null
+//   {op: "quantize", stream, source?, options?} -> {done} | {done: false, data}   (the next chunk of quantize()'s
+//                                             stream; the first request of a stream carries source and options)
 //   {op: "return", stream}                 ends a stream early (no reply)
 //   {op: "cancel", target}                 aborts request `target` (no reply)
 // Replies: {id, type: "progress", loaded, total} | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { open } from "./index.js";
+import { open, quantize } from "./index.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
@@ -19,7 +21,7 @@ const REQUEST = "__weightstreamRequest";
 const RESPONSE = "__weightstreamResponse";
 
 const models = new Map(); // id -> Model
-const streams = new Map(); // stream id -> {model, iterator, controller, current}
+const streams = new Map(); // stream id -> {model, controller, current, stop()} and {iterator} or {reader}
 const controllers = new Map(); // request id -> the AbortController that cancels it
 
 function errorRecord(e) {
@@ -70,7 +72,7 @@ async function next(msg, post) {
     if (!entry) {
         const model = modelOf(msg.model);
         const controller = new AbortController();
-        entry = { model: msg.model, controller, current: msg.id, iterator: null };
+        entry = { model: msg.model, controller, current: msg.id, iterator: null, stop: () => entry.iterator.return() };
         entry.iterator = model.stream({
             as: msg.options?.as,
             signal: controller.signal,
@@ -88,6 +90,38 @@ async function next(msg, post) {
     }
     const { tensor, data } = step.value;
     return { value: { done: false, name: tensor.name, data }, transfer: [data.buffer] };
+}
+
+// The next chunk of a quantize() stream, transferred.
+async function quantizeNext(msg, post) {
+    let entry = streams.get(msg.stream);
+    if (!entry) {
+        const controller = new AbortController();
+        entry = { controller, current: msg.id, reader: null, stop: () => entry.reader.cancel() };
+        const options = msg.options ?? {};
+        entry.reader = quantize(reviveSource(msg.source), {
+            ...options,
+            imatrix: options.imatrix === undefined ? undefined : reviveSource(options.imatrix),
+            signal: controller.signal,
+            onProgress: (p) => entry.wantsProgress && post({ id: entry.current, type: "progress", ...p }),
+        }).getReader();
+        streams.set(msg.stream, entry);
+    }
+    entry.current = msg.id;
+    entry.wantsProgress = msg.progress;
+    controllers.set(msg.id, entry.controller);
+    let step;
+    try {
+        step = await entry.reader.read();
+    } catch (e) {
+        streams.delete(msg.stream);
+        throw e;
+    }
+    if (step.done) {
+        streams.delete(msg.stream);
+        return { value: { done: true } };
+    }
+    return { value: { done: false, data: step.value }, transfer: [step.value.buffer] };
 }
 
 async function handle(msg, post) {
@@ -110,6 +144,8 @@ async function handle(msg, post) {
             return { value: await modelOf(msg.model).stats(msg.name, { ...msg.options, signal, onProgress }) };
         case "next":
             return next(msg, post);
+        case "quantize":
+            return quantizeNext(msg, post);
         case "close": {
             const model = models.get(msg.model);
             models.delete(msg.model);
@@ -136,7 +172,7 @@ function serve(post, listen) {
             const entry = streams.get(msg.stream);
             streams.delete(msg.stream);
             entry?.controller.abort();
-            entry?.iterator.return().catch(() => {});
+            entry?.stop().catch(() => {});
             return;
         }
         try {
