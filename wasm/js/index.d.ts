@@ -290,7 +290,7 @@ export interface QuantizeProgress extends Progress {
     tensors: number;
     /** The tensor being written and the type it is written in. */
     name: string;
-    type: string;
+    dtype: string;
     /** Output bytes produced so far, and the size of the whole output file. */
     written: number;
     outputSize: number;

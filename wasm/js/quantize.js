@@ -169,7 +169,7 @@ async function* run(source, options, quantizeOptions) {
             tensor: 0,
             tensors: planned.length,
             name: "",
-            type: "",
+            dtype: "",
             written: 0,
             outputSize: quantizer.fileSize(),
             warnings: quantizer.warnings(),
@@ -183,7 +183,7 @@ async function* run(source, options, quantizeOptions) {
             const context = `tensor "${tensor.name}"`;
             report.tensor = k;
             report.name = tensor.name;
-            report.type = p.type;
+            report.dtype = p.type;
             check(quantizer.begin(k), context);
             for await (const chunk of chunks(p.input, signal)) {
                 throwIfAborted(signal);

@@ -76,7 +76,7 @@ async function next(msg, post) {
         entry.iterator = model.stream({
             as: msg.options?.as,
             signal: controller.signal,
-            onProgress: (p) => entry.wantsProgress && post({ id: entry.current, type: "progress", ...p }),
+            onProgress: (p) => entry.wantsProgress && post({ ...p, id: entry.current, type: "progress" }),
         });
         streams.set(msg.stream, entry);
     }
@@ -103,7 +103,7 @@ async function quantizeNext(msg, post) {
             ...options,
             imatrix: options.imatrix === undefined ? undefined : reviveSource(options.imatrix),
             signal: controller.signal,
-            onProgress: (p) => entry.wantsProgress && post({ id: entry.current, type: "progress", ...p }),
+            onProgress: (p) => entry.wantsProgress && post({ ...p, id: entry.current, type: "progress" }),
         }).getReader();
         streams.set(msg.stream, entry);
     }
@@ -128,7 +128,7 @@ async function handle(msg, post) {
     const controller = new AbortController();
     controllers.set(msg.id, controller);
     const signal = controller.signal;
-    const onProgress = msg.progress ? (p) => post({ id: msg.id, type: "progress", ...p }) : undefined;
+    const onProgress = msg.progress ? (p) => post({ ...p, id: msg.id, type: "progress" }) : undefined;
     switch (msg.op) {
         case "open": {
             const model = await open(reviveSource(msg.source), { ...msg.options, signal, onProgress });
