@@ -136,7 +136,7 @@ function checkRows(rows) {
     return rows;
 }
 
-/** @internal What quantize.js needs of a Model: model[MODEL_INTERNALS]() -> {wasm, handle, chunks(index, signal)}. */
+/** @internal What quantize.js needs of a Model: model[MODEL_INTERNALS]() -> {handle, chunks(index, signal)}. */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
 export class Model {
@@ -278,7 +278,6 @@ export class Model {
     [MODEL_INTERNALS]() {
         this.#checkOpen();
         return {
-            wasm: this.#wasm,
             handle: this.#handle,
             chunks: (index, signal) =>
                 this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
