@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Compiled by `npm run typecheck` (tsc --noEmit), never run: the package's index.d.ts must accept the
 // documented uses and give the documented result types.
-import { WeightstreamError, dtypes, open } from "weightstream";
-import type { DTypeInfo, HalfArray, MetadataEntry, Model, NamedSource, Progress, TensorInfo } from "weightstream";
+import { WeightstreamError, dtypes, open, quantize } from "weightstream";
+import type {
+    DTypeInfo,
+    HalfArray,
+    MetadataEntry,
+    Model,
+    NamedSource,
+    Progress,
+    QuantizeProgress,
+    TensorInfo,
+} from "weightstream";
 import { WeightstreamWorker, openInWorker } from "weightstream/worker";
 import type { WorkerOpenOptions } from "weightstream/worker";
 
@@ -77,6 +86,22 @@ export async function uses(): Promise<void> {
     const worker = new WeightstreamWorker();
     const shared: Model = await worker.open([named, named]);
     (void decoded, shared);
+
+    // quantize(): a stream of the output GGUF, here and in a worker.
+    const quantized: ReadableStream<Uint8Array> = quantize("model-f16.gguf", {
+        type: "Q4_K_M",
+        imatrix: { name: "imatrix.gguf", source: new Uint8Array(8) },
+        overrides: ["attn_v=q8_0", { pattern: /ffn_down/, type: "q6_k" }],
+        pure: false,
+        outputTensorType: "q8_0",
+        tokenEmbeddingType: "q8_0",
+        leaveOutputTensor: false,
+        allowRequantize: true,
+        signal: controller.signal,
+        onProgress: (p: QuantizeProgress) => void (p.tensor / p.tensors, p.written / p.outputSize, p.name),
+    });
+    const inWorkerQuantized: ReadableStream<Uint8Array> = worker.quantize(new Blob([]), { type: "IQ2_XXS" });
+    (void quantized, inWorkerQuantized);
     await worker.terminate();
 
     const list: DTypeInfo[] = await dtypes();
@@ -98,6 +123,10 @@ export async function misuses(): Promise<void> {
     await openInWorker("https://example.com/m.gguf", { fetch });
     // @ts-expect-error maxSplitParts is a number
     await open("m.gguf", { maxSplitParts: "64" });
+    // @ts-expect-error quantize() needs a type
+    quantize("m.gguf", { pure: true });
+    // @ts-expect-error a fetch function cannot cross to a worker
+    new WeightstreamWorker().quantize("m.gguf", { type: "Q8_0", fetch });
     // @ts-expect-error split is a boolean
     await open("m.gguf", { split: "yes" });
 }

@@ -6,7 +6,7 @@
 // then, pair by pair, a window of whole rows of each side at a time, so memory stays at about a window of each
 // side whatever the models' sizes.
 import { WeightstreamError, isAbort, throwIfAborted } from "./errors.js";
-import { coreModelOf, readBytesOf } from "./model.js";
+import { MODEL_INTERNALS } from "./model.js";
 import { locate, openModel } from "./parts.js";
 import { makeSource } from "./sources.js";
 import { wasmFailure } from "./wasm.js";
@@ -119,10 +119,12 @@ async function run(comparison, models, options, keep) {
             let done = 0;
             for (let w = comparison.window(); w !== null; w = comparison.window()) {
                 const read = (model, index, range, side) =>
-                    readBytesOf(model, index, range.offset, range.nbytes, signal).catch((e) => {
-                        if (e instanceof WeightstreamError && e.code === "truncated") return side;
-                        throw e;
-                    });
+                    model[MODEL_INTERNALS]()
+                        .readBytes(index, range.offset, range.nbytes, signal)
+                        .catch((e) => {
+                            if (e instanceof WeightstreamError && e.code === "truncated") return side;
+                            throw e;
+                        });
                 const [bytesA, bytesB] = await Promise.all([
                     read(models[0], start.a, w.a, "A"),
                     read(models[1], start.b, w.b, "B"),
@@ -161,8 +163,8 @@ export async function compareModels(wasm, a, b, options) {
             configs.push(models[i].format === "safetensors" ? await configBytes(sides[i], options) : null);
         }
         comparison = new wasm.Comparison(
-            coreModelOf(models[0]),
-            coreModelOf(models[1]),
+            models[0][MODEL_INTERNALS]().handle,
+            models[1][MODEL_INTERNALS]().handle,
             configs[0],
             configs[1],
             pathOf(sides[0].model),

@@ -321,6 +321,107 @@ export interface DTypeInfo {
 /** Every element type this build knows. */
 export function dtypes(): Promise<DTypeInfo[]>;
 
+// ---- quantize() ----
+
+/** llama-quantize's file types (`weightstream quantize --type`; any case, or the llama_ftype number). */
+export type QuantizeFileType =
+    | "F32"
+    | "F16"
+    | "BF16"
+    | "Q4_0"
+    | "Q4_1"
+    | "Q5_0"
+    | "Q5_1"
+    | "Q8_0"
+    | "Q2_K"
+    | "Q2_K_S"
+    | "Q3_K"
+    | "Q3_K_S"
+    | "Q3_K_M"
+    | "Q3_K_L"
+    | "Q4_K"
+    | "Q4_K_S"
+    | "Q4_K_M"
+    | "Q5_K"
+    | "Q5_K_S"
+    | "Q5_K_M"
+    | "Q6_K"
+    | "IQ1_S"
+    | "IQ1_M"
+    | "IQ2_XXS"
+    | "IQ2_XS"
+    | "IQ2_S"
+    | "IQ2_M"
+    | "IQ3_XXS"
+    | "IQ3_XS"
+    | "IQ3_S"
+    | "IQ3_M"
+    | "IQ4_NL"
+    | "IQ4_XS"
+    | "TQ1_0"
+    | "TQ2_0"
+    | "MXFP4_MOE"
+    | (string & {});
+
+/**
+ * A per-tensor type like llama-quantize's `--tensor-type REGEX=TYPE`: a string "REGEX=TYPE" is read exactly as
+ * that option (REGEX lowercased, searched in each tensor name); an object's pattern is used as given. TYPE is a
+ * ggml type name ("q8_0", "Q4_K", "f16"). The first that matches a tensor wins.
+ */
+export type QuantizeOverride = string | { pattern: string | RegExp; type: string };
+
+export interface QuantizeProgress extends Progress {
+    /** Input bytes of the planned tensors, in all. */
+    total: number;
+    /** Index (in output order) of the tensor being written; `tensors` when done. */
+    tensor: number;
+    tensors: number;
+    /** The tensor being written and the type it is written in. */
+    name: string;
+    dtype: string;
+    /** Output bytes produced so far, and the size of the whole output file. */
+    written: number;
+    outputSize: number;
+    /** What llama-quantize would warn about (requantizing, imatrix entries not found, ...). */
+    warnings: string[];
+}
+
+export interface QuantizeOptions extends Omit<OpenOptions, "onProgress"> {
+    /** The file type, as `weightstream quantize --type` (and llama-quantize) take it: "Q4_K_M", "IQ2_XXS", ... */
+    type: QuantizeFileType;
+    /**
+     * An importance matrix (llama-imatrix's GGUF or legacy .dat), read whole: a source as for open(), or a
+     * NamedSource. quantize.imatrix.file records a path or URL string as given, a File's or NamedSource's name.
+     */
+    imatrix?: Source | NamedSource;
+    overrides?: QuantizeOverride[];
+    /** --pure: every tensor in the file type's default type (no mix). */
+    pure?: boolean;
+    /** --output-tensor-type / --token-embedding-type: a ggml type name. */
+    outputTensorType?: string;
+    tokenEmbeddingType?: string;
+    /** --leave-output-tensor: output.weight is copied as stored. */
+    leaveOutputTensor?: boolean;
+    /** --allow-requantize: quantize from an already quantized input. */
+    allowRequantize?: boolean;
+    /** Aborting errors the stream with the signal's reason. */
+    signal?: AbortSignal;
+    onProgress?: (progress: QuantizeProgress) => void;
+}
+
+/**
+ * Quantizes a model as llama-quantize does (core/quant_recipe.h): a stream of the output GGUF, the bytes
+ * `weightstream quantize IN OUT --type ...` writes for the same options. `source` is what open() takes. The
+ * stream is pulled: tensors are read one at a time, in output order, through the model's sources (a forward
+ * stream works when that order is the file's), and a tensor goes through WebAssembly a row window at a time
+ * (at most 4 Mi floats, its input bytes and its output), whatever the model size. Every chunk is a new array
+ * the caller owns. Errors (bad options as TypeError, the core's as WeightstreamError with its code and `what`:
+ * "imatrix.required", "imatrix.size", "tensor.data" for NaN/Inf input, ...) error the stream.
+ */
+export function quantize(source: Source | NamedSource | Sources, options: QuantizeOptions): ReadableStream<Uint8Array>;
+
+// ---- end of quantize() ----
+
 /**
  * The core's names for invalid files, as the CLI prints them (core/status.h; tests/js/errors.test.mjs checks
  * this list against the core's). "internal" is a bug: an invariant that input should not reach.

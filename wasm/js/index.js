@@ -4,6 +4,7 @@
 import { compareModels } from "./compare.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
+import { quantizeStream } from "./quantize.js";
 import { Slots } from "./sources.js";
 import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
 
@@ -76,4 +77,37 @@ export async function compare(a, b, options = {}) {
 /** Every element type this build knows, with its block layout and whether it decodes to float32. */
 export async function dtypes() {
     return [...dtypesOf(await loadWasm()).values()];
+}
+
+/**
+ * Quantizes a model as llama-quantize does: a ReadableStream of the output GGUF, the bytes of
+ * `weightstream quantize` for the same options. See index.d.ts.
+ */
+export function quantize(source, options) {
+    if (options === null || typeof options !== "object") throw new TypeError("quantize(): options with a type");
+    const {
+        type,
+        imatrix,
+        overrides,
+        pure,
+        leaveOutputTensor,
+        allowRequantize,
+        outputTensorType,
+        tokenEmbeddingType,
+        onProgress,
+        ...openOptions
+    } = options;
+    const opts = normalize(openOptions);
+    return quantizeStream(source, opts, {
+        type,
+        imatrix,
+        overrides,
+        pure,
+        leaveOutputTensor,
+        allowRequantize,
+        outputTensorType,
+        tokenEmbeddingType,
+        signal: options.signal,
+        onProgress,
+    });
 }

@@ -97,7 +97,7 @@ export function makeModel(wasm, handle, sources, options) {
     let info;
     try {
         info = readInfo(handle);
-        // compare() pairs and diffs models by their metadata in the core: it keeps the core's copy.
+        // compare() pairs and diffs models, and quantize() plans, from the core's copy of the metadata.
         if (!options.keepMetadata) handle.releaseMetadata();
     } catch (e) {
         handle.delete();
@@ -145,32 +145,14 @@ function checkRows(rows) {
     return rows;
 }
 
-// For compare.js: the core's model behind a Model, and the bytes [offset, offset + nbytes) of the file that
-// holds tensor `index` (set by Model's static block; not part of the package's API).
-export let coreModelOf;
-export let readBytesOf;
+/**
+ * @internal What quantize.js and compare.js need of a Model: model[MODEL_INTERNALS]() -> {handle (the core's
+ * model), chunks(index, signal) (the tensor's bytes as they arrive), readBytes(index, offset, nbytes, signal)
+ * (the bytes [offset, offset + nbytes) of the file holding tensor `index`, in one array)}.
+ */
+export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
 export class Model {
-    static {
-        coreModelOf = (model) => {
-            model.#checkOpen();
-            return model.#handle;
-        };
-        readBytesOf = async (model, index, offset, nbytes, signal) => {
-            model.#checkOpen();
-            const out = new Uint8Array(nbytes);
-            let filled = 0;
-            for await (const chunk of model.#chunks(index, offset, nbytes, signal)) {
-                model.#checkOpen();
-                if (filled + chunk.length > nbytes) break;
-                out.set(chunk, filled);
-                filled += chunk.length;
-            }
-            if (filled < nbytes) throw truncated(offset + filled, `tensor "${model.tensors[index].name}" data`);
-            return out;
-        };
-    }
-
     #wasm;
     #sources;
     #fileOf; // tensor index -> index into #sources
@@ -299,6 +281,28 @@ export class Model {
         this.#handle.delete();
         this.#handle = null;
         return Promise.all(this.#sources.map((s) => s.close())).then(() => {});
+    }
+
+    /** @internal */
+    [MODEL_INTERNALS]() {
+        this.#checkOpen();
+        return {
+            handle: this.#handle,
+            chunks: (index, signal) =>
+                this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
+            readBytes: async (index, offset, nbytes, signal) => {
+                const out = new Uint8Array(nbytes);
+                let filled = 0;
+                for await (const chunk of this.#chunks(index, offset, nbytes, signal)) {
+                    this.#checkOpen();
+                    if (filled + chunk.length > nbytes) break;
+                    out.set(chunk, filled);
+                    filled += chunk.length;
+                }
+                if (filled < nbytes) throw truncated(offset + filled, `tensor "${this.tensors[index].name}" data`);
+                return out;
+            },
+        };
     }
 
     // The byte range and element count of tensor `index`, or of rows [start, start + count) of it.

@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Types of weightstream/worker (hand-written; checked by `npm run typecheck`).
-import type { CompareOptions, CompareReport, Model, NamedSource, OpenOptions, Source, Sources } from "./index.js";
+import type {
+    CompareOptions,
+    CompareReport,
+    Model,
+    NamedSource,
+    OpenOptions,
+    QuantizeOptions,
+    Source,
+    Sources,
+} from "./index.js";
 
 export { WeightstreamError } from "./index.js";
 
@@ -27,6 +36,14 @@ export class WeightstreamWorker {
         b: Source | NamedSource | Sources,
         options?: WorkerCompareOptions,
     ): Promise<CompareReport>;
+    /**
+     * quantize() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred
+     * (options.fetch cannot cross to a worker).
+     */
+    quantize(
+        source: Source | NamedSource | Sources,
+        options: Omit<QuantizeOptions, "fetch">,
+    ): ReadableStream<Uint8Array>;
     /** Ends the worker: its models are gone, pending requests reject with code "worker". */
     terminate(): Promise<void>;
 }

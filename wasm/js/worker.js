@@ -116,7 +116,8 @@ export class WeightstreamWorker {
         const request = this.#pending.get(msg.id);
         if (!request) return; // cancelled
         if (msg.type === "progress") {
-            request.onProgress?.({ loaded: msg.loaded, total: msg.total });
+            const { id, type, ...progress } = msg;
+            request.onProgress?.(progress);
             return;
         }
         if (msg.type === "tensor") {
@@ -182,6 +183,40 @@ export class WeightstreamWorker {
         const transfer = [];
         const message = { op: "compare", a: portable(a, transfer), b: portable(b, transfer), options: rest };
         return this.call(message, { signal, onProgress, onTensor, transfer });
+    }
+
+    /**
+     * quantize() of index.d.ts run in this worker: each chunk is made there and transferred. The stream pulls
+     * one chunk per request, so the worker runs only as far ahead as the reader.
+     */
+    quantize(source, options = {}) {
+        if (options === null || typeof options !== "object") throw new TypeError("quantize(): options with a type");
+        const { signal, onProgress, rest } = checkOptions(options);
+        const transfer = [];
+        const first = { source: portable(source, transfer), options: rest };
+        if (rest.imatrix !== undefined) rest.imatrix = portable(rest.imatrix, transfer);
+        const stream = this.newId();
+        let started = false;
+        let done = false;
+        return new ReadableStream(
+            {
+                pull: async (controller) => {
+                    const message = started ? { op: "quantize", stream } : { op: "quantize", stream, ...first };
+                    const step = await this.call(message, { signal, onProgress, transfer: started ? [] : transfer });
+                    started = true;
+                    if (!step.done) {
+                        controller.enqueue(step.data);
+                        return;
+                    }
+                    done = true;
+                    controller.close();
+                },
+                cancel: () => {
+                    if (started && !done) this.post({ op: "return", stream }).catch(() => {});
+                },
+            },
+            { highWaterMark: 0 },
+        );
     }
 
     /** Ends the worker: its models are gone, pending requests reject. */

@@ -8,12 +8,14 @@
 //   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
 //   {op: "compare", a, b, options}         -> the report (compare()); rows as they are done when asked
 //   {op: "close", model}                   -> null
+//   {op: "quantize", stream, source?, options?} -> {done} | {done: false, data}   (the next chunk of quantize()'s
+//                                             stream; the first request of a stream carries source and options)
 //   {op: "return", stream}                 ends a stream early (no reply)
 //   {op: "cancel", target}                 aborts request `target` (no reply)
 // Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
 // the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { compare, open } from "./index.js";
+import { compare, open, quantize } from "./index.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
@@ -21,7 +23,7 @@ const REQUEST = "__weightstreamRequest";
 const RESPONSE = "__weightstreamResponse";
 
 const models = new Map(); // id -> Model
-const streams = new Map(); // stream id -> {model, iterator, controller, current}
+const streams = new Map(); // stream id -> {model, controller, current, stop()} and {iterator} or {reader}
 const controllers = new Map(); // request id -> the AbortController that cancels it
 
 function errorRecord(e) {
@@ -72,11 +74,11 @@ async function next(msg, post) {
     if (!entry) {
         const model = modelOf(msg.model);
         const controller = new AbortController();
-        entry = { model: msg.model, controller, current: msg.id, iterator: null };
+        entry = { model: msg.model, controller, current: msg.id, iterator: null, stop: () => entry.iterator.return() };
         entry.iterator = model.stream({
             as: msg.options?.as,
             signal: controller.signal,
-            onProgress: (p) => entry.wantsProgress && post({ id: entry.current, type: "progress", ...p }),
+            onProgress: (p) => entry.wantsProgress && post({ ...p, id: entry.current, type: "progress" }),
         });
         streams.set(msg.stream, entry);
     }
@@ -92,11 +94,43 @@ async function next(msg, post) {
     return { value: { done: false, name: tensor.name, data }, transfer: [data.buffer] };
 }
 
+// The next chunk of a quantize() stream, transferred.
+async function quantizeNext(msg, post) {
+    let entry = streams.get(msg.stream);
+    if (!entry) {
+        const controller = new AbortController();
+        entry = { controller, current: msg.id, reader: null, stop: () => entry.reader.cancel() };
+        const options = msg.options ?? {};
+        entry.reader = quantize(reviveSource(msg.source), {
+            ...options,
+            imatrix: options.imatrix === undefined ? undefined : reviveSource(options.imatrix),
+            signal: controller.signal,
+            onProgress: (p) => entry.wantsProgress && post({ ...p, id: entry.current, type: "progress" }),
+        }).getReader();
+        streams.set(msg.stream, entry);
+    }
+    entry.current = msg.id;
+    entry.wantsProgress = msg.progress;
+    controllers.set(msg.id, entry.controller);
+    let step;
+    try {
+        step = await entry.reader.read();
+    } catch (e) {
+        streams.delete(msg.stream);
+        throw e;
+    }
+    if (step.done) {
+        streams.delete(msg.stream);
+        return { value: { done: true } };
+    }
+    return { value: { done: false, data: step.value }, transfer: [step.value.buffer] };
+}
+
 async function handle(msg, post) {
     const controller = new AbortController();
     controllers.set(msg.id, controller);
     const signal = controller.signal;
-    const onProgress = msg.progress ? (p) => post({ id: msg.id, type: "progress", ...p }) : undefined;
+    const onProgress = msg.progress ? (p) => post({ ...p, id: msg.id, type: "progress" }) : undefined;
     switch (msg.op) {
         case "open": {
             const model = await open(reviveSource(msg.source), { ...msg.options, signal, onProgress });
@@ -119,6 +153,8 @@ async function handle(msg, post) {
             const options = { ...msg.options, signal, onProgress, onTensor };
             return { value: await compare(reviveSource(msg.a), reviveSource(msg.b), options) };
         }
+        case "quantize":
+            return quantizeNext(msg, post);
         case "close": {
             const model = models.get(msg.model);
             models.delete(msg.model);
@@ -145,7 +181,7 @@ function serve(post, listen) {
             const entry = streams.get(msg.stream);
             streams.delete(msg.stream);
             entry?.controller.abort();
-            entry?.iterator.return().catch(() => {});
+            entry?.stop().catch(() => {});
             return;
         }
         try {

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+// quantize(): llama-quantize's recipes run by the core (core/quant_recipe.h, core/quantize.h) over a model
+// opened as open() opens it; this file only moves bytes. The core's plan gives the output header and the
+// place, type and size of every tensor; each tensor's stored bytes are then read through the model's
+// sources and pushed into the core's Quantizer, which quantizes a row window at a time and hands back the
+// output. The stream is pulled: nothing is read before the consumer asks for bytes, and at most one window
+// of a tensor is held in wasm memory (see wasm/bindings.cpp).
+import { WeightstreamError, abortReason, statusError, throwIfAborted } from "./errors.js";
+import { MODEL_INTERNALS } from "./model.js";
+import { openModel } from "./parts.js";
+import { makeSource } from "./sources.js";
+import { loadWasm, wasmFailure } from "./wasm.js";
+
+const OK = 0;
+// Bytes of a stored tensor per call into wasm (the core buffers less than one window besides).
+const FEED_BYTES = 1 << 20;
+// An importance matrix is read whole (llama-quantize reads it whole too); beyond this it is not one.
+const MAX_IMATRIX_BYTES = 1024 * 1024 * 1024;
+
+function checkType(wasm, option, name) {
+    if (name === undefined) return -1;
+    const id = typeof name === "string" ? wasm.ggmlTypeFromName(name) : -1;
+    if (id < 0) throw new TypeError(`${option}: expected a ggml type name ("q8_0", "Q4_K", "f16", ...), got ${name}`);
+    return id;
+}
+
+function checkBoolean(option, value) {
+    if (value !== undefined && typeof value !== "boolean")
+        throw new TypeError(`${option}: expected a boolean, got ${value}`);
+    return value ?? false;
+}
+
+// A RegExp that can be tested repeatedly: without the stateful g and y flags.
+function stateless(re) {
+    return new RegExp(re.source, re.flags.replace(/[gy]/g, ""));
+}
+
+// The overrides as the core takes them ({pattern, type}) and the RegExps that match them. A "NAME=TYPE" string
+// is read as llama-quantize reads --tensor-type (NAME lowercased, a regular expression searched in names).
+function checkOverrides(wasm, overrides) {
+    if (overrides === undefined) return { list: [], regexps: [] };
+    if (!Array.isArray(overrides)) throw new TypeError("overrides: expected an array");
+    const list = [];
+    const regexps = [];
+    for (const o of overrides) {
+        let pattern;
+        let type;
+        if (typeof o === "string") {
+            const parsed = wasm.parseTensorType(o);
+            if (!parsed) throw new TypeError(`overrides: expected "REGEX=TYPE" with a ggml type, got ${o}`);
+            ({ pattern, type } = parsed);
+        } else if (
+            o !== null &&
+            typeof o === "object" &&
+            (typeof o.pattern === "string" || o.pattern instanceof RegExp)
+        ) {
+            pattern = o.pattern;
+            type = checkType(wasm, "overrides: type", o.type);
+        } else {
+            throw new TypeError('overrides: expected "REGEX=TYPE" strings or {pattern, type} objects');
+        }
+        let re;
+        try {
+            re = pattern instanceof RegExp ? stateless(pattern) : new RegExp(pattern);
+        } catch (e) {
+            throw new TypeError(`overrides: bad regular expression ${pattern}: ${e.message}`);
+        }
+        list.push({ pattern: re.source, type });
+        regexps.push(re);
+    }
+    return { list, regexps };
+}
+
+/** quantize()'s options checked against the core's names; throws TypeError. */
+function recipeOf(wasm, options) {
+    if (typeof options.type !== "string") throw new TypeError("type: expected a llama-quantize file type, as Q4_K_M");
+    const ftype = wasm.ftypeFromName(options.type);
+    if (ftype < 0)
+        throw new TypeError(
+            `type: expected a llama-quantize file type (Q4_K_M, Q8_0, IQ2_XXS, ...), got ${options.type}`,
+        );
+    const { list, regexps } = checkOverrides(wasm, options.overrides);
+    return {
+        recipe: {
+            ftype,
+            pure: checkBoolean("pure", options.pure),
+            leaveOutputTensor: checkBoolean("leaveOutputTensor", options.leaveOutputTensor),
+            allowRequantize: checkBoolean("allowRequantize", options.allowRequantize),
+            outputTensorType: checkType(wasm, "outputTensorType", options.outputTensorType),
+            tokenEmbeddingType: checkType(wasm, "tokenEmbeddingType", options.tokenEmbeddingType),
+            overrides: list,
+        },
+        regexps,
+    };
+}
+
+// What quantize.imatrix.file records for an imatrix source: a path or URL as given (the CLI stores the path
+// as typed), a File's or a {name, source} record's name, else "".
+function imatrixName(input) {
+    if (typeof input === "string") return input;
+    if (input instanceof URL) return input.href;
+    if (typeof File !== "undefined" && input instanceof File) return input.name;
+    if (input !== null && typeof input === "object" && typeof input.name === "string" && "source" in input)
+        return input.name;
+    return "";
+}
+
+async function readWhole(input, options) {
+    const named = input !== null && typeof input === "object" && typeof input.name === "string" && "source" in input;
+    const source = await makeSource(named ? input.source : input, options);
+    try {
+        if (source.size !== undefined && source.size > MAX_IMATRIX_BYTES)
+            throw new WeightstreamError("too_large", `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`);
+        const chunks = [];
+        let length = 0;
+        const want = source.size ?? MAX_IMATRIX_BYTES + 1;
+        for await (const chunk of source.read(0, want, { signal: options.signal, chunkSize: options.chunkSize })) {
+            chunks.push(chunk);
+            length += chunk.length;
+            if (length > MAX_IMATRIX_BYTES)
+                throw new WeightstreamError(
+                    "too_large",
+                    `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`,
+                );
+        }
+        const bytes = new Uint8Array(length);
+        let at = 0;
+        for (const c of chunks) {
+            bytes.set(c, at);
+            at += c.length;
+        }
+        return bytes;
+    } finally {
+        await source.close();
+    }
+}
+
+function* pieces(chunk) {
+    for (let i = 0; i < chunk.length; i += FEED_BYTES) yield chunk.subarray(i, Math.min(chunk.length, i + FEED_BYTES));
+}
+
+function check(status, context) {
+    if (status.code !== OK) throw statusError(status, context);
+}
+
+// The output GGUF, chunk by chunk: every chunk is a new Uint8Array the consumer owns.
+async function* run(source, options, quantizeOptions) {
+    const { signal, onProgress } = quantizeOptions;
+    throwIfAborted(signal);
+    const wasm = await loadWasm();
+    const { recipe, regexps } = recipeOf(wasm, quantizeOptions);
+    const imatrixBytes =
+        quantizeOptions.imatrix === undefined ? null : await readWhole(quantizeOptions.imatrix, options);
+    const model = await openModel(wasm, source, { ...options, onProgress: undefined, keepMetadata: true });
+    const quantizer = new wasm.Quantizer();
+    try {
+        if (imatrixBytes) check(quantizer.setImatrix(imatrixBytes, imatrixName(quantizeOptions.imatrix)), "imatrix");
+        const { handle, chunks } = model[MODEL_INTERNALS]();
+        const status = quantizer.plan(handle, recipe, (i, name) => regexps[i].test(name));
+        if (status.code !== OK) {
+            const tensor = quantizer.failedTensor();
+            throw statusError(status, tensor ? `tensor "${tensor}"` : "");
+        }
+        const planned = quantizer.tensors();
+        const total = planned.reduce((sum, p) => sum + Number(model.tensors[p.input].nbytes), 0);
+        const report = {
+            loaded: 0,
+            total,
+            tensor: 0,
+            tensors: planned.length,
+            name: "",
+            dtype: "",
+            written: 0,
+            outputSize: quantizer.fileSize(),
+            warnings: quantizer.warnings(),
+        };
+        const header = quantizer.header();
+        report.written = header.length;
+        yield header;
+        for (let k = 0; k < planned.length; ++k) {
+            const p = planned[k];
+            const tensor = model.tensors[p.input];
+            const context = `tensor "${tensor.name}"`;
+            report.tensor = k;
+            report.name = tensor.name;
+            report.dtype = p.type;
+            check(quantizer.begin(k), context);
+            for await (const chunk of chunks(p.input, signal)) {
+                throwIfAborted(signal);
+                for (const piece of pieces(chunk)) {
+                    check(quantizer.feed(piece), context);
+                    const out = p.quantize ? quantizer.output() : piece.slice();
+                    report.loaded += piece.length;
+                    if (out.length) {
+                        report.written += out.length;
+                        yield out;
+                    }
+                }
+                onProgress?.({ ...report });
+            }
+            check(quantizer.finish(), context);
+            if (p.padding > 0) {
+                report.written += p.padding;
+                yield new Uint8Array(p.padding);
+            }
+        }
+        report.tensor = planned.length;
+        onProgress?.({ ...report });
+    } catch (e) {
+        throw wasmFailure(e);
+    } finally {
+        try {
+            quantizer.delete();
+        } catch {
+            // a trapped module cannot free; it is discarded anyway
+        }
+        await model.close();
+    }
+}
+
+/** See quantize() in index.d.ts. `options` are open()'s (normalized), `quantizeOptions` the caller's. */
+export function quantizeStream(source, options, quantizeOptions) {
+    const { signal } = quantizeOptions;
+    const steps = run(source, options, quantizeOptions);
+    let onAbort = null;
+    const stop = () => signal?.removeEventListener("abort", onAbort);
+    return new ReadableStream(
+        {
+            start(controller) {
+                if (!signal) return;
+                onAbort = () => {
+                    controller.error(abortReason(signal));
+                    steps.return().catch(() => {});
+                };
+                signal.addEventListener("abort", onAbort, { once: true });
+            },
+            async pull(controller) {
+                try {
+                    const { done, value } = await steps.next();
+                    if (done) {
+                        stop();
+                        controller.close();
+                    } else controller.enqueue(value);
+                } catch (e) {
+                    stop();
+                    throw e;
+                }
+            },
+            async cancel() {
+                stop();
+                await steps.return();
+            },
+        },
+        { highWaterMark: 0 },
+    );
+}
