@@ -49,41 +49,49 @@ bool quantize_reads_imatrix(DType t) {
     }
 }
 
-int64_t quantize_rows_for(DType t) {
+int64_t quantize_rows_for(DType t, bool with_imatrix) {
+    const bool imatrix = with_imatrix && quantize_reads_imatrix(t);
     switch (t) {
         case DType::F32:
         case DType::F16:
         case DType::BF16:
-            return 4096;  // 16 M values
-        case DType::Q4_0:
-        case DType::Q4_1:
-        case DType::Q5_0:
-        case DType::Q5_1:
         case DType::Q8_0:
         case DType::TQ1_0:
         case DType::TQ2_0:
         case DType::MXFP4:
-        case DType::NVFP4:
         case DType::Q1_0:
         case DType::Q2_0:
-            return 1024;
-        case DType::Q2_K:
+            return 1024;  // 0.5-7 GB/s
+        case DType::Q4_0:
+        case DType::Q5_0:
+            return imatrix ? 256 : 1024;  // 1.5 GB/s; about 115 MB/s with an imatrix
+        case DType::Q4_1:
+        case DType::Q5_1:
+            return imatrix ? 128 : 1024;  // 1.8 GB/s; about 35 MB/s with an imatrix
+        case DType::NVFP4:
         case DType::Q3_K:
+            return imatrix ? 128 : 256;  // 150-250 MB/s; Q3_K about 60 with an imatrix
+        case DType::Q2_K:
         case DType::Q4_K:
         case DType::Q5_K:
         case DType::Q6_K:
+        case DType::IQ1_S:
+            return 128;  // 18-80 MB/s
         case DType::IQ4_NL:
         case DType::IQ4_XS:
-            return 256;
-        default:  // the grid searches of IQ1_S ... IQ3_S
-            return 64;
+        case DType::IQ2_XXS:
+        case DType::IQ2_S:
+        case DType::IQ3_S:
+            return 64;  // 9-16 MB/s
+        default:
+            return 32;  // IQ2_XS, IQ3_XXS, IQ1_M: 4-8 MB/s
     }
 }
 
 Status make_quantize_case(DType t, bool with_imatrix, QuantizeCase* out) {
     QuantizeCase c;
     c.type = t;
-    c.rows = quantize_rows_for(t);
+    c.rows = quantize_rows_for(t, with_imatrix);
     const uint64_t n = static_cast<uint64_t>(c.rows * kQuantizeRowElements);
     uint64_t state = 0x5eed0000u + static_cast<uint64_t>(t);
     c.src.resize(n);

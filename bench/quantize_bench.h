@@ -36,9 +36,11 @@ struct QuantizeCase {
     uint64_t reference_hash = 0;  // fnv1a64(reference): how the wasm run's bytes are compared with native's
 };
 
-// Rows of t's input: sized for t's reference speed (the i-quants quantize a few million values a second, the
-// float types a few hundred million), so that one quantize takes about a tenth of a second on a 2020s core.
-int64_t quantize_rows_for(DType t);
+// Rows of t's input (with or without an importance matrix): sized by t's reference speed, from 4 MB/s (IQ2_XS)
+// to 7 GB/s (F32) on the machine of the README's figures, so that one quantize takes at most about a tenth of
+// a second there and a full native run (every type, both ways, 1 and 2 threads, best of 5) well under two
+// minutes. 32-1024 rows.
+int64_t quantize_rows_for(DType t, bool with_imatrix);
 
 // Builds the case of t (with_imatrix: with an importance matrix; ignored where t does not read one, required
 // where quantize_requires_imatrix(t)): weights drawn as N(0, 0.02) with about one value in 512 an outlier

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "cli.h"
@@ -166,11 +167,16 @@ Status quantize_rows_threaded(DType t, const float* src, int64_t nrows, int64_t 
 nlohmann::json bench_quantize(const std::vector<DType>& types, unsigned threads, bool json, int* exit_status) {
     if (!json) {
         std::printf(
-            "quantize: MB/s of float32 input (%lld values a row), best of %d; every quantizer is ggml's\n"
-            "scalar reference path (no faster path yet), so these ARE the reference figures; the %u-thread\n"
-            "bytes are checked against the 1-thread bytes before timing\n",
-            static_cast<long long>(bench::kQuantizeRowElements), kReps, threads);
-        std::printf("%-9s %-8s %8s %10s %12s %9s\n", "dtype", "imatrix", "MB in", "MB/s 1t", "MB/s xN", "xN / 1t");
+            "quantize: MB/s of float32 input (%lld values a row), best of %d. Every quantizer is ggml's\n"
+            "scalar reference code (there is no faster path yet), so these ARE the reference path's figures.\n",
+            static_cast<long long>(bench::kQuantizeRowElements), kReps);
+        if (threads > 1)
+            std::printf("The %u-thread bytes are checked against the 1-thread bytes before timing.\n", threads);
+        std::printf("%-9s %-8s %8s %10s", "dtype", "imatrix", "MB in", "MB/s 1t");
+        if (threads > 1)
+            std::printf(" %12s %9s", ("MB/s " + std::to_string(threads) + "t").c_str(),
+                        (std::to_string(threads) + "t / 1t").c_str());
+        std::printf("\n");
     }
     nlohmann::json results = nlohmann::json::array();
     std::vector<uint8_t> scratch;
@@ -216,13 +222,19 @@ nlohmann::json bench_quantize(const std::vector<DType>& types, unsigned threads,
             add(1, one);
             if (threads > 1) add(threads, many);
             if (!json) {
-                std::printf("%-9s %-8s %8.1f %10.1f %12.1f %9.2f\n", dtype_name(t), with_imatrix ? "yes" : "no", mb_in,
-                            one, many, threads > 1 ? many / one : 1.0);
+                if (threads > 1) {
+                    std::printf("%-9s %-8s %8.1f %10.1f %12.1f %9.2f\n", dtype_name(t), with_imatrix ? "yes" : "no",
+                                mb_in, one, many, many / one);
+                } else {
+                    std::printf("%-9s %-8s %8.1f %10.1f\n", dtype_name(t), with_imatrix ? "yes" : "no", mb_in, one);
+                }
                 std::fflush(stdout);
             }
         }
     }
+    // path: the quantizers timed; "reference" (ggml's scalar code) is the only one there is yet.
     return {{"path", "reference"},
+            {"note", "every quantizer is ggml's scalar reference code (no faster path yet): these are its figures"},
             {"row_elements", bench::kQuantizeRowElements},
             {"reps", kReps},
             {"threads", threads},
@@ -236,9 +248,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     if (!parse_args(argv, {"--json", "--quantize"}, {"--threads", "--type"}, &args)) return kExitUsage;
     const bool quantize = args.has("--quantize");
     if (args.positional.size() > (quantize ? 0u : 1u))
-        return fail(kExitUsage,
-                    "usage: weightstream bench [FILE] [--json] [--threads N] [--type NAME]\n"
-                    "       weightstream bench --quantize [--json] [--threads N] [--type NAME]");
+        return fail(kExitUsage, "usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]");
     unsigned threads = 0;
     if (!parse_threads(args, &threads)) return kExitUsage;
     std::vector<DType> types = quantize ? bench::quantizable_types() : bench::decodable_types();
