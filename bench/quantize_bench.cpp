@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "quantize_bench.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "dequant_bench.h"
@@ -140,6 +141,12 @@ uint64_t fnv1a64(const uint8_t* data, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; ++i) h = (h ^ data[i]) * 0x100000001b3ull;
     return h;
+}
+
+std::string hex16(uint64_t h) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+    return text;
 }
 
 }  // namespace ws::bench

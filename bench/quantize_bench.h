@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "dtype.h"
@@ -62,5 +63,8 @@ double quantize_mbps(const QuantizeCase& c, const QuantizeFn& fn, int reps, std:
 
 // FNV-1a, 64 bits.
 uint64_t fnv1a64(const uint8_t* data, size_t n);
+
+// h as 16 lowercase hex digits: how both benchmarks print a reference_hash.
+std::string hex16(uint64_t h);
 
 }  // namespace ws::bench

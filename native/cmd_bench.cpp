@@ -207,8 +207,6 @@ nlohmann::json bench_quantize(const std::vector<DType>& types, unsigned threads,
                 one = std::max(one, bench::quantize_mbps(c, single, 1, &scratch));
                 if (threads > 1) many = std::max(many, bench::quantize_mbps(c, split, 1, &scratch));
             }
-            char hash[17];
-            std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(c.reference_hash));
             const double mb_in = static_cast<double>(c.src.size() * sizeof(float)) / 1e6;
             // One row per thread count, as the decode results: 1, then `threads` when that is more.
             const auto add = [&](unsigned n, double mbps) {
@@ -217,7 +215,7 @@ nlohmann::json bench_quantize(const std::vector<DType>& types, unsigned threads,
                                    {"threads", n},
                                    {"mbps_in", mbps},
                                    {"values", c.src.size()},
-                                   {"output_fnv1a64", hash}});
+                                   {"output_fnv1a64", bench::hex16(c.reference_hash)}});
             };
             add(1, one);
             if (threads > 1) add(threads, many);
