@@ -10,7 +10,6 @@
 #include "quant_blocks.h"
 
 namespace ws::bench {
-namespace {
 
 uint64_t splitmix64(uint64_t* state) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -18,6 +17,8 @@ uint64_t splitmix64(uint64_t* state) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
+
+namespace {
 
 // A float with a random sign and a magnitude spread over [lo, hi) on a log scale.
 float random_magnitude(uint64_t* state, float lo, float hi) {

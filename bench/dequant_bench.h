@@ -22,6 +22,9 @@ std::vector<DType> decodable_types();
 // meets the NaN/Inf/subnormal operands that real weights do not have. Deterministic for a seed.
 std::vector<uint8_t> synthetic_tensor(DType t, uint64_t n_elements, uint64_t seed);
 
+// The next value of the splitmix64 sequence at *state (advancing it): the benchmarks' deterministic bits.
+uint64_t splitmix64(uint64_t* state);
+
 // The best (smallest) wall time in seconds of `reps` runs of fn.
 double best_seconds(int reps, const std::function<void()>& fn);
 

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: MIT
-// The package's benchmarks under Node (npm run bench:wasm). Three parts, each reported as medians of several
+// The package's benchmarks under Node (npm run bench:wasm). Four parts, each reported as medians of several
 // runs and as ratios measured in the same run (the machine is shared and its absolute speed moves):
 //   decode  per type: WebAssembly GB/s over native GB/s, single-threaded. Both sides run bench/dequant_bench.h
 //           (the same synthetic tensors, 64 MiB of float32 out, best of 5): natively `weightstream bench --json
 //           --threads 1 --type T`, in wasm build/wasm/weightstream_bench.js (wasm/bench_bindings.cpp) over the
 //           same core. For each type, native and wasm runs alternate, round by round.
+//   quantize per type, with and without an importance matrix: MB/s of float32 input, native on 1 and 2 threads
+//           (`weightstream bench --quantize --json --threads 2 --type T`) and wasm on one
+//           (build/wasm/weightstream_bench.js: benchQuantize), both over bench/quantize_bench.h (the same weights,
+//           best of 5), rounds alternating as for decode; wasm/native is over native's 1-thread figure. The
+//           wasm bytes must hash as native's. Every quantizer is ggml's scalar reference code (no faster path
+//           yet): the figures are the reference path's, natively and in wasm.
 //   parse   ggml-vocab-deepseek-llm.gguf (102,400 tokens, 99,757 merges) into model.metadata, against
 //           @huggingface/gguf on the same bytes in the same run (both from memory; and both from the file).
 //   stream  a generated GGUF of >= 1 GiB (written to a temporary folder, deleted after) through model.stream()
 //           in a fresh Node process: peak WebAssembly memory, peak RSS, throughput.
-// Usage: node bench/wasm_bench.mjs [--only decode,parse,stream] [--rounds N] [--json FILE]
+// Usage: node bench/wasm_bench.mjs [--only decode,quantize,parse,stream] [--rounds N] [--json FILE]
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -115,6 +121,100 @@ function printDecode(d) {
         );
     }
     console.log(`wasm/native: min ${fmt(d.min_ratio)}, median ${fmt(d.median_ratio)} (target >= 0.5 for every type)`);
+}
+
+// ---- quantize -------------------------------------------------------------------------------------------------
+
+const QUANTIZE_THREADS = 2;
+
+// Native MB/s of one type from `weightstream bench --quantize --type`: {cpu, cases: {"no"|"yes": {one, many, hash}}}.
+function nativeQuantizeRun(dtype) {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: cmake --build --preset native-release`);
+    const args = ["bench", "--quantize", "--json", "--threads", String(QUANTIZE_THREADS), "--type", dtype];
+    const r = spawnSync(cli, args, { encoding: "utf8", maxBuffer: 1 << 26 });
+    if (r.status !== 0) throw new Error(`weightstream bench --quantize: exit ${r.status}: ${r.stderr}`);
+    const report = JSON.parse(r.stdout);
+    const cases = {};
+    for (const row of report.quantize.results) {
+        const c = (cases[row.imatrix ? "yes" : "no"] ??= { hash: row.output_fnv1a64, values: row.values });
+        c[row.threads === 1 ? "one" : "many"] = row.mbps_in;
+    }
+    return { cpu: report.machine?.cpu, cases };
+}
+
+// Per type, `rounds` native runs (1 and 2 threads) alternate with as many wasm runs of each case; the figures
+// are medians over the rounds, and the ratio the median of the rounds' wasm / native-1-thread ratios.
+async function quantize(rounds) {
+    const module = await loadBenchModule();
+    const rows = [];
+    let cpu;
+    const types = module.benchQuantizeTypes();
+    for (const [index, { id, name, imatrix }] of types.entries()) {
+        process.stderr.write(`\rquantize: ${name} (${index + 1}/${types.length})      `);
+        const variants = { none: ["no"], optional: ["no", "yes"], required: ["yes"] }[imatrix];
+        const runs = Object.fromEntries(variants.map((v) => [v, { one: [], many: [], wasm: [] }]));
+        let values;
+        for (let round = 0; round < rounds; ++round) {
+            const n = nativeQuantizeRun(name);
+            cpu = n.cpu;
+            for (const v of variants) {
+                const native = n.cases[v];
+                if (!native) throw new Error(`weightstream bench --quantize --type ${name}: no imatrix=${v} case`);
+                const w = module.benchQuantize(id, v === "yes", REPS);
+                if (!w.ok) throw new Error(`wasm quantize of ${name} failed`);
+                if (w.hash !== native.hash) {
+                    throw new Error(`wasm quantize of ${name} (imatrix ${v}): bytes differ from native's`);
+                }
+                values = w.values;
+                runs[v].one.push(native.one);
+                runs[v].many.push(native.many);
+                runs[v].wasm.push(w.mbps);
+            }
+        }
+        for (const v of variants) {
+            const r = runs[v];
+            rows.push({
+                dtype: name,
+                imatrix: v === "yes",
+                values,
+                native_mbps: median(r.one),
+                native_threads_mbps: median(r.many),
+                wasm_mbps: median(r.wasm),
+                ratio: median(r.wasm.map((w, i) => w / r.one[i])),
+            });
+        }
+    }
+    process.stderr.write("\n");
+    return {
+        cpu,
+        rounds,
+        threads: QUANTIZE_THREADS,
+        path: "reference",
+        cases: rows,
+        min_ratio: Math.min(...rows.map((r) => r.ratio)),
+        median_ratio: median(rows.map((r) => r.ratio)),
+    };
+}
+
+function printQuantize(q) {
+    console.log(
+        `\n== quantize: MB/s of float32 input, best of ${REPS}, median of ${q.rounds} rounds (${q.cpu}); every ` +
+            "quantizer is ggml's scalar reference code (no faster path yet), so these are the reference path's " +
+            "figures; wasm bytes checked equal to native's",
+    );
+    const t = `native ${q.threads}t`;
+    console.log(
+        `${"dtype".padEnd(9)} ${"imatrix".padEnd(7)} ${"native 1t".padStart(10)} ${t.padStart(10)} ` +
+            `${"wasm".padStart(10)} ${"wasm/native".padStart(12)}`,
+    );
+    for (const r of q.cases) {
+        console.log(
+            `${r.dtype.padEnd(9)} ${(r.imatrix ? "yes" : "no").padEnd(7)} ${fmt(r.native_mbps, 1).padStart(10)} ` +
+                `${fmt(r.native_threads_mbps, 1).padStart(10)} ${fmt(r.wasm_mbps, 1).padStart(10)} ` +
+                `${fmt(r.ratio).padStart(12)}`,
+        );
+    }
+    console.log(`wasm/native (1 thread): min ${fmt(q.min_ratio)}, median ${fmt(q.median_ratio)}`);
 }
 
 // ---- parse ----------------------------------------------------------------------------------------------------
@@ -378,7 +478,7 @@ function printStream(s) {
 
 const { values: args } = parseArgs({
     options: {
-        only: { type: "string", default: "decode,parse,stream" },
+        only: { type: "string", default: "decode,quantize,parse,stream" },
         rounds: { type: "string", default: "3" },
         json: { type: "string" },
         "stream-child": { type: "string" },
@@ -395,6 +495,7 @@ if (args["stream-child"]) {
     const rounds = Math.max(1, Number(args.rounds));
     const report = {};
     if (only.has("decode")) printDecode((report.decode = await decode(rounds)));
+    if (only.has("quantize")) printQuantize((report.quantize = await quantize(rounds)));
     if (only.has("parse")) printParse((report.parse = await parse(rounds)));
     if (only.has("stream")) printStream((report.stream = await stream()));
     if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);

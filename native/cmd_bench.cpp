@@ -3,11 +3,15 @@
 // plain float32 store loop measured in the same run, single- and multi-threaded; with FILE also the time to
 // parse and decode that file. Before timing,
 // each type's fast kernel is checked against its scalar reference (and the threaded decode against both).
+// `bench --quantize [--json] [--threads N] [--type NAME]`: quantize throughput per type (bench/quantize_bench.h),
+// MB/s of float32 input, with and without an importance matrix, on one thread and with rows split over N; the
+// threaded bytes are checked against the one-thread bytes before timing.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "cli.h"
@@ -16,6 +20,8 @@
 #include "header_parser.h"
 #include "model_json.h"
 #include "parallel.h"
+#include "quantize.h"
+#include "quantize_bench.h"
 #include "tensor_io.h"
 
 namespace ws::cli {
@@ -137,27 +143,131 @@ nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, 
             {"threads", threads}};
 }
 
+// quantize_rows() with the rows split over up to `threads` threads, as `quantize` splits a window (whole rows
+// per thread, so the bytes are one thread's).
+Status quantize_rows_threaded(DType t, const float* src, int64_t nrows, int64_t n_per_row, const float* imatrix,
+                              uint8_t* dst, unsigned threads) {
+    uint64_t row_bytes = 0;
+    if (!dtype_bytes_for(t, static_cast<uint64_t>(n_per_row), &row_bytes))
+        return quantize_rows(t, src, nrows, n_per_row, imatrix, dst);  // its error
+    const int64_t n = std::max<int64_t>(1, std::min<int64_t>(threads, nrows));
+    std::vector<Status> results(static_cast<size_t>(n), ok_status());
+    const auto run = [&](int64_t i) {
+        const int64_t r0 = nrows * i / n, r1 = nrows * (i + 1) / n;
+        results[i] = quantize_rows(t, src + r0 * n_per_row, r1 - r0, n_per_row, imatrix, dst + r0 * row_bytes);
+    };
+    std::vector<std::thread> workers;
+    for (int64_t i = 1; i < n; ++i) workers.emplace_back(run, i);
+    run(0);
+    for (std::thread& w : workers) w.join();
+    for (const Status& s : results) WS_TRY(s);
+    return ok_status();
+}
+
+nlohmann::json bench_quantize(const std::vector<DType>& types, unsigned threads, bool json, int* exit_status) {
+    if (!json) {
+        std::printf(
+            "quantize: MB/s of float32 input (%lld values a row), best of %d. Every quantizer is ggml's\n"
+            "scalar reference code (there is no faster path yet), so these ARE the reference path's figures.\n",
+            static_cast<long long>(bench::kQuantizeRowElements), kReps);
+        if (threads > 1)
+            std::printf("The %u-thread bytes are checked against the 1-thread bytes before timing.\n", threads);
+        std::printf("%-9s %-8s %8s %10s", "dtype", "imatrix", "MB in", "MB/s 1t");
+        if (threads > 1)
+            std::printf(" %12s %9s", ("MB/s " + std::to_string(threads) + "t").c_str(),
+                        (std::to_string(threads) + "t / 1t").c_str());
+        std::printf("\n");
+    }
+    nlohmann::json results = nlohmann::json::array();
+    std::vector<uint8_t> scratch;
+    for (DType t : types) {
+        for (const bool with_imatrix : {false, true}) {
+            if (with_imatrix ? !bench::quantize_reads_imatrix(t) : quantize_requires_imatrix(t)) continue;
+            bench::QuantizeCase c;
+            if (!bench::make_quantize_case(t, with_imatrix, &c).ok()) {
+                *exit_status = fail(kExitInvalid, std::string("bench: cannot quantize to ") + dtype_name(t));
+                return nullptr;
+            }
+            const bench::QuantizeFn single = [t](const float* src, int64_t nrows, int64_t n_per_row,
+                                                 const float* imatrix, uint8_t* dst) {
+                return quantize_rows(t, src, nrows, n_per_row, imatrix, dst);
+            };
+            const bench::QuantizeFn split = [t, threads](const float* src, int64_t nrows, int64_t n_per_row,
+                                                         const float* imatrix, uint8_t* dst) {
+                return quantize_rows_threaded(t, src, nrows, n_per_row, imatrix, dst, threads);
+            };
+            if (threads > 1 && !bench::quantize_matches(c, split, &scratch)) {
+                *exit_status =
+                    fail(kExitInvalid, std::string("bench: ") + dtype_name(t) + " threaded quantize differs");
+                return nullptr;
+            }
+            // One-thread and threaded runs alternate, so both meet the same load; each figure is the best.
+            double one = 0, many = 0;
+            for (int rep = 0; rep < kReps; ++rep) {
+                one = std::max(one, bench::quantize_mbps(c, single, 1, &scratch));
+                if (threads > 1) many = std::max(many, bench::quantize_mbps(c, split, 1, &scratch));
+            }
+            const double mb_in = static_cast<double>(c.src.size() * sizeof(float)) / 1e6;
+            // One row per thread count, as the decode results: 1, then `threads` when that is more.
+            const auto add = [&](unsigned n, double mbps) {
+                results.push_back({{"dtype", dtype_name(t)},
+                                   {"imatrix", !c.imatrix.empty()},
+                                   {"threads", n},
+                                   {"mbps_in", mbps},
+                                   {"values", c.src.size()},
+                                   {"output_fnv1a64", bench::hex16(c.reference_hash)}});
+            };
+            add(1, one);
+            if (threads > 1) add(threads, many);
+            if (!json) {
+                if (threads > 1) {
+                    std::printf("%-9s %-8s %8.1f %10.1f %12.1f %9.2f\n", dtype_name(t), with_imatrix ? "yes" : "no",
+                                mb_in, one, many, many / one);
+                } else {
+                    std::printf("%-9s %-8s %8.1f %10.1f\n", dtype_name(t), with_imatrix ? "yes" : "no", mb_in, one);
+                }
+                std::fflush(stdout);
+            }
+        }
+    }
+    // path: the quantizers timed; "reference" (ggml's scalar code) is the only one there is yet.
+    return {{"path", "reference"},
+            {"note", "every quantizer is ggml's scalar reference code (no faster path yet): these are its figures"},
+            {"row_elements", bench::kQuantizeRowElements},
+            {"reps", kReps},
+            {"threads", threads},
+            {"results", results}};
+}
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {"--json"}, {"--threads", "--type"}, &args)) return kExitUsage;
-    if (args.positional.size() > 1)
-        return fail(kExitUsage, "usage: weightstream bench [FILE] [--json] [--threads N] [--type NAME]");
+    if (!parse_args(argv, {"--json", "--quantize"}, {"--threads", "--type"}, &args)) return kExitUsage;
+    const bool quantize = args.has("--quantize");
+    if (args.positional.size() > (quantize ? 0u : 1u))
+        return fail(kExitUsage, "usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]");
     unsigned threads = 0;
     if (!parse_threads(args, &threads)) return kExitUsage;
-    std::vector<DType> types = bench::decodable_types();
+    std::vector<DType> types = quantize ? bench::quantizable_types() : bench::decodable_types();
     if (args.has("--type")) {
         const std::string name = args.get("--type");
         const auto it = std::find_if(types.begin(), types.end(), [&](DType t) { return name == dtype_name(t); });
-        if (it == types.end()) return fail(kExitUsage, "--type: '" + name + "' is not a decodable type (e.g. Q4_K)");
+        if (it == types.end())
+            return fail(kExitUsage, "--type: '" + name + "' is not a " + (quantize ? "quantizable" : "decodable") +
+                                        " type (e.g. Q4_K)");
         types = {*it};
     }
     const bool json = args.has("--json");
     int status = kExitOk;
     if (!json)
         std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
-    nlohmann::json report = bench_types(types, threads, json, &status);
+    nlohmann::json report;
+    if (quantize) {
+        report["quantize"] = bench_quantize(types, threads, json, &status);
+    } else {
+        report = bench_types(types, threads, json, &status);
+    }
     if (status != kExitOk) return status;
     report["machine"] = {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()}};
     if (!args.positional.empty()) {

@@ -1023,3 +1023,44 @@ TEST_CASE("bench --type times one type, its fast kernel checked against the scal
     CHECK(r.status == 2);
     CHECK(r.err == "weightstream: error: --threads needs a number from 1 to 1024, not 'abc'\n");
 }
+
+TEST_CASE("bench --quantize --type times one type's reference quantizer, the threaded bytes checked first") {
+    json report = json_cli("bench --quantize --json --threads 2 --type Q8_0");
+    CHECK_FALSE(report.contains("results"));  // no decode section
+    const json& q = report["quantize"];
+    CHECK(q["path"] == "reference");
+    CHECK(q["threads"] == 2);
+    CHECK(q["row_elements"] == 4096);
+    REQUIRE(q["results"].size() == 2);  // Q8_0 ignores an importance matrix: without one, on 1 then 2 threads
+    for (size_t i = 0; i < 2; ++i) {
+        const json& r = q["results"][i];
+        CHECK(r["dtype"] == "Q8_0");
+        CHECK(r["imatrix"] == false);
+        CHECK(r["threads"] == i + 1);
+        CHECK(r["values"] == 1024 * 4096);
+        CHECK(r["mbps_in"].get<double>() > 0);
+        // fnv1a64 of the Q8_0 bytes of bench/quantize_bench.h's weights for Q8_0 (the wasm run must match it):
+        // pins the deterministic input and the quantizer's output together.
+        CHECK(r["output_fnv1a64"] == "9f6c3273e1392d20");
+    }
+    CHECK(report["machine"]["hardware_threads"].get<int>() > 0);
+
+    // IQ2_XXS requires an importance matrix: only the case with one. Q4_0 reads one when given: both cases.
+    report = json_cli("bench --quantize --json --threads 1 --type IQ2_XXS");
+    REQUIRE(report["quantize"]["results"].size() == 1);
+    CHECK(report["quantize"]["results"][0]["imatrix"] == true);
+    CHECK(report["quantize"]["results"][0]["threads"] == 1);
+    report = json_cli("bench --quantize --json --threads 1 --type Q4_0");
+    REQUIRE(report["quantize"]["results"].size() == 2);
+    CHECK(report["quantize"]["results"][0]["imatrix"] == false);
+    CHECK(report["quantize"]["results"][1]["imatrix"] == true);
+    CHECK(report["quantize"]["results"][0]["output_fnv1a64"] != report["quantize"]["results"][1]["output_fnv1a64"]);
+
+    ws_test::CliResult r = run_cli("bench --quantize --type Q8_1");  // decodable, but ggml cannot quantize to it
+    CHECK(r.status == 2);
+    CHECK(r.err == "weightstream: error: --type: 'Q8_1' is not a quantizable type (e.g. Q4_K)\n");
+    r = run_cli("bench --quantize model.gguf");
+    CHECK(r.status == 2);
+    CHECK(r.err ==
+          "weightstream: error: usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]\n");
+}
