@@ -527,564 +527,556 @@ public:
             names.call<void>("push", p.a < 0 ? val::null() : val(a_.tensors[static_cast<size_t>(p.a)].name));
             names.call<void>("push", p.b < 0 ? val::null() : val(b_.tensors[static_cast<size_t>(p.b)].name));
             list.call<void>("push", names);
-            // ---- quantize(): llama-quantize's recipes (core/quant_recipe.h) over an open model
-            // ---------------------------- The JavaScript (wasm/js/quantize.js) plans once, writes header(), then for
-            // each planned tensor calls begin(k), feeds the tensor's stored bytes in order (output() after each feed
-            // gives what they completed) and calls finish(). A quantized tensor goes a row window at a time, as the
-            // CLI's quantize_rows_streaming does: validate the window's input, decode it, quantize_rows(), validate the
-            // output. Rows are independent, so the bytes are the CLI's whatever the window size. Memory: one window
-            // (whole rows of one matrix, at most kQuantizeWindowElements floats unless one row is longer) as input
-            // bytes, float32 and output, plus the bytes of the piece being fed; a copied tensor holds less than one
-            // block.
-
-            constexpr int64_t kQuantizeWindowElements = int64_t(1) << 22;
-
-            // Appends a Uint8Array to `out`.
-            void append_from_js(const val& bytes, std::vector<uint8_t>* out) {
-                const size_t n = bytes["length"].as<size_t>();
-                const size_t at = out->size();
-                out->resize(at + n);
-                if (n) val(typed_memory_view(n, out->data() + at)).call<void>("set", bytes);
-            }
-
-            class Quantizer {
-            public:
-                // Parses an importance matrix file (GGUF or legacy .dat) for plan(); `name` is what
-                // quantize.imatrix.file records (the CLI stores the path as typed).
-                JsStatus set_imatrix(const val& bytes, const std::string& name) {
-                    std::vector<uint8_t> data;
-                    copy_from_js(bytes, &data);
-                    Result<Imatrix> r = parse_imatrix(data.data(), data.size());
-                    if (!r.ok()) return to_js(r.status());
-                    imatrix_ = std::move(r).value();
-                    imatrix_path_ = name;
-                    has_imatrix_ = true;
-                    return to_js(ok_status());
-                }
-
-                // recipe: {ftype, pure, leaveOutputTensor, allowRequantize, outputTensorType, tokenEmbeddingType (dtype
-                // ids, -1: not given), overrides: [{pattern, type}]}; matcher(index, name): whether override `index`
-                // matches. The model must stay open until the last finish().
-                JsStatus plan(const Model& model, const val& recipe, const val& matcher) {
-                    const ModelInfo& info = model.info();
-                    failed_tensor_.clear();
-                    planned_ = false;
-                    if (info.big_endian) return to_js(make_error(Error::kUnsupported, 0, "endianness"));
-                    RecipeOptions options;
-                    options.ftype = static_cast<Ftype>(recipe["ftype"].as<uint32_t>());
-                    options.pure = recipe["pure"].as<bool>();
-                    options.leave_output_tensor = recipe["leaveOutputTensor"].as<bool>();
-                    options.allow_requantize = recipe["allowRequantize"].as<bool>();
-                    const int output_type = recipe["outputTensorType"].as<int>();
-                    const int embedding_type = recipe["tokenEmbeddingType"].as<int>();
-                    if (output_type >= 0) options.output_tensor_type = static_cast<DType>(output_type);
-                    if (embedding_type >= 0) options.token_embedding_type = static_cast<DType>(embedding_type);
-                    const val overrides = recipe["overrides"];
-                    const size_t n_overrides = overrides["length"].as<size_t>();
-                    for (size_t i = 0; i < n_overrides; ++i) {
-                        TensorTypeOverride o;
-                        o.pattern = overrides[i]["pattern"].as<std::string>();
-                        o.type = static_cast<DType>(overrides[i]["type"].as<uint32_t>());
-                        options.overrides.push_back(o);
-                    }
-                    options.matcher = [&matcher](size_t index, const std::string& name) {
-                        return matcher(double(index), name).as<bool>();
-                    };
-                    if (has_imatrix_) {
-                        options.imatrix = &imatrix_;
-                        options.imatrix_path = imatrix_path_;
-                    }
-                    Result<QuantPlan> planned = plan_quantization(info, options);
-                    if (!planned.ok()) {
-                        const Status& s = planned.status();
-                        for (const TensorInfo& t : info.tensors) {
-                            if (t.info_offset == s.offset && s.offset != 0) failed_tensor_ = t.name;
-                        }
-                        return to_js(s);
-                    }
-                    plan_ = std::move(planned).value();
-                    inputs_.clear();
-                    for (const PlannedTensor& p : plan_.tensors) {
-                        const TensorInfo& t = info.tensors[p.input_index];
-                        if (p.quantize && !quantize_supported(p.out.dtype)) {
-                            failed_tensor_ = t.name;
-                            return to_js(make_error(Error::kUnsupported, t.info_offset, "dtype"));
-                        }
-                        inputs_.push_back(t);
-                        inputs_.back().name.clear();  // the JavaScript has the names
-                    }
-                    planned_ = true;
-                    return to_js(ok_status());
-                }
-                // After plan() failed: the tensor its error is about, or "".
-                std::string failed_tensor() const { return failed_tensor_; }
-
-                val header() const {
-                    return copy_to_js("Uint8Array", plan_.layout.header.data(), plan_.layout.header.size());
-                }
-                double file_size() const { return double(plan_.layout.file_size); }
-                double fallbacks() const { return plan_.n_fallback; }
-                val warnings() const {
-                    val list = val::array();
-                    for (const std::string& w : plan_.warnings) list.call<void>("push", w);
-                    return list;
-                }
-                // [{input (index into the model's tensors), quantize, type, inType, wanted, fallback, requantize,
-                // imatrix, nbytes, padding}] in output order.
-                val tensors() const {
-                    val list = val::array();
-                    for (size_t i = 0; i < plan_.tensors.size(); ++i) {
-                        const PlannedTensor& p = plan_.tensors[i];
-                        val t = val::object();
-                        t.set("input", double(p.input_index));
-                        t.set("quantize", p.quantize);
-                        t.set("type", std::string(dtype_name(p.out.dtype)));
-                        t.set("inType", std::string(dtype_name(p.in_type)));
-                        t.set("wanted", std::string(dtype_name(p.wanted)));
-                        t.set("fallback", p.fallback);
-                        t.set("requantize", p.requantize);
-                        t.set("imatrix", p.imatrix != nullptr);
-                        t.set("nbytes", double(p.out.nbytes));
-                        t.set("padding", double(plan_.layout.tensor_padding[i]));
-                        list.call<void>("push", t);
-                    }
-                    return list;
-                }
-
-                // The report's rows: these plan pairs (indices into pairs()), in this order. Returns false for an index
-                // out of range.
-                bool select(const val& indices) {
-                    const size_t n = indices["length"].as<size_t>();
-                    report_.tensors.clear();
-                    selected_.clear();
-                    for (size_t k = 0; k < n; ++k) {
-                        const double i = indices[k].as<double>();
-                        if (!(i >= 0 && i < double(plan_.pairs.size()))) return false;
-                        selected_.push_back(&plan_.pairs[static_cast<size_t>(i)]);
-                        report_.tensors.push_back(plan_row(a_, b_, *selected_.back()));
-                    }
-                    return true;
-                }
-
-                // Starts row `row` (an index into the selected rows); the checks are the CLI's (run_pair()).
-                val begin(double row) {
-                    val r = val::object();
-                    r.set("run", false);
-                    cmp_.reset();
-                    if (!(row >= 0 && row < double(selected_.size()))) return r;
-                    row_ = static_cast<size_t>(row);
-                    const PairPlan& p = *selected_[row_];
-                    if (p.a < 0 || p.b < 0 || !p.problem.empty()) return r;
-                    const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
-                    const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-                    std::string problem = decode_problem(a_, ta);
-                    if (!problem.empty()) {
-                        incomparable("A: " + problem);
-                        return r;
-                    }
-                    problem = decode_problem(b_, tb);
-                    if (!problem.empty()) {
-                        incomparable("B: " + problem);
-                        return r;
-                    }
-                    if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
-                        incomparable("complex values are not compared");
-                        return r;
-                    }
-                    cmp_.reset(new PairComparator(p, ta.dtype, tb.dtype));
-                    step_ = window_step(p, cmp_->window_rows(), ta.dtype, tb.dtype);
-                    next_ = 0;
-                    r.set("run", true);
-                    r.set("a", double(p.a));
-                    r.set("b", double(p.b));
-                    r.set("bytes", double(ta.nbytes) + double(tb.nbytes));
-                    return r;
-                }
-
-                // The byte ranges of the next window of the started row (offsets absolute in each tensor's file), or
-                // null when every window was fed (or the row ended).
-                val window() {
-                    if (!cmp_ || next_ >= selected_[row_]->rows) return val::null();
-                    const PairPlan& p = *selected_[row_];
-                    const uint64_t n = std::min(step_, p.rows - next_);
-                    val w = val::object();
-                    w.set("rows", double(n));
-                    w.set("total", double(p.rows));
-                    w.set("a", range(a_.tensors[static_cast<size_t>(p.a)], p.a_row0 + next_, n, p.row_elements));
-                    w.set("b", range(b_.tensors[static_cast<size_t>(p.b)], p.b_row0 + next_, n, p.row_elements));
-                    return w;
-                }
-
-                // Decodes and compares the window window() gave last: bytes_a and bytes_b are exactly its bytes.
-                bool feed(const val& bytes_a, const val& bytes_b) {
-                    if (!cmp_ || next_ >= selected_[row_]->rows) return false;
-                    const PairPlan& p = *selected_[row_];
-                    const uint64_t n = std::min(step_, p.rows - next_);
-                    const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
-                    const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-                    Status s = decode(a_, ta, bytes_a, p.a_row0 + next_, n, p.row_elements, &floats_a_);
-                    if (!s.ok())
-                        return incomparable(std::string("A: cannot decode the tensor (") + error_name(s.code) + ")");
-                    s = decode(b_, tb, bytes_b, p.b_row0 + next_, n, p.row_elements, &floats_b_);
-                    if (!s.ok())
-                        return incomparable(std::string("B: cannot decode the tensor (") + error_name(s.code) + ")");
-                    s = cmp_->add_window(next_, n, floats_a_.data(), floats_b_.data());
-                    if (!s.ok()) return incomparable(std::string("internal error: ") + s.what);
-                    next_ += n;
-                    if (next_ >= p.rows) {
-                        report_.tensors[row_] = cmp_->finish(std::move(report_.tensors[row_]));
-                        release();
-                    }
-                    return true;
-                }
-
-                // side "A" or "B": its bytes could not be read (a truncated file): the row is incomparable, as the CLI
-                // calls a tensor whose data lies outside its file.
-                void fail(const std::string& side) {
-                    if (cmp_) incomparable(side + ": the tensor's data lies outside its file (truncated?)");
-                }
-
-                std::string row_json(double row) const {
-                    if (!(row >= 0 && row < double(report_.tensors.size()))) return "null";
-                    CompareReport one;
-                    one.tensors.push_back(report_.tensors[static_cast<size_t>(row)]);
-                    return json_dump(compare_report_to_json(one)["tensors"][0], -1);
-                }
-
-                std::string report() const { return json_dump(compare_report_to_json(report_), -1); }
-
-            private:
-                static bool read_config(const val& bytes, HfConfig* out) {
-                    if (bytes.isNull() || bytes.isUndefined()) return false;
-                    std::vector<uint8_t> data;
-                    copy_from_js(bytes, &data);
-                    Result<HfConfig> config = parse_hf_config(data.data(), data.size());
-                    if (!config.ok()) return false;
-                    *out = std::move(config).value();
-                    return true;
-                }
-
-                // native/tensor_io.cpp's decode_problem().
-                static std::string decode_problem(const ModelInfo& m, const TensorInfo& t) {
-                    if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
-                    if (m.big_endian && !big_endian_order_defined(t.dtype)) {
-                        return "type " + t.dtype_name() +
-                               " has no defined big-endian layout (gguf-py cannot swap it either)";
-                    }
-                    return "";
-                }
-
-                // Rows per window: about kCompareWindowElements elements, a multiple of the comparator's unit and of
-                // what keeps both sides' windows on block boundaries (the CLI's window_rows()).
-                static uint64_t window_step(const PairPlan& p, uint64_t unit, DType a, DType b) {
-                    uint64_t m = std::max<uint64_t>(unit, 1);
-                    for (DType t : {a, b}) {
-                        const uint64_t blk = dtype_traits(t).block_elems;
-                        const uint64_t q = blk / gcd(blk, std::max<uint64_t>(p.row_elements, 1));
-                        m = m / gcd(m, q) * q;
-                    }
-                    const uint64_t target =
-                        std::max<uint64_t>(1, kCompareWindowElements / std::max<uint64_t>(p.row_elements, 1));
-                    return std::max<uint64_t>(m, target / m * m);
-                }
-                static uint64_t gcd(uint64_t x, uint64_t y) {
-                    while (y) {
-                        const uint64_t r = x % y;
-                        x = y;
-                        y = r;
-                    }
-                    return x;
-                }
-
-                // {offset, nbytes} of rows [row0, row0 + n) of t (rows of row_elements elements); nbytes 0 when the
-                // rows are not on block boundaries (decode() then says bad_shape, as the CLI).
-                static val range(const TensorInfo& t, uint64_t row0, uint64_t n, uint64_t row_elements) {
-                    const DTypeTraits& traits = dtype_traits(t.dtype);
-                    const uint64_t first = row0 * row_elements, count = n * row_elements;
-                    val r = val::object();
-                    const bool aligned = first % traits.block_elems == 0 && count % traits.block_elems == 0;
-                    r.set("offset", double(t.offset + (aligned ? first / traits.block_elems * traits.block_bytes : 0)));
-                    r.set("nbytes", aligned ? double(count / traits.block_elems * traits.block_bytes) : 0.0);
-                    return r;
-                }
-
-                // The CLI's decode_rows(), over the bytes the JavaScript read; big-endian data is swapped first.
-                Status decode(const ModelInfo& m, const TensorInfo& t, const val& bytes, uint64_t row0, uint64_t n_rows,
-                              uint64_t row_elements, std::vector<float>* out) {
-                    const DTypeTraits& traits = dtype_traits(t.dtype);
-                    const uint64_t first = row0 * row_elements, n = n_rows * row_elements;
-                    if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
-                        return make_error(Error::kBadShape, t.info_offset, "diff.window");
-                    }
-                    const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
-                    if (bytes["length"].as<double>() != double(nbytes)) {
-                        return make_error(Error::kTruncated, t.offset, "compare: window bytes");
-                    }
-                    copy_from_js(bytes, &staging_);
-                    if (m.big_endian) WS_TRY(swap_to_little_endian(t.dtype, staging_.data(), staging_.size()));
-                    out->resize(static_cast<size_t>(n));
-                    return dequantize(t.dtype, staging_.data(), n, out->data());
-                }
-
-                bool incomparable(const std::string& why) {
-                    report_.tensors[row_].verdict = Verdict::kIncomparable;
-                    report_.tensors[row_].hint = why;
-                    release();
-                    return false;
-                }
-
-                void release() {
-                    cmp_.reset();
-                    std::vector<uint8_t>().swap(staging_);
-                    std::vector<float>().swap(floats_a_);
-                    std::vector<float>().swap(floats_b_);
-                }
-
-                const ModelInfo& a_;
-                const ModelInfo& b_;
-                HfConfig config_a_, config_b_;
-                ComparePlan plan_;
-                std::vector<const PairPlan*> selected_;
-                CompareReport report_;
-                size_t row_ = 0;
-                std::unique_ptr<PairComparator> cmp_;
-                uint64_t step_ = 1, next_ = 0;
-                std::vector<uint8_t> staging_;
-                std::vector<float> floats_a_, floats_b_;
-            };
-            // ---- compare() (issue 11): end
-            // -------------------------------------------------------------------------------- Starts planned tensor
-            // `index` (in output order).
-            JsStatus begin(double index) {
-                const uint64_t k = to_u64(index);
-                if (!planned_ || k >= plan_.tensors.size())
-                    return to_js(make_error(Error::kInternal, 0, "quantize: tensor"));
-                current_ = &plan_.tensors[k];
-                const TensorInfo& t = inputs_[k];
-                fed_ = 0;
-                written_ = 0;
-                matrix_ = 0;
-                row_ = 0;
-                staging_.clear();
-                out_.clear();
-                if (!current_->quantize) {
-                    // Validated a block at a time (validate_row_data takes whole blocks).
-                    const uint32_t block = dtype_traits(t.dtype).block_bytes;
-                    unit_ = block ? block : 1;
-                    return to_js(ok_status());
-                }
-                const int64_t n_per_row = t.ne[0];
-                if (n_per_row <= 0 || !dtype_bytes_for(t.dtype, static_cast<uint64_t>(n_per_row), &in_row_) ||
-                    !dtype_bytes_for(current_->out.dtype, static_cast<uint64_t>(n_per_row), &out_row_)) {
-                    return to_js(make_error(Error::kBadShape, t.offset, "tensor.ne"));
-                }
-                window_ = std::max<int64_t>(1, std::min<int64_t>(t.ne[1], kQuantizeWindowElements / n_per_row));
-                floats_.resize(static_cast<size_t>(window_ * n_per_row));
-                return to_js(ok_status());
-            }
-
-            // The next bytes of the current tensor's stored data.
-            JsStatus feed(const val& chunk) {
-                if (!current_) return to_js(make_error(Error::kInternal, 0, "quantize: feed"));
-                const TensorInfo& t = inputs_[static_cast<size_t>(current_ - plan_.tensors.data())];
-                const size_t n = chunk["length"].as<size_t>();
-                if (n > t.nbytes - fed_)
-                    return to_js(make_error(Error::kInternal, t.offset, "quantize: too many bytes"));
-                append_from_js(chunk, &staging_);
-                fed_ += n;
-                size_t used = 0;
-                if (!current_->quantize) {
-                    used = staging_.size() / unit_ * unit_;
-                    if (!validate_row_data(t.dtype, staging_.data(), used)) {
-                        return to_js(make_error(Error::kBadShape, t.offset, "tensor.data"));
-                    }
-                } else {
-                    const int64_t rows_per_matrix = t.ne[1];
-                    for (;;) {
-                        const int64_t rows = std::min(window_, rows_per_matrix - row_);
-                        const uint64_t bytes = static_cast<uint64_t>(rows) * in_row_;
-                        if (rows <= 0 || staging_.size() - used < bytes) break;
-                        const Status s = quantize_window(t, staging_.data() + used, rows);
-                        if (!s.ok()) return to_js(s);
-                        used += static_cast<size_t>(bytes);
-                        row_ += rows;
-                        if (row_ == rows_per_matrix) {
-                            row_ = 0;
-                            ++matrix_;
-                        }
-                    }
-                }
-                staging_.erase(staging_.begin(), staging_.begin() + static_cast<std::ptrdiff_t>(used));
-                return to_js(ok_status());
-            }
-
-            // The output the bytes fed so far completed (a new array; the Quantizer keeps none of it).
-            val output() {
-                val bytes = copy_to_js("Uint8Array", out_.data(), out_.size());
-                written_ += out_.size();
-                out_.clear();
-                return bytes;
-            }
-
-            // After the tensor's last byte: checks that all of it came and all of its output went out.
-            JsStatus finish() {
-                if (!current_) return to_js(make_error(Error::kInternal, 0, "quantize: finish"));
-                const TensorInfo& t = inputs_[static_cast<size_t>(current_ - plan_.tensors.data())];
-                const PlannedTensor& p = *current_;
-                current_ = nullptr;
-                if (fed_ < t.nbytes) return to_js(make_error(Error::kTruncated, t.offset + fed_, "tensor.data"));
-                if (!staging_.empty()) return to_js(make_error(Error::kBadShape, t.offset, "tensor.data"));
-                const uint64_t out = p.quantize ? written_ + out_.size() : fed_;
-                if (out != p.out.nbytes) return to_js(make_error(Error::kInternal, t.offset, "quantize: output size"));
-                std::vector<uint8_t>().swap(staging_);
-                return to_js(ok_status());
-            }
-
-        private:
-            Status quantize_window(const TensorInfo& t, const uint8_t* src, int64_t rows) {
-                const int64_t n_per_row = t.ne[0];
-                const uint64_t src_bytes = static_cast<uint64_t>(rows) * in_row_;
-                if (!validate_row_data(t.dtype, src, src_bytes))
-                    return make_error(Error::kBadShape, t.offset, "tensor.data");
-                Status s = dequantize(t.dtype, src, static_cast<uint64_t>(rows * n_per_row), floats_.data());
-                if (!s.ok()) return make_error(s.code, t.offset, s.what);
-                const float* imatrix =
-                    current_->imatrix ? current_->imatrix->values.data() + (matrix_ % t.ne[2]) * n_per_row : nullptr;
-                const size_t at = out_.size();
-                const size_t out_bytes = static_cast<size_t>(static_cast<uint64_t>(rows) * out_row_);
-                out_.resize(at + out_bytes);
-                s = quantize_rows(current_->out.dtype, floats_.data(), rows, n_per_row, imatrix, out_.data() + at);
-                if (!s.ok()) return make_error(s.code, t.offset, s.what);
-                if (!validate_row_data(current_->out.dtype, out_.data() + at, out_bytes)) {
-                    return make_error(Error::kBadShape, t.offset, "quantized.data");
-                }
-                return ok_status();
-            }
-
-            Imatrix imatrix_;
-            std::string imatrix_path_;
-            bool has_imatrix_ = false;
-            QuantPlan plan_;
-            bool planned_ = false;
-            std::vector<TensorInfo> inputs_;  // the input tensor of each planned one (names dropped)
-            std::string failed_tensor_;
-
-            const PlannedTensor* current_ = nullptr;
-            uint64_t fed_ = 0, written_ = 0;
-            uint32_t unit_ = 1;                  // copied tensor: validation granularity
-            uint64_t in_row_ = 0, out_row_ = 0;  // quantized tensor: bytes per row in and out
-            int64_t window_ = 1, matrix_ = 0, row_ = 0;
-            std::vector<uint8_t> staging_;  // input bytes not yet processed (less than a window, plus a piece)
-            std::vector<float> floats_;     // one window
-            std::vector<uint8_t> out_;      // output not yet taken
-        };
-
-        // llama-quantize's file type names (ftype_from_name): the llama_ftype number, or -1.
-        int ftype_from_js(const std::string& name) {
-            Ftype f;
-            return ftype_from_name(name, &f) ? static_cast<int>(f) : -1;
         }
+        return list;
+    }
 
-        // A ggml type name as --output-tensor-type takes it: the dtype id, or -1.
-        int ggml_type_from_js(const std::string& name) {
-            DType t;
-            return ggml_type_from_name(name, &t) ? static_cast<int>(t) : -1;
+    // The report's rows: these plan pairs (indices into pairs()), in this order. Returns false for an index
+    // out of range.
+    bool select(const val& indices) {
+        const size_t n = indices["length"].as<size_t>();
+        report_.tensors.clear();
+        selected_.clear();
+        for (size_t k = 0; k < n; ++k) {
+            const double i = indices[k].as<double>();
+            if (!(i >= 0 && i < double(plan_.pairs.size()))) return false;
+            selected_.push_back(&plan_.pairs[static_cast<size_t>(i)]);
+            report_.tensors.push_back(plan_row(a_, b_, *selected_.back()));
         }
+        return true;
+    }
 
-        // --tensor-type's "NAME=TYPE": {pattern (lowercased as llama-quantize does), type (dtype id)}, or null.
-        val parse_tensor_type_js(const std::string& text) {
+    // Starts row `row` (an index into the selected rows); the checks are the CLI's (run_pair()).
+    val begin(double row) {
+        val r = val::object();
+        r.set("run", false);
+        cmp_.reset();
+        if (!(row >= 0 && row < double(selected_.size()))) return r;
+        row_ = static_cast<size_t>(row);
+        const PairPlan& p = *selected_[row_];
+        if (p.a < 0 || p.b < 0 || !p.problem.empty()) return r;
+        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
+        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
+        std::string problem = decode_problem(a_, ta);
+        if (!problem.empty()) {
+            incomparable("A: " + problem);
+            return r;
+        }
+        problem = decode_problem(b_, tb);
+        if (!problem.empty()) {
+            incomparable("B: " + problem);
+            return r;
+        }
+        if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
+            incomparable("complex values are not compared");
+            return r;
+        }
+        cmp_.reset(new PairComparator(p, ta.dtype, tb.dtype));
+        step_ = window_step(p, cmp_->window_rows(), ta.dtype, tb.dtype);
+        next_ = 0;
+        r.set("run", true);
+        r.set("a", double(p.a));
+        r.set("b", double(p.b));
+        r.set("bytes", double(ta.nbytes) + double(tb.nbytes));
+        return r;
+    }
+
+    // The byte ranges of the next window of the started row (offsets absolute in each tensor's file), or null
+    // when every window was fed (or the row ended).
+    val window() {
+        if (!cmp_ || next_ >= selected_[row_]->rows) return val::null();
+        const PairPlan& p = *selected_[row_];
+        const uint64_t n = std::min(step_, p.rows - next_);
+        val w = val::object();
+        w.set("rows", double(n));
+        w.set("total", double(p.rows));
+        w.set("a", range(a_.tensors[static_cast<size_t>(p.a)], p.a_row0 + next_, n, p.row_elements));
+        w.set("b", range(b_.tensors[static_cast<size_t>(p.b)], p.b_row0 + next_, n, p.row_elements));
+        return w;
+    }
+
+    // Decodes and compares the window window() gave last: bytes_a and bytes_b are exactly its bytes.
+    bool feed(const val& bytes_a, const val& bytes_b) {
+        if (!cmp_ || next_ >= selected_[row_]->rows) return false;
+        const PairPlan& p = *selected_[row_];
+        const uint64_t n = std::min(step_, p.rows - next_);
+        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
+        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
+        Status s = decode(a_, ta, bytes_a, p.a_row0 + next_, n, p.row_elements, &floats_a_);
+        if (!s.ok()) return incomparable(std::string("A: cannot decode the tensor (") + error_name(s.code) + ")");
+        s = decode(b_, tb, bytes_b, p.b_row0 + next_, n, p.row_elements, &floats_b_);
+        if (!s.ok()) return incomparable(std::string("B: cannot decode the tensor (") + error_name(s.code) + ")");
+        s = cmp_->add_window(next_, n, floats_a_.data(), floats_b_.data());
+        if (!s.ok()) return incomparable(std::string("internal error: ") + s.what);
+        next_ += n;
+        if (next_ >= p.rows) {
+            report_.tensors[row_] = cmp_->finish(std::move(report_.tensors[row_]));
+            release();
+        }
+        return true;
+    }
+
+    // side "A" or "B": its bytes could not be read (a truncated file): the row is incomparable, as the CLI
+    // calls a tensor whose data lies outside its file.
+    void fail(const std::string& side) {
+        if (cmp_) incomparable(side + ": the tensor's data lies outside its file (truncated?)");
+    }
+
+    std::string row_json(double row) const {
+        if (!(row >= 0 && row < double(report_.tensors.size()))) return "null";
+        CompareReport one;
+        one.tensors.push_back(report_.tensors[static_cast<size_t>(row)]);
+        return json_dump(compare_report_to_json(one)["tensors"][0], -1);
+    }
+
+    std::string report() const { return json_dump(compare_report_to_json(report_), -1); }
+
+private:
+    static bool read_config(const val& bytes, HfConfig* out) {
+        if (bytes.isNull() || bytes.isUndefined()) return false;
+        std::vector<uint8_t> data;
+        copy_from_js(bytes, &data);
+        Result<HfConfig> config = parse_hf_config(data.data(), data.size());
+        if (!config.ok()) return false;
+        *out = std::move(config).value();
+        return true;
+    }
+
+    // native/tensor_io.cpp's decode_problem().
+    static std::string decode_problem(const ModelInfo& m, const TensorInfo& t) {
+        if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
+        if (m.big_endian && !big_endian_order_defined(t.dtype)) {
+            return "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
+        }
+        return "";
+    }
+
+    // Rows per window: about kCompareWindowElements elements, a multiple of the comparator's unit and of what
+    // keeps both sides' windows on block boundaries (the CLI's window_rows()).
+    static uint64_t window_step(const PairPlan& p, uint64_t unit, DType a, DType b) {
+        uint64_t m = std::max<uint64_t>(unit, 1);
+        for (DType t : {a, b}) {
+            const uint64_t blk = dtype_traits(t).block_elems;
+            const uint64_t q = blk / gcd(blk, std::max<uint64_t>(p.row_elements, 1));
+            m = m / gcd(m, q) * q;
+        }
+        const uint64_t target = std::max<uint64_t>(1, kCompareWindowElements / std::max<uint64_t>(p.row_elements, 1));
+        return std::max<uint64_t>(m, target / m * m);
+    }
+    static uint64_t gcd(uint64_t x, uint64_t y) {
+        while (y) {
+            const uint64_t r = x % y;
+            x = y;
+            y = r;
+        }
+        return x;
+    }
+
+    // {offset, nbytes} of rows [row0, row0 + n) of t (rows of row_elements elements); nbytes 0 when the rows
+    // are not on block boundaries (decode() then says bad_shape, as the CLI).
+    static val range(const TensorInfo& t, uint64_t row0, uint64_t n, uint64_t row_elements) {
+        const DTypeTraits& traits = dtype_traits(t.dtype);
+        const uint64_t first = row0 * row_elements, count = n * row_elements;
+        val r = val::object();
+        const bool aligned = first % traits.block_elems == 0 && count % traits.block_elems == 0;
+        r.set("offset", double(t.offset + (aligned ? first / traits.block_elems * traits.block_bytes : 0)));
+        r.set("nbytes", aligned ? double(count / traits.block_elems * traits.block_bytes) : 0.0);
+        return r;
+    }
+
+    // The CLI's decode_rows(), over the bytes the JavaScript read; big-endian data is swapped first.
+    Status decode(const ModelInfo& m, const TensorInfo& t, const val& bytes, uint64_t row0, uint64_t n_rows,
+                  uint64_t row_elements, std::vector<float>* out) {
+        const DTypeTraits& traits = dtype_traits(t.dtype);
+        const uint64_t first = row0 * row_elements, n = n_rows * row_elements;
+        if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
+            return make_error(Error::kBadShape, t.info_offset, "diff.window");
+        }
+        const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
+        if (bytes["length"].as<double>() != double(nbytes)) {
+            return make_error(Error::kTruncated, t.offset, "compare: window bytes");
+        }
+        copy_from_js(bytes, &staging_);
+        if (m.big_endian) WS_TRY(swap_to_little_endian(t.dtype, staging_.data(), staging_.size()));
+        out->resize(static_cast<size_t>(n));
+        return dequantize(t.dtype, staging_.data(), n, out->data());
+    }
+
+    bool incomparable(const std::string& why) {
+        report_.tensors[row_].verdict = Verdict::kIncomparable;
+        report_.tensors[row_].hint = why;
+        release();
+        return false;
+    }
+
+    void release() {
+        cmp_.reset();
+        std::vector<uint8_t>().swap(staging_);
+        std::vector<float>().swap(floats_a_);
+        std::vector<float>().swap(floats_b_);
+    }
+
+    const ModelInfo& a_;
+    const ModelInfo& b_;
+    HfConfig config_a_, config_b_;
+    ComparePlan plan_;
+    std::vector<const PairPlan*> selected_;
+    CompareReport report_;
+    size_t row_ = 0;
+    std::unique_ptr<PairComparator> cmp_;
+    uint64_t step_ = 1, next_ = 0;
+    std::vector<uint8_t> staging_;
+    std::vector<float> floats_a_, floats_b_;
+};
+// ---- compare() (issue 11): end --------------------------------------------------------------------------------
+// ---- quantize(): llama-quantize's recipes (core/quant_recipe.h) over an open model ----------------------------
+// The JavaScript (wasm/js/quantize.js) plans once, writes header(), then for each planned tensor calls
+// begin(k), feeds the tensor's stored bytes in order (output() after each feed gives what they completed) and
+// calls finish(). A quantized tensor goes a row window at a time, as the CLI's quantize_rows_streaming does:
+// validate the window's input, decode it, quantize_rows(), validate the output. Rows are independent, so the
+// bytes are the CLI's whatever the window size. Memory: one window (whole rows of one matrix, at most
+// kQuantizeWindowElements floats unless one row is longer) as input bytes, float32 and output, plus the
+// bytes of the piece being fed; a copied tensor holds less than one block.
+
+constexpr int64_t kQuantizeWindowElements = int64_t(1) << 22;
+
+// Appends a Uint8Array to `out`.
+void append_from_js(const val& bytes, std::vector<uint8_t>* out) {
+    const size_t n = bytes["length"].as<size_t>();
+    const size_t at = out->size();
+    out->resize(at + n);
+    if (n) val(typed_memory_view(n, out->data() + at)).call<void>("set", bytes);
+}
+
+class Quantizer {
+public:
+    // Parses an importance matrix file (GGUF or legacy .dat) for plan(); `name` is what
+    // quantize.imatrix.file records (the CLI stores the path as typed).
+    JsStatus set_imatrix(const val& bytes, const std::string& name) {
+        std::vector<uint8_t> data;
+        copy_from_js(bytes, &data);
+        Result<Imatrix> r = parse_imatrix(data.data(), data.size());
+        if (!r.ok()) return to_js(r.status());
+        imatrix_ = std::move(r).value();
+        imatrix_path_ = name;
+        has_imatrix_ = true;
+        return to_js(ok_status());
+    }
+
+    // recipe: {ftype, pure, leaveOutputTensor, allowRequantize, outputTensorType, tokenEmbeddingType (dtype ids,
+    // -1: not given), overrides: [{pattern, type}]}; matcher(index, name): whether override `index` matches.
+    // The model must stay open until the last finish().
+    JsStatus plan(const Model& model, const val& recipe, const val& matcher) {
+        const ModelInfo& info = model.info();
+        failed_tensor_.clear();
+        planned_ = false;
+        if (info.big_endian) return to_js(make_error(Error::kUnsupported, 0, "endianness"));
+        RecipeOptions options;
+        options.ftype = static_cast<Ftype>(recipe["ftype"].as<uint32_t>());
+        options.pure = recipe["pure"].as<bool>();
+        options.leave_output_tensor = recipe["leaveOutputTensor"].as<bool>();
+        options.allow_requantize = recipe["allowRequantize"].as<bool>();
+        const int output_type = recipe["outputTensorType"].as<int>();
+        const int embedding_type = recipe["tokenEmbeddingType"].as<int>();
+        if (output_type >= 0) options.output_tensor_type = static_cast<DType>(output_type);
+        if (embedding_type >= 0) options.token_embedding_type = static_cast<DType>(embedding_type);
+        const val overrides = recipe["overrides"];
+        const size_t n_overrides = overrides["length"].as<size_t>();
+        for (size_t i = 0; i < n_overrides; ++i) {
             TensorTypeOverride o;
-            if (!parse_tensor_type_override(text, &o)) return val::null();
-            val r = val::object();
-            r.set("pattern", o.pattern);
-            r.set("type", static_cast<uint32_t>(o.type));
-            return r;
+            o.pattern = overrides[i]["pattern"].as<std::string>();
+            o.type = static_cast<DType>(overrides[i]["type"].as<uint32_t>());
+            options.overrides.push_back(o);
         }
-
-        // quantize_rows() on JavaScript arrays: {status, bytes: Uint8Array}. imatrix: a Float32Array of n_per_row
-        // values, or null.
-        val quantize_rows_js(int dtype, const val& src, double nrows, double n_per_row, const val& imatrix) {
-            const DType t = static_cast<DType>(static_cast<uint32_t>(dtype));
-            val r = val::object();
-            const int64_t rows = static_cast<int64_t>(std::min(to_u64(nrows), uint64_t(INT64_MAX)));
-            const int64_t cols = static_cast<int64_t>(std::min(to_u64(n_per_row), uint64_t(INT64_MAX)));
-            uint64_t nbytes = 0;
-            const size_t n = src["length"].as<size_t>();
-            if (!dtype_bytes_for(t, static_cast<uint64_t>(n), &nbytes) || rows * cols != static_cast<int64_t>(n)) {
-                r.set("status", to_js(make_error(Error::kBadShape, 0, "quantize: shape")));
-                return r;
+        options.matcher = [&matcher](size_t index, const std::string& name) {
+            return matcher(double(index), name).as<bool>();
+        };
+        if (has_imatrix_) {
+            options.imatrix = &imatrix_;
+            options.imatrix_path = imatrix_path_;
+        }
+        Result<QuantPlan> planned = plan_quantization(info, options);
+        if (!planned.ok()) {
+            const Status& s = planned.status();
+            for (const TensorInfo& t : info.tensors) {
+                if (t.info_offset == s.offset && s.offset != 0) failed_tensor_ = t.name;
             }
-            std::vector<float> floats(n), weights;
-            if (n) val(typed_memory_view(n, floats.data())).call<void>("set", src);
-            if (!imatrix.isNull()) {
-                weights.resize(imatrix["length"].as<size_t>());
-                if (static_cast<int64_t>(weights.size()) != cols) {
-                    r.set("status", to_js(make_error(Error::kBadShape, 0, "imatrix.size")));
-                    return r;
+            return to_js(s);
+        }
+        plan_ = std::move(planned).value();
+        inputs_.clear();
+        for (const PlannedTensor& p : plan_.tensors) {
+            const TensorInfo& t = info.tensors[p.input_index];
+            if (p.quantize && !quantize_supported(p.out.dtype)) {
+                failed_tensor_ = t.name;
+                return to_js(make_error(Error::kUnsupported, t.info_offset, "dtype"));
+            }
+            inputs_.push_back(t);
+            inputs_.back().name.clear();  // the JavaScript has the names
+        }
+        planned_ = true;
+        return to_js(ok_status());
+    }
+    // After plan() failed: the tensor its error is about, or "".
+    std::string failed_tensor() const { return failed_tensor_; }
+
+    val header() const { return copy_to_js("Uint8Array", plan_.layout.header.data(), plan_.layout.header.size()); }
+    double file_size() const { return double(plan_.layout.file_size); }
+    double fallbacks() const { return plan_.n_fallback; }
+    val warnings() const {
+        val list = val::array();
+        for (const std::string& w : plan_.warnings) list.call<void>("push", w);
+        return list;
+    }
+    // [{input (index into the model's tensors), quantize, type, inType, wanted, fallback, requantize, imatrix,
+    // nbytes, padding}] in output order.
+    val tensors() const {
+        val list = val::array();
+        for (size_t i = 0; i < plan_.tensors.size(); ++i) {
+            const PlannedTensor& p = plan_.tensors[i];
+            val t = val::object();
+            t.set("input", double(p.input_index));
+            t.set("quantize", p.quantize);
+            t.set("type", std::string(dtype_name(p.out.dtype)));
+            t.set("inType", std::string(dtype_name(p.in_type)));
+            t.set("wanted", std::string(dtype_name(p.wanted)));
+            t.set("fallback", p.fallback);
+            t.set("requantize", p.requantize);
+            t.set("imatrix", p.imatrix != nullptr);
+            t.set("nbytes", double(p.out.nbytes));
+            t.set("padding", double(plan_.layout.tensor_padding[i]));
+            list.call<void>("push", t);
+        }
+        return list;
+    }
+
+    // Starts planned tensor `index` (in output order).
+    JsStatus begin(double index) {
+        const uint64_t k = to_u64(index);
+        if (!planned_ || k >= plan_.tensors.size()) return to_js(make_error(Error::kInternal, 0, "quantize: tensor"));
+        current_ = &plan_.tensors[k];
+        const TensorInfo& t = inputs_[k];
+        fed_ = 0;
+        written_ = 0;
+        matrix_ = 0;
+        row_ = 0;
+        staging_.clear();
+        out_.clear();
+        if (!current_->quantize) {
+            // Validated a block at a time (validate_row_data takes whole blocks).
+            const uint32_t block = dtype_traits(t.dtype).block_bytes;
+            unit_ = block ? block : 1;
+            return to_js(ok_status());
+        }
+        const int64_t n_per_row = t.ne[0];
+        if (n_per_row <= 0 || !dtype_bytes_for(t.dtype, static_cast<uint64_t>(n_per_row), &in_row_) ||
+            !dtype_bytes_for(current_->out.dtype, static_cast<uint64_t>(n_per_row), &out_row_)) {
+            return to_js(make_error(Error::kBadShape, t.offset, "tensor.ne"));
+        }
+        window_ = std::max<int64_t>(1, std::min<int64_t>(t.ne[1], kQuantizeWindowElements / n_per_row));
+        floats_.resize(static_cast<size_t>(window_ * n_per_row));
+        return to_js(ok_status());
+    }
+
+    // The next bytes of the current tensor's stored data.
+    JsStatus feed(const val& chunk) {
+        if (!current_) return to_js(make_error(Error::kInternal, 0, "quantize: feed"));
+        const TensorInfo& t = inputs_[static_cast<size_t>(current_ - plan_.tensors.data())];
+        const size_t n = chunk["length"].as<size_t>();
+        if (n > t.nbytes - fed_) return to_js(make_error(Error::kInternal, t.offset, "quantize: too many bytes"));
+        append_from_js(chunk, &staging_);
+        fed_ += n;
+        size_t used = 0;
+        if (!current_->quantize) {
+            used = staging_.size() / unit_ * unit_;
+            if (!validate_row_data(t.dtype, staging_.data(), used)) {
+                return to_js(make_error(Error::kBadShape, t.offset, "tensor.data"));
+            }
+        } else {
+            const int64_t rows_per_matrix = t.ne[1];
+            for (;;) {
+                const int64_t rows = std::min(window_, rows_per_matrix - row_);
+                const uint64_t bytes = static_cast<uint64_t>(rows) * in_row_;
+                if (rows <= 0 || staging_.size() - used < bytes) break;
+                const Status s = quantize_window(t, staging_.data() + used, rows);
+                if (!s.ok()) return to_js(s);
+                used += static_cast<size_t>(bytes);
+                row_ += rows;
+                if (row_ == rows_per_matrix) {
+                    row_ = 0;
+                    ++matrix_;
                 }
-                if (!weights.empty()) val(typed_memory_view(weights.size(), weights.data())).call<void>("set", imatrix);
             }
-            std::vector<uint8_t> out(static_cast<size_t>(nbytes));
-            const Status s =
-                quantize_rows(t, floats.data(), rows, cols, imatrix.isNull() ? nullptr : weights.data(), out.data());
-            r.set("status", to_js(s));
-            if (s.ok()) r.set("bytes", copy_to_js("Uint8Array", out.data(), out.size()));
+        }
+        staging_.erase(staging_.begin(), staging_.begin() + static_cast<std::ptrdiff_t>(used));
+        return to_js(ok_status());
+    }
+
+    // The output the bytes fed so far completed (a new array; the Quantizer keeps none of it).
+    val output() {
+        val bytes = copy_to_js("Uint8Array", out_.data(), out_.size());
+        written_ += out_.size();
+        out_.clear();
+        return bytes;
+    }
+
+    // After the tensor's last byte: checks that all of it came and all of its output went out.
+    JsStatus finish() {
+        if (!current_) return to_js(make_error(Error::kInternal, 0, "quantize: finish"));
+        const TensorInfo& t = inputs_[static_cast<size_t>(current_ - plan_.tensors.data())];
+        const PlannedTensor& p = *current_;
+        current_ = nullptr;
+        if (fed_ < t.nbytes) return to_js(make_error(Error::kTruncated, t.offset + fed_, "tensor.data"));
+        if (!staging_.empty()) return to_js(make_error(Error::kBadShape, t.offset, "tensor.data"));
+        const uint64_t out = p.quantize ? written_ + out_.size() : fed_;
+        if (out != p.out.nbytes) return to_js(make_error(Error::kInternal, t.offset, "quantize: output size"));
+        std::vector<uint8_t>().swap(staging_);
+        return to_js(ok_status());
+    }
+
+private:
+    Status quantize_window(const TensorInfo& t, const uint8_t* src, int64_t rows) {
+        const int64_t n_per_row = t.ne[0];
+        const uint64_t src_bytes = static_cast<uint64_t>(rows) * in_row_;
+        if (!validate_row_data(t.dtype, src, src_bytes)) return make_error(Error::kBadShape, t.offset, "tensor.data");
+        Status s = dequantize(t.dtype, src, static_cast<uint64_t>(rows * n_per_row), floats_.data());
+        if (!s.ok()) return make_error(s.code, t.offset, s.what);
+        const float* imatrix =
+            current_->imatrix ? current_->imatrix->values.data() + (matrix_ % t.ne[2]) * n_per_row : nullptr;
+        const size_t at = out_.size();
+        const size_t out_bytes = static_cast<size_t>(static_cast<uint64_t>(rows) * out_row_);
+        out_.resize(at + out_bytes);
+        s = quantize_rows(current_->out.dtype, floats_.data(), rows, n_per_row, imatrix, out_.data() + at);
+        if (!s.ok()) return make_error(s.code, t.offset, s.what);
+        if (!validate_row_data(current_->out.dtype, out_.data() + at, out_bytes)) {
+            return make_error(Error::kBadShape, t.offset, "quantized.data");
+        }
+        return ok_status();
+    }
+
+    Imatrix imatrix_;
+    std::string imatrix_path_;
+    bool has_imatrix_ = false;
+    QuantPlan plan_;
+    bool planned_ = false;
+    std::vector<TensorInfo> inputs_;  // the input tensor of each planned one (names dropped)
+    std::string failed_tensor_;
+
+    const PlannedTensor* current_ = nullptr;
+    uint64_t fed_ = 0, written_ = 0;
+    uint32_t unit_ = 1;                  // copied tensor: validation granularity
+    uint64_t in_row_ = 0, out_row_ = 0;  // quantized tensor: bytes per row in and out
+    int64_t window_ = 1, matrix_ = 0, row_ = 0;
+    std::vector<uint8_t> staging_;  // input bytes not yet processed (less than a window, plus a piece)
+    std::vector<float> floats_;     // one window
+    std::vector<uint8_t> out_;      // output not yet taken
+};
+
+// llama-quantize's file type names (ftype_from_name): the llama_ftype number, or -1.
+int ftype_from_js(const std::string& name) {
+    Ftype f;
+    return ftype_from_name(name, &f) ? static_cast<int>(f) : -1;
+}
+
+// A ggml type name as --output-tensor-type takes it: the dtype id, or -1.
+int ggml_type_from_js(const std::string& name) {
+    DType t;
+    return ggml_type_from_name(name, &t) ? static_cast<int>(t) : -1;
+}
+
+// --tensor-type's "NAME=TYPE": {pattern (lowercased as llama-quantize does), type (dtype id)}, or null.
+val parse_tensor_type_js(const std::string& text) {
+    TensorTypeOverride o;
+    if (!parse_tensor_type_override(text, &o)) return val::null();
+    val r = val::object();
+    r.set("pattern", o.pattern);
+    r.set("type", static_cast<uint32_t>(o.type));
+    return r;
+}
+
+// quantize_rows() on JavaScript arrays: {status, bytes: Uint8Array}. imatrix: a Float32Array of n_per_row
+// values, or null.
+val quantize_rows_js(int dtype, const val& src, double nrows, double n_per_row, const val& imatrix) {
+    const DType t = static_cast<DType>(static_cast<uint32_t>(dtype));
+    val r = val::object();
+    const int64_t rows = static_cast<int64_t>(std::min(to_u64(nrows), uint64_t(INT64_MAX)));
+    const int64_t cols = static_cast<int64_t>(std::min(to_u64(n_per_row), uint64_t(INT64_MAX)));
+    uint64_t nbytes = 0;
+    const size_t n = src["length"].as<size_t>();
+    if (!dtype_bytes_for(t, static_cast<uint64_t>(n), &nbytes) || rows * cols != static_cast<int64_t>(n)) {
+        r.set("status", to_js(make_error(Error::kBadShape, 0, "quantize: shape")));
+        return r;
+    }
+    std::vector<float> floats(n), weights;
+    if (n) val(typed_memory_view(n, floats.data())).call<void>("set", src);
+    if (!imatrix.isNull()) {
+        weights.resize(imatrix["length"].as<size_t>());
+        if (static_cast<int64_t>(weights.size()) != cols) {
+            r.set("status", to_js(make_error(Error::kBadShape, 0, "imatrix.size")));
             return r;
         }
-        // ---- end of quantize()
-        // ------------------------------------------------------------------------------------------
+        if (!weights.empty()) val(typed_memory_view(weights.size(), weights.data())).call<void>("set", imatrix);
+    }
+    std::vector<uint8_t> out(static_cast<size_t>(nbytes));
+    const Status s =
+        quantize_rows(t, floats.data(), rows, cols, imatrix.isNull() ? nullptr : weights.data(), out.data());
+    r.set("status", to_js(s));
+    if (s.ok()) r.set("bytes", copy_to_js("Uint8Array", out.data(), out.size()));
+    return r;
+}
+// ---- end of quantize() ------------------------------------------------------------------------------------------
 
-        const char* kind_name(DTypeKind k) {
-            switch (k) {
-                case DTypeKind::kRemoved:
-                    return "removed";
-                case DTypeKind::kFloat:
-                    return "float";
-                case DTypeKind::kInteger:
-                    return "integer";
-                case DTypeKind::kQuantized:
-                    return "quantized";
-                case DTypeKind::kUnknown:
-                    break;
-            }
-            return "unknown";
-        }
+const char* kind_name(DTypeKind k) {
+    switch (k) {
+        case DTypeKind::kRemoved:
+            return "removed";
+        case DTypeKind::kFloat:
+            return "float";
+        case DTypeKind::kInteger:
+            return "integer";
+        case DTypeKind::kQuantized:
+            return "quantized";
+        case DTypeKind::kUnknown:
+            break;
+    }
+    return "unknown";
+}
 
-        val dtype_record(DType t) {
-            const DTypeTraits& traits = dtype_traits(t);
-            val r = val::object();
-            r.set("id", static_cast<uint32_t>(t));
-            r.set("name", std::string(traits.name ? traits.name : ""));
-            r.set("kind", std::string(kind_name(traits.kind)));
-            r.set("blockElements", traits.block_elems);
-            r.set("blockBytes", traits.block_bytes);
-            r.set("floatsPerElement", dequant_floats_per_element(t));
-            r.set("decodable", dtype_decodable(t));
-            return r;
-        }
+val dtype_record(DType t) {
+    const DTypeTraits& traits = dtype_traits(t);
+    val r = val::object();
+    r.set("id", static_cast<uint32_t>(t));
+    r.set("name", std::string(traits.name ? traits.name : ""));
+    r.set("kind", std::string(kind_name(traits.kind)));
+    r.set("blockElements", traits.block_elems);
+    r.set("blockBytes", traits.block_bytes);
+    r.set("floatsPerElement", dequant_floats_per_element(t));
+    r.set("decodable", dtype_decodable(t));
+    return r;
+}
 
-        // Every dtype this build knows: the ggml ids, then the safetensors-only ones.
-        val dtypes() {
-            val list = val::array();
-            for (uint32_t id = 0; id < static_cast<uint32_t>(DType::kGgmlCount); ++id) {
-                list.call<void>("push", dtype_record(static_cast<DType>(id)));
-            }
-            for (uint32_t id = static_cast<uint32_t>(DType::BOOL); id < static_cast<uint32_t>(DType::kEnd); ++id) {
-                list.call<void>("push", dtype_record(static_cast<DType>(id)));
-            }
-            return list;
-        }
+// Every dtype this build knows: the ggml ids, then the safetensors-only ones.
+val dtypes() {
+    val list = val::array();
+    for (uint32_t id = 0; id < static_cast<uint32_t>(DType::kGgmlCount); ++id) {
+        list.call<void>("push", dtype_record(static_cast<DType>(id)));
+    }
+    for (uint32_t id = static_cast<uint32_t>(DType::BOOL); id < static_cast<uint32_t>(DType::kEnd); ++id) {
+        list.call<void>("push", dtype_record(static_cast<DType>(id)));
+    }
+    return list;
+}
 
-        // The name of every error code, in the order of their numbers: the one list the package's and the page's
-        // codes are checked against (tests/js/errors.test.mjs).
-        val error_names() {
-            val list = val::array();
-            for (int code = 0; code < static_cast<int>(Error::kEnd); ++code)
-                list.call<void>("push", std::string(error_name(static_cast<Error>(code))));
-            return list;
-        }
+// The name of every error code, in the order of their numbers: the one list the package's and the page's
+// codes are checked against (tests/js/errors.test.mjs).
+val error_names() {
+    val list = val::array();
+    for (int code = 0; code < static_cast<int>(Error::kEnd); ++code)
+        list.call<void>("push", std::string(error_name(static_cast<Error>(code))));
+    return list;
+}
 
-    }  // namespace
+}  // namespace
 }  // namespace ws
 
 EMSCRIPTEN_BINDINGS(weightstream) {
