@@ -6,7 +6,8 @@
 // does not grow with tensor or model size. Per worker: the two decoded windows (whole outer rows, about
 // kWindowElements floats per side, at least one row and for a Q/K permutation at least one head of rows), the
 // comparator's transformed and re-encoded copies of one window, and for 2-D pairs four doubles per row element
-// (the transposition hint): about 20 MiB per worker for ordinary tensors (38 MiB of anonymous memory measured
+// (the transposition hint), and for a big-endian GGUF one window of its stored bytes (swapped in a copy):
+// about 20 MiB per worker for ordinary tensors (38 MiB of anonymous memory measured
 // with 2 threads on a 2 GiB F16 against a 1.1 GiB Q8_0 model). The mapped files' pages come on top, as for every
 // command. A pair's numbers do not depend on --threads (core/compare.h fixes the summation order).
 #include <unistd.h>
@@ -64,15 +65,24 @@ bool read_config(const std::string& model_path, HfConfig* out) {
     return true;
 }
 
-// Decodes rows [row0, row0 + n_rows) of a tensor whose outer rows have row_elements elements.
+// Decodes rows [row0, row0 + n_rows) of a tensor whose outer rows have row_elements elements. big_endian: data
+// is a big-endian GGUF's; the window's bytes are swapped in *scratch (the mapping is read-only) before decoding,
+// as for_each_decoded() does for the other commands (decode_problem() has refused types with no defined order).
 Status decode_rows(const TensorInfo& t, const uint8_t* data, uint64_t row0, uint64_t n_rows, uint64_t row_elements,
-                   float* out) {
+                   bool big_endian, std::vector<uint8_t>* scratch, float* out) {
     const DTypeTraits& traits = dtype_traits(t.dtype);
     const uint64_t first = row0 * row_elements, n = n_rows * row_elements;
     if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
         return make_error(Error::kBadShape, t.info_offset, "diff.window");
     }
-    return dequantize(t.dtype, data + first / traits.block_elems * traits.block_bytes, n, out);
+    const uint8_t* from = data + first / traits.block_elems * traits.block_bytes;
+    if (big_endian) {
+        const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
+        scratch->assign(from, from + nbytes);
+        WS_TRY(swap_to_little_endian(t.dtype, scratch->data(), nbytes));
+        from = scratch->data();
+    }
+    return dequantize(t.dtype, from, n, out);
 }
 
 // Rows per window: about kWindowElements elements, a multiple of the comparator's unit and of what keeps
@@ -121,12 +131,13 @@ CompareRow run_pair(const LoadedModel& ma, const LoadedModel& mb, const PairPlan
     const uint64_t step = window_rows(p, cmp.window_rows(), ta.dtype, tb.dtype);
     const uint64_t window = std::min(step, p.rows) * p.row_elements;
     std::vector<float> wa(static_cast<size_t>(window)), wb(static_cast<size_t>(window));
+    std::vector<uint8_t> swapped;  // a big-endian side's window of stored bytes
     uint64_t reported = 0;
     for (uint64_t r = 0; r < p.rows; r += step) {
         const uint64_t n = std::min(step, p.rows - r);
-        Status s = decode_rows(ta, da, p.a_row0 + r, n, p.row_elements, wa.data());
+        Status s = decode_rows(ta, da, p.a_row0 + r, n, p.row_elements, ma.info.big_endian, &swapped, wa.data());
         if (!s.ok()) return incomparable(std::string("A: cannot decode the tensor (") + error_name(s.code) + ")");
-        s = decode_rows(tb, db, p.b_row0 + r, n, p.row_elements, wb.data());
+        s = decode_rows(tb, db, p.b_row0 + r, n, p.row_elements, mb.info.big_endian, &swapped, wb.data());
         if (!s.ok()) return incomparable(std::string("B: cannot decode the tensor (") + error_name(s.code) + ")");
         s = cmp.add_window(r, n, wa.data(), wb.data());
         if (!s.ok()) return incomparable(std::string("internal error: ") + s.what);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // `weightstream diff` through the real binary: the --json shape, exit statuses, --tensors, --max-nmse,
-// --threads, sharded checkpoints with config.json, and hostile pairs.
+// --threads, sharded checkpoints with config.json, big-endian GGUFs, and hostile pairs.
 #include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "support/compare_fixtures.h"
+#include "support/gguf_builder.h"
 #include "support/run_cli.h"
 
 using nlohmann::json;
@@ -111,6 +112,74 @@ TEST_CASE("diff human output, --tensors and --max-nmse") {
     CHECK(run_cli("diff " + quote(fx.st) + " " + quote(fx.broken) + " --max-nmse 1e-3 --json").status == 4);
     // The gate looks only at the selected pairs.
     CHECK(run_cli("diff " + quote(fx.st) + " " + quote(fx.broken) + " --max-nmse 1e-3 --tensors ffn").status == 0);
+}
+
+TEST_CASE("diff of a big-endian GGUF and its little-endian twin: every pair identical") {
+    // A llama conversion whose matrices take, in turn, every type with a defined big-endian layout but the
+    // integer ones and MXFP4 (no float32 quantizer), written by the test builder little-endian and big-endian
+    // (tensor data swapped as gguf-py swaps it, independently of the core's swap table). n_embd 256: whole
+    // K-quant blocks per row.
+    TempDir dir;
+    Family family;
+    family.name = "llama";
+    family.n_embd = 256;
+    family.n_ff = 512;
+    const std::vector<HfTensor> hf = make_checkpoint(family);
+    const std::string st = dir.file("hf/model.safetensors");
+    REQUIRE(system(("mkdir -p " + quote(dir.file("hf"))).c_str()) == 0);
+    write_file(st, write_safetensors(hf));
+    const std::vector<ws::DType> types = {ws::DType::F32,  ws::DType::F16,  ws::DType::BF16, ws::DType::Q4_0,
+                                          ws::DType::Q8_0, ws::DType::Q4_K, ws::DType::Q6_K};
+    std::vector<GgufTensor> ts = convert(family, hf, Mistake::kNone);
+    GgufSpec le_spec, be_spec;
+    be_spec.big_endian = true;
+    for (GgufSpec* spec : {&le_spec, &be_spec}) {
+        spec->kvs = {{"general.architecture", val_str("llama")},
+                     {"llama.attention.head_count", val_u32(static_cast<uint32_t>(family.n_head))},
+                     {"llama.attention.head_count_kv", val_u32(static_cast<uint32_t>(family.n_head_kv))}};
+    }
+    size_t next_type = 0;
+    for (GgufTensor& t : ts) {
+        if (t.shape.size() == 2) t.dtype = types[next_type++ % types.size()];
+        const uint32_t id = static_cast<uint32_t>(t.dtype);
+        TensorSpec spec{t.name, id, std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()), encode(t.dtype, t.values)};
+        le_spec.tensors.push_back(spec);
+        REQUIRE(to_big_endian_data(id, &spec.data));
+        be_spec.tensors.push_back(spec);
+    }
+    REQUIRE(next_type >= types.size());  // every type is in the file
+    const std::string le = dir.file("le.gguf"), be = dir.file("be.gguf");
+    write_file(le, build_gguf(le_spec).bytes);
+    write_file(be, build_gguf(be_spec).bytes);
+    REQUIRE(build_gguf(le_spec).bytes != build_gguf(be_spec).bytes);
+
+    for (const auto& ab : {std::make_pair(le, be), std::make_pair(be, le)}) {
+        const CliResult r = run_cli("diff " + quote(ab.first) + " " + quote(ab.second) + " --json");
+        REQUIRE(r.status == 0);
+        const json j = json::parse(r.out);
+        CHECK(j["mapping"] == "names");
+        CHECK(j["metadata"] ==
+              json({{"only_a", json::array()}, {"only_b", json::array()}, {"changed", json::array()}}));
+        CHECK(j["summary"] ==
+              json({{"identical", ts.size()}, {"different", 0}, {"only_a", 0}, {"only_b", 0}, {"incomparable", 0}}));
+        REQUIRE(j["tensors"].size() == ts.size());
+        for (const json& t : j["tensors"]) {
+            INFO(t.dump());
+            CHECK(t["verdict"] == "identical");
+            CHECK(t["dtype_a"] == t["dtype_b"]);
+            CHECK(t["metrics"]["n_diff"] == 0);
+            CHECK(t["metrics"]["max_abs"] == 0.0);
+            CHECK(t["hint"].is_null());
+        }
+    }
+    // Against the HF source (with the Q/K permutation undone), the big-endian file reads as its twin does.
+    json from_le = json::parse(run_cli("diff " + quote(st) + " " + quote(le) + " --json").out);
+    json from_be = json::parse(run_cli("diff " + quote(st) + " " + quote(be) + " --json").out);
+    CHECK(from_be["b"]["path"] == be);
+    from_be["b"]["path"] = le;
+    CHECK(from_be == from_le);
+    CHECK(from_le["mapping"] == "hf-to-gguf:llama");
+    CHECK(from_le["summary"]["different"].get<int>() > 0);  // the quantized matrices
 }
 
 TEST_CASE("diff usage and I/O errors") {

@@ -4,13 +4,16 @@
 // Web Worker, and describes each exactly as the native CLI's `info --json` does, every tensor's float32 and
 // stored bytes hashing to `hash --json`. Also in the browser: weightstream/worker (decoding in its own worker,
 // arrays transferred), {as: "f16"} as the runtime's Float16Array (Node has none), split and sharded models from
-// URLs and Files, and cross-origin servers with and without CORS.
+// URLs and Files, cross-origin servers with and without CORS, and compare() of two models from URLs (in the
+// page and in weightstream/worker's worker) equal to the CLI's `diff --json`.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
+import { hfSafetensors, llamaCheckpoint, llamaGguf } from "./compare-fixtures.mjs";
 import { chromiumMissing, cliHashes, cliInfo, cliPath, corpus, launchChromium, requireSetup } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 import { writeShards, writeSplitGguf } from "./split-fixtures.mjs";
@@ -322,6 +325,89 @@ describe("Chromium", () => {
                     new File([await (await fetch(u)).blob()], u.slice(u.lastIndexOf("/") + 1))))`;
                 checkDescription(await inPage(null, { make }), reference, "Files");
             }
+        });
+    });
+
+    describe("compare() equals diff --json", () => {
+        // The fixtures of compare.test.mjs: a Hugging Face llama checkpoint (config.json beside it), its F32
+        // GGUF, that converted to Q8_0 and Q4_K, and a conversion without the Q/K permutation.
+        const files = {};
+        before(() => {
+            const checkpoint = llamaCheckpoint();
+            const dir = mkdtempSync(path.join(work, "compare-"));
+            mkdirSync(path.join(dir, "hf"));
+            files.hf = path.join(dir, "hf", "model.safetensors");
+            writeFileSync(files.hf, hfSafetensors(checkpoint));
+            writeFileSync(path.join(dir, "hf", "config.json"), JSON.stringify(checkpoint.config));
+            files.f32 = path.join(dir, "tiny-f32.gguf");
+            writeFileSync(files.f32, llamaGguf(checkpoint));
+            files.noPermute = path.join(dir, "tiny-no-permute.gguf");
+            writeFileSync(files.noPermute, llamaGguf(checkpoint, { mistake: "no_permute" }));
+            for (const dtype of ["q8_0", "q4_k"]) {
+                files[dtype] = path.join(dir, `tiny-${dtype}.gguf`);
+                const r = spawnSync(cliPath, ["convert", files.f32, files[dtype], "--dtype", dtype], {
+                    encoding: "utf8",
+                });
+                assert.equal(r.status, 0, r.stderr);
+            }
+            mkdirSync(path.join(server.generatedDir, "hf"));
+            for (const name of ["model.safetensors", "config.json"]) {
+                writeFileSync(path.join(server.generatedDir, "hf", name), readFileSync(path.join(dir, "hf", name)));
+            }
+            for (const key of ["f32", "noPermute", "q8_0", "q4_k"]) {
+                writeFileSync(path.join(server.generatedDir, path.basename(files[key])), readFileSync(files[key]));
+            }
+        });
+        const urlOf = (file) =>
+            `${server.rangeBase}/generated/${file === files.hf ? "hf/model.safetensors" : path.basename(file)}`;
+
+        // The CLI's report with the paths the package gives URLs (the URL itself).
+        function cliDiff(a, b) {
+            const r = spawnSync(cliPath, ["diff", a, b, "--json"], { encoding: "utf8", maxBuffer: 1 << 28 });
+            assert.equal(r.status, 0, `weightstream diff ${a} ${b}: ${r.stderr}`);
+            const report = JSON.parse(r.stdout);
+            return { ...report, a: { ...report.a, path: urlOf(a) }, b: { ...report.b, path: urlOf(b) } };
+        }
+
+        // compare() in the page ("open": /pkg/index.js) or in weightstream/worker's worker ("openInWorker").
+        function compareInPage(a, b, where = "open") {
+            return page.evaluate(
+                async ({ a, b, where }) => {
+                    const rows = [];
+                    const onTensor = (row) => rows.push(row);
+                    const report =
+                        where === "open"
+                            ? await (await import("/pkg/index.js")).compare(a, b, { onTensor })
+                            : await (await import("/pkg/worker.js")).compareInWorker(a, b, { onTensor });
+                    return { report, rows };
+                },
+                { a: urlOf(a), b: urlOf(b), where },
+            );
+        }
+
+        test("HF checkpoint (config.json fetched beside it) against its Q8_0 GGUF, in the page and a worker", async () => {
+            const expected = cliDiff(files.hf, files.q8_0);
+            assert.equal(expected.mapping, "hf-to-gguf:llama");
+            assert.equal(expected.summary.different, expected.tensors.length); // norms are 256 values: Q8_0 too
+            for (const where of ["open", "openInWorker"]) {
+                const got = await compareInPage(files.hf, files.q8_0, where);
+                assert.deepEqual(got.report, expected, where);
+                assert.deepEqual(got.rows, expected.tensors, `${where}: onTensor rows`);
+            }
+        });
+
+        test("GGUF F32 against GGUF Q4_K: by names, every pair different", async () => {
+            const expected = cliDiff(files.f32, files.q4_k);
+            assert.equal(expected.mapping, "names");
+            assert.equal(expected.summary.different, expected.tensors.length);
+            assert.deepEqual((await compareInPage(files.f32, files.q4_k)).report, expected);
+        });
+
+        test("a conversion without the Q/K permutation: the same hint", async () => {
+            const expected = cliDiff(files.hf, files.noPermute);
+            const q = expected.tensors.find((t) => t.b === "blk.0.attn_q.weight");
+            assert.match(q.hint, /without the Q\/K permutation/);
+            assert.deepEqual((await compareInPage(files.hf, files.noPermute)).report, expected);
         });
     });
 
