@@ -14,6 +14,30 @@ const NEED_MORE_DATA = 1;
 export const HEADER_READ_AHEAD = 64 * 1024;
 // Values decoded per call into wasm: bounds the module's memory whatever the chunk or tensor size.
 const MAX_VALUES_PER_FEED = 1 << 20;
+// Decoders that keep their buffers (one piece's bytes and values: up to ~5 MB) from one chunk to the next; the
+// others trim them after each chunk. Reads awaiting their next chunk at once (hundreds, under Promise.all)
+// would otherwise each hold a piece's worth of wasm memory, which never shrinks: 600 of them reached the
+// 2 GB limit. Feeding is synchronous, so at most one trimmed decoder holds buffers at any time.
+const WARM_DECODERS = 4;
+let warmDecoders = 0;
+
+/** Claims a warm slot for one read's decoder: {keep(), release()}; keep() is true while it holds one. */
+function warmth() {
+    let held = false;
+    return {
+        keep() {
+            if (!held && warmDecoders < WARM_DECODERS) {
+                held = true;
+                ++warmDecoders;
+            }
+            return held;
+        },
+        release() {
+            if (held) --warmDecoders;
+            held = false;
+        },
+    };
+}
 
 function* pieces(chunk, max) {
     if (chunk.length <= max) {
@@ -194,6 +218,7 @@ export class Model {
         const { offset, nbytes, elements } = this.#window(i, rows);
         const dtype = this.#decodable(tensor);
         const decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
+        const warm = warmth();
         let result;
         try {
             let status = decoder.status();
@@ -205,6 +230,7 @@ export class Model {
                     status = decoder.feed(piece);
                     if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
                 }
+                if (!warm.keep()) decoder.trim();
                 loaded += chunk.length;
                 onProgress?.({ loaded, total: Number(nbytes) });
             }
@@ -213,6 +239,7 @@ export class Model {
         } catch (e) {
             throw wasmFailure(e);
         } finally {
+            warm.release();
             try {
                 decoder.delete();
             } catch {
@@ -336,6 +363,7 @@ export class Model {
         const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
         const feedBytes = this.#feedBytes(dtype);
         const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16", this.info.endian === "big");
+        const warm = warmth();
         try {
             let status = decoder.status();
             if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
@@ -348,6 +376,7 @@ export class Model {
                     if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
                     written += decoder.written();
                 }
+                if (!warm.keep()) decoder.trim();
                 loaded += chunk.length;
                 report(loaded);
             }
@@ -356,6 +385,7 @@ export class Model {
         } catch (e) {
             throw wasmFailure(e);
         } finally {
+            warm.release();
             try {
                 decoder.delete();
             } catch {
