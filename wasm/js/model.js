@@ -4,6 +4,7 @@
 // values straight into an array JavaScript owns.
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { readInfo } from "./info.js";
+import { Slots } from "./sources.js";
 import { dtypesOf, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -20,6 +21,9 @@ const MAX_VALUES_PER_FEED = 1 << 20;
 // 2 GB limit. Feeding is synchronous, so at most one trimmed decoder holds buffers at any time.
 const WARM_DECODERS = 4;
 let warmDecoders = 0;
+// stats() calls under way at once; the others wait their turn. A StatsDecoder's own state (a run of floats
+// and the histogram's grid: 384 KiB) lives until its tensor ends, so only a queue bounds it.
+const statsSlots = new Slots(8);
 
 /** Claims a warm slot for one read's decoder: {keep(), release()}; keep() is true while it holds one. */
 function warmth() {
@@ -217,7 +221,16 @@ export class Model {
         const tensor = this.tensors[i];
         const { offset, nbytes, elements } = this.#window(i, rows);
         const dtype = this.#decodable(tensor);
-        const decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
+        const release = await statsSlots.acquire();
+        let decoder;
+        try {
+            throwIfAborted(signal);
+            this.#checkOpen();
+            decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
+        } catch (e) {
+            release();
+            throw e;
+        }
         const warm = warmth();
         let result;
         try {
@@ -240,6 +253,7 @@ export class Model {
             throw wasmFailure(e);
         } finally {
             warm.release();
+            release();
             try {
                 decoder.delete();
             } catch {
