@@ -377,25 +377,23 @@ function stalled(name, ms, offset) {
 }
 
 /**
- * One HTTP request's own AbortSignal. It aborts when the model closes or the read's signal aborts (listeners
- * that dispose() removes again: those signals live long, and fetch keeps a listener on whatever signal it is
- * given until the request is collected) or when the request stalls: no response, or fewer than STALL_BYTES
- * arriving, for `stallTimeout` ms of waiting on the network (pause() stops the clock while the reader holds
- * a chunk it has not handed on yet).
+ * One HTTP request's own AbortSignal, for fetch, which keeps a listener on the signal it is given until the
+ * request is collected: given a long-lived one, those would pile up. It aborts when `live` (the source's set
+ * of requests under way, which close() aborts) is closed, when the read's signal aborts (a listener that
+ * dispose() removes again: a caller may pass one signal to many reads), or when the request stalls: no
+ * response, or fewer than STALL_BYTES arriving, for `stallTimeout` ms of waiting on the network (pause() stops
+ * the clock while the reader holds a chunk it has not handed on yet).
  */
 class Attempt {
-    constructor(parents, stallTimeout, stallError) {
+    constructor(live, signal, stallTimeout, stallError) {
         this.controller = new AbortController();
         this.signal = this.controller.signal;
-        this.parents = parents.filter(Boolean);
-        this.onAbort = (event) => this.controller.abort(event.target.reason);
-        for (const parent of this.parents) {
-            if (parent.aborted) {
-                this.controller.abort(parent.reason);
-                break;
-            }
-            parent.addEventListener("abort", this.onAbort, { once: true });
-        }
+        this.live = live;
+        this.parent = signal;
+        this.onAbort = () => this.controller.abort(signal.reason);
+        if (signal?.aborted) this.controller.abort(signal.reason);
+        else signal?.addEventListener("abort", this.onAbort, { once: true });
+        live.add(this);
         this.stallTimeout = stallTimeout;
         this.stallError = stallError;
         this.stall = null; // the error, once stalled
@@ -441,7 +439,8 @@ class Attempt {
 
     dispose() {
         this.pause();
-        for (const parent of this.parents) parent.removeEventListener("abort", this.onAbort);
+        this.parent?.removeEventListener("abort", this.onAbort);
+        this.live.delete(this);
     }
 }
 
@@ -528,6 +527,14 @@ export class HttpSource {
         this.pinned = null; // {etag, lastModified, total} of the first response
         this.sequential = null;
         this.closing = new AbortController();
+        this.attempts = new Set(); // requests under way (Attempt)
+    }
+
+    #attempt(signal, offset) {
+        if (this.closing.signal.aborted) throw this.closing.signal.reason;
+        return new Attempt(this.attempts, signal, this.stallTimeout, () =>
+            stalled(this.url, this.stallTimeout, offset()),
+        );
     }
 
     // Learnt from Content-Range; a sequential fallback learns it at the end of its stream.
@@ -584,14 +591,10 @@ export class HttpSource {
             throw this.#changed(offset, `${pin.total} bytes, now ${total}`);
     }
 
-    #stalled(offset) {
-        return stalled(this.url, this.stallTimeout, offset);
-    }
-
     // A plain GET of the whole file, for a server without Range support: its body (checked against the pin).
     async #openWhole(signal) {
         for (let failures = 0; ;) {
-            const attempt = new Attempt([this.closing.signal, signal], this.stallTimeout, () => this.#stalled(0));
+            const attempt = this.#attempt(signal, () => 0);
             let response;
             let wait = 0;
             try {
@@ -657,7 +660,13 @@ export class HttpSource {
         while (pos < end) {
             throwIfAborted(signal);
             const release = await this.slots.acquire();
-            const attempt = new Attempt([this.closing.signal, signal], this.stallTimeout, () => this.#stalled(pos));
+            let attempt;
+            try {
+                attempt = this.#attempt(signal, () => pos);
+            } catch (e) {
+                release();
+                throw e;
+            }
             // A failure worth a retry (resumed at pos), and the least wait before it.
             let broken = null;
             let wait = 0;
@@ -783,6 +792,7 @@ export class HttpSource {
 
     close() {
         this.closing.abort(closedError());
+        for (const attempt of this.attempts) attempt.controller.abort(this.closing.signal.reason);
         return this.sequential?.close();
     }
 }
