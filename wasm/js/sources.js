@@ -404,15 +404,14 @@ class Attempt {
         this.resume();
     }
 
-    /** `n` bytes arrived: every STALL_BYTES of them reset the clock (and the call returns true). */
+    /** `n` bytes arrived: every STALL_BYTES of them reset the clock. */
     progress(n) {
         this.bytes += n;
-        if (this.bytes < STALL_BYTES) return false;
+        if (this.bytes < STALL_BYTES) return;
         this.bytes = 0;
         this.pause();
         this.remaining = this.stallTimeout;
         this.resume();
-        return true;
     }
 
     pause() {
@@ -573,8 +572,9 @@ export class HttpSource {
         );
     }
 
-    // Pins the file on its first response, and checks every later one against the pin: same ETag, same
-    // Last-Modified, same size (`total`: from Content-Range or Content-Length; undefined when not told).
+    // Pins the file on its first response, and checks every later one against the pin: same ETag (else, when
+    // either response has none, same Last-Modified), same size (`total`: from Content-Range or Content-Length;
+    // undefined when not told). Last-Modified yields to an ETag: mirrors of one file may disagree on dates.
     #checkPinned(response, total, offset) {
         const etag = response.headers.get("etag");
         const lastModified = response.headers.get("last-modified");
@@ -583,9 +583,10 @@ export class HttpSource {
             this.pinned = { etag, lastModified, total };
             return;
         }
-        if (pin.etag !== null && etag !== null && opaqueTag(etag) !== opaqueTag(pin.etag))
+        const tagged = pin.etag !== null && etag !== null;
+        if (tagged && opaqueTag(etag) !== opaqueTag(pin.etag))
             throw this.#changed(offset, `ETag ${pin.etag}, now ${etag}`);
-        if (pin.lastModified !== null && lastModified !== null && lastModified !== pin.lastModified)
+        if (!tagged && pin.lastModified !== null && lastModified !== null && lastModified !== pin.lastModified)
             throw this.#changed(offset, `Last-Modified ${pin.lastModified}, now ${lastModified}`);
         if (pin.total !== undefined && total !== undefined && total !== pin.total)
             throw this.#changed(offset, `${pin.total} bytes, now ${total}`);
@@ -617,7 +618,8 @@ export class HttpSource {
                         return response.body;
                     }
                     response.body?.cancel().catch(() => {});
-                    if (response.status === 412) throw this.#changed(0, "the server's If-Match failed");
+                    if (response.status === 412)
+                        throw this.#changed(0, "a precondition (If-Match, If-Unmodified-Since) failed: 412");
                     if (!isRetryableStatus(response.status) || ++failures > this.retries)
                         throw this.#httpError(response, 0);
                     wait = retryAfterMs(response);
@@ -667,9 +669,10 @@ export class HttpSource {
                 release();
                 throw e;
             }
-            // A failure worth a retry (resumed at pos), and the least wait before it.
+            // A failure worth a retry (resumed at pos), the least wait before it, and the bytes that came.
             let broken = null;
             let wait = 0;
+            let got = 0;
             try {
                 let response;
                 try {
@@ -756,8 +759,8 @@ export class HttpSource {
                                 if (chunk.length > end - pos) chunk = chunk.subarray(0, end - pos);
                                 if (chunk.length === 0) continue;
                                 pos += chunk.length;
-                                // Progress (not a trickle): a resumed transfer gets its retries back.
-                                if (attempt.progress(chunk.length)) failures = 0;
+                                got += chunk.length;
+                                attempt.progress(chunk.length);
                                 attempt.pause();
                                 yield chunk;
                                 attempt.resume();
@@ -781,6 +784,8 @@ export class HttpSource {
                 return;
             }
             if (broken) {
+                // Progress (for a stalled request, more than a trickle): a resumed transfer gets its retries back.
+                if (got >= (attempt.stall ? STALL_BYTES : 1)) failures = 0;
                 if (isAbort(broken, signal)) throw broken;
                 if (this.closing.signal.aborted) throw this.closing.signal.reason;
                 if (++failures > this.retries)
