@@ -458,6 +458,12 @@ public:
         return to_js(s);
     }
 
+    // Drops the buffers (one chunk's bytes and values) without ending the stream, as Decoder::trim.
+    void trim() {
+        std::vector<uint8_t>().swap(staging_);
+        std::vector<float>().swap(floats_);
+    }
+
     // After every byte was fed: {status, count, finite, min, max, mean, std, nan, posInf, negInf, zeros,
     // histogram: Float64Array, edges: Float64Array}; NaN statistics when no value is finite.
     val finish(double bins) const {
@@ -1141,7 +1147,8 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<int, double, bool>()
         .function("status", &StatsDecoder::status)
         .function("feed", &StatsDecoder::feed)
-        .function("finish", &StatsDecoder::finish);
+        .function("finish", &StatsDecoder::finish)
+        .function("trim", &StatsDecoder::trim);
 
     // ---- compare() (issue 11): begin ----
     class_<ws::Comparison>("Comparison")

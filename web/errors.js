@@ -27,6 +27,7 @@ export const DESCRIPTIONS = {
     io: "the file could not be read",
     network: "the URL could not be fetched (network or CORS)",
     http: "the server answered with an error",
+    source_changed: "the file changed on the server while it was read",
     cors: "the server does not expose Content-Range (CORS)",
     not_seekable: "the source cannot be read out of order",
     no_such_tensor: "the model has no tensor of that name",

@@ -26,6 +26,9 @@ export async function uses(): Promise<void> {
         onProgress,
         chunkSize: 1 << 20,
         concurrency: 4,
+        retries: 4,
+        retryDelay: 250,
+        stallTimeout: 30000,
         fetch,
     });
     const sources = [
@@ -111,9 +114,10 @@ export async function uses(): Promise<void> {
     } catch (e) {
         if (e instanceof WeightstreamError) {
             const code: string = e.code;
+            const changed: boolean = e.code === "source_changed";
             const offset: number | undefined = e.offset;
             const where: string | undefined = e.file;
-            (void code, offset, where);
+            (void code, changed, offset, where);
         }
     }
 }

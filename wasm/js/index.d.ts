@@ -89,10 +89,18 @@ export interface OpenOptions {
     chunkSize?: number;
     /** The most HTTP requests in flight for one model. Default 4. */
     concurrency?: number;
-    /** Retries of a failed HTTP request (network fault, 5xx, 408, 429), resumed at the last byte. Default 4. */
+    /** Retries of a failed HTTP request (network fault, stall, 5xx, 408, 429), resumed at the last byte. Default
+     * 4. */
     retries?: number;
-    /** Milliseconds before the first retry; doubles with each further one. Default 250. */
+    /** Milliseconds before the first retry; doubles with each further one (up to 8 s). A 429 or 503 with
+     * Retry-After (seconds or an HTTP-date) waits at least that long, at most 60 s. Default 250. */
     retryDelay?: number;
+    /**
+     * Milliseconds an HTTP request may wait on the network without progress: for its response, or for the next
+     * 16 KiB of its body (a server trickling bytes makes no progress). Then it counts as a network fault:
+     * retried, and after the retries an error "network". 0: no limit. Default 30000.
+     */
+    stallTimeout?: number;
     /** The fetch to use for URLs. Default globalThis.fetch. */
     fetch?: typeof fetch;
     /**
@@ -446,12 +454,23 @@ export type CoreErrorCode =
     | "bad_source";
 
 /**
- * The package's own codes: "io" (a Node file error), "network" (fetch failed, also how CORS failures show),
- * "http" (an HTTP error status or a wrong Content-Range), "cors" (Content-Range not exposed), "not_seekable"
+ * The package's own codes: "io" (a Node file error), "network" (fetch failed, also how CORS failures show;
+ * a stalled request), "http" (an HTTP error status or a wrong Content-Range), "source_changed" (the file
+ * behind a URL changed while it was read: another ETag, Last-Modified or size than the first response's, a 412,
+ * or a whole file answering a range), "cors" (Content-Range not exposed), "not_seekable"
  * (going back in a stream), "no_such_tensor", "closed", "wasm_load", "worker" (weightstream/worker: the worker failed).
  */
 export type SourceErrorCode =
-    "io" | "network" | "http" | "cors" | "not_seekable" | "no_such_tensor" | "closed" | "wasm_load" | "worker";
+    | "io"
+    | "network"
+    | "http"
+    | "source_changed"
+    | "cors"
+    | "not_seekable"
+    | "no_such_tensor"
+    | "closed"
+    | "wasm_load"
+    | "worker";
 
 export type ErrorCode = CoreErrorCode | SourceErrorCode;
 

@@ -15,6 +15,7 @@ const DEFAULTS = {
     concurrency: 4,
     retries: 4,
     retryDelay: 250,
+    stallTimeout: 30000,
 };
 
 function positiveInteger(name, value, fallback) {
@@ -45,6 +46,11 @@ function normalize(options) {
         retries: options.retries === 0 ? 0 : positiveInteger("retries", options.retries, DEFAULTS.retries),
         retryDelay:
             options.retryDelay === 0 ? 0 : positiveInteger("retryDelay", options.retryDelay, DEFAULTS.retryDelay),
+        // 0: no limit
+        stallTimeout:
+            options.stallTimeout === 0
+                ? 0
+                : positiveInteger("stallTimeout", options.stallTimeout, DEFAULTS.stallTimeout),
         fetch: fetchFn
             ? fetchFn
             : () => {

@@ -4,6 +4,7 @@
 // values straight into an array JavaScript owns.
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { readInfo } from "./info.js";
+import { Slots } from "./sources.js";
 import { dtypesOf, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -14,6 +15,33 @@ const NEED_MORE_DATA = 1;
 export const HEADER_READ_AHEAD = 64 * 1024;
 // Values decoded per call into wasm: bounds the module's memory whatever the chunk or tensor size.
 const MAX_VALUES_PER_FEED = 1 << 20;
+// Decoders that keep their buffers (one piece's bytes and values: up to ~5 MB) from one chunk to the next; the
+// others trim them after each chunk. Reads awaiting their next chunk at once (hundreds, under Promise.all)
+// would otherwise each hold a piece's worth of wasm memory, which never shrinks: 600 of them reached the
+// 2 GB limit. Feeding is synchronous, so at most one trimmed decoder holds buffers at any time.
+const WARM_DECODERS = 4;
+let warmDecoders = 0;
+// stats() calls under way at once; the others wait their turn. A StatsDecoder's own state (a run of floats
+// and the histogram's grid: 384 KiB) lives until its tensor ends, so only a queue bounds it.
+const statsSlots = new Slots(8);
+
+/** Claims a warm slot for one read's decoder: {keep(), release()}; keep() is true while it holds one. */
+function warmth() {
+    let held = false;
+    return {
+        keep() {
+            if (!held && warmDecoders < WARM_DECODERS) {
+                held = true;
+                ++warmDecoders;
+            }
+            return held;
+        },
+        release() {
+            if (held) --warmDecoders;
+            held = false;
+        },
+    };
+}
 
 function* pieces(chunk, max) {
     if (chunk.length <= max) {
@@ -130,7 +158,7 @@ function halves(buffer, length) {
 }
 
 // Frees a core object; a trapped module cannot free, and is discarded anyway.
-function release(handle) {
+function freeHandle(handle) {
     try {
         handle.delete();
     } catch {
@@ -210,7 +238,17 @@ export class Model {
         const tensor = this.tensors[i];
         const { offset, nbytes, elements } = this.#window(i, rows);
         const dtype = this.#decodable(tensor);
-        const decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
+        const release = await statsSlots.acquire();
+        let decoder;
+        try {
+            throwIfAborted(signal);
+            this.#checkOpen();
+            decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
+        } catch (e) {
+            release();
+            throw e;
+        }
+        const warm = warmth();
         let result;
         try {
             let status = decoder.status();
@@ -222,6 +260,7 @@ export class Model {
                     status = decoder.feed(piece);
                     if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
                 }
+                if (!warm.keep()) decoder.trim();
                 loaded += chunk.length;
                 onProgress?.({ loaded, total: Number(nbytes) });
             }
@@ -230,7 +269,9 @@ export class Model {
         } catch (e) {
             throw wasmFailure(e);
         } finally {
-            release(decoder);
+            warm.release();
+            release();
+            freeHandle(decoder);
         }
         // As the CLI's JSON: statistics of no finite value are null.
         const number = (x) => (result.finite > 0 ? x : null);
@@ -371,6 +412,7 @@ export class Model {
         const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
         const feedBytes = this.#feedBytes(dtype);
         const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16", this.info.endian === "big");
+        const warm = warmth();
         try {
             let status = decoder.status();
             if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
@@ -383,6 +425,7 @@ export class Model {
                     if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
                     written += decoder.written();
                 }
+                if (!warm.keep()) decoder.trim();
                 loaded += chunk.length;
                 report(loaded);
             }
@@ -391,7 +434,8 @@ export class Model {
         } catch (e) {
             throw wasmFailure(e);
         } finally {
-            release(decoder);
+            warm.release();
+            freeHandle(decoder);
         }
         return as === "f32" ? values : halves(values.buffer, values.length);
     }

@@ -75,18 +75,22 @@ export class NodeFileSource {
         this.handle = handle;
         this.size = size;
         this.path = path;
+        this.closed = false;
     }
 
     async *read(offset, length, { signal, chunkSize }) {
         const end = Math.min(this.size, offset + length);
         for (let pos = offset; pos < end;) {
             throwIfAborted(signal);
+            if (this.closed) throw closedError();
             const n = Math.min(chunkSize, end - pos);
             const chunk = new Uint8Array(n);
             let bytesRead;
             try {
                 ({ bytesRead } = await this.handle.read(chunk, 0, n, pos));
             } catch (e) {
+                // A read that close() overtook fails on the closed handle: that is the model's closing.
+                if (this.closed) throw closedError();
                 throw new WeightstreamError("io", `${this.path}: ${e.message}`, { offset: pos, cause: e });
             }
             if (bytesRead === 0) return;
@@ -96,9 +100,25 @@ export class NodeFileSource {
     }
 
     close() {
+        this.closed = true;
         return this.handle.close().catch(() => {});
     }
 }
+
+function closedError() {
+    return new WeightstreamError("closed", "the model was closed");
+}
+
+// Lets timers and I/O run. A loop over chunks a stream has ready runs in promise continuations only, which
+// starve the event loop: no timer (a timeout's abort()) fires until it ends.
+function yieldToEventLoop() {
+    if (typeof globalThis.scheduler?.yield === "function") return globalThis.scheduler.yield();
+    if (typeof setImmediate === "function") return new Promise((resolve) => setImmediate(resolve));
+    return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+// How long a stream source may pull chunks without letting the event loop run (a frame).
+const YIELD_INTERVAL_MS = 16;
 
 function asBytes(value) {
     if (value instanceof Uint8Array) return value;
@@ -109,20 +129,46 @@ function asBytes(value) {
 
 /**
  * A forward-only source over a ReadableStream. `reopen()`, when given, returns a new stream of the file from
- * its first byte: reads behind the position and broken connections then restart the download.
+ * its first byte: reads behind the position and broken connections then restart the download. `size` is the
+ * declared length (Content-Length): no read skips past it. `stallTimeout` (ms, 0: none): the longest wait for
+ * the next chunk, after which the stream counts as broken (an HTTP body; a caller's stream has none).
  */
 export class StreamSource {
-    constructor(stream, { size, reopen, retries = 0, retryDelay = 0 } = {}) {
+    constructor(stream, { size, reopen, retries = 0, retryDelay = 0, stallTimeout = 0, name = "the stream" } = {}) {
         this.reader = stream.getReader();
         this.size = size;
         this.reopen = reopen;
         this.retries = reopen ? retries : 0;
         this.retryDelay = retryDelay;
+        this.stallTimeout = stallTimeout;
+        this.name = name;
         this.pos = 0; // file offset of pending[0]
         this.pending = []; // bytes pulled from the stream and not consumed yet
         this.pulledEnd = 0; // file offset just past the last byte pulled
         this.ended = false;
+        this.closed = false;
         this.queue = Promise.resolve();
+        this.lastYield = Date.now();
+    }
+
+    // Called before each chunk pulled: every YIELD_INTERVAL_MS, lets the event loop run, then honours an
+    // abort that came meanwhile.
+    async #breathe(signal) {
+        if (Date.now() - this.lastYield < YIELD_INTERVAL_MS) return;
+        await yieldToEventLoop();
+        this.lastYield = Date.now();
+        throwIfAborted(signal);
+    }
+
+    // The reader's next chunk, or a retryable network error after stallTimeout ms without one.
+    #nextChunk() {
+        const next = this.reader.read();
+        if (!this.stallTimeout) return next;
+        let timer;
+        const stall = new Promise((_, reject) => {
+            timer = setTimeout(() => reject(stalled(this.name, this.stallTimeout, this.pulledEnd)), this.stallTimeout);
+        });
+        return Promise.race([next, stall]).finally(() => clearTimeout(timer));
     }
 
     async #restart(signal) {
@@ -136,9 +182,11 @@ export class StreamSource {
     }
 
     async #pullRaw(signal) {
+        await this.#breathe(signal);
         throwIfAborted(signal);
-        const { done, value } = await this.reader.read();
+        const { done, value } = await this.#nextChunk();
         throwIfAborted(signal);
+        if (this.closed) throw closedError();
         if (done) return null;
         return asBytes(value);
     }
@@ -161,8 +209,9 @@ export class StreamSource {
                 this.pulledEnd += chunk.length;
                 return chunk;
             } catch (e) {
-                if (isAbort(e, signal) || e instanceof WeightstreamError || ++failures > this.retries) {
-                    throw isAbort(e, signal) || e instanceof WeightstreamError ? e : networkError(e, this.pulledEnd);
+                const final = isAbort(e, signal) || (e instanceof WeightstreamError && !RETRYABLE.has(e));
+                if (final || ++failures > this.retries) {
+                    throw final || e instanceof WeightstreamError ? e : networkError(e, this.pulledEnd);
                 }
                 await sleep(backoffDelay(this.retryDelay, failures), signal);
                 await this.#resumeAt(this.pulledEnd, signal);
@@ -189,6 +238,8 @@ export class StreamSource {
     }
 
     async #dropBefore(offset, signal) {
+        // Past the declared length there is nothing to reach: the read ends there, without pulling the rest.
+        if (this.size !== undefined && offset > this.size) return;
         while (this.pos < offset) {
             if (this.pending.length === 0 && (await this.#pull(signal)) === null) return;
             const head = this.pending[0];
@@ -216,6 +267,7 @@ export class StreamSource {
     }
 
     async *#read(offset, length, { signal, retain = false }) {
+        if (this.closed) throw closedError();
         if (offset < this.pos) {
             if (!this.reopen) {
                 throw new WeightstreamError(
@@ -259,6 +311,7 @@ export class StreamSource {
     }
 
     close() {
+        this.closed = true;
         this.pending = [];
         return this.reader.cancel().catch(() => {});
     }
@@ -285,6 +338,18 @@ function backoffDelay(base, failures) {
     return Math.min(base * 2 ** (failures - 1), 8000);
 }
 
+// The longest wait a Retry-After header is obeyed for: a server asking for more gets its retry after this.
+export const MAX_RETRY_AFTER_MS = 60000;
+
+/** The wait a 429 or 503 asks for in Retry-After (delay-seconds or an HTTP-date), in ms, capped; else 0. */
+export function retryAfterMs(response, now = Date.now()) {
+    if (response.status !== 429 && response.status !== 503) return 0;
+    const value = response.headers.get("retry-after")?.trim();
+    if (!value) return 0;
+    const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+    return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : 0;
+}
+
 function networkError(cause, offset) {
     return new WeightstreamError(
         "network",
@@ -292,6 +357,90 @@ function networkError(cause, offset) {
             "CORS failure shows: the server must allow this origin and the Range header)",
         { offset, cause },
     );
+}
+
+// Network errors of the package's own that are worth a retry (a stall), unlike its other errors.
+const RETRYABLE = new WeakSet();
+
+// Bytes whose arrival counts as progress for the stall timeout: a trickle (1 byte/s) is no progress.
+export const STALL_BYTES = 16 * 1024;
+
+function stalled(name, ms, offset) {
+    const error = new WeightstreamError(
+        "network",
+        `${name}: no progress for ${ms} ms at byte ${offset} (fewer than ${STALL_BYTES} bytes arrived; option ` +
+            "stallTimeout)",
+        { offset },
+    );
+    RETRYABLE.add(error);
+    return error;
+}
+
+/**
+ * One HTTP request's own AbortSignal, for fetch, which keeps a listener on the signal it is given until the
+ * request is collected: given a long-lived one, those would pile up. It aborts when `live` (the source's set
+ * of requests under way, which close() aborts) is closed, when the read's signal aborts (a listener that
+ * dispose() removes again: a caller may pass one signal to many reads), or when the request stalls: no
+ * response, or fewer than STALL_BYTES arriving, for `stallTimeout` ms of waiting on the network (pause() stops
+ * the clock while the reader holds a chunk it has not handed on yet).
+ */
+class Attempt {
+    constructor(live, signal, stallTimeout, stallError) {
+        this.controller = new AbortController();
+        this.signal = this.controller.signal;
+        this.live = live;
+        this.parent = signal;
+        this.onAbort = () => this.controller.abort(signal.reason);
+        if (signal?.aborted) this.controller.abort(signal.reason);
+        else signal?.addEventListener("abort", this.onAbort, { once: true });
+        live.add(this);
+        this.stallTimeout = stallTimeout;
+        this.stallError = stallError;
+        this.stall = null; // the error, once stalled
+        this.timer = null;
+        this.remaining = stallTimeout;
+        this.deadline = 0;
+        this.bytes = 0; // since the clock was last reset
+        this.resume();
+    }
+
+    /** `n` bytes arrived: every STALL_BYTES of them reset the clock. */
+    progress(n) {
+        this.bytes += n;
+        if (this.bytes < STALL_BYTES) return;
+        this.bytes = 0;
+        this.pause();
+        this.remaining = this.stallTimeout;
+        this.resume();
+    }
+
+    pause() {
+        if (this.timer === null) return;
+        clearTimeout(this.timer);
+        this.timer = null;
+        this.remaining = Math.max(0, this.deadline - Date.now());
+    }
+
+    resume() {
+        if (!this.stallTimeout || this.timer !== null || this.signal.aborted) return;
+        this.deadline = Date.now() + this.remaining;
+        this.timer = setTimeout(() => {
+            this.timer = null;
+            this.stall = this.stallError();
+            this.controller.abort(this.stall);
+        }, this.remaining);
+    }
+
+    /** What a failure of this request is: the stall, when it stalled. */
+    cause(error) {
+        return this.stall ?? error;
+    }
+
+    dispose() {
+        this.pause();
+        this.parent?.removeEventListener("abort", this.onAbort);
+        this.live.delete(this);
+    }
 }
 
 /** Caps the number of requests in flight (shared by the files of one model). */
@@ -338,23 +487,53 @@ function isRetryableStatus(status) {
     return status === 408 || status === 429 || status >= 500;
 }
 
+// Whether requests to `url` may carry conditional headers. If-Range and If-Match are not CORS-safelisted: on
+// a cross-origin request a browser would send a preflight the server may refuse, so there the responses'
+// validators are only checked. Outside a page (Node) there is no CORS.
+function mayCondition(url) {
+    const origin = globalThis.location?.origin;
+    if (typeof origin !== "string") return true;
+    try {
+        return new URL(url).origin === origin;
+    } catch {
+        return false;
+    }
+}
+
+// An ETag's opaque tag (weak comparison: W/"x" and "x" are one version).
+function opaqueTag(etag) {
+    return etag.startsWith("W/") ? etag.slice(2) : etag;
+}
+
 /**
  * A URL read with HTTP Range requests: each read asks for exactly its bytes. A server that answers 200 (no
  * Range support) turns the source into one streamed pass over that response, reopened only when a read goes
- * backwards. Dropped connections, 5xx, 408 and 429 are retried with exponential backoff, resuming at the
- * last byte received.
+ * backwards. Dropped connections, stalls, 5xx, 408 and 429 are retried with exponential backoff (at least the
+ * Retry-After of a 429 or 503), resuming at the last byte received. The first response pins the file (its
+ * ETag, Last-Modified and size); a later response of another file is an error "source_changed".
  */
 export class HttpSource {
-    constructor(target, { fetch, concurrency, retries, retryDelay, slots }) {
+    constructor(target, { fetch, concurrency, retries, retryDelay, slots, stallTimeout = 0 }) {
         this.request = typeof Request !== "undefined" && target instanceof Request ? target : null;
         this.url = this.request ? this.request.url : String(target);
         this.fetch = fetch;
         this.slots = slots ?? new Slots(concurrency);
         this.retries = retries;
         this.retryDelay = retryDelay;
+        this.stallTimeout = stallTimeout;
+        this.conditional = mayCondition(this.url);
         this.knownSize = undefined;
+        this.pinned = null; // {etag, lastModified, total} of the first response
         this.sequential = null;
         this.closing = new AbortController();
+        this.attempts = new Set(); // requests under way (Attempt)
+    }
+
+    #attempt(signal, offset) {
+        if (this.closing.signal.aborted) throw this.closing.signal.reason;
+        return new Attempt(this.attempts, signal, this.stallTimeout, () =>
+            stalled(this.url, this.stallTimeout, offset()),
+        );
     }
 
     // Learnt from Content-Range; a sequential fallback learns it at the end of its stream.
@@ -369,34 +548,92 @@ export class HttpSource {
     #send(range, signal) {
         const headers = new Headers(this.request?.headers);
         if (range) headers.set("Range", `bytes=${range[0]}-${range[1] - 1}`);
-        const signals = [this.closing.signal];
-        if (signal) signals.push(signal);
-        const init = { headers, signal: anySignal(signals) };
+        if (this.pinned && this.conditional) {
+            // The server itself refuses another version: If-Range answers 200 (the whole new file), If-Match 412.
+            const { etag, lastModified } = this.pinned;
+            const strong = etag !== null && !etag.startsWith("W/") ? etag : null;
+            if (range) {
+                if ((strong ?? lastModified) !== null) headers.set("If-Range", strong ?? lastModified);
+            } else if (strong !== null) {
+                headers.set("If-Match", strong);
+            } else if (lastModified !== null) {
+                headers.set("If-Unmodified-Since", lastModified);
+            }
+        }
+        const init = { headers, signal };
         return this.request ? this.fetch(new Request(this.request, init)) : this.fetch(this.url, init);
     }
 
-    // A plain GET of the whole file, for a server without Range support.
+    #changed(offset, what) {
+        return new WeightstreamError(
+            "source_changed",
+            `${this.url}: the file changed while it was being read (${what}); open it again`,
+            { offset },
+        );
+    }
+
+    // Pins the file on its first response, and checks every later one against the pin: same ETag (else, when
+    // either response has none, same Last-Modified), same size (`total`: from Content-Range or Content-Length;
+    // undefined when not told). Last-Modified yields to an ETag: mirrors of one file may disagree on dates.
+    #checkPinned(response, total, offset) {
+        const etag = response.headers.get("etag");
+        const lastModified = response.headers.get("last-modified");
+        const pin = this.pinned;
+        if (!pin) {
+            this.pinned = { etag, lastModified, total };
+            return;
+        }
+        const tagged = pin.etag !== null && etag !== null;
+        if (tagged && opaqueTag(etag) !== opaqueTag(pin.etag))
+            throw this.#changed(offset, `ETag ${pin.etag}, now ${etag}`);
+        if (!tagged && pin.lastModified !== null && lastModified !== null && lastModified !== pin.lastModified)
+            throw this.#changed(offset, `Last-Modified ${pin.lastModified}, now ${lastModified}`);
+        if (pin.total !== undefined && total !== undefined && total !== pin.total)
+            throw this.#changed(offset, `${pin.total} bytes, now ${total}`);
+    }
+
+    // A plain GET of the whole file, for a server without Range support: its body (checked against the pin).
     async #openWhole(signal) {
         for (let failures = 0; ;) {
+            const attempt = this.#attempt(signal, () => 0);
             let response;
+            let wait = 0;
             try {
-                response = await this.#send(null, signal);
-            } catch (e) {
-                if (isAbort(e, signal)) throw e;
-                if (this.closing.signal.aborted) throw this.closing.signal.reason;
-                if (++failures > this.retries) throw networkError(e, 0);
-                await sleep(backoffDelay(this.retryDelay, failures), signal);
-                continue;
+                try {
+                    response = await this.#send(null, attempt.signal);
+                } catch (e) {
+                    const cause = attempt.cause(e);
+                    if (isAbort(cause, signal)) throw cause;
+                    if (this.closing.signal.aborted) throw this.closing.signal.reason;
+                    if (++failures > this.retries) throw RETRYABLE.has(cause) ? cause : networkError(cause, 0);
+                }
+                if (response) {
+                    if (response.ok && response.body) {
+                        try {
+                            this.#checkPinned(response, contentLength(response), 0);
+                        } catch (e) {
+                            response.body.cancel().catch(() => {});
+                            throw e;
+                        }
+                        return response.body;
+                    }
+                    response.body?.cancel().catch(() => {});
+                    if (response.status === 412)
+                        throw this.#changed(0, "a precondition (If-Match, If-Unmodified-Since) failed: 412");
+                    if (!isRetryableStatus(response.status) || ++failures > this.retries)
+                        throw this.#httpError(response, 0);
+                    wait = retryAfterMs(response);
+                }
+            } finally {
+                attempt.dispose();
             }
-            if (response.ok && response.body) return response.body;
-            response.body?.cancel().catch(() => {});
-            if (!isRetryableStatus(response.status) || ++failures > this.retries) throw this.#httpError(response, 0);
-            await sleep(backoffDelay(this.retryDelay, failures), signal);
+            await sleep(Math.max(backoffDelay(this.retryDelay, failures), wait), signal);
         }
     }
 
-    #httpError(response, offset) {
-        return new WeightstreamError("http", `${this.url}: HTTP ${response.status} ${response.statusText}`.trimEnd(), {
+    #httpError(response, offset, detail = "") {
+        const text = `${this.url}: HTTP ${response.status} ${response.statusText}`.trimEnd();
+        return new WeightstreamError("http", detail ? `${text}: ${detail}` : text, {
             offset,
             status: response.status,
         });
@@ -408,6 +645,8 @@ export class HttpSource {
             reopen: (signal) => this.#openWhole(signal),
             retries: this.retries,
             retryDelay: this.retryDelay,
+            stallTimeout: this.stallTimeout,
+            name: this.url,
         });
     }
 
@@ -420,126 +659,147 @@ export class HttpSource {
         let end = this.size === undefined ? offset + length : Math.min(this.size, offset + length);
         let pos = offset;
         let failures = 0;
-        // Waits before the next attempt, or throws when the retries are used up (an HTTP error as itself, any
-        // other failure as a network error).
-        const retry = async (cause) => {
-            if (isAbort(cause, signal)) throw cause;
-            if (this.closing.signal.aborted) throw this.closing.signal.reason;
-            if (++failures > this.retries) throw cause instanceof WeightstreamError ? cause : networkError(cause, pos);
-            await sleep(backoffDelay(this.retryDelay, failures), signal);
-        };
         while (pos < end) {
             throwIfAborted(signal);
             const release = await this.slots.acquire();
-            let response;
+            let attempt;
             try {
+                attempt = this.#attempt(signal, () => pos);
+            } catch (e) {
+                release();
+                throw e;
+            }
+            // A failure worth a retry (resumed at pos), the least wait before it, and the bytes that came.
+            let broken = null;
+            let wait = 0;
+            let got = 0;
+            try {
+                let response;
                 try {
-                    response = await this.#send([pos, end], signal);
+                    response = await this.#send([pos, end], attempt.signal);
                 } catch (e) {
-                    release();
-                    await retry(e);
-                    continue;
+                    broken = attempt.cause(e);
                 }
-                if (response.status === 200 && response.body) {
-                    release();
+                if (response?.status === 200 && response.body) {
+                    if (this.pinned) {
+                        // If-Range failed (or the server stopped honouring Range): the whole file, not a part.
+                        response.body.cancel().catch(() => {});
+                        throw this.#changed(pos, "the server answered a range of it with the whole file (200)");
+                    }
+                    this.#checkPinned(response, contentLength(response), pos);
                     this.#becomeSequential(response);
-                    yield* this.sequential.read(pos, end - pos, options);
-                    return;
-                }
-                const range = parseContentRange(response.headers.get("content-range"));
-                if (response.status === 416) {
-                    response.body?.cancel().catch(() => {});
-                    if (range?.unsatisfied) this.size = range.total;
-                    return; // the range starts at or past the end of the file
-                }
-                if (response.status !== 206 || !response.body) {
-                    response.body?.cancel().catch(() => {});
-                    const error = this.#httpError(response, pos);
-                    if (!isRetryableStatus(response.status)) throw error;
-                    release();
-                    await retry(error);
-                    continue;
-                }
-                if (range === null) {
-                    response.body.cancel().catch(() => {});
-                    throw new WeightstreamError(
-                        "cors",
-                        `${this.url}: the server answered 206 but its Content-Range header is not readable; a ` +
-                            "cross-origin server must send Access-Control-Expose-Headers: Content-Range",
-                        { offset: pos },
-                    );
-                }
-                if (range === undefined || range.start !== pos || range.end <= pos) {
-                    response.body.cancel().catch(() => {});
-                    throw new WeightstreamError(
-                        "http",
-                        `${this.url}: asked for bytes ${pos}-${end - 1}, the server sent ` +
-                            `"${response.headers.get("content-range")}"`,
-                        { offset: pos },
-                    );
-                }
-                if (range.total !== undefined) {
-                    this.size = range.total;
-                    end = Math.min(end, range.total);
-                }
-                const reader = response.body.getReader();
-                let broken = null;
-                try {
-                    while (pos < end) {
-                        let result;
+                } else if (response) {
+                    const range = parseContentRange(response.headers.get("content-range"));
+                    if (response.status === 412) {
+                        response.body?.cancel().catch(() => {});
+                        throw this.#changed(pos, "the server's precondition failed (412)");
+                    }
+                    if (response.status === 416) {
+                        response.body?.cancel().catch(() => {});
+                        const total = range?.unsatisfied ? range.total : undefined;
+                        if (this.pinned) this.#checkPinned(response, total, pos);
+                        const size = total ?? this.size;
+                        // A range at or past the end of the file: the read ends there.
+                        if (size === undefined || pos >= size) {
+                            if (total !== undefined) this.size = total;
+                            return;
+                        }
+                        throw this.#httpError(response, pos, `bytes ${pos}-${end - 1} are inside the file`);
+                    }
+                    if (response.status !== 206 || !response.body) {
+                        response.body?.cancel().catch(() => {});
+                        const error = this.#httpError(response, pos);
+                        if (!isRetryableStatus(response.status)) throw error;
+                        broken = error;
+                        wait = retryAfterMs(response);
+                    } else {
+                        if (range === null) {
+                            response.body.cancel().catch(() => {});
+                            throw new WeightstreamError(
+                                "cors",
+                                `${this.url}: the server answered 206 but its Content-Range header is not readable; ` +
+                                    "a cross-origin server must send Access-Control-Expose-Headers: Content-Range",
+                                { offset: pos },
+                            );
+                        }
+                        if (range === undefined || range.start !== pos || range.end <= pos) {
+                            response.body.cancel().catch(() => {});
+                            throw new WeightstreamError(
+                                "http",
+                                `${this.url}: asked for bytes ${pos}-${end - 1}, the server sent ` +
+                                    `"${response.headers.get("content-range")}"`,
+                                { offset: pos },
+                            );
+                        }
                         try {
-                            result = await reader.read();
+                            this.#checkPinned(response, range.total, pos);
                         } catch (e) {
-                            broken = e;
-                            break;
+                            response.body.cancel().catch(() => {});
+                            throw e;
                         }
-                        if (result.done) {
-                            broken = new Error(`the response ended at byte ${pos} of ${end}`);
-                            break;
+                        if (range.total !== undefined) {
+                            this.size = range.total;
+                            end = Math.min(end, range.total);
                         }
-                        let chunk = asBytes(result.value);
-                        if (chunk.length > end - pos) chunk = chunk.subarray(0, end - pos);
-                        if (chunk.length === 0) continue;
-                        pos += chunk.length;
-                        failures = 0; // progress: a resumed transfer gets its retries back
-                        yield chunk;
+                        const reader = response.body.getReader();
+                        try {
+                            while (pos < end) {
+                                let result;
+                                try {
+                                    result = await reader.read();
+                                } catch (e) {
+                                    broken = attempt.cause(e);
+                                    break;
+                                }
+                                if (result.done) {
+                                    broken = new Error(`the response ended at byte ${pos} of ${end}`);
+                                    break;
+                                }
+                                let chunk = asBytes(result.value);
+                                if (chunk.length > end - pos) chunk = chunk.subarray(0, end - pos);
+                                if (chunk.length === 0) continue;
+                                pos += chunk.length;
+                                got += chunk.length;
+                                attempt.progress(chunk.length);
+                                attempt.pause();
+                                yield chunk;
+                                attempt.resume();
+                            }
+                            if (!broken && range.end <= end) {
+                                // Every byte arrived: take the body's end too, so that a browser counts the
+                                // request as finished (keeping its connection) rather than cancelled.
+                                await reader.read().catch(() => {});
+                            }
+                        } finally {
+                            reader.cancel().catch(() => {});
+                        }
                     }
-                    if (!broken && range.end <= end) {
-                        // Every byte arrived: take the body's end too, so that a browser counts the request as
-                        // finished (keeping its connection) rather than cancelled.
-                        await reader.read().catch(() => {});
-                    }
-                } finally {
-                    reader.cancel().catch(() => {});
-                }
-                if (broken) {
-                    release();
-                    await retry(broken);
                 }
             } finally {
+                attempt.dispose();
                 release();
+            }
+            if (this.sequential) {
+                yield* this.sequential.read(pos, end - pos, options);
+                return;
+            }
+            if (broken) {
+                // Progress (for a stalled request, more than a trickle): a resumed transfer gets its retries back.
+                if (got >= (attempt.stall ? STALL_BYTES : 1)) failures = 0;
+                if (isAbort(broken, signal)) throw broken;
+                if (this.closing.signal.aborted) throw this.closing.signal.reason;
+                if (++failures > this.retries)
+                    throw broken instanceof WeightstreamError ? broken : networkError(broken, pos);
+                await sleep(Math.max(backoffDelay(this.retryDelay, failures), wait), signal);
             }
         }
     }
 
     close() {
-        this.closing.abort(new WeightstreamError("closed", "the model was closed"));
+        this.closing.abort(closedError());
+        for (const attempt of this.attempts) attempt.controller.abort(this.closing.signal.reason);
         return this.sequential?.close();
     }
-}
-
-function anySignal(signals) {
-    if (signals.length === 1) return signals[0];
-    if (typeof AbortSignal.any === "function") return AbortSignal.any(signals);
-    const controller = new AbortController();
-    for (const s of signals) {
-        if (s.aborted) {
-            controller.abort(s.reason);
-            break;
-        }
-        s.addEventListener("abort", () => controller.abort(s.reason), { once: true });
-    }
-    return controller.signal;
 }
 
 // ---- choosing a source ----------------------------------------------------------------------------------------
