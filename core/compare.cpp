@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 
@@ -58,10 +57,16 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return s + "]";
 }
 
-std::string number_text(double v, const char* format) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
+// v rounded to `digits` significant digits, as the shortest text that reads back as that double ("0.25", "2",
+// "3.25e-05"): for the hints' words. Built on the JSON serializer, as the core prints nothing itself.
+std::string number_text(double v, int digits) {
+    if (!std::isfinite(v) || v == 0) return std::isnan(v) ? "nan" : v == 0 ? "0" : v > 0 ? "inf" : "-inf";
+    const int shift = digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+    const double scale = std::pow(10.0, std::abs(shift));
+    const double rounded = shift >= 0 ? std::round(v * scale) / scale : std::round(v / scale) * scale;
+    std::string text = nlohmann::json(rounded).dump();
+    if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) text.resize(text.size() - 2);
+    return text;
 }
 
 bool values_equal(const Value& x, const Value& y) {
@@ -692,7 +697,7 @@ std::string PairComparator::hint(const CompareMetrics& m) const {
         const double cosine = m.cosine();
         const double residual = 1.0 - cosine * cosine;
         if (residual < kExplainedNmse && residual < kExplainedRatio * nmse && std::fabs(scale - 1.0) > 1e-3) {
-            return "B is A times a constant: scale factor " + number_text(scale, "%.4g");
+            return "B is A times a constant: scale factor " + number_text(scale, 4);
         }
     }
     if (a_dtype_ != b_dtype_) {
@@ -701,7 +706,7 @@ std::string PairComparator::hint(const CompareMetrics& m) const {
             const std::string coarser =
                 quantization_noise_bound(a_dtype_) >= quantization_noise_bound(b_dtype_) ? a_type : b_type;
             return "different quantization types (" + a_type + " and " + b_type + "): an nmse of " +
-                   number_text(nmse, "%.3g") + " is the size of " + coarser + " rounding";
+                   number_text(nmse, 3) + " is the size of " + coarser + " rounding";
         }
     }
     return "";

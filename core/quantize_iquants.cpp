@@ -30,14 +30,8 @@ constexpr float kGroupMaxEpsIq2s = 1e-8f;
 constexpr float kGroupMaxEpsIq1m = 1e-7f;
 constexpr float kGroupMaxEpsIq1s = 1e-12f;
 
-// ggml's nearest_int: round to nearest even through the float32 mantissa. Pure bit arithmetic, so it is
-// defined for every input (|x| > 2^22 wraps, NaN gives 0..2^22-1, Inf -2^22) and needs no range check.
-inline int nearest_int(float fval) {
-    const float val = fval + 12582912.f;
-    int32_t i;
-    std::memcpy(&i, &val, sizeof i);
-    return (i & 0x007fffff) - 0x00400000;
-}
+using detail::nearest_int;  // bit arithmetic: defined for every input, no range check needed
+using detail::store_block;
 
 // ggml's MAX / MIN macros, NaN behaviour included (a NaN in the first place is replaced, in the second kept).
 inline float max_f(float a, float b) {
@@ -48,11 +42,6 @@ inline int max_i(int a, int b) {
 }
 inline int min_i(int a, int b) {
     return a < b ? a : b;
-}
-
-template <typename Block>
-void store_block(uint8_t* dst, int64_t i, const Block& b) {
-    std::memcpy(dst + i * static_cast<int64_t>(sizeof(Block)), &b, sizeof(Block));
 }
 
 // Blocks per row times rows; callers guarantee the product fits (quantize_iquant_rows checks it).

@@ -3,7 +3,7 @@
 // table of every pair with its verdict, dtypes, nmse, cosine and max |a - b|, sortable, worst first, with the
 // hints; a pair's detail overlays the histograms of both sides and shows a heatmap of the difference over a
 // window of rows.
-import { el, clear, cssVar } from "./dom.js";
+import { el, clear, cssVar, fitCanvas } from "./dom.js";
 import { formatFloat, formatInt, formatShape } from "./format.js";
 import { Heatmap, absQuantile } from "./heatmap.js";
 
@@ -260,13 +260,7 @@ class OverlayHistogram {
 
     draw() {
         const canvas = this.#canvas;
-        const dpr = window.devicePixelRatio || 1;
-        const width = Math.max(1, Math.round(canvas.clientWidth * dpr));
-        const height = Math.round(HIST_HEIGHT * dpr);
-        if (canvas.width !== width || canvas.height !== height) {
-            canvas.width = width;
-            canvas.height = height;
-        }
+        const { width, height, dpr } = fitCanvas(canvas, canvas.clientWidth, HIST_HEIGHT);
         const ctx = canvas.getContext("2d");
         ctx.clearRect(0, 0, width, height);
         const d = this.#data;

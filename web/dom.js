@@ -42,6 +42,22 @@ export function $(selector, root = document) {
     return root.querySelector(selector);
 }
 
+/**
+ * Sizes a canvas's backing store to `cssWidth` x `cssHeight` CSS pixels at the screen's pixel ratio; returns
+ * {width, height} in device pixels, the ratio (dpr) and whether the store was resized (which clears it).
+ */
+export function fitCanvas(canvas, cssWidth, cssHeight) {
+    const dpr = window.devicePixelRatio || 1;
+    const width = Math.max(1, Math.round(cssWidth * dpr));
+    const height = Math.round(cssHeight * dpr);
+    const resized = canvas.width !== width || canvas.height !== height;
+    if (resized) {
+        canvas.width = width;
+        canvas.height = height;
+    }
+    return { width, height, dpr, resized };
+}
+
 /** The value of a CSS custom property of the document (for canvas colours that follow the theme). */
 export function cssVar(name, fallback = "#888") {
     const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();

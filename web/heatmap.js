@@ -3,7 +3,7 @@
 // positive, green NaN), zoom with the wheel or the buttons, pan by dragging, a readout under the pointer.
 // Each frame samples the values directly for the pixels on screen, so a window of millions of values
 // costs no more to draw than a small one.
-import { el } from "./dom.js";
+import { el, fitCanvas } from "./dom.js";
 import { formatF32, formatInt, formatFloat } from "./format.js";
 
 const HEIGHT = 300;
@@ -272,15 +272,9 @@ export class Heatmap {
     render() {
         const d = this.#data;
         const canvas = this.#canvas;
-        const dpr = window.devicePixelRatio || 1;
         const { w, h } = this.#size();
-        const width = Math.max(1, Math.round(w * dpr));
-        const height = Math.round(h * dpr);
-        if (canvas.width !== width || canvas.height !== height) {
-            canvas.width = width;
-            canvas.height = height;
-            this.#image = null;
-        }
+        const { width, height, dpr, resized } = fitCanvas(canvas, w, h);
+        if (resized) this.#image = null;
         const ctx = canvas.getContext("2d");
         if (!d) {
             ctx.clearRect(0, 0, width, height);

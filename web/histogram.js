@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A histogram of decoded values on a canvas: bars over [min, max], linear or log counts, hover readout.
-import { el, cssVar } from "./dom.js";
+import { el, cssVar, fitCanvas } from "./dom.js";
 import { formatFloat, formatInt } from "./format.js";
 
 const HEIGHT = 150;
@@ -59,13 +59,7 @@ export class HistogramChart {
 
     draw() {
         const canvas = this.#canvas;
-        const dpr = window.devicePixelRatio || 1;
-        const width = Math.max(1, Math.round(canvas.clientWidth * dpr));
-        const height = Math.round(HEIGHT * dpr);
-        if (canvas.width !== width || canvas.height !== height) {
-            canvas.width = width;
-            canvas.height = height;
-        }
+        const { width, height, dpr } = fitCanvas(canvas, canvas.clientWidth, HEIGHT);
         const ctx = canvas.getContext("2d");
         ctx.clearRect(0, 0, width, height);
         if (!this.#data) return;
