@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
     build-essential cmake ninja-build clang lld libclang-rt-14-dev clang-format  # native build, sanitizers, libFuzzer
     nlohmann-json3-dev catch2 libssl-dev                                         # JSON, C++ tests, sha256 (hash)
+    libcurl4-openssl-dev libxxhash-dev                                           # URL source, llama-gguf-hash manifests
     emscripten nodejs npm                                                        # wasm build, JS package
     nginx chromium                                                               # Range server, browser tests
     python3 ca-certificates
