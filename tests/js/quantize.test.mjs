@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 
-import { WeightstreamError, open, quantize } from "weightstream";
+import { WeightstreamError, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
 import { WeightstreamWorker } from "weightstream/worker";
 
 import { loadWasm } from "../../wasm/js/wasm.js";
@@ -67,6 +67,43 @@ describe("quantize() reproduces llama-quantize byte for byte", { skip: noCorpus 
             assert.equal(got.size, run.size);
             assert.equal(got.sha256, run.sha256);
         });
+    }
+});
+
+describe("quantizePlan() gives llama-quantize's layout before quantizing", { skip: noCorpus }, () => {
+    for (const run of manifest?.runs ?? []) {
+        test(run.command, async () => {
+            const { type, ...options } = optionsOf(run);
+            const plan = await quantizePlan(path.join(recipes, run.model), { type, ...options });
+            assert.equal(plan.fileSize, run.size);
+            assert.equal(plan.headerSize, run.header.data_offset);
+            assert.deepEqual(
+                plan.tensors.map((t) => [t.name, t.type, t.offset - plan.headerSize, t.nbytes]),
+                run.tensors.map((t) => [t.name, t.type, t.offset, t.nbytes]),
+            );
+        });
+    }
+});
+
+test("quantizeFileTypes() lists every file type once, by the names quantize() takes", async () => {
+    const list = await quantizeFileTypes();
+    assert.equal(list.length, 33);
+    assert.deepEqual(list.slice(0, 3), [
+        { name: "Q4_0", id: 2, defaultType: "Q4_0" },
+        { name: "Q4_1", id: 3, defaultType: "Q4_1" },
+        { name: "MXFP4_MOE", id: 38, defaultType: "MXFP4" },
+    ]);
+    assert.deepEqual(
+        list.find((f) => f.name === "Q4_K_M"),
+        { name: "Q4_K_M", id: 15, defaultType: "Q4_K" },
+    );
+    assert.equal(new Set(list.map((f) => f.id)).size, list.length);
+    for (const f of ["Q4_K", "Q3_K", "Q5_K"]) assert.ok(!list.some((t) => t.name === f), f);
+    const worker = new WeightstreamWorker();
+    try {
+        assert.deepEqual(await worker.quantizeFileTypes(), list);
+    } finally {
+        await worker.terminate();
     }
 });
 
