@@ -262,4 +262,31 @@ describe("Quantize…", () => {
             await context.close();
         }
     });
+
+    test("without the File System Access API, Cancel midway downloads nothing", async () => {
+        // /slow/ serves the model at 16 KiB/s: its 2 MB of tensors take minutes, the header a moment.
+        const { page, context, problems } = await h.newPage({ query: `?url=slow/${MODEL}` });
+        const downloads = [];
+        page.on("download", (d) => downloads.push(d));
+        try {
+            await page.evaluate(() => {
+                window.showSaveFilePicker = undefined;
+            });
+            await planInPage(page, "Q4_K_M");
+            await page.click('[data-testid="quantize-start"]');
+            await page.waitForFunction(
+                () => /^tensor \d+ of \d+ · .*KiB of/.test(document.querySelector('[data-testid="progress"] .progress-text')?.textContent ?? ""),
+                null,
+                { timeout: 30000 },
+            );
+            await page.click('[data-testid="progress"] .progress-cancel');
+            await waitForStatus(page, "cancelled");
+            await page.waitForTimeout(500);
+            assert.deepEqual(downloads, []);
+            assert.equal(await page.isHidden('[data-testid="error-banner"]'), true);
+            assert.deepEqual(problems, []);
+        } finally {
+            await context.close();
+        }
+    });
 });
