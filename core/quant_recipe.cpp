@@ -590,6 +590,14 @@ const char* ftype_name(Ftype f) {
     return name;
 }
 
+std::vector<Ftype> ftype_list() {
+    std::vector<Ftype> list;
+    for (const FtypeName& n : kFtypeNames) {
+        if (std::strcmp(n.name, ftype_name(n.ftype)) == 0) list.push_back(n.ftype);
+    }
+    return list;
+}
+
 DType ftype_default_type(Ftype f) {
     switch (f) {
         case Ftype::kQ4_0:

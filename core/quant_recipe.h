@@ -74,6 +74,9 @@ enum class Ftype : uint32_t {
 // or the numeric id. False for anything else.
 bool ftype_from_name(const std::string& name, Ftype* out);
 const char* ftype_name(Ftype f);  // "Q4_K_M"
+// Every file type ftype_from_name knows, once each, in llama-quantize's QUANT_OPTIONS order (the aliases
+// Q3_K, Q4_K and Q5_K are left out: they name Q3_K_M, Q4_K_M and Q5_K_M). For lists to choose from.
+std::vector<Ftype> ftype_list();
 // llama_ftype_get_default_type: the type of an ordinary tensor (Q4_K for Q4_K_M).
 DType ftype_default_type(Ftype f);
 

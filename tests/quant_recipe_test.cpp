@@ -204,6 +204,18 @@ TEST_CASE("ftype and ggml type names are read as llama-quantize reads them") {
     CHECK_FALSE(ftype_from_name("Q4_K_X", &f));
     CHECK_FALSE(ftype_from_name("4", &f));  // Q4_1_SOME_F16: no longer offered
 
+    // The list to choose from: every name once, aliases out, in QUANT_OPTIONS order.
+    const std::vector<Ftype> list = ftype_list();
+    std::string names;
+    for (Ftype t : list) names += std::string(ftype_name(t)) + " ";
+    CHECK(names ==
+          "Q4_0 Q4_1 MXFP4_MOE Q5_0 Q5_1 IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ1_S IQ1_M TQ1_0 TQ2_0 Q2_K Q2_K_S IQ3_XXS "
+          "IQ3_S IQ3_M IQ3_XS Q3_K_S Q3_K_M Q3_K_L IQ4_NL IQ4_XS Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K Q8_0 F16 BF16 F32 ");
+    for (Ftype t : list) {
+        REQUIRE(ftype_from_name(ftype_name(t), &f));
+        CHECK(f == t);
+    }
+
     TensorTypeOverride o;
     REQUIRE(parse_tensor_type_override("ATTN_V=Q8_0", &o));
     CHECK(o.pattern == "attn_v");

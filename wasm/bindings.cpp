@@ -835,7 +835,7 @@ public:
         return list;
     }
     // [{input (index into the model's tensors), quantize, type, inType, wanted, fallback, requantize, imatrix,
-    // nbytes, padding}] in output order.
+    // offset (absolute, in the output), nbytes, padding}] in output order.
     val tensors() const {
         val list = val::array();
         for (size_t i = 0; i < plan_.tensors.size(); ++i) {
@@ -849,6 +849,7 @@ public:
             t.set("fallback", p.fallback);
             t.set("requantize", p.requantize);
             t.set("imatrix", p.imatrix != nullptr);
+            t.set("offset", double(p.out.offset));
             t.set("nbytes", double(p.out.nbytes));
             t.set("padding", double(plan_.layout.tensor_padding[i]));
             list.call<void>("push", t);
@@ -982,6 +983,20 @@ private:
 int ftype_from_js(const std::string& name) {
     Ftype f;
     return ftype_from_name(name, &f) ? static_cast<int>(f) : -1;
+}
+
+// llama-quantize's file types to choose from (ftype_list): [{name ("Q4_K_M"), id (the llama_ftype number),
+// defaultType (the dtype name of an ordinary tensor: "Q4_K")}].
+val ftype_list_js() {
+    val list = val::array();
+    for (Ftype f : ftype_list()) {
+        val t = val::object();
+        t.set("name", std::string(ftype_name(f)));
+        t.set("id", static_cast<uint32_t>(f));
+        t.set("defaultType", std::string(dtype_name(ftype_default_type(f))));
+        list.call<void>("push", t);
+    }
+    return list;
 }
 
 // A ggml type name as --output-tensor-type takes it: the dtype id, or -1.
@@ -1179,6 +1194,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("output", &Quantizer::output)
         .function("finish", &Quantizer::finish);
     function("ftypeFromName", &ws::ftype_from_js);
+    function("ftypeList", &ws::ftype_list_js);
     function("ggmlTypeFromName", &ws::ggml_type_from_js);
     function("parseTensorType", &ws::parse_tensor_type_js);
     function("quantizeRows", &ws::quantize_rows_js);

@@ -12,6 +12,7 @@ import { MetadataView } from "./metadata_view.js";
 import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
+import { QuantizeView } from "./quantize_view.js";
 import { MAX_WINDOW_VALUES, TensorDetail, firstWindow, rowGeometry } from "./tensor_detail.js";
 import { TensorTable } from "./tensor_table.js";
 
@@ -44,16 +45,19 @@ function startProgress(label, cancel) {
     progressBar.removeAttribute("value");
     progressBox.hidden = false;
     return {
-        update({ loaded, total }) {
+        // `note` (optional) leads the text, as "tensor 3 of 291".
+        update({ loaded, total }, note = "") {
             if (activeOperation !== op) return;
             const seconds = (performance.now() - op.started) / 1000;
             const rate = seconds > 0.2 ? ` · ${formatBytes(loaded / seconds)}/s` : "";
+            const lead = note ? `${note} · ` : "";
             if (total) {
                 progressBar.value = Math.min(1, loaded / total);
-                $(".progress-text", progressBox).textContent = `${formatBytes(loaded)} of ${formatBytes(total)}${rate}`;
+                $(".progress-text", progressBox).textContent =
+                    `${lead}${formatBytes(loaded)} of ${formatBytes(total)}${rate}`;
             } else {
                 progressBar.removeAttribute("value");
-                $(".progress-text", progressBox).textContent = `${formatBytes(loaded)}${rate}`;
+                $(".progress-text", progressBox).textContent = `${lead}${formatBytes(loaded)}${rate}`;
             }
         },
         done() {
@@ -389,6 +393,163 @@ $("#compare-url-form").addEventListener("submit", (e) => {
     compareWithUrl(text);
 });
 
+// ---------------------------------------------------------------- quantizing the model on show
+
+let planning = null; // the AbortController of the plan in flight
+let quantizing = null; // the AbortController of the run in flight
+let fileTypes = null; // quantizeFileTypes(), once
+const quantizeTab = $("#tab-quantize");
+
+const quantizeView = new QuantizeView($("#quantize-root"), {
+    onChange: () => planQuantization(),
+    onStart: () => quantizeAndSave(),
+});
+
+function quantizeOptions(signal) {
+    const options = { ...OPEN_OPTIONS, type: quantizeView.type, signal };
+    if (quantizeView.imatrix) options.imatrix = quantizeView.imatrix;
+    return options;
+}
+
+// The core's plan for the chosen recipe (every tensor's type, the output's size), made in the worker from the
+// model's header and the importance matrix: shown before anything is quantized.
+async function planQuantization() {
+    if (!model) return;
+    planning?.abort();
+    const controller = (planning = new AbortController());
+    quantizeView.planning();
+    try {
+        worker ??= new WeightstreamWorker();
+        const plan = await worker.quantizePlan(modelSource, quantizeOptions(controller.signal));
+        if (planning === controller) quantizeView.setPlan(plan, quantizing !== null);
+    } catch (error) {
+        if (error?.code === "worker") worker = null;
+        if (planning === controller && !isAbort(error)) quantizeView.setPlanError(error);
+    } finally {
+        if (planning === controller) planning = null;
+    }
+}
+
+async function showQuantize() {
+    if (!model) return;
+    quantizeTab.hidden = false;
+    selectTab("quantize");
+    try {
+        worker ??= new WeightstreamWorker();
+        fileTypes ??= await worker.quantizeFileTypes();
+    } catch (error) {
+        failed(error, "quantize");
+        return;
+    }
+    quantizeView.setTypes(fileTypes);
+    if (!quantizeView.plan && !planning) planQuantization();
+}
+
+$("#quantize-open").addEventListener("click", showQuantize);
+
+function endQuantize() {
+    planning?.abort();
+    quantizing?.abort();
+    quantizeView.reset();
+    quantizeTab.hidden = true;
+}
+
+// The output's name: the model's (without .gguf / .safetensors and a split's -00001-of-00003) and the type.
+function outputName(type) {
+    const base = modelLabel
+        .replace(/(-\d{5}-of-\d{5})?\.(gguf|safetensors)$/i, "")
+        .replace(/\.safetensors\.index\.json$/i, "");
+    return `${base || "model"}-${type}.gguf`;
+}
+
+function download(blob, name) {
+    const url = URL.createObjectURL(blob);
+    const a = el("a", { href: url, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+// Quantizes the model on show with the plan's recipe in the worker and saves the output: through the File
+// System Access API where the browser has it (the stream piped into the file as it is made; a cancel or an
+// error aborts the writable, which discards what it holds), else as a download of the whole output.
+async function quantizeAndSave() {
+    const plan = quantizeView.plan;
+    if (!model || !plan || quantizing) return;
+    const name = outputName(plan.type);
+    let writable = null;
+    if (typeof window.showSaveFilePicker === "function") {
+        try {
+            const handle = await window.showSaveFilePicker({
+                suggestedName: name,
+                types: [{ description: "GGUF model", accept: { "application/octet-stream": [".gguf"] } }],
+            });
+            writable = await handle.createWritable();
+        } catch (error) {
+            if (!isAbort(error)) showError(error, name); // AbortError: the picker was dismissed
+            return;
+        }
+    }
+    const controller = (quantizing = new AbortController());
+    const signal = controller.signal;
+    const progress = startProgress(`Quantizing ${modelLabel} to ${plan.type}`, () => controller.abort());
+    const started = performance.now();
+    let written = 0;
+    quantizeView.setRunning(true);
+    quantizeView.setStatus("running", `Quantizing to ${plan.type}…`);
+    try {
+        worker ??= new WeightstreamWorker();
+        const stream = worker.quantize(modelSource, {
+            ...quantizeOptions(signal),
+            type: plan.type,
+            onProgress: (p) => {
+                written = p.written;
+                const tensor = Math.min(p.tensor + 1, p.tensors);
+                progress.update(p, `tensor ${formatInt(tensor)} of ${formatInt(p.tensors)}`);
+                quantizeView.setStatus(
+                    "running",
+                    `${formatInt(p.tensor)} of ${formatInt(p.tensors)} tensors done · ` +
+                        `${formatBytes(p.written)} of ${formatBytes(p.outputSize)} written`,
+                    { tensor: String(p.tensor), tensors: String(p.tensors), written: String(p.written) },
+                );
+            },
+        });
+        if (writable) {
+            await stream.pipeTo(writable, { signal });
+        } else {
+            const chunks = [];
+            const reader = stream.getReader();
+            for (;;) {
+                const { done, value } = await reader.read();
+                if (done) break;
+                chunks.push(value);
+            }
+            signal.throwIfAborted();
+            download(new Blob(chunks, { type: "application/octet-stream" }), name);
+        }
+        const ms = performance.now() - started;
+        quantizeView.setStatus(
+            "done",
+            `Saved ${name}: ${formatBytes(plan.fileSize)} in ${formatDuration(ms)}` + (writable ? "" : " (downloaded)"),
+            { name, bytes: String(plan.fileSize), saved: writable ? "file" : "download" },
+        );
+    } catch (error) {
+        if (isAbort(error) || signal.aborted) {
+            quantizeView.setStatus("cancelled", `Cancelled after ${formatBytes(written)}: nothing was saved.`);
+        } else {
+            quantizeView.setStatus("failed", `Not saved: ${String(error?.message ?? error)}`, {
+                code: typeof error?.code === "string" ? error.code : "error",
+            });
+            failed(error, name);
+        }
+    } finally {
+        progress.done();
+        if (quantizing === controller) quantizing = null;
+        quantizeView.setRunning(false);
+    }
+}
+
 // ---------------------------------------------------------------- opening
 
 let opening = null; // the AbortController of the open in flight
@@ -416,6 +577,7 @@ async function openModel(source, label) {
         modelLabel = label;
         previous?.close();
         endComparison();
+        endQuantize();
         hideError();
         const shown = performance.now();
         showModel(opened.info, label);

@@ -10,11 +10,12 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 
-import { WeightstreamError, open, quantize } from "weightstream";
+import { WeightstreamError, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
 import { WeightstreamWorker } from "weightstream/worker";
 
 import { loadWasm } from "../../wasm/js/wasm.js";
 import { writeGguf } from "./gguf-writer.mjs";
+import { quantizeCorpus } from "./quantize-corpus.mjs";
 import { sha256, sharedTestData, testData } from "./helpers.mjs";
 
 const recipes = path.join(sharedTestData, "recipes");
@@ -70,6 +71,43 @@ describe("quantize() reproduces llama-quantize byte for byte", { skip: noCorpus 
     }
 });
 
+describe("quantizePlan() gives llama-quantize's layout before quantizing", { skip: noCorpus }, () => {
+    for (const run of manifest?.runs ?? []) {
+        test(run.command, async () => {
+            const { type, ...options } = optionsOf(run);
+            const plan = await quantizePlan(path.join(recipes, run.model), { type, ...options });
+            assert.equal(plan.fileSize, run.size);
+            assert.equal(plan.headerSize, run.header.data_offset);
+            assert.deepEqual(
+                plan.tensors.map((t) => [t.name, t.type, t.offset - plan.headerSize, t.nbytes]),
+                run.tensors.map((t) => [t.name, t.type, t.offset, t.nbytes]),
+            );
+        });
+    }
+});
+
+test("quantizeFileTypes() lists every file type once, by the names quantize() takes", async () => {
+    const list = await quantizeFileTypes();
+    assert.equal(list.length, 33);
+    assert.deepEqual(list.slice(0, 3), [
+        { name: "Q4_0", id: 2, defaultType: "Q4_0" },
+        { name: "Q4_1", id: 3, defaultType: "Q4_1" },
+        { name: "MXFP4_MOE", id: 38, defaultType: "MXFP4" },
+    ]);
+    assert.deepEqual(
+        list.find((f) => f.name === "Q4_K_M"),
+        { name: "Q4_K_M", id: 15, defaultType: "Q4_K" },
+    );
+    assert.equal(new Set(list.map((f) => f.id)).size, list.length);
+    for (const f of ["Q4_K", "Q3_K", "Q5_K"]) assert.ok(!list.some((t) => t.name === f), f);
+    const worker = new WeightstreamWorker();
+    try {
+        assert.deepEqual(await worker.quantizeFileTypes(), list);
+    } finally {
+        await worker.terminate();
+    }
+});
+
 test("the recipes cover every option quantize() maps to a llama-quantize flag", { skip: noCorpus }, () => {
     assert.equal(manifest.runs.length, 47);
     const flags = new Set(manifest.runs.flatMap((r) => r.options.filter((o) => o.startsWith("--"))));
@@ -112,49 +150,13 @@ describe("weightstream/worker quantize()", { skip: noCorpus }, () => {
 // ---- the core's quantizer in wasm -----------------------------------------------------------------------------
 
 test("quantizeRows in wasm gives ggml's bytes for every corpus tensor, whole and row by row", async () => {
-    const wasm = await loadWasm();
     const ggml = path.join(testData, "ggml");
-    const corpus = JSON.parse(readFileSync(path.join(ggml, "manifest.json"), "utf8"));
-    const f32 = (file) => {
-        const b = readFileSync(path.join(ggml, file));
-        return new Float32Array(b.buffer, b.byteOffset, b.length / 4);
-    };
-    let checked = 0;
-    let withImatrix = 0;
-    for (const f of corpus.files) {
-        const file = readFileSync(path.join(ggml, f.file));
-        for (const t of f.tensors) {
-            if (!t.source) continue;
-            const src = f32(t.source.file);
-            const imatrix = t.source.imatrix ? f32(t.source.imatrix.file) : null;
-            const { nrows, n_per_row: cols } = t.source;
-            const r = wasm.quantizeRows(t.ggml_type_id, src, nrows, cols, imatrix);
-            assert.equal(r.status.name, "ok", t.name);
-            assert.equal(sha256(r.bytes), t.raw_sha256, t.name);
-            const stored = file.subarray(t.absolute_offset, t.absolute_offset + t.size_bytes);
-            assert.ok(Buffer.from(r.bytes).equals(stored), t.name);
-            const rowBytes = t.size_bytes / nrows;
-            for (let row = 0; row < nrows; ++row) {
-                const one = wasm.quantizeRows(
-                    t.ggml_type_id,
-                    src.subarray(row * cols, (row + 1) * cols),
-                    1,
-                    cols,
-                    imatrix,
-                );
-                assert.ok(Buffer.from(one.bytes).equals(stored.subarray(row * rowBytes, (row + 1) * rowBytes)), t.name);
-            }
-            checked += 1;
-            if (imatrix) withImatrix += 1;
-        }
-    }
+    const r = await quantizeCorpus(await loadWasm(), (file) => new Uint8Array(readFileSync(path.join(ggml, file))));
+    assert.deepEqual(r.mismatches, []);
     // Every tensor ggml quantized (all but the five integer ones), five of them with an importance matrix.
-    assert.equal(checked, 47);
-    assert.equal(withImatrix, 5);
-    // The types that need an importance matrix refuse to run without one, as ggml does.
-    const iq2xxs = corpus.files[0].tensors.find((t) => t.name === "iq2_xxs.weight");
-    const r = wasm.quantizeRows(iq2xxs.ggml_type_id, f32(iq2xxs.source.file), 8, 512, null);
-    assert.deepEqual([r.status.name, r.status.what], ["unsupported", "imatrix"]);
+    assert.equal(r.checked, 47);
+    assert.equal(r.withImatrix, 5);
+    assert.deepEqual(r.refusal, { status: "unsupported", what: "imatrix" });
 });
 
 // ---- a small generated model ---------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Compiled by `npm run typecheck` (tsc --noEmit), never run: the package's index.d.ts must accept the
 // documented uses and give the documented result types.
-import { WeightstreamError, dtypes, open, quantize } from "weightstream";
+import { WeightstreamError, dtypes, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
 import type {
     DTypeInfo,
     HalfArray,
@@ -9,6 +9,9 @@ import type {
     Model,
     NamedSource,
     Progress,
+    QuantizeFileTypeInfo,
+    QuantizePlan,
+    QuantizePlannedTensor,
     QuantizeProgress,
     TensorInfo,
 } from "weightstream";
@@ -105,6 +108,19 @@ export async function uses(): Promise<void> {
     });
     const inWorkerQuantized: ReadableStream<Uint8Array> = worker.quantize(new Blob([]), { type: "IQ2_XXS" });
     (void quantized, inWorkerQuantized);
+    // The plan before starting, and the file types to choose from, here and in a worker.
+    const plan: QuantizePlan = await quantizePlan("model-f16.gguf", { type: "Q4_K_M", signal: controller.signal });
+    const planned: QuantizePlannedTensor = plan.tensors[0];
+    void (plan.fileSize + plan.headerSize + plan.inputSize + plan.fallbacks, plan.type, plan.warnings[0]);
+    void (planned.name, planned.type, planned.wanted, planned.nbytes + planned.offset, planned.shape[0]);
+    const fileTypes: QuantizeFileTypeInfo[] = await quantizeFileTypes();
+    void (fileTypes[0].name, fileTypes[0].id, fileTypes[0].defaultType);
+    const inWorkerPlan: QuantizePlan = await worker.quantizePlan(new Blob([]), {
+        type: "IQ2_XXS",
+        imatrix: new Blob([]),
+    });
+    const inWorkerTypes: QuantizeFileTypeInfo[] = await worker.quantizeFileTypes();
+    (void inWorkerPlan, inWorkerTypes);
     await worker.terminate();
 
     const list: DTypeInfo[] = await dtypes();

@@ -428,6 +428,68 @@ export interface QuantizeOptions extends Omit<OpenOptions, "onProgress"> {
  */
 export function quantize(source: Source | NamedSource | Sources, options: QuantizeOptions): ReadableStream<Uint8Array>;
 
+/** One of llama-quantize's file types, as the core lists them (core/quant_recipe.h ftype_list). */
+export interface QuantizeFileTypeInfo {
+    /** The canonical name ("Q4_K_M"; the aliases Q3_K, Q4_K and Q5_K are not listed). */
+    name: string;
+    /** The llama_ftype number written to general.file_type. */
+    id: number;
+    /** The type of an ordinary tensor ("Q4_K" for Q4_K_M); the recipe gives some tensors others. */
+    defaultType: string;
+}
+
+/** Every file type quantize() takes, once each, in llama-quantize's order (its QUANT_OPTIONS). */
+export function quantizeFileTypes(): Promise<QuantizeFileTypeInfo[]>;
+
+export interface QuantizePlannedTensor {
+    name: string;
+    /** The input's dimensions, outermost first (the output keeps them). */
+    shape: number[];
+    /** The stored type in the input, and the type written. */
+    inType: string;
+    type: string;
+    /** false: the input bytes are copied (norms, biases, a tensor already of its type, ...). */
+    quantize: boolean;
+    /** The type the recipe chose before the fallback for a row that is not a multiple of its block. */
+    wanted: string;
+    fallback: boolean;
+    requantize: boolean;
+    /** Whether the importance matrix has an entry for it (and it is used). */
+    imatrix: boolean;
+    /** Stored bytes read from the input. */
+    inputBytes: number;
+    /** Absolute offset and size of its data in the output. */
+    offset: number;
+    nbytes: number;
+}
+
+export interface QuantizePlan {
+    /** The file type's canonical name ("Q4_K_M" for "q4_k"). */
+    type: string;
+    /** The output's size in bytes: what quantize() will write, exactly. */
+    fileSize: number;
+    /** Bytes of the output's header (metadata and tensor directory, with padding). */
+    headerSize: number;
+    /** Input bytes of the tensors, in all (QuantizeProgress.total). */
+    inputSize: number;
+    /** Tensors whose row length needed llama-quantize's fallback type. */
+    fallbacks: number;
+    warnings: string[];
+    /** In output order. */
+    tensors: QuantizePlannedTensor[];
+}
+
+/**
+ * What quantize() with the same options writes, before anything is quantized: the core's plan (the one
+ * `weightstream quantize` follows) for every tensor, and the output's size. Reads the model's header and the
+ * importance matrix, no tensor data. Rejects as quantize()'s stream would for the same options (TypeError for
+ * bad options, WeightstreamError "imatrix.required", "imatrix.size", ...).
+ */
+export function quantizePlan(
+    source: Source | NamedSource | Sources,
+    options: Omit<QuantizeOptions, "onProgress">,
+): Promise<QuantizePlan>;
+
 // ---- end of quantize() ----
 
 /**

@@ -4,7 +4,7 @@
 import { compareModels } from "./compare.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
-import { quantizeStream } from "./quantize.js";
+import { quantizeFileTypes, quantizePlan as planQuantization, quantizeStream } from "./quantize.js";
 import { Slots } from "./sources.js";
 import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
 
@@ -91,6 +91,24 @@ export async function dtypes() {
  */
 export function quantize(source, options) {
     if (options === null || typeof options !== "object") throw new TypeError("quantize(): options with a type");
+    const { opts, recipe } = splitQuantizeOptions(options);
+    return quantizeStream(source, opts, { ...recipe, signal: options.signal, onProgress: options.onProgress });
+}
+
+/**
+ * What quantize() with the same options will write, before it starts: every tensor's type, place and size and
+ * the output's size, from the core's plan (the one `weightstream quantize` follows). See index.d.ts.
+ */
+export async function quantizePlan(source, options) {
+    if (options === null || typeof options !== "object") throw new TypeError("quantizePlan(): options with a type");
+    const { opts, recipe } = splitQuantizeOptions(options);
+    return planQuantization(source, opts, { ...recipe, signal: options.signal });
+}
+
+export { quantizeFileTypes };
+
+// quantize()'s options split into open()'s (normalized) and the recipe's.
+function splitQuantizeOptions(options) {
     const {
         type,
         imatrix,
@@ -100,20 +118,20 @@ export function quantize(source, options) {
         allowRequantize,
         outputTensorType,
         tokenEmbeddingType,
-        onProgress,
+        onProgress, // quantize()'s own, not open()'s
         ...openOptions
     } = options;
-    const opts = normalize(openOptions);
-    return quantizeStream(source, opts, {
-        type,
-        imatrix,
-        overrides,
-        pure,
-        leaveOutputTensor,
-        allowRequantize,
-        outputTensorType,
-        tokenEmbeddingType,
-        signal: options.signal,
-        onProgress,
-    });
+    return {
+        opts: normalize(openOptions),
+        recipe: {
+            type,
+            imatrix,
+            overrides,
+            pure,
+            leaveOutputTensor,
+            allowRequantize,
+            outputTensorType,
+            tokenEmbeddingType,
+        },
+    };
 }

@@ -143,11 +143,9 @@ function check(status, context) {
     if (status.code !== OK) throw statusError(status, context);
 }
 
-// The output GGUF, chunk by chunk: every chunk is a new Uint8Array the consumer owns.
-async function* run(source, options, quantizeOptions) {
-    const { signal, onProgress } = quantizeOptions;
-    throwIfAborted(signal);
-    const wasm = await loadWasm();
+// The model opened and planned: {model, quantizer, planned} (the caller closes the model and deletes the
+// quantizer, also when this throws: it closes and deletes what it made before failing).
+async function prepare(wasm, source, options, quantizeOptions) {
     const { recipe, regexps } = recipeOf(wasm, quantizeOptions);
     const imatrixBytes =
         quantizeOptions.imatrix === undefined ? null : await readWhole(quantizeOptions.imatrix, options);
@@ -155,13 +153,92 @@ async function* run(source, options, quantizeOptions) {
     const quantizer = new wasm.Quantizer();
     try {
         if (imatrixBytes) check(quantizer.setImatrix(imatrixBytes, imatrixName(quantizeOptions.imatrix)), "imatrix");
-        const { handle, chunks } = model[MODEL_INTERNALS]();
+        const { handle } = model[MODEL_INTERNALS]();
         const status = quantizer.plan(handle, recipe, (i, name) => regexps[i].test(name));
         if (status.code !== OK) {
             const tensor = quantizer.failedTensor();
             throw statusError(status, tensor ? `tensor "${tensor}"` : "");
         }
-        const planned = quantizer.tensors();
+        return { model, quantizer, planned: quantizer.tensors() };
+    } catch (e) {
+        release(quantizer);
+        await model.close();
+        throw e;
+    }
+}
+
+function release(quantizer) {
+    try {
+        quantizer.delete();
+    } catch {
+        // a trapped module cannot free; it is discarded anyway
+    }
+}
+
+/** See quantizePlan() in index.d.ts. `options` are open()'s (normalized), `quantizeOptions` the caller's. */
+export async function quantizePlan(source, options, quantizeOptions) {
+    throwIfAborted(quantizeOptions.signal);
+    const wasm = await loadWasm();
+    let prepared;
+    try {
+        prepared = await prepare(wasm, source, options, quantizeOptions);
+    } catch (e) {
+        throw wasmFailure(e);
+    }
+    const { model, quantizer, planned } = prepared;
+    try {
+        const ftype = wasm.ftypeFromName(quantizeOptions.type);
+        const inputSize = planned.reduce((sum, p) => sum + Number(model.tensors[p.input].nbytes), 0);
+        return {
+            type: wasm.ftypeList().find((f) => f.id === ftype)?.name ?? quantizeOptions.type,
+            fileSize: quantizer.fileSize(),
+            headerSize: quantizer.header().length,
+            inputSize,
+            fallbacks: quantizer.fallbacks(),
+            warnings: quantizer.warnings(),
+            tensors: planned.map((p) => {
+                const t = model.tensors[p.input];
+                return {
+                    name: t.name,
+                    shape: t.shape.map(Number),
+                    inType: p.inType,
+                    type: p.type,
+                    quantize: p.quantize,
+                    wanted: p.wanted,
+                    fallback: p.fallback,
+                    requantize: p.requantize,
+                    imatrix: p.imatrix,
+                    inputBytes: Number(t.nbytes),
+                    offset: p.offset,
+                    nbytes: p.nbytes,
+                };
+            }),
+        };
+    } finally {
+        release(quantizer);
+        await model.close();
+    }
+}
+
+/** See quantizeFileTypes() in index.d.ts: the core's list (core/quant_recipe.h ftype_list). */
+export async function quantizeFileTypes() {
+    return (await loadWasm()).ftypeList();
+}
+
+// The output GGUF, chunk by chunk: every chunk is a new Uint8Array the consumer owns.
+async function* run(source, options, quantizeOptions) {
+    const { signal, onProgress } = quantizeOptions;
+    throwIfAborted(signal);
+    const wasm = await loadWasm();
+    let prepared;
+    try {
+        prepared = await prepare(wasm, source, options, quantizeOptions);
+    } catch (e) {
+        throw wasmFailure(e);
+    }
+    const { model, quantizer, planned } = prepared;
+    try {
+        const { chunks } = model[MODEL_INTERNALS]();
         const total = planned.reduce((sum, p) => sum + Number(model.tensors[p.input].nbytes), 0);
         const report = {
             loaded: 0,
@@ -209,11 +286,7 @@ async function* run(source, options, quantizeOptions) {
     } catch (e) {
         throw wasmFailure(e);
     } finally {
-        try {
-            quantizer.delete();
-        } catch {
-            // a trapped module cannot free; it is discarded anyway
-        }
+        release(quantizer);
         await model.close();
     }
 }

@@ -6,7 +6,9 @@ import type {
     Model,
     NamedSource,
     OpenOptions,
+    QuantizeFileTypeInfo,
     QuantizeOptions,
+    QuantizePlan,
     Source,
     Sources,
 } from "./index.js";
@@ -36,6 +38,13 @@ export class WeightstreamWorker {
         b: Source | NamedSource | Sources,
         options?: WorkerCompareOptions,
     ): Promise<CompareReport>;
+    /** quantizePlan() of index.d.ts, run in this worker. */
+    quantizePlan(
+        source: Source | NamedSource | Sources,
+        options: Omit<QuantizeOptions, "fetch" | "onProgress">,
+    ): Promise<QuantizePlan>;
+    /** quantizeFileTypes() of index.d.ts, answered by this worker. */
+    quantizeFileTypes(): Promise<QuantizeFileTypeInfo[]>;
     /**
      * quantize() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred
      * (options.fetch cannot cross to a worker).

@@ -185,6 +185,21 @@ export class WeightstreamWorker {
         return this.call(message, { signal, onProgress, onTensor, transfer });
     }
 
+    /** quantizePlan() of index.d.ts, run in this worker (the imatrix, when given, is read there). */
+    async quantizePlan(source, options = {}) {
+        if (options === null || typeof options !== "object") throw new TypeError("quantizePlan(): options with a type");
+        const { signal, onProgress, rest } = checkOptions(options);
+        const transfer = [];
+        const message = { op: "quantizePlan", source: portable(source, transfer), options: rest };
+        if (rest.imatrix !== undefined) rest.imatrix = portable(rest.imatrix, transfer);
+        return this.call(message, { signal, onProgress, transfer });
+    }
+
+    /** quantizeFileTypes() of index.d.ts, answered by this worker's module. */
+    async quantizeFileTypes() {
+        return this.call({ op: "quantizeFileTypes" });
+    }
+
     /**
      * quantize() of index.d.ts run in this worker: each chunk is made there and transferred. The stream pulls
      * one chunk per request, so the worker runs only as far ahead as the reader.

@@ -10,12 +10,14 @@
 //   {op: "close", model}                   -> null
 //   {op: "quantize", stream, source?, options?} -> {done} | {done: false, data}   (the next chunk of quantize()'s
 //                                             stream; the first request of a stream carries source and options)
+//   {op: "quantizePlan", source, options}  -> quantizePlan()'s plan
+//   {op: "quantizeFileTypes"}               -> quantizeFileTypes()'s list
 //   {op: "return", stream}                 ends a stream early (no reply)
 //   {op: "cancel", target}                 aborts request `target` (no reply)
 // Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
 // the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { compare, open, quantize } from "./index.js";
+import { compare, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
@@ -155,6 +157,13 @@ async function handle(msg, post) {
         }
         case "quantize":
             return quantizeNext(msg, post);
+        case "quantizePlan": {
+            const options = msg.options ?? {};
+            const imatrix = options.imatrix === undefined ? undefined : reviveSource(options.imatrix);
+            return { value: await quantizePlan(reviveSource(msg.source), { ...options, imatrix, signal }) };
+        }
+        case "quantizeFileTypes":
+            return { value: await quantizeFileTypes() };
         case "close": {
             const model = models.get(msg.model);
             models.delete(msg.model);

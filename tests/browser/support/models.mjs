@@ -454,3 +454,67 @@ export function corruptFiles() {
         }),
     };
 }
+
+/**
+ * A small F16 llama to quantize: 256-wide (whole K-quant blocks) except the feed-forward width `ff`, so that
+ * ffn_down's rows (ff long) take llama-quantize's fallback type when ff is not a multiple of 256; GQA (4 heads,
+ * 2 KV heads); F32 norms. `weights` lists every 2-D tensor with its row length, for an importance matrix.
+ */
+export function quantizableGguf({ layers = 2, embd = 256, ff = 320, vocab = 384, seed = 11 } = {}) {
+    const random = rng(seed);
+    const kv = [
+        ["general.architecture", "string", "llama"],
+        ["general.name", "string", "Quantizable Test Llama"],
+        ["llama.context_length", "uint32", 2048],
+        ["llama.embedding_length", "uint32", embd],
+        ["llama.block_count", "uint32", layers],
+        ["llama.feed_forward_length", "uint32", ff],
+        ["llama.attention.head_count", "uint32", 4],
+        ["llama.attention.head_count_kv", "uint32", 2],
+        ["llama.rope.freq_base", "float32", 10000],
+        ["llama.attention.layer_norm_rms_epsilon", "float32", 1e-5],
+    ];
+    const norm = (name) => ({ name, dtype: "F32", ne: [embd], values: Float32Array.from({ length: embd }, () => 1 + random.normal() * 0.1) });
+    const weight = (name, ne, scale = 0.05) => ({ name, dtype: "F16", ne, values: randomValues(random, ne[0] * ne[1], scale) });
+    const tensors = [weight("token_embd.weight", [embd, vocab], 0.02)];
+    for (let l = 0; l < layers; ++l) {
+        const p = `blk.${l}.`;
+        tensors.push(
+            norm(`${p}attn_norm.weight`),
+            weight(`${p}attn_q.weight`, [embd, embd]),
+            weight(`${p}attn_k.weight`, [embd, embd / 2]),
+            weight(`${p}attn_v.weight`, [embd, embd / 2]),
+            weight(`${p}attn_output.weight`, [embd, embd]),
+            norm(`${p}ffn_norm.weight`),
+            weight(`${p}ffn_gate.weight`, [embd, ff]),
+            weight(`${p}ffn_up.weight`, [embd, ff]),
+            weight(`${p}ffn_down.weight`, [ff, embd]),
+        );
+    }
+    tensors.push(norm("output_norm.weight"), weight("output.weight", [embd, vocab], 0.02));
+    const weights = tensors.filter((t) => t.ne.length === 2).map((t) => [t.name, t.ne[0]]);
+    return { bytes: writeGguf({ kv, tensors }), weights };
+}
+
+/** llama-imatrix's legacy .dat: per [name, length], one call's importance values (positive, from `seed`). */
+export function legacyImatrix(weights, { seed = 12 } = {}) {
+    const random = rng(seed);
+    const parts = [];
+    const i32 = (v) => parts.push(new Uint8Array(new Int32Array([v]).buffer));
+    i32(weights.length);
+    for (const [name, length] of weights) {
+        const bytes = new TextEncoder().encode(name);
+        i32(bytes.length);
+        parts.push(bytes);
+        i32(1); // ncall
+        i32(length);
+        parts.push(new Uint8Array(Float32Array.from({ length }, () => 0.1 + random.uniform() * 4).buffer));
+    }
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+        out.set(p, at);
+        at += p.length;
+    }
+    return out;
+}
