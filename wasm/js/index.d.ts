@@ -193,7 +193,8 @@ export interface ModelMetrics {
     bytesFromCache: number;
     /** Requests repeated after a failure worth a retry (a dropped connection, a stall, 5xx, 408, 429). */
     retries: number;
-    /** Milliseconds from the start of open() to the first byte from a source; null before it. */
+    /** Milliseconds from the start of open() (the WebAssembly module loaded) to the first byte from a source;
+     * null before it. */
     timeToFirstByte: number | null;
     /** Milliseconds spent waiting for the sources (a response, the next chunk, a file read); waits that
      * overlap count once. */
