@@ -160,6 +160,7 @@ enum class Phase : uint8_t { kHeader, kMetadata, kTensors, kDone, kFailed };
 struct ArrayFrame {
     Value value;
     uint64_t items = 0;        // items read so far
+    uint64_t item_bytes = 0;   // bytes those items took (string items only: what bytes_expected() averages)
     uint32_t depth = 1;        // 1 for the value of a KV
     bool bool_warned = false;  // one warning per array for bool items other than 0/1
 };
@@ -243,8 +244,9 @@ struct GgufParser::State {
     uint64_t alignment = kDefaultAlignment;
     std::unordered_set<std::string> keys;
     std::unordered_set<std::string> names;
-    MetadataEntry pending;           // the KV whose array value is being read
-    std::vector<ArrayFrame> frames;  // that array and the arrays nested in it, innermost last
+    MetadataEntry pending;            // the KV whose array value is being read
+    std::vector<ArrayFrame> frames;   // that array and the arrays nested in it, innermost last
+    uint64_t tensor_entry_bytes = 0;  // bytes the tensor entries read so far took
 };
 
 Status GgufParser::State::feed(const uint8_t* data, size_t size) {
@@ -596,6 +598,7 @@ Status GgufParser::State::parse_array_item(Cursor& c) {
         WS_TRY(charge(HeaderMemory::kString + s.size(), c.offset(), item_offset));
         f.value.strings.push_back(std::move(s));
         ++f.items;
+        f.item_bytes += c.offset() - item_offset;
         return ok_status();
     }
     ArrayFrame child;
@@ -677,6 +680,7 @@ Status GgufParser::State::parse_tensor(Cursor& c) {
     WS_TRY(charge_counted(cost, t.info_offset));
     if (!sized) info.warnings.push_back(std::move(unsized));
     names.insert(t.name);
+    tensor_entry_bytes += c.offset() - t.info_offset;
     info.tensors.push_back(std::move(t));
     return ok_status();
 }
@@ -790,6 +794,42 @@ uint64_t GgufParser::bytes_needed() const {
         add(s.n_tensors, width + 4 + 4 + 8);                            // name length, n_dims, type, offset
     } else {
         add(after(s.n_tensors, s.info.tensors.size()), width + 4 + 4 + 8);
+    }
+    return total;
+}
+
+uint64_t GgufParser::bytes_expected() const {
+    const State& s = *state_;
+    const uint64_t needed = bytes_needed();
+    if (s.phase != Phase::kMetadata && s.phase != Phase::kTensors) return needed;
+    uint64_t total = needed;
+    // Items still to come after the current one, each at the mean size of those already read beyond the
+    // smallest size bytes_needed() counted for it. Saturates: hostile counts were checked against the caps.
+    const auto add_mean = [&total](uint64_t count, uint64_t done, uint64_t done_bytes, uint64_t min_each) {
+        if (done == 0 || count <= done + 1) return;
+        const uint64_t mean = done_bytes / done;
+        if (mean <= min_each) return;
+        uint64_t extra = 0;
+        if (!checked_mul(count - done - 1, mean - min_each, &extra) || extra > UINT64_MAX - total) {
+            total = UINT64_MAX;
+        } else {
+            total += extra;
+        }
+    };
+    const uint64_t width = length_width(s.info.version);
+    if (s.phase == Phase::kMetadata) {
+        for (const ArrayFrame& f : s.frames) {
+            if (f.value.item_type == ValueType::kString) add_mean(f.value.length, f.items, f.item_bytes, width);
+        }
+        // A GGUF without tensors has no data section: the rest of the file is most likely the rest of the
+        // header (a vocabulary-only file). Trailing bytes past 4 times the guess are not counted on.
+        if (s.n_tensors == 0 && s.options.file_size != kUnknownSize && s.fed < s.options.file_size) {
+            const uint64_t rest = s.options.file_size - s.fed;
+            const uint64_t cap = total > UINT64_MAX / 4 ? UINT64_MAX : total * 4;
+            total = std::max(total, std::min(rest, cap));
+        }
+    } else {
+        add_mean(s.n_tensors, s.info.tensors.size(), s.tensor_entry_bytes, width + 4 + 4 + 8);
     }
     return total;
 }

@@ -82,6 +82,13 @@ public:
     // current item still lacks plus the smallest size of every item still to come), so a reader over
     // HTTP can fetch the header in a few large ranges without reading past it.
     uint64_t bytes_needed() const;
+    // When feed() returned kNeedMoreData: a guess of the bytes the rest of the header takes, at least
+    // bytes_needed(). The items still to come in a string array being read count at the mean size of its
+    // items read so far, the tensor entries still to come at the mean size of those read; the rest at its
+    // smallest size. Without tensors (no data section) and with the file size known, the guess is the rest
+    // of the file, up to 4 times the other guess. A reader sizes its requests by it: a vocabulary of 100k
+    // strings costs one or two requests, not one per halving of the lower bound.
+    uint64_t bytes_expected() const;
     uint64_t bytes_fed() const;
 
     // After kOk: the parsed header (format, version, metadata, tensors, warnings, data_offset).

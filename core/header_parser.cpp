@@ -68,6 +68,11 @@ uint64_t HeaderParser::bytes_needed() const {
     return gguf_ ? gguf_->bytes_needed() : safetensors_->bytes_needed();
 }
 
+uint64_t HeaderParser::bytes_expected() const {
+    if (format_ == Format::kUnknown) return kDetectBytes - prefix_size_;
+    return gguf_ ? gguf_->bytes_expected() : safetensors_->bytes_needed();
+}
+
 uint64_t HeaderParser::bytes_fed() const {
     if (format_ == Format::kUnknown) return prefix_size_;
     return gguf_ ? gguf_->bytes_fed() : safetensors_->bytes_fed();

@@ -27,6 +27,7 @@ public:
     explicit HeaderParser(const ParseOptions& options = ParseOptions());
     Status feed(const uint8_t* data, size_t size);
     uint64_t bytes_needed() const;
+    uint64_t bytes_expected() const;  // GgufParser::bytes_expected(); a safetensors header's exact rest
     uint64_t bytes_fed() const;
     Format format() const { return format_; }
     const ModelInfo& info() const;

@@ -481,6 +481,82 @@ TEST_CASE("gguf parser asks for exactly the bytes of the item it is waiting for"
     CHECK(parser.info().metadata.size() == 2);
 }
 
+TEST_CASE("gguf parser guesses the rest of a string array from the mean size of its items") {
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 1000; ++i) tokens.push_back("token" + std::to_string(10000 + i));  // 10 bytes each
+    ws_test::GgufSpec spec;
+    spec.kvs = {{"tokens", ws_test::val_array_str(tokens)}, {"n", ws_test::val_u32(7)}};
+    spec.tensors = {{"w", 0, {8}, {}, ws_test::kAutoOffset}};
+    const ws_test::BuiltGguf built = ws_test::build_gguf(spec);
+    const std::vector<uint8_t>& bytes = built.bytes;
+    // The array's items start after its item type (4) and count (8); 100 items of 18 bytes, then 5 bytes of the
+    // next item's length.
+    const size_t cut = static_cast<size_t>(built.layout.kvs[0].value + 12 + 100 * 18 + 5);
+    ws::GgufParser parser;
+    REQUIRE(parser.feed(bytes.data(), cut).code == Error::kNeedMoreData);
+    // Lower bound: the rest of the length (3), 899 more lengths, the KV "n" (14) and one tensor entry (24).
+    const uint64_t needed = 3 + 899 * 8 + 14 + 24;
+    CHECK(parser.bytes_needed() == needed);
+    // Guess: the 899 items at their mean 18 bytes; the rest (KV, tensor entry) still at their smallest.
+    CHECK(parser.bytes_expected() == needed + 899 * 10);
+    // Short of the header's end by the current string (10), "n"'s value (4 - 1) and the entry's name and dim
+    // (1 + 8): what no count tells.
+    CHECK(built.layout.header_end - cut - parser.bytes_expected() == 10 + 3 + 9);
+}
+
+TEST_CASE("gguf parser guesses the rest of the tensor directory from the mean entry") {
+    ws_test::GgufSpec spec;
+    spec.kvs = {{"a", ws_test::val_u32(1)}};
+    for (int i = 0; i < 10; ++i)
+        spec.tensors.push_back({"blk." + std::to_string(i) + ".weight", 0, {8, 2}, {}, ws_test::kAutoOffset});
+    const ws_test::BuiltGguf built = ws_test::build_gguf(spec);
+    // Two entries (8 + 12 name + 4 + 16 dims + 4 + 8 = 52 bytes each) and 3 bytes of the third.
+    const size_t cut = static_cast<size_t>(built.layout.tensors[2].entry + 3);
+    REQUIRE(built.layout.tensors[1].entry - built.layout.tensors[0].entry == 52);
+    ws::GgufParser parser;
+    REQUIRE(parser.feed(built.bytes.data(), cut).code == Error::kNeedMoreData);
+    // The third entry's length field wants 5 more bytes, then 7 entries of at least 24.
+    CHECK(parser.bytes_needed() == 5 + 7 * 24);
+    CHECK(parser.bytes_expected() == 5 + 7 * 52);
+    CHECK(parser.bytes_expected() < built.layout.header_end - cut);  // the third entry's own rest is its bound
+}
+
+TEST_CASE("gguf parser guesses that a file without tensors is all header") {
+    // The 102,400-token deepseek vocabulary of the reference corpus (next to the checkout; always in CI).
+    const std::string path = ws_test::shared_path("ggml/vocab/ggml-vocab-deepseek-llm.gguf");
+    if (!ws_test::file_exists(path)) {
+        WARN("skipped: no " << path);
+        return;
+    }
+    const std::vector<uint8_t> bytes = ws_test::read_file(path);
+    REQUIRE(bytes.size() == 3970167);
+    const size_t cut = 65536;
+    {
+        // Size unknown: the vocabulary (tokenizer.ggml.tokens: 102,400 strings from byte 639 to 1,754,519, as
+        // an independent walk of the file gives) is guessed from the mean of the strings in the first 64 KiB;
+        // those are shorter than the rest (byte tokens), so the guess falls short, by a quarter.
+        ws::GgufParser parser;
+        REQUIRE(parser.feed(bytes.data(), cut).code == Error::kNeedMoreData);
+        const uint64_t tokens_rest = 1754519 - cut;
+        CHECK(parser.bytes_needed() < tokens_rest / 2);
+        CHECK(parser.bytes_expected() > tokens_rest * 7 / 10);
+        CHECK(parser.bytes_expected() < tokens_rest);
+    }
+    {
+        ws::GgufParser parser(make_options(bytes.size()));
+        REQUIRE(parser.feed(bytes.data(), cut).code == Error::kNeedMoreData);
+        CHECK(parser.bytes_expected() == bytes.size() - cut);
+    }
+    {
+        // Bytes past 4 times the guess are not taken for header.
+        ws::GgufParser unknown;
+        REQUIRE(unknown.feed(bytes.data(), cut).code == Error::kNeedMoreData);
+        ws::GgufParser padded(make_options(cut + 100 * unknown.bytes_expected()));
+        REQUIRE(padded.feed(bytes.data(), cut).code == Error::kNeedMoreData);
+        CHECK(padded.bytes_expected() == 4 * unknown.bytes_expected());
+    }
+}
+
 TEST_CASE("gguf parser errors are sticky") {
     std::vector<uint8_t> bytes = ws_test::build_gguf(ws_test::gguf_catalogue_base()).bytes;
     bytes[0] = 'X';

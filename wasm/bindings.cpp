@@ -282,6 +282,7 @@ public:
         return to_js(s);
     }
     double bytes_needed() const { return double(parser_.bytes_needed()); }
+    double bytes_expected() const { return double(parser_.bytes_expected()); }
 
     // After feed() returned ok: the parsed model (the parser keeps nothing).
     Model* take_model() {
@@ -1134,6 +1135,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<double, std::string>()
         .function("feed", &Parser::feed)
         .function("bytesNeeded", &Parser::bytes_needed)
+        .function("bytesExpected", &Parser::bytes_expected)
         .function("takeModel", &Parser::take_model, allow_raw_pointers());
     class_<Plan>("Plan")
         .constructor<double, bool, bool>()

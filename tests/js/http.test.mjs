@@ -168,7 +168,7 @@ describe("nginx", () => {
         }
     });
 
-    test("Range: a 2 MiB header followed by data still costs at most the header + 64 KiB", async () => {
+    test("Range: a 2 MiB header followed by data still costs at most the header + 64 KiB + 10 %", async () => {
         // A tokenizer-sized header (one long string array), then tensors: the data must not be fetched.
         const tokens = Array.from({ length: 60000 }, (_, i) => `token-${i}-${"x".repeat(i % 40)}`);
         const data = new Uint8Array(1 << 20).map((_, i) => i * 7);
@@ -188,7 +188,9 @@ describe("nginx", () => {
             assert.ok(headerBytes > 2 * 1024 * 1024, `header of ${headerBytes} bytes`);
             assert.deepEqual(model.metadata[0].value, tokens);
             const served = await servedFor(tracker, op);
-            assertWithin(served, headerBytes + KIB64, "big header open");
+            // Reads grow with what the parser expects (issue 15: few round trips, at most 10 % more bytes).
+            assertWithin(served, headerBytes + KIB64 + headerBytes / 10, "big header open");
+            assert.ok(served.lines.length <= 4, `${served.lines.length} requests`);
             const readOp = tracker.op();
             const b = await model.read("b", { as: "raw" });
             assert.ok(Buffer.from(b).equals(Buffer.from(data.subarray(1 << 19))));
@@ -208,9 +210,9 @@ describe("nginx", () => {
             const served = await servedFor(tracker, op);
             const header = Number(model.info.data_offset);
             assertWithin(served, header + KIB64, "deepseek-llm open");
-            // 100k tokens and 100k merges: one 64 KiB read after another would take 61. The core's lower bound
-            // of the rest of the header (8 bytes per string still to come) lets the reads grow.
-            assert.ok(served.lines.length <= 20, `${served.lines.length} requests for a ${header}-byte header`);
+            // 100k tokens and 100k merges: one 64 KiB read after another would take 61. The core's guess of the
+            // rest of the header (a file without tensors is all header) makes it 2.
+            assert.ok(served.lines.length <= 3, `${served.lines.length} requests for a ${header}-byte header`);
             assert.equal(model.metadata.find((m) => m.key === "tokenizer.ggml.tokens").value.length, 102400);
         } finally {
             await model.close();

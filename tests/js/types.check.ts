@@ -7,6 +7,7 @@ import type {
     HalfArray,
     MetadataEntry,
     Model,
+    ModelMetrics,
     NamedSource,
     Progress,
     QuantizeFileTypeInfo,
@@ -50,6 +51,10 @@ export async function uses(): Promise<void> {
     const entries: MetadataEntry[] = model.metadata;
     const tensors: TensorInfo[] = model.tensors;
     const first: TensorInfo | undefined = model.tensor(tensors[0].name);
+    const cost: ModelMetrics = model.metrics;
+    const rate: number | null = cost.decodeGBps;
+    const counts: number[] = [cost.requests, cost.bytesFetched, cost.bytesFromCache, cost.retries, cost.ioTime];
+    const ttfb: number | null = cost.timeToFirstByte;
     (void format, version, entries, first);
 
     const f32: Float32Array = await model.read("w");

@@ -179,6 +179,34 @@ export interface StreamOptions<A extends ReadAs = "f32"> {
     onProgress?: (progress: Progress) => void;
 }
 
+/**
+ * What a model cost so far, from open() on (its index and every file of a split or sharded model included): a
+ * plain snapshot, not updated after it is taken. Requests are what the model asked of its sources: HTTP
+ * requests (retries and a restarted download included), reads of a File/Blob or Node file (one per chunk), one
+ * per pass over a ReadableStream or Response; bytes in memory (a Uint8Array, an ArrayBuffer) take none.
+ */
+export interface ModelMetrics {
+    requests: number;
+    /** Bytes that arrived from the sources, also those of a response cut short once the header was parsed. */
+    bytesFetched: number;
+    /** Bytes a cache answered with instead of the source (0: no cache yet); not in bytesFetched. */
+    bytesFromCache: number;
+    /** Requests repeated after a failure worth a retry (a dropped connection, a stall, 5xx, 408, 429). */
+    retries: number;
+    /** Milliseconds from the start of open() (the WebAssembly module loaded) to the first byte from a source;
+     * null before it. */
+    timeToFirstByte: number | null;
+    /** Milliseconds spent waiting for the sources (a response, the next chunk, a file read); waits that
+     * overlap count once. */
+    ioTime: number;
+    /** Tensor bytes fed to the decoders (read() to "f32"/"f16" and stats(); not raw reads). */
+    decodedBytes: number;
+    /** Milliseconds the decoders took for them. */
+    decodeTime: number;
+    /** decodedBytes / decodeTime in GB/s (10^9 bytes a second); null before anything was decoded. */
+    decodeGBps: number | null;
+}
+
 export interface Model {
     readonly info: ModelInfo;
     readonly format: ModelInfo["format"];
@@ -186,6 +214,11 @@ export interface Model {
     readonly metadata: MetadataEntry[];
     readonly tensors: TensorInfo[];
     readonly closed: boolean;
+    /**
+     * What the model cost so far: a new snapshot at each access. For a model opened in a worker
+     * (weightstream/worker), as of the worker's latest answer about it (an awaited call includes itself).
+     */
+    readonly metrics: ModelMetrics;
     /** The tensor named `name`, or undefined. */
     tensor(name: string): TensorInfo | undefined;
     /** Reads one tensor (or some of its rows) into a new array owned by JavaScript. */

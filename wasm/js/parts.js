@@ -7,6 +7,7 @@
 // their names. This file only reads: the index, and each part's header once; the core merges the parts, so
 // tensors carry `file` as in `info --json`.
 import { WeightstreamError, statusError } from "./errors.js";
+import { Metrics } from "./metrics.js";
 import { makeModel, parseHeader } from "./model.js";
 import { isNode, makeSource } from "./sources.js";
 
@@ -233,8 +234,10 @@ async function openSingle(wasm, { input, format }, options) {
 }
 
 /** Opens `input` (one source, or several: see index.d.ts) as one model. */
-export async function openModel(wasm, input, options) {
+export async function openModel(wasm, input, opts) {
     if (Array.isArray(input) && input.length === 0) throw new TypeError("open(): an empty list of sources");
+    // What this model costs, from its index and headers on (the sources of all its files count there).
+    const options = { ...opts, metrics: new Metrics() };
     const given = (Array.isArray(input) ? input : [input]).map(locate);
     const plan = new wasm.Plan(
         options.maxSplitParts ?? wasm.defaultMaxSplitParts,

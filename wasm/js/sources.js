@@ -6,36 +6,45 @@
 //              at the end of the file. Chunks are fresh arrays or views the caller may keep.
 //   close()
 //   local      true for bytes, Blobs and Node files: reading ahead costs no download there
+//   ranged     true while reads of any range may run at once (HTTP with Range support)
+//   metrics    the model's Metrics (metrics.js): requests, bytes, retries and waits are counted there
 // Random-access sources (bytes, Blob, Node file, HTTP with Range) read any range. Sequential sources (a
 // ReadableStream, a Response, a server that ignores Range) only move forward: a read behind the position
 // restarts the download when the source can be reopened and fails with code "not_seekable" otherwise.
 // `retain` (used while parsing the header) keeps the bytes read in a sequential source, so that the tensor
 // data right behind the header can still be read after the parser stopped somewhere inside that read.
 import { WeightstreamError, abortReason, isAbort, throwIfAborted } from "./errors.js";
+import { Metrics } from "./metrics.js";
 
 export const isNode = typeof process === "object" && typeof process.versions?.node === "string";
 
 export class BytesSource {
-    constructor(bytes) {
+    constructor(bytes, metrics = new Metrics()) {
         this.local = true;
         this.bytes = bytes;
         this.size = bytes.length;
+        this.metrics = metrics;
     }
 
+    // Bytes in memory: no requests, and the bytes read count as fetched.
     async *read(offset, length, { signal } = {}) {
         throwIfAborted(signal);
         const end = Math.min(this.size, offset + length);
-        if (offset < end) yield this.bytes.subarray(offset, end);
+        if (offset < end) {
+            this.metrics.received(end - offset);
+            yield this.bytes.subarray(offset, end);
+        }
     }
 
     close() {}
 }
 
 export class BlobSource {
-    constructor(blob) {
+    constructor(blob, metrics = new Metrics()) {
         this.local = true;
         this.blob = blob;
         this.size = blob.size;
+        this.metrics = metrics;
     }
 
     async *read(offset, length, { signal, chunkSize }) {
@@ -43,7 +52,9 @@ export class BlobSource {
         for (let pos = offset; pos < end;) {
             throwIfAborted(signal);
             const n = Math.min(chunkSize, end - pos);
-            const chunk = new Uint8Array(await this.blob.slice(pos, pos + n).arrayBuffer());
+            this.metrics.request();
+            const chunk = new Uint8Array(await this.metrics.io(this.blob.slice(pos, pos + n).arrayBuffer()));
+            this.metrics.received(chunk.length);
             if (chunk.length === 0) return;
             yield chunk;
             pos += chunk.length;
@@ -55,7 +66,7 @@ export class BlobSource {
 
 /** A file read at offsets through a fs.promises FileHandle (never read whole). */
 export class NodeFileSource {
-    static async open(path) {
+    static async open(path, metrics) {
         const fsName = "node:fs/promises"; // a variable: bundlers for the browser must not resolve it
         const fs = await import(/* @vite-ignore */ fsName);
         let handle;
@@ -63,19 +74,20 @@ export class NodeFileSource {
             handle = await fs.open(path, "r");
             const stat = await handle.stat();
             if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "EISDIR" });
-            return new NodeFileSource(handle, stat.size, String(path));
+            return new NodeFileSource(handle, stat.size, String(path), metrics);
         } catch (e) {
             await handle?.close();
             throw new WeightstreamError("io", `${path}: ${e.message}`, { cause: e });
         }
     }
 
-    constructor(handle, size, path) {
+    constructor(handle, size, path, metrics = new Metrics()) {
         this.local = true;
         this.handle = handle;
         this.size = size;
         this.path = path;
         this.closed = false;
+        this.metrics = metrics;
     }
 
     async *read(offset, length, { signal, chunkSize }) {
@@ -87,7 +99,9 @@ export class NodeFileSource {
             const chunk = new Uint8Array(n);
             let bytesRead;
             try {
-                ({ bytesRead } = await this.handle.read(chunk, 0, n, pos));
+                this.metrics.request();
+                ({ bytesRead } = await this.metrics.io(this.handle.read(chunk, 0, n, pos)));
+                this.metrics.received(bytesRead);
             } catch (e) {
                 // A read that close() overtook fails on the closed handle: that is the model's closing.
                 if (this.closed) throw closedError();
@@ -134,7 +148,18 @@ function asBytes(value) {
  * the next chunk, after which the stream counts as broken (an HTTP body; a caller's stream has none).
  */
 export class StreamSource {
-    constructor(stream, { size, reopen, retries = 0, retryDelay = 0, stallTimeout = 0, name = "the stream" } = {}) {
+    constructor(
+        stream,
+        {
+            size,
+            reopen,
+            retries = 0,
+            retryDelay = 0,
+            stallTimeout = 0,
+            name = "the stream",
+            metrics = new Metrics(),
+        } = {},
+    ) {
         this.reader = stream.getReader();
         this.size = size;
         this.reopen = reopen;
@@ -149,6 +174,7 @@ export class StreamSource {
         this.closed = false;
         this.queue = Promise.resolve();
         this.lastYield = Date.now();
+        this.metrics = metrics;
     }
 
     // Called before each chunk pulled: every YIELD_INTERVAL_MS, lets the event loop run, then honours an
@@ -184,11 +210,13 @@ export class StreamSource {
     async #pullRaw(signal) {
         await this.#breathe(signal);
         throwIfAborted(signal);
-        const { done, value } = await this.#nextChunk();
+        const { done, value } = await this.metrics.io(this.#nextChunk());
         throwIfAborted(signal);
         if (this.closed) throw closedError();
         if (done) return null;
-        return asBytes(value);
+        const bytes = asBytes(value);
+        this.metrics.received(bytes.length);
+        return bytes;
     }
 
     // The next chunk of the stream (appended to pending), or null at its end. A broken stream that can be
@@ -213,6 +241,7 @@ export class StreamSource {
                 if (final || ++failures > this.retries) {
                     throw final || e instanceof WeightstreamError ? e : networkError(e, this.pulledEnd);
                 }
+                this.metrics.retry();
                 await sleep(backoffDelay(this.retryDelay, failures), signal);
                 await this.#resumeAt(this.pulledEnd, signal);
             }
@@ -513,7 +542,7 @@ function opaqueTag(etag) {
  * ETag, Last-Modified and size); a later response of another file is an error "source_changed".
  */
 export class HttpSource {
-    constructor(target, { fetch, concurrency, retries, retryDelay, slots, stallTimeout = 0 }) {
+    constructor(target, { fetch, concurrency, retries, retryDelay, slots, stallTimeout = 0, metrics = new Metrics() }) {
         this.request = typeof Request !== "undefined" && target instanceof Request ? target : null;
         this.url = this.request ? this.request.url : String(target);
         this.fetch = fetch;
@@ -527,6 +556,11 @@ export class HttpSource {
         this.sequential = null;
         this.closing = new AbortController();
         this.attempts = new Set(); // requests under way (Attempt)
+        this.metrics = metrics;
+    }
+
+    get ranged() {
+        return this.sequential === null;
     }
 
     #attempt(signal, offset) {
@@ -561,7 +595,8 @@ export class HttpSource {
             }
         }
         const init = { headers, signal };
-        return this.request ? this.fetch(new Request(this.request, init)) : this.fetch(this.url, init);
+        this.metrics.request();
+        return this.metrics.io(this.request ? this.fetch(new Request(this.request, init)) : this.fetch(this.url, init));
     }
 
     #changed(offset, what) {
@@ -627,6 +662,7 @@ export class HttpSource {
             } finally {
                 attempt.dispose();
             }
+            this.metrics.retry();
             await sleep(Math.max(backoffDelay(this.retryDelay, failures), wait), signal);
         }
     }
@@ -647,6 +683,7 @@ export class HttpSource {
             retryDelay: this.retryDelay,
             stallTimeout: this.stallTimeout,
             name: this.url,
+            metrics: this.metrics,
         });
     }
 
@@ -746,7 +783,7 @@ export class HttpSource {
                             while (pos < end) {
                                 let result;
                                 try {
-                                    result = await reader.read();
+                                    result = await this.metrics.io(reader.read());
                                 } catch (e) {
                                     broken = attempt.cause(e);
                                     break;
@@ -756,6 +793,7 @@ export class HttpSource {
                                     break;
                                 }
                                 let chunk = asBytes(result.value);
+                                this.metrics.received(chunk.length);
                                 if (chunk.length > end - pos) chunk = chunk.subarray(0, end - pos);
                                 if (chunk.length === 0) continue;
                                 pos += chunk.length;
@@ -768,7 +806,8 @@ export class HttpSource {
                             if (!broken && range.end <= end) {
                                 // Every byte arrived: take the body's end too, so that a browser counts the
                                 // request as finished (keeping its connection) rather than cancelled.
-                                await reader.read().catch(() => {});
+                                const tail = await reader.read().catch(() => ({ done: true }));
+                                if (!tail.done) this.metrics.received(asBytes(tail.value).length);
                             }
                         } finally {
                             reader.cancel().catch(() => {});
@@ -790,6 +829,7 @@ export class HttpSource {
                 if (this.closing.signal.aborted) throw this.closing.signal.reason;
                 if (++failures > this.retries)
                     throw broken instanceof WeightstreamError ? broken : networkError(broken, pos);
+                this.metrics.retry();
                 await sleep(Math.max(backoffDelay(this.retryDelay, failures), wait), signal);
             }
         }
@@ -814,41 +854,47 @@ async function nodeFilePath(url) {
 
 /** The source for what open() was given. */
 export async function makeSource(input, options) {
-    const http = (target) => new HttpSource(target, options);
-    if (input instanceof Uint8Array) return new BytesSource(input);
+    const metrics = options.metrics ?? new Metrics();
+    const http = (target) => new HttpSource(target, { ...options, metrics });
+    const file = async (url) => NodeFileSource.open(await nodeFilePath(url), metrics);
+    const stream = (body, size) => {
+        metrics.request();
+        return new StreamSource(body, { size, metrics });
+    };
+    if (input instanceof Uint8Array) return new BytesSource(input, metrics);
     if (
         input instanceof ArrayBuffer ||
         (typeof SharedArrayBuffer !== "undefined" && input instanceof SharedArrayBuffer)
     ) {
-        return new BytesSource(new Uint8Array(input));
+        return new BytesSource(new Uint8Array(input), metrics);
     }
     if (ArrayBuffer.isView(input))
-        return new BytesSource(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
-    if (typeof Blob !== "undefined" && input instanceof Blob) return new BlobSource(input);
+        return new BytesSource(new Uint8Array(input.buffer, input.byteOffset, input.byteLength), metrics);
+    if (typeof Blob !== "undefined" && input instanceof Blob) return new BlobSource(input, metrics);
     if (typeof Response !== "undefined" && input instanceof Response) {
         if (!input.ok || !input.body || input.bodyUsed) {
             throw new WeightstreamError("http", `the Response has no readable body (status ${input.status})`, {
                 status: input.status,
             });
         }
-        return new StreamSource(input.body, { size: input.status === 200 ? contentLength(input) : undefined });
+        return stream(input.body, input.status === 200 ? contentLength(input) : undefined);
     }
     if (typeof Request !== "undefined" && input instanceof Request) return http(input);
-    if (typeof ReadableStream !== "undefined" && input instanceof ReadableStream) return new StreamSource(input);
+    if (typeof ReadableStream !== "undefined" && input instanceof ReadableStream) return stream(input);
     if (input instanceof URL) {
-        if (input.protocol === "file:" && isNode) return NodeFileSource.open(await nodeFilePath(input));
+        if (input.protocol === "file:" && isNode) return file(input);
         return http(input.href);
     }
     if (typeof input === "string") {
         // A Windows drive path ("C:\...") also starts like a scheme; a real scheme has at least two letters.
         if (URL_SCHEME.test(input) && !/^[a-z]:[\\/]/i.test(input)) {
-            if (input.startsWith("file:") && isNode) return NodeFileSource.open(await nodeFilePath(input));
+            if (input.startsWith("file:") && isNode) return file(input);
             return http(input);
         }
-        if (isNode) return NodeFileSource.open(input);
+        if (isNode) return NodeFileSource.open(input, metrics);
         return http(new URL(input, globalThis.location?.href).href);
     }
-    if (input && typeof input.getReader === "function") return new StreamSource(input);
+    if (input && typeof input.getReader === "function") return stream(input);
     throw new TypeError(
         "open(): expected a URL, Request, Response, Blob/File, ArrayBuffer, Uint8Array, ReadableStream " +
             "or (in Node) a file path",

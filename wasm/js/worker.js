@@ -80,6 +80,7 @@ export class WeightstreamWorker {
     #worker = null;
     #ready;
     #pending = new Map(); // request id -> {resolve, reject, onProgress}
+    #metrics = new Map(); // model id -> the metrics its latest answer carried
     #nextId = 1;
     #failure = null;
 
@@ -125,8 +126,19 @@ export class WeightstreamWorker {
             return;
         }
         this.#pending.delete(msg.id);
+        if (msg.metrics && request.model !== undefined) this.#metrics.set(request.model, msg.metrics);
         if (msg.type === "result") request.resolve(msg.value);
         else request.reject(reviveError(msg.error));
+    }
+
+    /** @internal The metrics of model `id` as of the worker's latest answer about it. */
+    metricsOf(id) {
+        return this.#metrics.get(id);
+    }
+
+    /** @internal Forgets the metrics of a closed model. */
+    forget(id) {
+        this.#metrics.delete(id);
     }
 
     /** @internal A request id (also names a stream). */
@@ -156,7 +168,9 @@ export class WeightstreamWorker {
                 signal?.removeEventListener("abort", onAbort);
                 fn(value);
             };
-            this.#pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress, onTensor });
+            // The model the request is about: its answer's metrics are that model's.
+            const model = message.op === "open" ? id : message.model;
+            this.#pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress, onTensor, model });
             signal?.addEventListener("abort", onAbort, { once: true });
             worker.postMessage(
                 { ...message, id, progress: Boolean(onProgress), tensorRows: Boolean(onTensor) },
@@ -252,6 +266,7 @@ class WorkerModel {
     #id;
     #owned;
     #byName;
+    #lastMetrics;
     #closed = false;
 
     constructor(worker, id, info, owned) {
@@ -274,6 +289,14 @@ class WorkerModel {
 
     get closed() {
         return this.#closed;
+    }
+
+    /**
+     * What the model cost (see index.d.ts), as of the worker's latest answer about it: after an await of
+     * open(), read(), stats() or a stream's step, it includes that call. A copy: the snapshot is not updated.
+     */
+    get metrics() {
+        return { ...(this.#lastMetrics = this.#worker.metricsOf(this.#id) ?? this.#lastMetrics) };
     }
 
     tensor(name) {
@@ -323,6 +346,8 @@ class WorkerModel {
         this.#closed = true;
         try {
             await this.#worker.call({ op: "close", model: this.#id });
+            this.#lastMetrics = this.#worker.metricsOf(this.#id) ?? this.#lastMetrics;
+            this.#worker.forget(this.#id);
         } catch {
             // a failed or terminated worker holds nothing any more
         } finally {

@@ -193,11 +193,13 @@ function serve(post, listen) {
             entry?.stop().catch(() => {});
             return;
         }
+        // Every answer about a model carries its metrics, for the WorkerModel's `metrics`.
+        const metrics = () => models.get(msg.op === "open" ? msg.id : msg.model)?.metrics;
         try {
             const { value, transfer = [] } = await handle(msg, post);
-            post({ id: msg.id, type: "result", value }, transfer);
+            post({ id: msg.id, type: "result", value, metrics: metrics() }, transfer);
         } catch (e) {
-            post({ id: msg.id, type: "error", error: errorRecord(e) });
+            post({ id: msg.id, type: "error", error: errorRecord(e), metrics: metrics() });
         } finally {
             controllers.delete(msg.id);
         }
