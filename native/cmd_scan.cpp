@@ -72,9 +72,9 @@ bool ends_with_nocase(const std::string& s, const std::string& suffix) {
 // "P-NNNNN-of-NNNNN.safetensors" -> P, or "" when the name is not a shard's.
 std::string shard_prefix(const std::string& name) {
     static const std::string kSuffix = ".safetensors";
-    if (name.size() < 16 + kSuffix.size() || !ends_with(name, kSuffix)) return "";
-    const size_t p = name.size() - kSuffix.size() - 16;  // "-NNNNN-of-NNNNN" is 15 characters after P
-    const std::string tail = name.substr(p, 16);
+    if (name.size() < 15 + kSuffix.size() || !ends_with(name, kSuffix)) return "";
+    const size_t p = name.size() - kSuffix.size() - 15;  // "-NNNNN-of-NNNNN" is 15 characters
+    const std::string tail = name.substr(p, 15);
     if (tail[0] != '-' || tail.compare(6, 4, "-of-") != 0) return "";
     for (size_t i : {1, 2, 3, 4, 5, 10, 11, 12, 13, 14}) {
         if (tail[i] < '0' || tail[i] > '9') return "";
@@ -428,7 +428,8 @@ int cmd_scan(const std::vector<std::string>& argv) {
     for (const auto& o : args.options) {
         if (o.first == "--list" && !read_list(o.second, &given, &error)) return fail(kExitIo, error);
     }
-    if (given.empty()) return fail(kExitUsage, std::string(kScanUsage) + " (no SOURCE given)");
+    // An empty list file is an empty list (a shard may hold nothing); no source at all is a usage error.
+    if (args.positional.empty() && !args.has("--list")) return fail(kExitUsage, kScanUsage);
     std::vector<std::string> list;
     for (const std::string& s : given) {
         struct stat st;

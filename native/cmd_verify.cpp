@@ -94,14 +94,14 @@ ScaleFindings check_scales(const TensorInfo& t, const uint8_t* data, bool big_en
     return f;
 }
 
-Verdict fail_verdict(Verdict v, int status, const std::string& file, const Status& s, const std::string& message) {
-    v.status = status;
-    v.code = error_name(s.code);
-    v.file = file;
-    v.offset = s.offset;
-    v.what = s.what;
-    v.message = printable(message, SIZE_MAX);
-    return v;
+// Sets the verdict of a failed check (file, s and message may point into *v).
+void set_failure(Verdict* v, int status, const std::string& file, const Status& s, const std::string& message) {
+    v->status = status;
+    v->code = error_name(s.code);
+    v->message = printable(message, SIZE_MAX);
+    v->offset = s.offset;
+    v->what = s.what;
+    v->file = file;
 }
 
 }  // namespace
@@ -119,7 +119,8 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
             v.message = printable(load_error_text(e), SIZE_MAX);
             return v;
         }
-        return fail_verdict(std::move(v), kExitInvalid, e.file, e.status, load_error_text(e));
+        set_failure(&v, kExitInvalid, e.file, e.status, load_error_text(e));
+        return v;
     }
     v.loaded = true;
 
@@ -131,12 +132,14 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
         const DTypeKind kind = dtype_traits(t.dtype).kind;
         if (kind == DTypeKind::kUnknown || kind == DTypeKind::kRemoved) {
             const Status s = make_error(Error::kBadType, t.info_offset, "tensor.type");
-            return fail_verdict(std::move(v), kExitInvalid, file, s,
-                                describe(file, s) + ": tensor " + t.name + " has type " + t.dtype_name());
+            set_failure(&v, kExitInvalid, file, s,
+                        describe(file, s) + ": tensor " + t.name + " has type " + t.dtype_name());
+            return v;
         }
         if (!model->tensor_data(t)) {
             const Status s = make_error(Error::kTruncated, t.offset, "tensor.data");
-            return fail_verdict(std::move(v), kExitInvalid, file, s, describe(file, s) + ": tensor " + t.name);
+            set_failure(&v, kExitInvalid, file, s, describe(file, s) + ": tensor " + t.name);
+            return v;
         }
         const std::string problem = decode_problem(*model, t);
         if (!problem.empty()) {
@@ -169,11 +172,11 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
             progress.finish();
             const std::string& file = model->paths[t.file_index];
             const Status at = make_error(s.code, t.info_offset, s.what);
-            return fail_verdict(std::move(v), kExitInvalid, file, at,
-                                describe(file, at) + ": tensor " + t.name + " does not decode");
+            set_failure(&v, kExitInvalid, file, at, describe(file, at) + ": tensor " + t.name + " does not decode");
+            return v;
         }
         ++v.decoded;
-        if (options.find_zeros && all_zero) v.zeros.push_back(t.name);
+        if (options.find_zeros && all_zero && t.n_elements > 0) v.zeros.push_back(t.name);
         const ScaleFindings f = check_scales(t, data, model->info.big_endian);
         if (f.nan_blocks + f.inf_blocks > 0) {
             v.scales.push_back(ScaleFinding{t.name, f.blocks, f.nan_blocks, f.inf_blocks, f.first_offset});
