@@ -401,6 +401,7 @@ private:
 }  // namespace
 
 int cmd_scan(const std::vector<std::string>& argv) {
+    const auto start = std::chrono::steady_clock::now();  // the summary's time includes listing the models
     Args args;
     if (!parse_args(argv, {"--decode"}, {"--list", "--jobs", "--threads", "--shard", "--resume"}, &args)) {
         return kExitUsage;
@@ -462,7 +463,6 @@ int cmd_scan(const std::vector<std::string>& argv) {
     }
 
     // Workers take the items in list order; this thread prints them in that order as they finish.
-    const auto start = std::chrono::steady_clock::now();
     std::vector<ScanResult> results(items.size());
     std::vector<char> finished(items.size(), 0);
     std::mutex mutex;
