@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -52,7 +53,7 @@ constexpr const char* kScanUsage =
     "usage: weightstream scan [SOURCE ...] [--list FILE] [--jobs N] [--threads N] [--decode] [--shard I/N] "
     "[--resume OUT.jsonl]";
 // Lines finished ahead of the one printed next are held in memory: at most this many, so a slow model
-// does not let the rest of a million-model list pile up behind it.
+// does not let the rest of a million-model list pile up behind it (memory stays bounded by the window).
 constexpr size_t kReorderWindow = 4096;
 constexpr size_t kMaxListed = 100;  // names of flagged tensors given per model (counts are exact)
 
@@ -463,8 +464,10 @@ int cmd_scan(const std::vector<std::string>& argv) {
     }
 
     // Workers take the items in list order; this thread prints them in that order as they finish.
-    std::vector<ScanResult> results(items.size());
-    std::vector<char> finished(items.size(), 0);
+    // Item i's result waits in slot i % kReorderWindow: a worker starts item i only once i - kReorderWindow
+    // is printed, so the slot is free.
+    std::vector<ScanResult> results(std::min(items.size(), kReorderWindow));
+    std::vector<char> finished(results.size(), 0);
     std::mutex mutex;
     std::condition_variable changed;
     size_t printed = 0;
@@ -479,8 +482,8 @@ int cmd_scan(const std::vector<std::string>& argv) {
             }
             ScanResult r = scan_one(items[i], settings);
             std::lock_guard<std::mutex> lock(mutex);
-            results[i] = std::move(r);
-            finished[i] = 1;
+            results[i % kReorderWindow] = std::move(r);
+            finished[i % kReorderWindow] = 1;
             changed.notify_all();
         }
     };
@@ -496,9 +499,11 @@ int cmd_scan(const std::vector<std::string>& argv) {
         ScanResult r;
         {
             std::unique_lock<std::mutex> lock(mutex);
-            changed.wait(lock, [&] { return finished[printed] != 0; });
-            r = std::move(results[printed]);
-            results[printed] = ScanResult();
+            const size_t slot = printed % kReorderWindow;
+            changed.wait(lock, [&] { return finished[slot] != 0; });
+            r = std::move(results[slot]);
+            results[slot] = ScanResult();
+            finished[slot] = 0;
         }
         if (r.verdict != "ok") {
             ++failed;
