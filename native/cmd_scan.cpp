@@ -531,8 +531,8 @@ int cmd_scan(const std::vector<std::string>& argv) {
 
     // The summary: models, ok, failed by code, flags, time.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::string summary = "scan: " + with_commas(items.size()) + " models, " + with_commas(items.size() - failed) +
-                          " ok, " + with_commas(failed) + " failed";
+    std::string summary = "scan: " + with_commas(items.size()) + (items.size() == 1 ? " model, " : " models, ") +
+                          with_commas(items.size() - failed) + " ok, " + with_commas(failed) + " failed";
     if (!failed_by_code.empty()) {
         std::string codes;
         for (const auto& c : failed_by_code)
