@@ -276,15 +276,12 @@ ScanResult scan_one(const std::string& source, const ScanSettings& settings) {
         };
         uint64_t params = 0;
         nlohmann::json dtypes = nlohmann::json::object();
-        std::set<uint32_t> unknown_ids;
         for (const TensorInfo& t : info.tensors) {
             params += t.n_elements;
             nlohmann::json& d = dtypes[t.dtype_name()];
             if (d.is_null()) d = {{"tensors", 0}, {"bytes", 0}};
             d["tensors"] = d["tensors"].get<uint64_t>() + 1;
             d["bytes"] = d["bytes"].get<uint64_t>() + t.nbytes;
-            const DTypeKind kind = dtype_traits(t.dtype).kind;
-            if (kind == DTypeKind::kUnknown || kind == DTypeKind::kRemoved) unknown_ids.insert(t.type_id);
         }
         line["format"] = format_name(info.format);
         line["architecture"] = string_key("general.architecture");
@@ -298,18 +295,18 @@ ScanResult scan_one(const std::string& source, const ScanSettings& settings) {
         line["chat_template_sha256"] = chat && chat->value.type == ValueType::kString
                                            ? nlohmann::json(sha256_hex(chat->value.str))
                                            : nlohmann::json(nullptr);
-        if (!unknown_ids.empty()) {
-            flags.push_back("unknown_type");
-            line["unknown_type_ids"] = unknown_ids;
-        }
     } else {
         for (const char* key : {"format", "architecture", "name", "parameters", "file_size", "files", "tensors",
                                 "dtypes", "chat_template_sha256"}) {
             line[key] = nullptr;
         }
+        // A type id this build does not know or ggml removed: strict parsing (verify's) stops at it.
         if (v.code == error_name(Error::kBadType) && v.what == "tensor.type") flags.push_back("unknown_type");
         if (v.code != "io") {
-            if (v.load_error.head.empty()) flags.push_back("empty");
+            // Truncated at byte 0 with no first bytes: the file has none.
+            if (v.code == error_name(Error::kTruncated) && v.offset == 0 && v.load_error.head.empty()) {
+                flags.push_back("empty");
+            }
             flag_head(v.load_error.head, &line, &flags);
         }
     }

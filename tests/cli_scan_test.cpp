@@ -261,6 +261,10 @@ TEST_CASE("scan of the corrupt-file catalogues: verify's code, field and offset 
                 CHECK(line["error"]["what"] == c.what);
                 CHECK(line["error"]["offset"] == c.offset);
                 CHECK(line["error"]["file"] == source);
+                // A type id without a layout: flagged (the strict header parse rejects it, as verify does).
+                const bool unknown = c.code == ws::Error::kBadType && std::string(c.what) == "tensor.type";
+                CHECK(has_flag(line, "unknown_type") == unknown);
+                CHECK(line["flags"].size() == (unknown ? 1u : 0u));
             } else {
                 REQUIRE(st.count(source));
                 const ws_test::CorruptSafetensors& c = st[source];
@@ -353,6 +357,30 @@ TEST_CASE("scan of 1,000 generated models: verdicts as verify, flags, chat templ
     }
     // The output does not depend on --jobs.
     CHECK(run_cli("scan --jobs 1 " + quote(dir.path)).out == quick.out);
+}
+
+TEST_CASE("scan flags files that are not models: LFS pointer, HTML, XML error, empty") {
+    ws_test::TempDir dir;
+    write_text(dir.file("lfs.safetensors"), kLfsPointer);
+    write_text(dir.file("page.gguf"), kHtmlPage);
+    write_text(dir.file("s3.safetensors"),
+               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchKey</Code></Error>");
+    write_text(dir.file("empty.gguf"), "");
+    write_text(dir.file("text.gguf"), "just some text, not a model\n");
+    const ws_test::CliResult r = run_cli("scan " + quote(dir.path));
+    CHECK(r.status == 1);
+    const std::vector<json> lines = parse_lines(r.out);
+    REQUIRE(lines.size() == 5);
+    for (const json& line : lines) check_against_verify(line, false);
+    CHECK(lines[0]["flags"] == json({"empty"}));  // empty.gguf
+    CHECK(lines[0]["verdict"] == "truncated");
+    CHECK(lines[1]["flags"] == json({"lfs_pointer"}));  // lfs.safetensors
+    CHECK(lines[1]["lfs"]["size"] == 4920000000ull);
+    CHECK(lines[1]["verdict"] != "ok");
+    CHECK(lines[2]["flags"] == json({"html"}));  // page.gguf
+    CHECK(lines[3]["flags"] == json({"html"}));  // s3.safetensors
+    CHECK(lines[4]["flags"] == json::array());   // text.gguf: bad_magic, nothing more to say
+    CHECK(lines[4]["verdict"] == "bad_magic");
 }
 
 TEST_CASE("scan lists a directory's models: split parts and index shards once, other files not") {
