@@ -300,8 +300,11 @@ ScanResult scan_one(const std::string& source, const ScanSettings& settings) {
                                 "dtypes", "chat_template_sha256"}) {
             line[key] = nullptr;
         }
-        // A type id this build does not know or ggml removed: strict parsing (verify's) stops at it.
-        if (v.code == error_name(Error::kBadType) && v.what == "tensor.type") flags.push_back("unknown_type");
+        // A type this build does not know (a GGUF id ggml removed, a safetensors dtype string): strict parsing
+        // (verify's) stops at it.
+        if (v.code == error_name(Error::kBadType) && (v.what == "tensor.type" || v.what == "tensor.dtype")) {
+            flags.push_back("unknown_type");
+        }
         if (v.code != "io") {
             // Truncated at byte 0 with no first bytes: the file has none.
             if (v.code == error_name(Error::kTruncated) && v.offset == 0 && v.load_error.head.empty()) {

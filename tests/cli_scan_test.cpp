@@ -271,6 +271,7 @@ TEST_CASE("scan of the corrupt-file catalogues: verify's code, field and offset 
                 CHECK(line["verdict"] == ws::error_name(c.code));
                 CHECK(line["error"]["what"] == c.what);
                 CHECK(line["error"]["offset"] == c.offset);
+                CHECK(has_flag(line, "unknown_type") == (c.code == ws::Error::kBadType && c.what == "tensor.dtype"));
             }
         }
         // The summary names the count of models and of failures.
