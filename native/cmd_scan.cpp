@@ -241,10 +241,6 @@ void flag_head(const std::string& head, nlohmann::json* line, std::vector<std::s
     }
 }
 
-struct ScanSettings {
-    VerifyOptions verify;
-};
-
 // One model's JSON line.
 struct ScanResult {
     std::string line;
@@ -252,9 +248,9 @@ struct ScanResult {
     std::vector<std::string> flags;
 };
 
-ScanResult scan_one(const std::string& source, const ScanSettings& settings) {
+ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
     LoadedModel model;
-    const Verdict v = verify_model(source, settings.verify, &model);
+    const Verdict v = verify_model(source, options, &model);
     ScanResult r;
     r.verdict = v.ok() ? "ok" : v.code;
     nlohmann::json line = {{"source", source}, {"verdict", r.verdict}, {"warnings", v.warnings}};
@@ -338,7 +334,7 @@ ScanResult scan_one(const std::string& source, const ScanSettings& settings) {
         line["split"] = nullptr;
     }
 
-    if (settings.verify.decode) {
+    if (options.decode) {
         line["decoded"] = v.decoded;
         nlohmann::json scales = nlohmann::json::array();
         bool nan = false, inf = false;
@@ -411,14 +407,14 @@ int cmd_scan(const std::vector<std::string>& argv) {
     if (args.has("--jobs") && (!parse_u64(args.get("--jobs"), &jobs) || jobs < 1 || jobs > 256)) {
         return fail(kExitUsage, "--jobs needs a number from 1 to 256, not '" + args.get("--jobs") + "'");
     }
-    ScanSettings settings;
-    settings.verify.decode = args.has("--decode");
-    settings.verify.find_zeros = settings.verify.decode;
-    settings.verify.progress = false;
+    VerifyOptions options;
+    options.decode = args.has("--decode");
+    options.find_zeros = options.decode;
+    options.progress = false;
     // Decode threads per model: the cores shared among the models verified at once, unless given.
-    if (!parse_threads(args, &settings.verify.threads)) return kExitUsage;
+    if (!parse_threads(args, &options.threads)) return kExitUsage;
     if (!args.has("--threads")) {
-        settings.verify.threads = std::max(1u, default_threads() / static_cast<unsigned>(jobs));
+        options.threads = std::max(1u, default_threads() / static_cast<unsigned>(jobs));
     }
     uint64_t shard = 0, shards = 1;
     if (args.has("--shard") && !parse_shard(args.get("--shard"), &shard, &shards)) {
@@ -480,7 +476,7 @@ int cmd_scan(const std::vector<std::string>& argv) {
                 std::unique_lock<std::mutex> lock(mutex);
                 changed.wait(lock, [&] { return i < printed + kReorderWindow; });
             }
-            ScanResult r = scan_one(items[i], settings);
+            ScanResult r = scan_one(items[i], options);
             std::lock_guard<std::mutex> lock(mutex);
             results[i % kReorderWindow] = std::move(r);
             finished[i % kReorderWindow] = 1;
