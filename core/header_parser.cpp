@@ -37,7 +37,7 @@ Status HeaderParser::feed(const uint8_t* data, size_t size) {
     if (status_.code != Error::kNeedMoreData) return status_;
     if (format_ == Format::kUnknown) {
         const size_t take = std::min(size, kDetectBytes - prefix_size_);
-        std::memcpy(prefix_ + prefix_size_, data, take);
+        if (take) std::memcpy(prefix_ + prefix_size_, data, take);  // data may be null when size is 0 (an empty file)
         prefix_size_ += take;
         data += take;
         size -= take;

@@ -77,14 +77,18 @@ std::string describe(const std::string& file, const Status& s) {
     return file + ": " + error_name(s.code) + ": " + s.what + " (byte " + std::to_string(s.offset) + ")";
 }
 
-int fail_load(const LoadError& error) {
-    if (error.io) return fail(kExitIo, error.file + ": " + error.message);
+std::string load_error_text(const LoadError& error) {
+    if (error.io) return error.file + ": " + error.message;
     // The model plan's errors come with the core's text (the package shows the same) in place of the field.
     if (!error.message.empty()) {
-        return fail(kExitInvalid, error.file + ": " + error_name(error.status.code) + ": " + error.message + " (byte " +
-                                      std::to_string(error.status.offset) + ")");
+        return error.file + ": " + error_name(error.status.code) + ": " + error.message + " (byte " +
+               std::to_string(error.status.offset) + ")";
     }
-    return fail(kExitInvalid, describe(error.file, error.status));
+    return describe(error.file, error.status);
+}
+
+int fail_load(const LoadError& error) {
+    return fail(error.io ? kExitIo : kExitInvalid, load_error_text(error));
 }
 
 bool load(const std::string& path, bool strict, LoadedModel* model, int* exit_status) {

@@ -33,6 +33,8 @@ bool parse_args(const std::vector<std::string>& argv, const std::vector<std::str
 int fail(int status, const std::string& message);
 // Prints "weightstream: warning: <message>" to stderr (through printable()).
 void warn(const std::string& message);
+// A load error in the one-line format (without "weightstream: error: ").
+std::string load_error_text(const LoadError& error);
 // Prints a load error in the one-line format and returns its exit status (1 invalid, 3 I/O).
 int fail_load(const LoadError& error);
 // "FILE: code: what (byte N)" for an invalid-input status (the error line is "weightstream: error: " + this).
@@ -65,5 +67,6 @@ int cmd_convert(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_quantize(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
+int cmd_scan(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli

@@ -9,6 +9,7 @@
 #include "progress.h"
 #include "quant_blocks.h"
 #include "tensor_io.h"
+#include "verify.h"
 
 namespace ws::cli {
 namespace {
@@ -93,79 +94,121 @@ ScaleFindings check_scales(const TensorInfo& t, const uint8_t* data, bool big_en
     return f;
 }
 
+// Sets the verdict of a failed check (file, s and message may point into *v).
+void set_failure(Verdict* v, int status, const std::string& file, const Status& s, const std::string& message) {
+    v->status = status;
+    v->code = error_name(s.code);
+    v->message = printable(message, SIZE_MAX);
+    v->offset = s.offset;
+    v->what = s.what;
+    v->file = file;
+}
+
 }  // namespace
 
-int cmd_verify(const std::vector<std::string>& argv) {
-    Args args;
-    if (!parse_args(argv, {}, {"--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 1) return fail(kExitUsage, "usage: weightstream verify FILE [--threads N]");
-    unsigned threads = 1;
-    if (!parse_threads(args, &threads)) return kExitUsage;
-    const std::string& path = args.positional[0];
-    LoadedModel model;
-    int status = kExitOk;
-    if (!load(path, true, &model, &status)) return status;
+Verdict verify_model(const std::string& source, const VerifyOptions& options, LoadedModel* model) {
+    Verdict v;
+    ParseOptions parse;
+    parse.strict = true;
+    if (!load_model(source, parse, model, &v.load_error)) {
+        const LoadError& e = v.load_error;
+        if (e.io) {
+            v.status = kExitIo;
+            v.code = "io";
+            v.file = e.file;
+            v.message = printable(load_error_text(e), SIZE_MAX);
+            return v;
+        }
+        set_failure(&v, kExitInvalid, e.file, e.status, load_error_text(e));
+        return v;
+    }
+    v.loaded = true;
 
     // A quantized type without a decoder, or without a defined big-endian layout in a big-endian file, is
     // valid (ggml accepts it) but not decoded: a warning. Removed and unknown ids have no layout: an error.
-    std::vector<std::string> warnings;
     uint64_t total = 0;
-    for (const TensorInfo& t : model.info.tensors) {
-        const std::string& file = model.paths[t.file_index];
+    for (const TensorInfo& t : model->info.tensors) {
+        const std::string& file = model->paths[t.file_index];
         const DTypeKind kind = dtype_traits(t.dtype).kind;
         if (kind == DTypeKind::kUnknown || kind == DTypeKind::kRemoved) {
-            return fail(kExitInvalid, describe(file, make_error(Error::kBadType, t.info_offset, "tensor.type")) +
-                                          ": tensor " + t.name + " has type " + t.dtype_name());
+            const Status s = make_error(Error::kBadType, t.info_offset, "tensor.type");
+            set_failure(&v, kExitInvalid, file, s,
+                        describe(file, s) + ": tensor " + t.name + " has type " + t.dtype_name());
+            return v;
         }
-        if (!model.tensor_data(t)) {
-            return fail(kExitInvalid,
-                        describe(file, make_error(Error::kTruncated, t.offset, "tensor.data")) + ": tensor " + t.name);
+        if (!model->tensor_data(t)) {
+            const Status s = make_error(Error::kTruncated, t.offset, "tensor.data");
+            set_failure(&v, kExitInvalid, file, s, describe(file, s) + ": tensor " + t.name);
+            return v;
         }
-        const std::string problem = decode_problem(model, t);
+        const std::string problem = decode_problem(*model, t);
         if (!problem.empty()) {
-            warnings.push_back(file + ": tensor " + printable(t.name, 200) + ": not decoded: " + problem);
+            v.warnings.push_back(
+                printable(file + ": tensor " + printable(t.name, 200) + ": not decoded: " + problem, SIZE_MAX));
             continue;
         }
         total += t.nbytes;
     }
+    if (!options.decode) return v;
 
-    Progress progress("verify", total);
-    size_t decoded = 0;
-    for (const TensorInfo& t : model.info.tensors) {
-        if (!decode_problem(model, t).empty()) continue;
-        const uint8_t* data = model.tensor_data(t);
+    Progress progress("verify", total, options.progress);
+    for (const TensorInfo& t : model->info.tensors) {
+        if (!decode_problem(*model, t).empty()) continue;
+        const uint8_t* data = model->tensor_data(t);
         const DTypeTraits& traits = dtype_traits(t.dtype);
+        const uint32_t per_element = dequant_floats_per_element(t.dtype);
+        bool all_zero = true;
         const Status s = for_each_decoded(
-            t.dtype, data, t.n_elements, threads,
-            [&](const float*, uint64_t, uint64_t n) {
+            t.dtype, data, t.n_elements, options.threads,
+            [&](const float* floats, uint64_t, uint64_t n) {
                 progress.add(n / traits.block_elems * traits.block_bytes);
+                for (uint64_t i = 0; options.find_zeros && all_zero && i < n * per_element; ++i) {
+                    all_zero = floats[i] == 0.0f;
+                }
                 return true;
             },
-            model.info.big_endian);
+            model->info.big_endian);
         if (!s.ok()) {
             progress.finish();
-            return fail(kExitInvalid, describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
-                                          ": tensor " + t.name + " does not decode");
+            const std::string& file = model->paths[t.file_index];
+            const Status at = make_error(s.code, t.info_offset, s.what);
+            set_failure(&v, kExitInvalid, file, at, describe(file, at) + ": tensor " + t.name + " does not decode");
+            return v;
         }
-        ++decoded;
-        const ScaleFindings f = check_scales(t, data, model.info.big_endian);
+        ++v.decoded;
+        if (options.find_zeros && all_zero && t.n_elements > 0) v.zeros.push_back(t.name);
+        const ScaleFindings f = check_scales(t, data, model->info.big_endian);
         if (f.nan_blocks + f.inf_blocks > 0) {
-            std::string w = model.paths[t.file_index] + ": tensor " + printable(t.name, 200) + ": ";
+            v.scales.push_back(ScaleFinding{t.name, f.blocks, f.nan_blocks, f.inf_blocks, f.first_offset});
+            std::string w = model->paths[t.file_index] + ": tensor " + printable(t.name, 200) + ": ";
             if (f.nan_blocks)
                 w += with_commas(f.nan_blocks) + " of " + with_commas(f.blocks) + " blocks have a NaN scale";
             if (f.nan_blocks && f.inf_blocks) w += ", ";
             if (f.inf_blocks)
                 w += with_commas(f.inf_blocks) + " of " + with_commas(f.blocks) + " blocks have an Inf scale";
-            warnings.push_back(w + " (first at byte " + std::to_string(f.first_offset) + ")");
+            v.warnings.push_back(printable(w + " (first at byte " + std::to_string(f.first_offset) + ")", SIZE_MAX));
         }
     }
     progress.finish();
-    for (const std::string& w : warnings) warn(w);
-    const std::string tensors =
-        decoded == model.info.tensors.size() ? std::string(" decoded") : ", " + std::to_string(decoded) + " decoded";
+    return v;
+}
+
+int cmd_verify(const std::vector<std::string>& argv) {
+    Args args;
+    if (!parse_args(argv, {}, {"--threads"}, &args)) return kExitUsage;
+    if (args.positional.size() != 1) return fail(kExitUsage, "usage: weightstream verify FILE [--threads N]");
+    VerifyOptions options;
+    if (!parse_threads(args, &options.threads)) return kExitUsage;
+    const std::string& path = args.positional[0];
+    LoadedModel model;
+    const Verdict v = verify_model(path, options, &model);
+    if (!v.ok()) return fail(v.status, v.message);
+    for (const std::string& w : v.warnings) warn(w);
+    const std::string tensors = v.decoded == model.info.tensors.size() ? std::string(" decoded")
+                                                                       : ", " + std::to_string(v.decoded) + " decoded";
     std::printf("%s: ok: %zu tensors%s, %zu metadata keys%s\n", path.c_str(), model.info.tensors.size(),
                 tensors.c_str(), model.info.metadata.size(),
-                warnings.empty() ? "" : (", " + std::to_string(warnings.size()) + " warnings").c_str());
+                v.warnings.empty() ? "" : (", " + std::to_string(v.warnings.size()) + " warnings").c_str());
     return kExitOk;
 }
 

@@ -59,6 +59,21 @@ constexpr const char* kUsage =
     "                            compared pair has nmse > X. JSON: {\"a\", \"b\", \"mapping\", \"metadata\",\n"
     "                            \"tensors\": [{\"a\", \"b\", \"dtype_a\", \"dtype_b\", \"shape_a\", \"shape_b\",\n"
     "                            \"transform\", \"verdict\", \"metrics\", \"hint\"}], \"summary\"}\n"
+    "  scan [SOURCE ...] [--list FILE] [--jobs N] [--threads N] [--decode] [--shard I/N] [--resume OUT]\n"
+    "                            many models: one JSON line each (JSONL, in list order) with verify's verdict\n"
+    "                            (\"ok\" or the error's code; \"error\": {file, offset, what, message} as verify\n"
+    "                            prints it), warnings, format, architecture, name, parameters, file_size,\n"
+    "                            files, tensors, dtypes {TYPE: {tensors, bytes}}, split {kind, parts,\n"
+    "                            consistent}, chat_template_sha256 and flags (lfs_pointer, html, empty,\n"
+    "                            unknown_type; with --decode, which decodes every tensor as verify does:\n"
+    "                            nan_scale, inf_scale, zero_tensor). SOURCE: a file, a URL, or a directory\n"
+    "                            (recursive: .gguf, .safetensors, .safetensors.index.json; a split GGUF or an\n"
+    "                            index's shards count once); --list FILE: one source a line (- = stdin).\n"
+    "                            The list is sorted and deduplicated; --shard I/N keeps items k with\n"
+    "                            k mod N == I; --resume OUT skips sources a line of OUT reports and appends\n"
+    "                            the new lines to OUT. --jobs: models at once (default: cores); --threads:\n"
+    "                            decode threads per model (default: cores / jobs). Summary on stderr.\n"
+    "                            Exit 1 when any model is not ok, 3 when the list cannot be read\n"
     "  bench [FILE] [--json] [--threads N] [--type NAME]\n"
     "                            decode GB/s per type vs a float32 store loop; with FILE, parse + decode it\n"
     "  bench --quantize [--json] [--threads N] [--type NAME]\n"
@@ -83,7 +98,7 @@ constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
     {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
     {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
-    {"diff", ws::cli::cmd_diff},
+    {"diff", ws::cli::cmd_diff},       {"scan", ws::cli::cmd_scan},
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "model.h"
 
+#include <algorithm>
+
 #include "header_parser.h"
 #include "model_plan.h"
 #include "stream_input.h"
@@ -11,6 +13,11 @@ namespace {
 std::string dir_of(const std::string& path) {
     const size_t slash = path.rfind('/');
     return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+void keep_head(const MappedFile& file, LoadError* error) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(file.size(), kLoadErrorHead));
+    if (file.data()) error->head.assign(reinterpret_cast<const char*>(file.data()), n);
 }
 
 bool map_file(const std::string& path, MappedFile* file, LoadError* error) {
@@ -33,6 +40,7 @@ bool parse_file(const std::string& path, MappedFile& file, ParseOptions options,
     if (!s.ok()) {
         error->file = path;
         error->status = s;
+        keep_head(file, error);
         return false;
     }
     *info = parser.take_info();
@@ -72,6 +80,7 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
         MappedFile index_file;
         if (!map_file(path, &index_file, error)) return false;
         planned = plan.set_index(index_file.data(), index_file.size());
+        if (!planned.ok()) keep_head(index_file, error);
     }
     if (!planned.ok()) {
         error->file = path;

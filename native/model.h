@@ -18,7 +18,12 @@ struct LoadError {
     std::string file;     // which file
     Status status;        // for invalid files: code, offset, field
     std::string message;  // for I/O errors: the system's words; for a model plan's errors: its text
+    // For invalid files: their first bytes (up to kLoadErrorHead), so a caller can tell what is there instead
+    // of a model (scan flags a Git LFS pointer or an HTML page).
+    std::string head;
 };
+
+constexpr size_t kLoadErrorHead = 512;
 
 struct LoadedModel {
     ModelInfo info;

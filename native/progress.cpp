@@ -23,10 +23,10 @@ int terminal_width() {
 
 }  // namespace
 
-Progress::Progress(std::string label, uint64_t total)
+Progress::Progress(std::string label, uint64_t total, bool enabled)
     : label_(std::move(label)),
       total_(total),
-      enabled_(::isatty(STDERR_FILENO) == 1),
+      enabled_(enabled && ::isatty(STDERR_FILENO) == 1),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 

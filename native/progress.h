@@ -13,8 +13,9 @@ namespace ws::cli {
 
 class Progress {
 public:
-    // `total` is in bytes (of input processed); `label` names the operation ("convert").
-    Progress(std::string label, uint64_t total);
+    // `total` is in bytes (of input processed); `label` names the operation ("convert"). enabled = false
+    // never draws (scan verifies several models at once and draws its own line).
+    Progress(std::string label, uint64_t total, bool enabled = true);
     ~Progress();  // clears the bar
     Progress(const Progress&) = delete;
     Progress& operator=(const Progress&) = delete;

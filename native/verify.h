@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// The verdict of `verify` as a value: what `verify` prints and `scan` reports for each model, from one
+// function so the two cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "model.h"
+
+namespace ws::cli {
+
+struct VerifyOptions {
+    bool decode = true;       // false: the checks before decoding only (strict header, tensor types, ranges)
+    unsigned threads = 1;     // decode threads
+    bool progress = true;     // a progress bar on a terminal
+    bool find_zeros = false;  // list the tensors whose every decoded value is zero (needs decode)
+};
+
+// A tensor whose block scales are NaN or Inf (verify's warning, as numbers).
+struct ScaleFinding {
+    std::string tensor;
+    uint64_t blocks = 0;
+    uint64_t nan_blocks = 0;
+    uint64_t inf_blocks = 0;
+    uint64_t first_offset = 0;  // absolute offset of the first such block
+};
+
+struct Verdict {
+    int status = kExitOk;  // kExitOk, kExitInvalid (the model is invalid) or kExitIo (a file cannot be read)
+    // When not ok: error_name() of the code ("io" for an unreadable file), the file it is in, the byte offset
+    // and the field (Status::what; "" for io), and the message: the error line verify prints, without
+    // "weightstream: error: " (already passed through printable()).
+    std::string code;
+    std::string file;
+    uint64_t offset = 0;
+    std::string what;
+    std::string message;
+    std::vector<std::string> warnings;  // verify's warning lines, without "weightstream: warning: " (printable)
+    bool loaded = false;                // the model's header loaded (*model holds it)
+    LoadError load_error;               // when it did not
+    size_t decoded = 0;                 // tensors decoded
+    std::vector<ScaleFinding> scales;   // with decode
+    std::vector<std::string> zeros;     // with find_zeros: names of the all-zero tensors, in tensor order
+
+    bool ok() const { return status == kExitOk; }
+};
+
+// Verifies the model opened from `source` (through load_model, strict) as `verify` does: every structural
+// check, every tensor's type and byte range, then (options.decode) every tensor decoded, with NaN/Inf block
+// scales as warnings. Prints nothing (but the progress bar). *model holds the loaded model afterwards (when
+// verdict.loaded). Safe on untrusted files: every problem is a verdict.
+Verdict verify_model(const std::string& source, const VerifyOptions& options, LoadedModel* model);
+
+}  // namespace ws::cli
