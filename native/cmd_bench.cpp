@@ -10,6 +10,7 @@
 // against decoding alone, each on 1 and N threads, in R alternating rounds (medians); without FILE on a
 // generated GGUF of 1.13 GiB (Q4_K, Q8_0, F16, F32 in a llama-like layout) written to $TMPDIR and removed
 // after. The 1- and N-thread digests are checked to be equal before timing.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -319,6 +320,19 @@ double gb_per_s(const std::function<void()>& run, uint64_t bytes) {
     return gbps(bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+double process_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string one;
+    in >> one;
+    return one.empty() ? "unknown" : one;
+}
+
 // SHA-256 GB/s over a cache-resident 256 KiB buffer: the ceiling of hashing the float32 decode on one thread.
 double sha256_gbps() {
     std::vector<uint8_t> buf(256 << 10, 0x5a);
@@ -371,13 +385,31 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
             return nullptr;
         }
     }
-    const auto run = [&](unsigned n, HashWork work) {
-        return gb_per_s([&] { (void)hash_tensors(model, n, work, nullptr); }, in_bytes);
+    // A digest is one task, so N threads can go at most total / longest times faster than one.
+    uint64_t longest = 0, work = 0;
+    for (const TensorInfo& t : model.info.tensors) {
+        const uint64_t f32 = t.n_elements * dequant_floats_per_element(t.dtype) * 4;
+        longest = std::max(longest, f32);
+        work += f32 + t.nbytes;
+    }
+    const double balance_bound =
+        std::min<double>(threads, static_cast<double>(work) / static_cast<double>(std::max<uint64_t>(longest, 1)));
+    // Wall-clock GB/s, and the N-thread hash's GB per CPU-second: on a machine whose other cores are busy
+    // (this kernel schedules each session as one group) threads cannot show in wall time, but a CPU
+    // efficiency near the 1-thread one says the work divides without overhead.
+    double cpu_seconds = 0;
+    const auto run = [&](unsigned n, HashWork w) {
+        const double cpu0 = process_cpu_seconds();
+        const double g = gb_per_s([&] { (void)hash_tensors(model, n, w, nullptr); }, in_bytes);
+        cpu_seconds = process_cpu_seconds() - cpu0;
+        return g;
     };
-    std::vector<double> decode1, decoden, hash1, hashn, ratio1, scaling, sha;
+    std::vector<double> decode1, decoden, hash1, hashn, ratio1, scaling, sha, cpu1, cpun;
+    const std::string load_before = load_average();
     if (!json) {
-        std::printf("%s: %s of tensors (%s as float32), %d rounds; GB/s of tensor bytes in\n", path.c_str(),
-                    human_bytes(in_bytes).c_str(), human_bytes(f32_bytes).c_str(), rounds);
+        std::printf("%s: %s of tensors (%s as float32), %d rounds; GB/s of tensor bytes in; load average %s\n",
+                    path.c_str(), human_bytes(in_bytes).c_str(), human_bytes(f32_bytes).c_str(), rounds,
+                    load_before.c_str());
         std::printf("%5s %10s %10s %10s %10s %12s %12s\n", "round", "decode 1t", "hash 1t",
                     ("decode " + std::to_string(threads) + "t").c_str(),
                     ("hash " + std::to_string(threads) + "t").c_str(), "hash/decode",
@@ -387,8 +419,10 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
         // Alternating within a round, so that each ratio compares runs that met the same load.
         decode1.push_back(run(1, HashWork::kDecodeOnly));
         hash1.push_back(run(1, HashWork::kDigests));
+        cpu1.push_back(gbps(in_bytes, cpu_seconds));
         decoden.push_back(run(threads, HashWork::kDecodeOnly));
         hashn.push_back(run(threads, HashWork::kDigests));
+        cpun.push_back(gbps(in_bytes, cpu_seconds));
         sha.push_back(sha256_gbps());
         ratio1.push_back(hash1.back() / decode1.back());
         scaling.push_back(hashn.back() / hash1.back());
@@ -406,6 +440,10 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
                     median(decoden), median(hashn), median(ratio1), median(scaling));
         std::printf("sha256 alone %.2f GB/s (cache-resident): hash on 1 thread can reach at most %.3f GB/s in here\n",
                     median(sha), ceiling);
+        std::printf(
+            "hash GB per CPU-second: %.3f on 1 thread, %.3f on %u; digests as tasks bound %u threads to %.2fx\n",
+            median(cpu1), median(cpun), threads, threads, balance_bound);
+        std::printf("load average %s at the start, %s at the end\n", load_before.c_str(), load_average().c_str());
     }
     return {{"path", given.empty() ? "generated" : given},
             {"tensor_bytes", in_bytes},
@@ -419,7 +457,11 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
             {"hash_over_decode_1t", median(ratio1)},
             {"hash_nt_over_1t", median(scaling)},
             {"sha256_gbps", median(sha)},
-            {"hash_1t_ceiling_gbps", ceiling}};
+            {"hash_1t_ceiling_gbps", ceiling},
+            {"hash_cpu_gbps_1t", median(cpu1)},
+            {"hash_cpu_gbps_nt", median(cpun)},
+            {"task_balance_bound", balance_bound},
+            {"load_average", {load_before, load_average()}}};
 }
 
 }  // namespace
