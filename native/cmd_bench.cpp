@@ -6,10 +6,20 @@
 // `bench --quantize [--json] [--threads N] [--type NAME]`: quantize throughput per type (bench/quantize_bench.h),
 // MB/s of float32 input, with and without an importance matrix, on one thread and with rows split over N; the
 // threaded bytes are checked against the one-thread bytes before timing.
+// `bench --hash [FILE] [--json] [--threads N] [--rounds R]`: `hash`'s throughput (GB/s of tensor bytes in)
+// against decoding alone, each on 1 and N threads, in R alternating rounds (medians); without FILE on a
+// generated GGUF of 1.13 GiB (Q4_K, Q8_0, F16, F32 in a llama-like layout) written to $TMPDIR and removed
+// after. The 1- and N-thread digests are checked to be equal before timing.
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,11 +27,13 @@
 #include "cli.h"
 #include "dequant.h"
 #include "dequant_bench.h"
+#include "gguf_writer.h"
 #include "header_parser.h"
 #include "model_json.h"
 #include "parallel.h"
 #include "quantize.h"
 #include "quantize_bench.h"
+#include "tensor_hash.h"
 #include "tensor_io.h"
 
 namespace ws::cli {
@@ -239,12 +251,246 @@ nlohmann::json bench_quantize(const std::vector<DType>& types, unsigned threads,
             {"results", results}};
 }
 
+// The generated model of `bench --hash`: a 7-layer llama-7B-like slice (F16 embeddings, Q4_K attention and
+// ffn gate/up, Q8_0 ffn down, F32 norms), 1.22 GB of tensor data (6.2 GB as float32). Writes it to `path`.
+bool write_hash_model(const std::string& path, std::string* why) {
+    constexpr int64_t kEmbd = 4096, kFf = 11008, kVocab = 32000;
+    constexpr int kLayers = 7;
+    const auto make = [](const std::string& name, DType t, int64_t ne0, int64_t ne1) {
+        TensorInfo info;
+        info.name = name;
+        info.dtype = t;
+        info.n_dims = ne1 > 1 ? 2 : 1;
+        info.ne[0] = ne0;
+        info.ne[1] = ne1;
+        return info;
+    };
+    std::vector<TensorInfo> tensors = {make("token_embd.weight", DType::F16, kEmbd, kVocab)};
+    for (int l = 0; l < kLayers; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        tensors.push_back(make(b + "attn_norm.weight", DType::F32, kEmbd, 1));
+        for (const char* w : {"attn_q", "attn_k", "attn_v", "attn_output"})
+            tensors.push_back(make(b + w + ".weight", DType::Q4_K, kEmbd, kEmbd));
+        tensors.push_back(make(b + "ffn_norm.weight", DType::F32, kEmbd, 1));
+        tensors.push_back(make(b + "ffn_gate.weight", DType::Q4_K, kEmbd, kFf));
+        tensors.push_back(make(b + "ffn_up.weight", DType::Q4_K, kEmbd, kFf));
+        tensors.push_back(make(b + "ffn_down.weight", DType::Q8_0, kFf, kEmbd));
+    }
+    Result<GgufLayout> layout = gguf_layout({string_entry("general.name", "weightstream bench --hash")}, tensors);
+    if (!layout.ok()) {
+        *why = "cannot lay out the generated model";
+        return false;
+    }
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) {
+        *why = "cannot write " + path;
+        return false;
+    }
+    bool ok =
+        std::fwrite(layout.value().header.data(), 1, layout.value().header.size(), f) == layout.value().header.size();
+    // One synthetic payload per (type, size), shared by the tensors of that shape: generating 1.2 GB of
+    // blocks would take longer than the benchmark.
+    std::vector<std::pair<std::pair<DType, uint64_t>, std::vector<uint8_t>>> payloads;
+    const std::vector<uint8_t> zeros(64, 0);
+    for (size_t i = 0; i < tensors.size() && ok; ++i) {
+        const TensorInfo& t = tensors[i];
+        const uint64_t n = static_cast<uint64_t>(t.ne[0] * t.ne[1]);
+        auto it = std::find_if(payloads.begin(), payloads.end(),
+                               [&](const auto& p) { return p.first == std::make_pair(t.dtype, n); });
+        if (it == payloads.end()) {
+            payloads.push_back({{t.dtype, n}, bench::synthetic_tensor(t.dtype, n, payloads.size() + 1)});
+            it = payloads.end() - 1;
+        }
+        ok = std::fwrite(it->second.data(), 1, it->second.size(), f) == it->second.size() &&
+             std::fwrite(zeros.data(), 1, layout.value().tensor_padding[i], f) == layout.value().tensor_padding[i];
+    }
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) *why = "cannot write " + path;
+    return ok;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double gb_per_s(const std::function<void()>& run, uint64_t bytes) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    return gbps(bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+double process_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string one;
+    in >> one;
+    return one.empty() ? "unknown" : one;
+}
+
+// SHA-256 GB/s over a cache-resident 256 KiB buffer: the ceiling of hashing the float32 decode on one thread.
+double sha256_gbps() {
+    std::vector<uint8_t> buf(256 << 10, 0x5a);
+    return gb_per_s(
+        [&] {
+            Hasher h(HashAlgo::kSha256);
+            for (int i = 0; i < 2048; ++i) h.update(buf.data(), buf.size());
+            (void)h.hex();
+        },
+        uint64_t(2048) * buf.size());
+}
+
+nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds, bool json, int* exit_status) {
+    std::string path = given;
+    if (path.empty()) {
+        const char* tmp = std::getenv("TMPDIR");
+        path =
+            std::string(tmp && *tmp ? tmp : "/tmp") + "/weightstream-bench-hash-" + std::to_string(getpid()) + ".gguf";
+        std::string why;
+        if (!json) std::printf("writing a generated model to %s\n", path.c_str());
+        std::fflush(stdout);
+        if (!write_hash_model(path, &why)) {
+            std::remove(path.c_str());
+            *exit_status = fail(kExitIo, "bench --hash: " + why);
+            return nullptr;
+        }
+    }
+    // Removes the generated file however this returns.
+    const std::unique_ptr<const std::string, void (*)(const std::string*)> cleanup(
+        given.empty() ? &path : nullptr, [](const std::string* p) { std::remove(p->c_str()); });
+    LoadedModel model;
+    if (!load(path, false, &model, exit_status)) return nullptr;
+    if (model.files.size() == 1 && model.files[0].is_stream()) {
+        *exit_status = fail(kExitUsage, "bench --hash: FILE must be a regular file, not a stream");
+        return nullptr;
+    }
+    uint64_t in_bytes = 0, f32_bytes = 0;
+    for (const TensorInfo& t : model.info.tensors) {
+        in_bytes += t.nbytes;
+        if (dtype_decodable(t.dtype)) f32_bytes += t.n_elements * dequant_floats_per_element(t.dtype) * 4;
+    }
+    // Verified before timing: the N-thread digests are the 1-thread ones, and nothing failed.
+    const std::vector<TensorDigests> one = hash_tensors(model, 1, HashWork::kDigests, nullptr);
+    const std::vector<TensorDigests> many = hash_tensors(model, threads, HashWork::kDigests, nullptr);
+    for (size_t i = 0; i < one.size(); ++i) {
+        if (!one[i].present || !one[i].status.ok() || one[i].raw != many[i].raw || one[i].f32 != many[i].f32) {
+            *exit_status = fail(kExitInvalid, "bench --hash: tensor " + printable(model.info.tensors[i].name, 200) +
+                                                  (one[i].present && one[i].status.ok() ? ": threaded digests differ"
+                                                                                        : ": cannot be hashed"));
+            return nullptr;
+        }
+    }
+    // A digest is one task, so N threads can go at most total / longest times faster than one.
+    uint64_t longest = 0, work = 0;
+    for (const TensorInfo& t : model.info.tensors) {
+        const uint64_t f32 = t.n_elements * dequant_floats_per_element(t.dtype) * 4;
+        longest = std::max(longest, f32);
+        work += f32 + t.nbytes;
+    }
+    const double balance_bound =
+        std::min<double>(threads, static_cast<double>(work) / static_cast<double>(std::max<uint64_t>(longest, 1)));
+    // Wall-clock GB/s, and the N-thread hash's GB per CPU-second: on a machine whose other cores are busy
+    // (this kernel schedules each session as one group) threads cannot show in wall time, but a CPU
+    // efficiency near the 1-thread one says the work divides without overhead.
+    double cpu_seconds = 0;
+    const auto run = [&](unsigned n, HashWork w) {
+        const double cpu0 = process_cpu_seconds();
+        const double g = gb_per_s([&] { (void)hash_tensors(model, n, w, nullptr); }, in_bytes);
+        cpu_seconds = process_cpu_seconds() - cpu0;
+        return g;
+    };
+    std::vector<double> decode1, decoden, hash1, hashn, ratio1, scaling, sha, cpu1, cpun;
+    const std::string load_before = load_average();
+    if (!json) {
+        std::printf("%s: %s of tensors (%s as float32), %d rounds; GB/s of tensor bytes in; load average %s\n",
+                    path.c_str(), human_bytes(in_bytes).c_str(), human_bytes(f32_bytes).c_str(), rounds,
+                    load_before.c_str());
+        std::printf("%5s %10s %10s %10s %10s %12s %12s\n", "round", "decode 1t", "hash 1t",
+                    ("decode " + std::to_string(threads) + "t").c_str(),
+                    ("hash " + std::to_string(threads) + "t").c_str(), "hash/decode",
+                    ("hash " + std::to_string(threads) + "t/1t").c_str());
+    }
+    for (int r = 0; r < rounds; ++r) {
+        // Alternating within a round, so that each ratio compares runs that met the same load.
+        decode1.push_back(run(1, HashWork::kDecodeOnly));
+        hash1.push_back(run(1, HashWork::kDigests));
+        cpu1.push_back(gbps(in_bytes, cpu_seconds));
+        decoden.push_back(run(threads, HashWork::kDecodeOnly));
+        hashn.push_back(run(threads, HashWork::kDigests));
+        cpun.push_back(gbps(in_bytes, cpu_seconds));
+        sha.push_back(sha256_gbps());
+        ratio1.push_back(hash1.back() / decode1.back());
+        scaling.push_back(hashn.back() / hash1.back());
+        if (!json) {
+            std::printf("%5d %10.3f %10.3f %10.3f %10.3f %12.3f %12.3f\n", r + 1, decode1.back(), hash1.back(),
+                        decoden.back(), hashn.back(), ratio1.back(), scaling.back());
+            std::fflush(stdout);
+        }
+    }
+    // The most one thread can do: SHA-256 over every float32 byte (and the stored bytes), nothing else.
+    const double ceiling =
+        median(sha) * 1e9 / static_cast<double>(f32_bytes + in_bytes) * static_cast<double>(in_bytes) / 1e9;
+    if (!json) {
+        std::printf("median %9.3f %10.3f %10.3f %10.3f %12.3f %12.3f\n", median(decode1), median(hash1),
+                    median(decoden), median(hashn), median(ratio1), median(scaling));
+        std::printf("sha256 alone %.2f GB/s (cache-resident): hash on 1 thread can reach at most %.3f GB/s in here\n",
+                    median(sha), ceiling);
+        std::printf(
+            "hash GB per CPU-second: %.3f on 1 thread, %.3f on %u; digests as tasks bound %u threads to %.2fx\n",
+            median(cpu1), median(cpun), threads, threads, balance_bound);
+        std::printf("load average %s at the start, %s at the end\n", load_before.c_str(), load_average().c_str());
+    }
+    return {{"path", given.empty() ? "generated" : given},
+            {"tensor_bytes", in_bytes},
+            {"f32_bytes", f32_bytes},
+            {"rounds", rounds},
+            {"threads", threads},
+            {"decode_gbps_1t", median(decode1)},
+            {"hash_gbps_1t", median(hash1)},
+            {"decode_gbps_nt", median(decoden)},
+            {"hash_gbps_nt", median(hashn)},
+            {"hash_over_decode_1t", median(ratio1)},
+            {"hash_nt_over_1t", median(scaling)},
+            {"sha256_gbps", median(sha)},
+            {"hash_1t_ceiling_gbps", ceiling},
+            {"hash_cpu_gbps_1t", median(cpu1)},
+            {"hash_cpu_gbps_nt", median(cpun)},
+            {"task_balance_bound", balance_bound},
+            {"load_average", {load_before, load_average()}}};
+}
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {"--json", "--quantize"}, {"--threads", "--type"}, &args)) return kExitUsage;
+    if (!parse_args(argv, {"--json", "--quantize", "--hash"}, {"--threads", "--type", "--rounds"}, &args))
+        return kExitUsage;
     const bool quantize = args.has("--quantize");
+    if (args.has("--hash")) {
+        unsigned threads = 0;
+        uint64_t rounds = 10;
+        if (args.positional.size() > 1 || quantize || args.has("--type") ||
+            (args.has("--rounds") && (!parse_u64(args.get("--rounds"), &rounds) || rounds == 0 || rounds > 1000)))
+            return fail(kExitUsage, "usage: weightstream bench --hash [FILE] [--json] [--threads N] [--rounds R]");
+        if (!parse_threads(args, &threads)) return kExitUsage;
+        const bool json = args.has("--json");
+        if (!json)
+            std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+        int status = kExitOk;
+        nlohmann::json report = bench_hash(args.positional.empty() ? "" : args.positional[0], threads,
+                                           static_cast<int>(rounds), json, &status);
+        if (status != kExitOk) return status;
+        if (json) {
+            report["machine"] = {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()}};
+            std::printf("%s\n", json_dump(nlohmann::json{{"hash", report}}).c_str());
+        }
+        return kExitOk;
+    }
     if (args.positional.size() > (quantize ? 0u : 1u))
         return fail(kExitUsage, "usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]");
     unsigned threads = 0;

@@ -1,66 +1,58 @@
 // SPDX-License-Identifier: MIT
 // `hash FILE [--json] [--threads N]`: per tensor the sha256 of its stored bytes and of its little-endian
 // float32 decode: the parity fingerprint that the wasm build must reproduce (ARCHITECTURE.md).
-#include <openssl/evp.h>
-
+// `hash --manifest [--xxh64] [--xxh3] [--sha1] [--sha256] [--all] [--uuid] [--no-layer] FILE` and
+// `hash --check MANIFEST [those options] FILE`: llama.cpp's llama-gguf-hash manifests (examples/gguf-hash),
+// the same lines, digests and exit statuses:
+//   - per tensor in directory order, one line per selected digest (xxh64, xxh3, sha1, sha256 in that order)
+//     of its ggml_nbytes() data bytes: "%-8s  HEX  FILE:NAME"; then the whole-model digests of every
+//     tensor's data bytes one after another in directory order (no header, no padding): "%-8s  HEX  FILE";
+//     then with --uuid "uuid      UUID  FILE", the UUIDv5 (RFC 9562: SHA-1 of the namespace's 16 bytes and
+//     that same data, version 5, variant 10) in llama.cpp's namespace. FILE is the path as typed.
+//   - no digest option: xxh64 (--uuid alone prints only the uuid); --all: xxh64, xxh3, sha1 and sha256;
+//     --no-layer: the whole-model lines only.
+//   - --check reads MANIFEST's lines as whitespace-separated TYPE HASH NAME (other lines and fields are
+//     ignored; the first line of a TYPE and NAME counts), prints "manifest  MANIFEST" and the types found,
+//     hashes (without a digest option: the strongest type present: sha256, sha1, xxh64, xxh3, uuid), prints
+//     each line with "  -  Ok", "  -  Mismatch" or "  -  Not Found", then "Verification results for MANIFEST
+//     - RESULT". Exit statuses as llama-gguf-hash: 0 Success; 1 Failure (a mismatch); 3 Manifest Missing
+//     Entry (none of the model's lines found); 4 Manifest Unknown Hash (no line of a known type); 5 Manifest
+//     File Error (cannot be read). An unreadable model fails as every command does (1 invalid, 3 I/O).
+// One deliberate difference: llama-gguf-hash checks the uuid against the manifest's "sha256" line of FILE
+// (so it never matches); here it is checked against the "uuid" line.
+// llama-gguf-hash reads GGUF only: a safetensors model is refused (exit 2). A part of a split GGUF gives the
+// lines llama-gguf-hash gives for that file alone: its own tensors (the other parts must be present, as for
+// every command). Names are printed through printable() (control bytes escaped), as every name is here.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <map>
 #include <memory>
-#include <thread>
 
 #include "block_stream.h"
 #include "dequant.h"
 #include "model_json.h"
 #include "progress.h"
 #include "stream_input.h"
+#include "tensor_hash.h"
 #include "tensor_io.h"
 
 namespace ws::cli {
 namespace {
 
-constexpr size_t kHashPiece = size_t(16) << 20;
-constexpr uint64_t kThreadedBytes = uint64_t(1) << 20;  // below this the stored bytes hash inline
+// llama.cpp's UUIDv5 namespace, itself uuid5(NAMESPACE_URL, "en.wikipedia.org/wiki/Llama.cpp"):
+// ef001206-dadc-5f6d-a15f-3359e577d4e5.
+constexpr uint8_t kLlamaCppUuidNamespace[16] = {0xef, 0x00, 0x12, 0x06, 0xda, 0xdc, 0x5f, 0x6d,
+                                                0xa1, 0x5f, 0x33, 0x59, 0xe5, 0x77, 0xd4, 0xe5};
+// A manifest lists a few lines per tensor; this is far beyond any real one and keeps a hostile file small.
+constexpr uint64_t kMaxManifestBytes = uint64_t(1) << 30;
 
-struct Digests {
-    std::string raw;  // hex sha256 of the stored bytes
-    std::string f32;  // hex sha256 of the float32 decode (when decodable)
-    bool decodable = false;
-};
-
-class Sha256 {
-public:
-    Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) { EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr); }
-    void update(const void* data, size_t size) { EVP_DigestUpdate(ctx_.get(), data, size); }
-    std::string hex() {
-        unsigned char digest[EVP_MAX_MD_SIZE];
-        unsigned int len = 0;
-        EVP_DigestFinal_ex(ctx_.get(), digest, &len);
-        static const char kHex[] = "0123456789abcdef";
-        std::string s;
-        for (unsigned int i = 0; i < len; ++i) {
-            s += kHex[digest[i] >> 4];
-            s += kHex[digest[i] & 15];
-        }
-        return s;
-    }
-
-private:
-    std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
-};
-
-std::string sha256_of(const uint8_t* data, uint64_t size) {
-    Sha256 h;
-    for (uint64_t done = 0; done < size;) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(kHashPiece, size - done));
-        h.update(data + done, n);
-        done += n;
-    }
-    return h.hex();
-}
+constexpr HashAlgo kAlgos[] = {HashAlgo::kXxh64, HashAlgo::kXxh3, HashAlgo::kSha1, HashAlgo::kSha256};
+constexpr size_t kNumAlgos = 4;
 
 // hash of a stream (a pipe): the tensors in offset order, each read once in pieces, its stored bytes hashed
 // as they come and decoded by a BlockStream; memory stays around one piece and its floats.
-bool hash_stream(LoadedModel& model, std::vector<Digests>* rows, Progress* progress, int* status) {
+bool hash_stream(LoadedModel& model, std::vector<TensorDigests>* rows, Progress* progress, int* status) {
     MappedFile& file = model.files[0];
     const std::vector<TensorInfo>& tensors = model.info.tensors;
     std::vector<size_t> order(tensors.size());
@@ -70,10 +62,10 @@ bool hash_stream(LoadedModel& model, std::vector<Digests>* rows, Progress* progr
     std::vector<float> floats;
     for (size_t index : order) {
         const TensorInfo& t = tensors[index];
-        Digests& row = (*rows)[index];
+        TensorDigests& row = (*rows)[index];
         row.decodable = decode_problem(model, t).empty();
         const bool decode = row.decodable && t.dtype != DType::F32;
-        Sha256 raw, f32;
+        Hasher raw(HashAlgo::kSha256), f32(HashAlgo::kSha256);
         BlockStream blocks(decode ? t.dtype : DType::F32, decode ? t.n_elements : 0);
         Status decoded = blocks.status();
         std::string io_error;
@@ -110,70 +102,35 @@ bool hash_stream(LoadedModel& model, std::vector<Digests>* rows, Progress* progr
     return true;
 }
 
-}  // namespace
-
-int cmd_hash(const std::vector<std::string>& argv) {
-    Args args;
-    if (!parse_args(argv, {"--json"}, {"--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 1) return fail(kExitUsage, "usage: weightstream hash FILE [--json] [--threads N]");
-    unsigned threads = 1;
-    if (!parse_threads(args, &threads)) return kExitUsage;
+int hash_fingerprints(const Args& args, const std::string& path, unsigned threads) {
     LoadedModel model;
     int status = kExitOk;
-    if (!load(args.positional[0], false, &model, &status)) return status;
+    if (!load(path, false, &model, &status)) return status;
 
     uint64_t total = 0;
     for (const TensorInfo& t : model.info.tensors) total += t.nbytes;
     Progress progress("hash", total);
-    std::vector<Digests> rows(model.info.tensors.size());
-    const bool stream = model.files.size() == 1 && model.files[0].is_stream();
-    if (stream && !hash_stream(model, &rows, &progress, &status)) return status;
-    for (size_t i = 0; i < rows.size() && !stream; ++i) {
-        const TensorInfo& t = model.info.tensors[i];
-        Digests& row = rows[i];
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &status);
-        if (!data) {
-            progress.finish();
-            return status;
+    std::vector<TensorDigests> rows(model.info.tensors.size());
+    if (model.files.size() == 1 && model.files[0].is_stream()) {
+        if (!hash_stream(model, &rows, &progress, &status)) return status;
+    } else {
+        rows = hash_tensors(model, threads, HashWork::kDigests, &progress);
+        progress.finish();
+        // The first problem in directory order, as a serial run meets it.
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const TensorInfo& t = model.info.tensors[i];
+            if (!rows[i].present) {
+                (void)tensor_bytes_or_fail(model, t, &status);
+                return status;
+            }
+            const Status& s = rows[i].status;
+            if (!s.ok()) {
+                return fail(kExitInvalid,
+                            describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
+                                ": tensor " + printable(t.name, 200));
+            }
         }
-        row.decodable = decode_problem(model, t).empty();
-        // Little-endian F32 decodes to its own bytes: its float hash is the raw one.
-        const bool f32_is_raw = t.dtype == DType::F32 && !model.info.big_endian;
-        const bool decode = row.decodable && !f32_is_raw;
-        // A large tensor's stored bytes hash on a second thread while this one decodes and hashes the floats.
-        // Small ones do not pay for a thread: starting one costs tens of microseconds (a model of 1M empty
-        // tensors spent 80 s on it).
-        std::thread raw_worker;
-        if (decode && t.nbytes >= kThreadedBytes) {
-            raw_worker = std::thread([&] { row.raw = sha256_of(data, t.nbytes); });
-        } else {
-            row.raw = sha256_of(data, t.nbytes);
-        }
-        Status s = ok_status();
-        if (decode) {
-            Sha256 h;
-            const DTypeTraits& traits = dtype_traits(t.dtype);
-            const uint32_t per_element = dequant_floats_per_element(t.dtype);
-            s = for_each_decoded(
-                t.dtype, data, t.n_elements, threads,
-                [&](const float* floats, uint64_t, uint64_t n) {
-                    h.update(floats, n * per_element * sizeof(float));
-                    progress.add(n / traits.block_elems * traits.block_bytes);
-                    return true;
-                },
-                model.info.big_endian);
-            row.f32 = h.hex();
-        }
-        if (raw_worker.joinable()) raw_worker.join();
-        if (!s.ok()) {
-            progress.finish();
-            return fail(kExitInvalid, describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
-                                          ": tensor " + printable(t.name, 200));
-        }
-        if (row.decodable && f32_is_raw) row.f32 = row.raw;  // F32 decodes to its own bytes
-        if (!decode) progress.add(t.nbytes);
     }
-    progress.finish();
     if (args.has("--json")) {
         nlohmann::json tensors = nlohmann::json::array();
         for (size_t i = 0; i < rows.size(); ++i) {
@@ -194,6 +151,282 @@ int cmd_hash(const std::vector<std::string>& argv) {
                     t.dtype_name().c_str(), printable(t.name, 200).c_str());
     }
     return kExitOk;
+}
+
+// ---- llama-gguf-hash manifests -------------------------------------------------------------------------------
+
+struct ManifestOptions {
+    bool algo[kNumAlgos] = {};  // indexed like kAlgos
+    bool uuid = false;
+    bool no_layer = false;
+
+    bool any() const {
+        return uuid || std::any_of(algo, algo + kNumAlgos, [](bool b) { return b; });
+    }
+};
+
+// One printed line: type, digest, and the name it is of ("FILE:TENSOR" or "FILE").
+struct ManifestLine {
+    const char* type;
+    std::string hash;
+    std::string name;
+    bool tensor;  // a per-tensor line (else a whole-model one)
+};
+
+// The lines of `hash --manifest` for the tensors `selected` (directory order) of a mapped model.
+std::vector<ManifestLine> manifest_lines(const LoadedModel& model, const std::vector<size_t>& selected,
+                                         const std::string& file, const ManifestOptions& opt, unsigned threads,
+                                         Progress* progress) {
+    const std::vector<TensorInfo>& tensors = model.info.tensors;
+    uint64_t all_bytes = 0;
+    for (size_t i : selected) all_bytes += tensors[i].nbytes;
+    // Tasks: per tensor and digest (when layers are listed), then per digest the whole model, then the uuid.
+    std::vector<uint64_t> costs;
+    const size_t layer_tasks = opt.no_layer ? 0 : selected.size() * kNumAlgos;
+    for (size_t k = 0; k < layer_tasks; ++k) {
+        costs.push_back(opt.algo[k % kNumAlgos] ? tensors[selected[k / kNumAlgos]].nbytes + 1 : 0);
+    }
+    for (size_t a = 0; a < kNumAlgos; ++a) costs.push_back(opt.algo[a] ? all_bytes + 1 : 0);
+    costs.push_back(opt.uuid ? all_bytes + 1 : 0);
+    std::vector<std::string> hex(costs.size());
+    // Progress counts the input once: through the first whole-model digest run (or the uuid's).
+    size_t paced = layer_tasks + kNumAlgos;
+    for (size_t a = 0; a < kNumAlgos; ++a) {
+        if (opt.algo[a]) {
+            paced = layer_tasks + a;
+            break;
+        }
+    }
+    std::atomic<uint64_t> done{0};
+    run_tasks(
+        costs, threads,
+        [&](size_t task) {
+            if (costs[task] == 0) return;
+            if (task < layer_tasks) {
+                const TensorInfo& t = tensors[selected[task / kNumAlgos]];
+                Hasher h(kAlgos[task % kNumAlgos]);
+                h.update(model.tensor_data(t), t.nbytes);
+                hex[task] = h.hex();
+                return;
+            }
+            const bool uuid = task == layer_tasks + kNumAlgos;
+            Hasher h(uuid ? HashAlgo::kSha1 : kAlgos[task - layer_tasks]);
+            if (uuid) h.update(kLlamaCppUuidNamespace, sizeof kLlamaCppUuidNamespace);
+            for (size_t i : selected) {
+                h.update(model.tensor_data(tensors[i]), tensors[i].nbytes);
+                if (task == paced) done.fetch_add(tensors[i].nbytes, std::memory_order_relaxed);
+            }
+            if (!uuid) {
+                hex[task] = h.hex();
+                return;
+            }
+            std::vector<uint8_t> id = h.digest();                 // 20 bytes: the first 16 are the UUID
+            id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x50);  // version 5
+            id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);  // variant 0b10
+            const std::string h32 = to_hex(id.data(), 16);
+            hex[task] = h32.substr(0, 8) + "-" + h32.substr(8, 4) + "-" + h32.substr(12, 4) + "-" + h32.substr(16, 4) +
+                        "-" + h32.substr(20, 12);
+        },
+        progress, [&] { return done.load(std::memory_order_relaxed); });
+
+    std::vector<ManifestLine> lines;
+    const std::string shown_file = printable(file, SIZE_MAX);
+    for (size_t k = 0; k < layer_tasks; ++k) {
+        if (!opt.algo[k % kNumAlgos]) continue;
+        lines.push_back({hash_algo_name(kAlgos[k % kNumAlgos]), hex[k],
+                         shown_file + ":" + printable(tensors[selected[k / kNumAlgos]].name, SIZE_MAX), true});
+    }
+    for (size_t a = 0; a < kNumAlgos; ++a) {
+        if (opt.algo[a]) lines.push_back({hash_algo_name(kAlgos[a]), hex[layer_tasks + a], shown_file, false});
+    }
+    if (opt.uuid) lines.push_back({"uuid", hex[layer_tasks + kNumAlgos], shown_file, false});
+    return lines;
+}
+
+// A manifest as llama-gguf-hash reads it: the types named by the first field of any line, and for each
+// (type, name) the hash of the first line with at least three fields.
+struct Manifest {
+    bool has_type[kNumAlgos + 1] = {};  // kAlgos order, then uuid
+    std::map<std::pair<std::string, std::string>, std::string> entries;
+};
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+// Reads MANIFEST; false when it cannot be opened or is larger than kMaxManifestBytes.
+bool read_manifest(const std::string& path, Manifest* m, std::string* why) {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+    if (!f) {
+        *why = "cannot open manifest " + path;
+        return false;
+    }
+    std::string text;
+    char buf[65536];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;) {
+        if (text.size() + n > kMaxManifestBytes) {
+            *why = "manifest " + path + " is larger than " + human_bytes(kMaxManifestBytes);
+            return false;
+        }
+        text.append(buf, n);
+    }
+    // A read error (a directory) reads as an empty manifest, as std::ifstream gives llama-gguf-hash.
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        std::vector<std::string> fields;
+        for (size_t i = at; i < end && fields.size() < 3;) {
+            while (i < end && is_space(text[i])) ++i;
+            size_t j = i;
+            while (j < end && !is_space(text[j])) ++j;
+            if (j > i) fields.push_back(text.substr(i, j - i));
+            i = j;
+        }
+        at = end + 1;
+        if (fields.empty()) continue;
+        for (size_t a = 0; a < kNumAlgos; ++a) m->has_type[a] |= fields[0] == hash_algo_name(kAlgos[a]);
+        m->has_type[kNumAlgos] |= fields[0] == "uuid";
+        if (fields.size() == 3) m->entries.emplace(std::make_pair(fields[0], fields[2]), fields[1]);
+    }
+    return true;
+}
+
+// llama-gguf-hash's exit statuses and result names in --check mode.
+constexpr int kCheckSuccess = 0, kCheckFailure = 1, kCheckMissingEntry = 3, kCheckUnknownHash = 4, kCheckFileError = 5;
+
+const char* check_result_name(int status) {
+    switch (status) {
+        case kCheckSuccess:
+            return "Success";
+        case kCheckFailure:
+            return "Failure";
+        case kCheckMissingEntry:
+            return "Manifest Missing Entry";
+        case kCheckUnknownHash:
+            return "Manifest Unknown Hash";
+        default:
+            return "Manifest File Error";
+    }
+}
+
+int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
+    ManifestOptions opt;
+    const bool all = args.has("--all");
+    for (size_t a = 0; a < kNumAlgos; ++a) opt.algo[a] = all || args.has(std::string("--") + hash_algo_name(kAlgos[a]));
+    opt.uuid = args.has("--uuid");
+    opt.no_layer = args.has("--no-layer");
+    const bool check = args.has("--check") || args.has("-c");
+    const std::string manifest_path = args.has("--check") ? args.get("--check") : args.get("-c");
+
+    Manifest manifest;
+    if (check) {
+        std::string why;
+        if (!read_manifest(manifest_path, &manifest, &why)) return fail(kCheckFileError, why);
+        if (std::none_of(manifest.has_type, manifest.has_type + kNumAlgos + 1, [](bool b) { return b; })) {
+            return fail(kCheckUnknownHash, "manifest does not have any known hash format in " + manifest_path);
+        }
+    }
+    LoadedModel model;
+    int status = kExitOk;
+    if (!load(path, false, &model, &status)) return status;
+    if (model.info.format != Format::kGguf) {
+        return fail(kExitUsage, path +
+                                    ": --manifest and --check are llama-gguf-hash's manifests, for GGUF files "
+                                    "only (this is " +
+                                    format_name(model.info.format) + ")");
+    }
+    if (model.files.size() == 1 && model.files[0].is_stream()) {
+        return fail(kExitUsage, path + ": --manifest and --check need a file that can be mapped, not a stream");
+    }
+    // The tensors of the file named (for a part of a split GGUF, that part's), in its directory order.
+    const size_t part =
+        static_cast<size_t>(std::find(model.paths.begin(), model.paths.end(), path) - model.paths.begin());
+    std::vector<size_t> selected;
+    for (size_t i = 0; i < model.info.tensors.size(); ++i) {
+        const TensorInfo& t = model.info.tensors[i];
+        if (model.files.size() > 1 && t.file_index != part) continue;
+        if (!tensor_bytes_or_fail(model, t, &status)) return status;
+        selected.push_back(i);
+    }
+
+    if (check) {
+        std::printf("manifest  %s", printable(manifest_path, SIZE_MAX).c_str());
+        // The header lists sha256, sha1, xxh64, xxh3, uuid: strongest first, the order the default is picked.
+        static const size_t kStrongestFirst[] = {3, 2, 0, 1, 4};
+        for (size_t k : kStrongestFirst) {
+            if (manifest.has_type[k]) std::printf("  %s", k < kNumAlgos ? hash_algo_name(kAlgos[k]) : "uuid");
+        }
+        std::printf("\n");
+        if (!opt.any()) {
+            for (size_t k : kStrongestFirst) {
+                if (!manifest.has_type[k]) continue;
+                if (k < kNumAlgos) opt.algo[k] = true;
+                opt.uuid = k == kNumAlgos;
+                break;
+            }
+        }
+    }
+    if (!opt.any()) opt.algo[0] = true;  // llama-gguf-hash's default: xxh64
+
+    uint64_t total = 0;
+    for (size_t i : selected) total += model.info.tensors[i].nbytes;
+    Progress progress("hash", total);
+    const std::vector<ManifestLine> lines = manifest_lines(model, selected, path, opt, threads, &progress);
+    progress.finish();
+    if (!check) {
+        for (const ManifestLine& l : lines) std::printf("%-8s  %s  %s\n", l.type, l.hash.c_str(), l.name.c_str());
+        return kExitOk;
+    }
+    bool layer_found = false, layer_mismatch = false, model_found = false, model_mismatch = false;
+    for (const ManifestLine& l : lines) {
+        const auto it = manifest.entries.find({l.type, l.name});
+        const char* result = "Not Found";
+        if (it != manifest.entries.end()) {
+            const bool same = it->second == l.hash;
+            result = same ? "Ok" : "Mismatch";
+            (l.tensor ? layer_found : model_found) = true;
+            if (!same) (l.tensor ? layer_mismatch : model_mismatch) = true;
+        }
+        std::printf("%-8s  %s  %s  -  %s\n", l.type, l.hash.c_str(), l.name.c_str(), result);
+    }
+    // llama-gguf-hash's verdict: the whole-model lines decide when the manifest has them, the per-tensor
+    // ones otherwise; a per-tensor mismatch fails either way; nothing found is a missing entry.
+    if (!model_found) {
+        status = !layer_found ? kCheckMissingEntry : layer_mismatch ? kCheckFailure : kCheckSuccess;
+    } else {
+        status = layer_mismatch || model_mismatch ? kCheckFailure : kCheckSuccess;
+    }
+    std::printf("\nVerification results for %s - %s\n", printable(manifest_path, SIZE_MAX).c_str(),
+                check_result_name(status));
+    return status;
+}
+
+}  // namespace
+
+int cmd_hash(const std::vector<std::string>& argv) {
+    Args args;
+    if (!parse_args(
+            argv, {"--json", "--manifest", "--xxh64", "--xxh3", "--sha1", "--sha256", "--all", "--uuid", "--no-layer"},
+            {"--threads", "--check", "-c"}, &args)) {
+        return kExitUsage;
+    }
+    const char* kUsage =
+        "usage: weightstream hash FILE [--json] [--threads N]\n"
+        "       weightstream hash --manifest [--xxh64] [--xxh3] [--sha1] [--sha256] [--all] [--uuid] [--no-layer] "
+        "FILE\n"
+        "       weightstream hash --check MANIFEST [those options] FILE";
+    if (args.positional.size() != 1) return fail(kExitUsage, kUsage);
+    unsigned threads = 1;
+    if (!parse_threads(args, &threads)) return kExitUsage;
+    const bool manifest = args.has("--manifest") || args.has("--check") || args.has("-c");
+    bool manifest_option = false;
+    for (const char* o : {"--xxh64", "--xxh3", "--sha1", "--sha256", "--all", "--uuid", "--no-layer"}) {
+        manifest_option |= args.has(o);
+    }
+    if (!manifest && manifest_option) return fail(kExitUsage, "hash: digest options need --manifest or --check");
+    if (manifest && args.has("--json")) return fail(kExitUsage, "hash: --json is not a manifest option");
+    return manifest ? hash_manifest(args, args.positional[0], threads)
+                    : hash_fingerprints(args, args.positional[0], threads);
 }
 
 }  // namespace ws::cli
