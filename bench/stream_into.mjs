@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // model.stream({into}) against the wasm decoder's own throughput, per type (Q4_K, Q8_0), from a Node path and from
-// a ReadableStream (npm run bench:stream). For each type a GGUF of >= 1 GiB of that type (ggml's own blocks from
+// a ReadableStream. For each type a GGUF of >= 1 GiB of that type (ggml's own blocks from
 // tests/data/ggml/ggml-types.gguf, tiled) is written to a temporary folder and deleted after. Each round runs, in
 // this order and in this process: the decoder in the heap (build/wasm/weightstream_bench.js benchDecode: 64 MiB
 // of float32 out, best of 5, decoding only), then model.stream() of the whole file into one reused Float32Array

@@ -240,6 +240,10 @@ test('as: "native" gives the stored values exactly, in their own typed array; qu
                     continue;
                 }
                 const got = await model.read(t.name, { as: "native" });
+                if (t.shape.length >= 2) {
+                    const rows = await model.read(t.name, { as: "native", rows: [1, 1] });
+                    assert.deepEqual(rows.shape, [1, Number(t.shape.at(-1))], `${t.name}: rows shape`);
+                }
                 assert.equal(got.constructor, want.constructor, `${t.name} (${t.dtype})`);
                 assert.deepEqual([...bitsOf(got)], [...bitsOf(want)], `${t.name} (${t.dtype})`);
                 assert.deepEqual(got.shape, t.shape.map(Number));

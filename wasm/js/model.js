@@ -533,7 +533,12 @@ export class Model {
         const [start, count] = checkRows(rows);
         const w = this.#handle.rowWindow(index, start, count);
         if (w.status.code !== OK) throw statusError(w.status, `tensor "${tensor.name}" rows`);
-        return { offset: w.offset, nbytes: w.nbytes, elements: w.nElements, shape: [count, Number(tensor.ne[0])] };
+        return {
+            offset: w.offset,
+            nbytes: w.nbytes,
+            elements: w.nElements,
+            shape: [count, Number(tensor.shape.at(-1) ?? 1)],
+        };
     }
 
     #chunks(index, offset, nbytes, signal) {
