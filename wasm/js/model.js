@@ -652,7 +652,7 @@ export class Model {
         }
         Accepted ??= [Result];
         const Target = mode === "bytes" ? Uint8Array : mode === "f32" ? Float32Array : Uint16Array;
-        // Array elements (of the result) per byte, for "bytes": 1 / BYTES_PER_ELEMENT.
+        // Bytes per element of the result, for "bytes" (a copy of the stored bytes); 1 for decoded values.
         const unit = mode === "bytes" ? Result.BYTES_PER_ELEMENT : 1;
         const output = (length) => {
             if (into === undefined) return allocate(Result, length, tensor);
