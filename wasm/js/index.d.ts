@@ -121,19 +121,73 @@ export interface OpenOptions {
     modelFilesOnly?: boolean;
 }
 
-export type ReadAs = "f32" | "f16" | "raw";
+/**
+ * What read() and stream() return: "f32" (default): decoded float32; "f16": decoded then rounded to binary16 as
+ * ggml does (F16 data is returned as stored); "raw": the stored bytes; "native": the stored values exactly, in
+ * the typed array of their type (see NativeArray).
+ */
+export type ReadAs = "f32" | "f16" | "raw" | "native";
 
 /** binary16 values: a Float16Array where the runtime has one, else their bits in a Uint16Array. */
 export type HalfArray = Uint16Array;
 
-export type ReadResult<A extends ReadAs> = A extends "raw" ? Uint8Array : A extends "f16" ? HalfArray : Float32Array;
+/**
+ * as: "native": I8 Int8Array, I16 Int16Array, I32 Int32Array, I64 BigInt64Array, U8 and BOOL Uint8Array, U16
+ * Uint16Array, U32 Uint32Array, U64 BigUint64Array, F32 Float32Array, F64 Float64Array, F16 a HalfArray, BF16
+ * a Uint16Array of its bits, C64 a Float32Array of (real, imaginary) pairs (shape gains a last dimension of 2).
+ * Quantized and 8-, 6- and 4-bit float types have no such array: their read rejects with code "unsupported".
+ * Values of a big-endian GGUF come in this runtime's byte order.
+ */
+export type NativeArray =
+    | Int8Array
+    | Int16Array
+    | Int32Array
+    | BigInt64Array
+    | Uint8Array
+    | Uint16Array
+    | Uint32Array
+    | BigUint64Array
+    | Float32Array
+    | Float64Array;
+
+/** The array type a read of `as: A` fills (and the type `into` must be). */
+export type ReadArray<A extends ReadAs> = A extends "raw"
+    ? Uint8Array
+    : A extends "f16"
+      ? HalfArray
+      : A extends "native"
+        ? NativeArray
+        : Float32Array;
+
+/**
+ * A read's array, carrying its shape: outermost first as numpy's (the tensor's shape; [count, ne0] for
+ * `rows`; the slice's extents for `slice`; [bytes] for "raw"). The array itself is a plain typed array (the
+ * shape is an own property, so a structured clone or `slice()` of it drops the shape).
+ */
+export type ReadResult<A extends ReadAs> = ReadArray<A> & { shape: number[] };
+
+/** [start, end): half-open, as numpy's `start:end`; null: the whole dimension. */
+export type SliceRange = readonly [number, number] | null;
 
 export interface ReadOptions<A extends ReadAs = "f32"> {
-    /** "f32" (default): decoded float32; "f16": decoded then rounded to binary16 as ggml does (F16 data is
-     * returned as stored); "raw": the stored bytes. */
     as?: A;
     /** [start, count]: only these rows, a row being the innermost dimension (shape's last). */
     rows?: [number, number];
+    /**
+     * An N-D slice: a range per dimension, outermost first as numpy's (fewer ranges than dimensions leave the
+     * inner ones whole). Only the bytes of the selected rows' blocks are read (along the innermost dimension
+     * whole blocks, then cut); not with `rows`, not with as: "raw". A range outside its dimension is a
+     * RangeError.
+     */
+    slice?: readonly SliceRange[];
+    /**
+     * Decode into this array instead of a new one (reuse it across reads: no allocation, no page faults). It must
+     * be of the type `as` reads (a Float32Array for "f32"; for "f16" a Uint16Array, or a Float16Array where the
+     * runtime has one; for "native" the tensor's own type) — else a TypeError — and hold at least the values
+     * read — else a RangeError. The result is a view of its first elements (`into.subarray(0, n)`) with
+     * `shape`. Not on a model opened in a worker (a TypeError).
+     */
+    into?: ReadArray<A>;
     signal?: AbortSignal;
     onProgress?: (progress: Progress) => void;
 }
@@ -174,6 +228,11 @@ export interface TensorStats {
 
 export interface StreamOptions<A extends ReadAs = "f32"> {
     as?: A;
+    /**
+     * Every tensor is decoded into this one array (as read()'s `into`; checked tensor by tensor): each yielded
+     * `data` is a view of it, valid until the iterator is resumed. Size it for the largest tensor.
+     */
+    into?: ReadArray<A>;
     signal?: AbortSignal;
     /** Bytes of all tensors processed so far. */
     onProgress?: (progress: Progress) => void;
@@ -225,7 +284,10 @@ export interface Model {
     read<A extends ReadAs = "f32">(name: string, options?: ReadOptions<A>): Promise<ReadResult<A>>;
     /** Statistics of one tensor (or some of its rows), computed in the core as the CLI's `stats` does. */
     stats(name: string, options?: StatsOptions): Promise<TensorStats>;
-    /** Every tensor in file order, one pass: how to consume a stream or a server without Range. */
+    /**
+     * Every tensor in file order, one pass: how to consume a stream or a server without Range. Over HTTP with
+     * Range, neighbouring tensors (at most 4 KiB apart) are read in one request of up to 16 MiB.
+     */
     stream<A extends ReadAs = "f32">(
         options?: StreamOptions<A>,
     ): AsyncIterableIterator<{ tensor: TensorInfo; data: ReadResult<A> }>;
