@@ -131,7 +131,8 @@ int cmd_hash(const std::vector<std::string>& argv) {
     for (size_t i = 0; i < rows.size() && !stream; ++i) {
         const TensorInfo& t = model.info.tensors[i];
         Digests& row = rows[i];
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &status);
+        TensorBytes held;
+        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
         if (!data) {
             progress.finish();
             return status;

@@ -117,7 +117,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
             return fail(kExitInvalid, describe(file, make_error(Error::kBadType, t.info_offset, "tensor.type")) +
                                           ": tensor " + t.name + " has type " + t.dtype_name());
         }
-        if (!model.tensor_data(t)) {
+        if (!model.tensor_in_file(t)) {
             return fail(kExitInvalid,
                         describe(file, make_error(Error::kTruncated, t.offset, "tensor.data")) + ": tensor " + t.name);
         }
@@ -133,7 +133,13 @@ int cmd_verify(const std::vector<std::string>& argv) {
     size_t decoded = 0;
     for (const TensorInfo& t : model.info.tensors) {
         if (!decode_problem(model, t).empty()) continue;
-        const uint8_t* data = model.tensor_data(t);
+        TensorBytes held;
+        int read_status = kExitOk;
+        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &read_status);
+        if (!data) {
+            progress.finish();
+            return read_status;
+        }
         const DTypeTraits& traits = dtype_traits(t.dtype);
         const Status s = for_each_decoded(
             t.dtype, data, t.n_elements, threads,
