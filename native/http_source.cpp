@@ -202,6 +202,10 @@ std::string url_name(const std::string& url) {
     return path.substr(path.rfind('/') + 1);
 }
 
+std::string url_without_userinfo(const std::string& url) {
+    return strip_userinfo(url);
+}
+
 HttpFile::HttpFile(std::string url) : url_(std::move(url)), shown_(strip_userinfo(url_)) {
     curl_init_once();
 }

@@ -43,6 +43,8 @@ HttpOptions& http_options();
 bool is_url(const std::string& s);
 // The URL's directory (up to and including its last '/' before any query or fragment), for its siblings.
 std::string url_dir(const std::string& url);
+// The URL as messages show it: without a user:password part.
+std::string url_without_userinfo(const std::string& url);
 // The URL's file name (after the last '/', without query or fragment), for the model plan.
 std::string url_name(const std::string& url);
 

@@ -200,7 +200,8 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
             "the file ends at byte " + std::to_string(offset + out->buffer.size()) + ", inside tensor " + t.name;
         return false;
     }
-    out->data = out->buffer.data();
+    static const uint8_t kNoBytes = 0;  // an empty tensor's bytes: somewhere, not nullptr (the failure)
+    out->data = nbytes > 0 ? out->buffer.data() : &kNoBytes;
     return true;
 }
 
@@ -226,7 +227,7 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
         }
     }
     if (!planned.ok()) {
-        error->file = url ? HttpFile(path).shown_url() : path;
+        error->file = url ? url_without_userinfo(path) : path;
         error->status = planned;
         error->message = plan.message();
         return false;

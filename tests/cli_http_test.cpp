@@ -214,7 +214,8 @@ TEST_CASE("every command on a URL prints what it prints for the local file") {
         REQUIRE(b.status == 0);
         CHECK(ws_test::read_file(out.file("local.npy")) == ws_test::read_file(out.file("url.npy")));
     }
-    for (const std::string args : {"convert IN OUT.safetensors", "quantize IN OUT.gguf --type Q4_K_M --allow-requantize"}) {
+    for (const std::string args :
+         {"convert IN OUT.safetensors", "quantize IN OUT.gguf --type Q4_K_M --allow-requantize"}) {
         auto run = [&](const std::string& in, const std::string& to) {
             std::string cmd = args;
             cmd.replace(cmd.find("IN"), 2, quote(in));
@@ -352,6 +353,17 @@ TEST_CASE("dropped connections, 503 and 429 are retried; redirects are followed"
         REQUIRE(log.size() >= 2);
         CHECK(log[0]["status"] == 429);
         CHECK(log[1]["time"].get<double>() - log[0]["time"].get<double>() >= 0.95);
+    }
+    SECTION("a response that stalls is given up after --timeout and resumed") {
+        faults().clear_log();
+        const auto start = std::chrono::steady_clock::now();
+        same_as_local("hash", base + "/stall", "two.gguf", "--json --timeout 1");
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        CHECK(seconds < 20);
+        const std::vector<json> log = faults().log();
+        REQUIRE(log.size() >= 2);
+        // The stalled first request was resumed from the middle: a second request not starting at 0.
+        CHECK(log[1]["range"].get<std::string>().find("bytes=0-") == std::string::npos);
     }
     SECTION("a redirect") {
         same_as_local("hash", base + "/redirect", "two.gguf", "--json");

@@ -13,6 +13,8 @@ does, except where MODE says otherwise:
   changing   after the first request of a path, NAME.v2 is served under its name (another ETag and size);
              If-Range is honoured (a stale one answers 200, the whole new file)
   changing-tag  the same, but If-Range is ignored (a 206 of the new file: the client must see the ETag)
+  stall      the first ranged response of each path sends half its body, then nothing for 30 s (the client's
+             --timeout ends it; the connection then closes)
   redirect   302 to /plain/NAME on the same host
   offhost    302 to /plain/NAME on "localhost" (another host name for the same server)
 Every request is logged to --log as one JSON line: method, path, host, range, if_range, authorization,
@@ -131,6 +133,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         # Logged before the body goes: the client may have it all and exit before a later write.
         self.record(status, end - start)
+        if mode == "stall" and count(("stall", self.path)) == 1:
+            half = (end - start) // 2
+            self.wfile.write(data[start : start + half])
+            self.wfile.flush()
+            time.sleep(30)
+            self.close_connection = True
+            return
         try:
             self.wfile.write(data[start:end])
         except (BrokenPipeError, ConnectionResetError):
