@@ -242,7 +242,7 @@ TEST_CASE("every command on a URL prints what it prints for the local file") {
     CHECK(a == b);
 }
 
-TEST_CASE("info on a URL fetches the header and at most 64 KiB more; dump adds the tensor's bytes only") {
+TEST_CASE("info on a URL fetches the header and at most 64 KiB more and dump adds the tensor's bytes only") {
     if (!have_nginx()) return;
     const std::string url = nginx().base() + "/two.gguf";
     const json local = json::parse(run_cli("info " + quote(served().dir.file("two.gguf")) + " --json").out);
@@ -321,7 +321,7 @@ TEST_CASE("a server that ignores Range is read in one streamed pass") {
     CHECK(r.err.find("the server ignores Range requests") != std::string::npos);
 }
 
-TEST_CASE("dropped connections, 503 and 429 are retried; redirects are followed") {
+TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redirects followed") {
     const std::string base = faults().base();
     SECTION("a response cut in half is resumed where it stopped") {
         faults().clear_log();
@@ -373,7 +373,7 @@ TEST_CASE("dropped connections, 503 and 429 are retried; redirects are followed"
     }
 }
 
-TEST_CASE("a file replaced on the server while it is read is source_changed, exit 3") {
+TEST_CASE("a file replaced on the server while it is read is source_changed with exit 3") {
     const std::string base = faults().base();
     for (const std::string mode : {"changing", "changing-tag"}) {
         faults().clear_log();
@@ -388,7 +388,7 @@ TEST_CASE("a file replaced on the server while it is read is source_changed, exi
     }
 }
 
-TEST_CASE("a bearer token goes to the URL's host only; neither it nor a --header value is ever printed") {
+TEST_CASE("a bearer token goes to the URL's host only and neither it nor a --header value is ever printed") {
     const std::string base = faults().base();
     setenv("HF_TOKEN", "hf_secret_token_1234", 1);
     faults().clear_log();

@@ -19,7 +19,7 @@ does, except where MODE says otherwise:
   offhost    302 to /plain/NAME on "localhost" (another host name for the same server)
 Every request is logged to --log as one JSON line: method, path, host, range, if_range, authorization,
 x_test (the X-Test header), status, bytes (body bytes it sends), time; a line is written before its
-body, so it is there once the client has the bytes. The port is written to --port-file.
+response, so it is there once the client has the response. The port is written to --port-file.
 """
 import argparse
 import email.utils
@@ -65,12 +65,13 @@ class Handler(BaseHTTPRequestHandler):
             f.write(json.dumps(entry) + "\n")
 
     def plain(self, status, headers=(), body=b""):
+        # Logged before the response goes: the client may have it all and exit (or follow it) at once.
+        self.record(status, len(body))
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.record(status, len(body))
         self.wfile.write(body)
 
     def do_GET(self):
@@ -116,29 +117,24 @@ class Handler(BaseHTTPRequestHandler):
         return self.send_body(206, headers, data, start, end, mode)
 
     def send_body(self, status, headers, data, start, end, mode):
+        key = (self.path, start)
+        dropping = mode == "drop" and end - start > 2048 and key not in DROPPED
+        stalling = mode == "stall" and status == 206 and count(("stall", self.path)) == 1
+        half = (end - start) // 2
+        self.record(status, half if dropping or stalling else end - start)
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(end - start))
         self.end_headers()
-        key = (self.path, start)
-        if mode == "drop" and end - start > 2048 and key not in DROPPED:
+        if dropping or stalling:
             DROPPED.add(key)
-            half = (end - start) // 2
-            self.record(status, half)
             self.wfile.write(data[start : start + half])
             self.wfile.flush()
+            if stalling:
+                time.sleep(30)
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        # Logged before the body goes: the client may have it all and exit before a later write.
-        self.record(status, end - start)
-        if mode == "stall" and count(("stall", self.path)) == 1:
-            half = (end - start) // 2
-            self.wfile.write(data[start : start + half])
-            self.wfile.flush()
-            time.sleep(30)
-            self.close_connection = True
             return
         try:
             self.wfile.write(data[start:end])
