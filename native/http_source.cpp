@@ -425,7 +425,7 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
             *error = r.error;
             return Outcome::kFailed;
         }
-        if (r.whole) {
+        if (r.whole || (r.status == 200 && !r.started)) {  // the whole file (an empty body too)
             if (!pin_.set) {
                 HttpError ignored;
                 check_pin(r, r.length_known, r.length, &ignored);

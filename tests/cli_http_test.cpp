@@ -398,13 +398,21 @@ TEST_CASE("a bearer token goes to the URL's host only and neither it nor a --hea
         run_cli("hash " + quote(base + "/plain/missing.gguf") + " --header 'X-Test: hidden-header-value'");
     const ws_test::CliResult bad_header =
         run_cli("info " + quote(base + "/plain/types.gguf") + " --header 'hf_secret'");
+    // A password in the URL is not shown either.
+    std::string with_password = base;
+    with_password.insert(std::strlen("http://"), "user:hf_secret_password@");
+    const ws_test::CliResult userinfo = run_cli("info " + quote(with_password + "/plain/missing.gguf"));
+    const ws_test::CliResult bench = run_cli("bench " + quote(with_password + "/plain/types.gguf"));
     unsetenv("HF_TOKEN");
     INFO(ok.err);
     REQUIRE(ok.status == 0);
     CHECK(missing.status == 3);
     CHECK(missing.err.find("/plain/missing.gguf: HTTP 404") != std::string::npos);
     CHECK(bad_header.status == 2);
-    for (const ws_test::CliResult* r : {&ok, &missing, &bad_header}) {
+    CHECK(userinfo.status == 3);
+    CHECK(userinfo.err == "weightstream: error: " + base + "/plain/missing.gguf: HTTP 404 Not Found\n");
+    CHECK(bench.status == 2);
+    for (const ws_test::CliResult* r : {&ok, &missing, &bad_header, &userinfo, &bench}) {
         CHECK(r->out.find("hf_secret") == std::string::npos);
         CHECK(r->err.find("hf_secret") == std::string::npos);
         CHECK(r->out.find("hidden-header-value") == std::string::npos);
