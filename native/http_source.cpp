@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -215,11 +214,6 @@ HttpFile::~HttpFile() {
     if (stream_thread_.joinable()) stream_thread_.join();
 }
 
-HttpStats HttpFile::stats() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
-}
-
 bool HttpFile::check_pin(const Response& r, bool has_total, uint64_t total, HttpError* error) {
     if (!pin_.set) {
         pin_.set = true;
@@ -378,8 +372,6 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     r->code = curl_easy_perform(curl);
     curl_easy_cleanup(curl);
     curl_slist_free_all(headers);
-    ++stats_.requests;
-    stats_.body_bytes += r->received;
     return r->code == CURLE_OK;
 }
 
@@ -485,7 +477,6 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
                 why + " (at byte " + std::to_string(pos) + ", after " + std::to_string(options.retries) + " retries)";
             return Outcome::kFailed;
         }
-        ++stats_.retries;
         sleep_ms(std::max(backoff_ms(options.retry_delay_ms, failures), wait));
     }
     return Outcome::kOk;

@@ -54,13 +54,6 @@ struct HttpError {
     std::string message;   // "HTTP 404 Not Found", curl's words, or for changed what differs
 };
 
-// Requests and bytes of one file (for the tests and the measurements in the README).
-struct HttpStats {
-    uint64_t requests = 0;
-    uint64_t body_bytes = 0;
-    uint64_t retries = 0;
-};
-
 class HttpFile {
 public:
     explicit HttpFile(std::string url);
@@ -82,7 +75,6 @@ public:
     const std::string& url() const { return url_; }
     // The URL as messages show it: without a user:password part.
     const std::string& shown_url() const { return shown_; }
-    HttpStats stats() const;
 
     // Starts one GET of the whole file in a thread that writes its body into a pipe; returns the pipe's read
     // end (the caller owns it), or -1 with *error set. A dropped connection is retried from the start,
@@ -112,8 +104,7 @@ private:
     bool size_known_ = false;
     uint64_t size_ = 0;
     Pin pin_;
-    HttpStats stats_;
-    mutable std::mutex mutex_;
+    std::mutex mutex_;
     std::thread stream_thread_;
     std::atomic<bool> stop_{false};
 };
