@@ -157,7 +157,8 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
         return kExitOk;
     }
     if (with_metadata) {
-        print_summary(args.positional[0], model.info, model.files.size() == 1 && model.files[0].is_stream());
+        print_summary(args.positional[0], model.info,
+                      model.files.size() == 1 && model.files[0].is_stream() && model.info.file_size == 0);
         print_metadata(model.info);
         std::printf("\ntensors (%zu):\n", model.info.tensors.size());
     }

@@ -188,6 +188,11 @@ bool MappedFile::open(const std::string& path, std::string* error) {
     return true;
 }
 
+void MappedFile::open_stream(int fd) {
+    reset();
+    fd_ = fd;
+}
+
 int64_t MappedFile::read_next(uint8_t* buf, size_t capacity, std::string* error) {
     if (!unread_.empty()) {
         const size_t n = std::min(capacity, unread_.size());
