@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "json_writer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "utf8.h"
@@ -10,92 +12,83 @@
 namespace ws {
 namespace {
 
-// What a byte needs in a JSON string: 0 nothing, 1 an escape (control characters, '"', '\\'), 2 a check
-// that the string is well-formed UTF-8 (bytes from 0x80).
+// The bytes a JSON string escapes: control characters, '"' and '\\'.
 struct ByteClasses {
-    uint8_t of[256];
-    constexpr ByteClasses() : of() {
-        for (int c = 0; c < 0x20; ++c) of[c] = 1;
-        of[static_cast<uint8_t>('"')] = 1;
-        of[static_cast<uint8_t>('\\')] = 1;
-        for (int c = 0x80; c < 0x100; ++c) of[c] = 2;
+    bool escape[256];
+    constexpr ByteClasses() : escape() {
+        for (int c = 0; c < 0x20; ++c) escape[c] = true;
+        escape[static_cast<uint8_t>('"')] = true;
+        escape[static_cast<uint8_t>('\\')] = true;
     }
 };
 constexpr ByteClasses kByteClasses;
 
-void append_escape(std::string* out, uint8_t c) {
-    static const char kHex[] = "0123456789abcdef";
-    switch (c) {
-        case '\b':
-            out->append("\\b", 2);
-            return;
-        case '\t':
-            out->append("\\t", 2);
-            return;
-        case '\n':
-            out->append("\\n", 2);
-            return;
-        case '\f':
-            out->append("\\f", 2);
-            return;
-        case '\r':
-            out->append("\\r", 2);
-            return;
-        case '"':
-            out->append("\\\"", 2);
-            return;
-        case '\\':
-            out->append("\\\\", 2);
-            return;
-        default: {
-            const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};  // nlohmann's "\\u%04x"
-            out->append(u, 6);
-            return;
-        }
-    }
-}
-
 }  // namespace
 
-JsonWriter::JsonWriter(int indent, Sink sink, void* context) : indent_(indent), sink_(sink), context_(context) {
-    if (sink_) text_.reserve(kChunkBytes + kChunkBytes / 4);
+JsonWriter::JsonWriter(int indent, Sink sink, void* context) : indent_(indent), sink_(sink), context_(context) {}
+
+char* JsonWriter::make_room(size_t n) {
+    if (sink_ && size_ > 0) {
+        sink_(context_, text_.data(), size_);
+        size_ = 0;
+    }
+    if (capacity_ - size_ < n) {
+        capacity_ = std::max({capacity_ * 2, size_ + n, kChunkBytes + kChunkBytes / 4});
+        text_.resize(capacity_);
+    }
+    return &text_[size_];
+}
+
+void JsonWriter::put(const char* p, size_t n) {
+    std::memcpy(room(n), p, n);
+    size_ += n;
 }
 
 std::string JsonWriter::finish() {
-    if (!sink_) return std::move(text_);
-    if (!text_.empty()) sink_(context_, text_.data(), text_.size());
-    text_.clear();
+    if (!sink_) {
+        text_.resize(size_);
+        capacity_ = size_ = 0;
+        return std::move(text_);
+    }
+    if (size_ > 0) sink_(context_, text_.data(), size_);
+    size_ = 0;
     return std::string();
 }
 
 void JsonWriter::newline_indent(size_t depth) {
-    out_->push_back('\n');
-    out_->append(depth * static_cast<size_t>(indent_), ' ');
+    static const char kSpaces[] = "                                                                ";  // 64
+    size_t spaces = depth * static_cast<size_t>(indent_);
+    put('\n');
+    while (spaces > 0) {
+        const size_t n = std::min(spaces, sizeof kSpaces - 1);
+        put(kSpaces, n);
+        spaces -= n;
+    }
 }
 
 void JsonWriter::before_value() {
-    if (sink_ && text_.size() >= kChunkBytes) {
-        sink_(context_, text_.data(), text_.size());
-        text_.clear();
+    if (sink_ && size_ >= kChunkBytes) {
+        sink_(context_, text_.data(), size_);
+        size_ = 0;
     }
     if (after_key_) {
         after_key_ = false;
         return;
     }
     if (counts_.empty()) return;
-    if (counts_.back()++ > 0) out_->push_back(',');
+    if (counts_.back()++ > 0) put(',');
     if (indent_ >= 0) newline_indent(counts_.size());
 }
 
 void JsonWriter::begin_object() {
     before_value();
-    out_->push_back('{');
+    put('{');
     counts_.push_back(0);
 }
 
 void JsonWriter::begin_array() {
     before_value();
-    out_->push_back('[');
+    put('[');
     counts_.push_back(0);
 }
 
@@ -103,106 +96,133 @@ void JsonWriter::end_object() {
     const uint64_t n = counts_.back();
     counts_.pop_back();
     if (n > 0 && indent_ >= 0) newline_indent(counts_.size());
-    out_->push_back('}');
+    put('}');
 }
 
 void JsonWriter::end_array() {
     const uint64_t n = counts_.back();
     counts_.pop_back();
     if (n > 0 && indent_ >= 0) newline_indent(counts_.size());
-    out_->push_back(']');
+    put(']');
 }
 
 void JsonWriter::key(const std::string& k) {
     before_value();
-    escaped(k, false);
-    out_->push_back(':');
-    if (indent_ >= 0) out_->push_back(' ');
+    escaped(k.data(), k.size(), false);
+    put(':');
+    if (indent_ >= 0) put(' ');
+    after_key_ = true;
+}
+
+void JsonWriter::key(const char* k) {
+    before_value();
+    escaped(k, std::strlen(k), false);
+    put(':');
+    if (indent_ >= 0) put(' ');
     after_key_ = true;
 }
 
 void JsonWriter::string(const std::string& s) {
     before_value();
-    escaped(s, false);
+    escaped(s.data(), s.size(), false);
+}
+
+void JsonWriter::string(const char* s) {
+    before_value();
+    escaped(s, std::strlen(s), false);
 }
 
 void JsonWriter::valid_string(const std::string& s) {
     before_value();
-    escaped(s, true);
-}
-
-void JsonWriter::string(const char* s) {
-    string(std::string(s));
+    escaped(s.data(), s.size(), true);
 }
 
 void JsonWriter::uint(uint64_t v) {
     before_value();
-    char buf[24];
-    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v);
-    out_->append(buf, static_cast<size_t>(r.ptr - buf));
+    char* p = room(24);
+    size_ += static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - p);
 }
 
 void JsonWriter::int64(int64_t v) {
     before_value();
-    char buf[24];
-    const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v);
-    out_->append(buf, static_cast<size_t>(r.ptr - buf));
+    char* p = room(24);
+    size_ += static_cast<size_t>(std::to_chars(p, p + 24, v).ptr - p);
 }
 
 void JsonWriter::number(double v) {
     before_value();
     if (!std::isfinite(v)) {
-        out_->append("null", 4);
+        put("null", 4);
         return;
     }
-    char buf[64];  // nlohmann's number buffer
-    const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
-    out_->append(buf, static_cast<size_t>(end - buf));
+    char* p = room(64);  // nlohmann's number buffer
+    size_ += static_cast<size_t>(nlohmann::detail::to_chars(p, p + 64, v) - p);
 }
 
 void JsonWriter::boolean(bool v) {
     before_value();
     if (v) {
-        out_->append("true", 4);
+        put("true", 4);
     } else {
-        out_->append("false", 5);
+        put("false", 5);
     }
 }
 
 void JsonWriter::null() {
     before_value();
-    out_->append("null", 4);
+    put("null", 4);
 }
 
-void JsonWriter::escaped(const std::string& s, bool known_valid) {
-    const auto* p = reinterpret_cast<const uint8_t*>(s.data());
-    const size_t n = s.size();
-    const size_t start = out_->size();
-    out_->push_back('"');
-    bool checked = known_valid;  // the string is known to be well-formed UTF-8
-    size_t copied = 0;           // p[0 .. copied) is in *out_
+void JsonWriter::append_escape(uint8_t c) {
+    static const char kHex[] = "0123456789abcdef";
+    switch (c) {
+        case '\b':
+            return put("\\b", 2);
+        case '\t':
+            return put("\\t", 2);
+        case '\n':
+            return put("\\n", 2);
+        case '\f':
+            return put("\\f", 2);
+        case '\r':
+            return put("\\r", 2);
+        case '"':
+            return put("\\\"", 2);
+        case '\\':
+            return put("\\\\", 2);
+        default: {
+            const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};  // nlohmann's "\\u%04x"
+            return put(u, 6);
+        }
+    }
+}
+
+void JsonWriter::escaped(const char* s, size_t n, bool known_valid) {
+    const auto* p = reinterpret_cast<const uint8_t*>(s);
+    if (!known_valid) {
+        size_t i = 0;
+        while (i < n && p[i] < 0x80) ++i;
+        if (i < n && !utf8_valid(s + i, n - i)) {
+            // Rare (a few tokens of a byte-level vocabulary at most): nlohmann's own replacement, so the bytes
+            // are its bytes.
+            const std::string replaced =
+                nlohmann::json(std::string(s, n)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            put(replaced.data(), replaced.size());
+            return;
+        }
+    }
+    // Well-formed: code points from U+0080 are copied as they are (dump's ensure_ascii = false).
+    put('"');
+    size_t copied = 0;  // p[0 .. copied) is written
     for (size_t i = 0; i < n; ++i) {
         const uint8_t c = p[i];
-        const uint8_t cls = kByteClasses.of[c];
-        if (cls == 0) continue;
-        if (cls == 2) {
-            if (checked) continue;
-            if (!utf8_valid(s)) {
-                // Rare (a few tokens of a byte-level vocabulary at most): nlohmann's own replacement, so the
-                // bytes are its bytes.
-                out_->resize(start);
-                out_->append(nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-                return;
-            }
-            checked = true;  // well-formed code points are copied as they are (dump's ensure_ascii = false)
-            continue;
-        }
-        out_->append(s, copied, i - copied);
-        append_escape(out_, c);
+        if (!kByteClasses.escape[c]) continue;
+        put(s + copied, i - copied);
+        append_escape(c);
         copied = i + 1;
     }
-    out_->append(s, copied, n - copied);
-    out_->push_back('"');
+    put(s + copied, n - copied);
+    put('"');
 }
 
 }  // namespace ws

@@ -19,7 +19,7 @@ public:
     static constexpr size_t kChunkBytes = 64 * 1024;
 
     // indent >= 0: pretty, each level `indent` spaces deeper (nlohmann's dump(indent)); indent < 0: compact
-    // (dump(-1)). Without a sink the text is collected for take().
+    // (dump(-1)). Without a sink the text is collected for finish().
     explicit JsonWriter(int indent, Sink sink = nullptr, void* context = nullptr);
     // The collected text (no sink), or hands the rest to the sink (and returns "").
     std::string finish();
@@ -30,6 +30,7 @@ public:
     void end_array();
     // The next member's key; the value follows by one of the calls below.
     void key(const std::string& k);
+    void key(const char* k);
 
     // Untrusted bytes: escaped as nlohmann escapes them, ill-formed UTF-8 replaced by U+FFFD in nlohmann's way.
     void string(const std::string& s);
@@ -46,11 +47,21 @@ public:
 
 private:
     void before_value();
-    void escaped(const std::string& s, bool known_valid);
+    void escaped(const char* p, size_t n, bool known_valid);
+    void append_escape(uint8_t c);
     void newline_indent(size_t depth);
+    // Room for n more bytes at text_[size_ ..): the sink takes what is there first when it has more than a chunk.
+    char* room(size_t n) { return capacity_ - size_ >= n ? &text_[size_] : make_room(n); }
+    char* make_room(size_t n);
+    void put(const char* p, size_t n);
+    void put(char c) {
+        *room(1) = c;
+        ++size_;
+    }
 
-    std::string text_;
-    std::string* out_ = &text_;
+    std::string text_;  // text_[0 .. size_) is written; text_.size() == capacity_
+    size_t size_ = 0;
+    size_t capacity_ = 0;
     int indent_;
     Sink sink_;
     void* context_;
