@@ -28,7 +28,7 @@ constexpr ByteClasses kByteClasses;
 JsonWriter::JsonWriter(int indent, Sink sink, void* context) : indent_(indent), sink_(sink), context_(context) {}
 
 char* JsonWriter::make_room(size_t n) {
-    if (sink_ && size_ > 0) {
+    if (sink_ && !held_ && size_ > 0) {
         sink_(context_, text_.data(), size_);
         size_ = 0;
     }
@@ -66,8 +66,25 @@ void JsonWriter::newline_indent(size_t depth) {
     }
 }
 
+JsonWriter::Mark JsonWriter::hold() {
+    held_ = true;
+    return {size_, counts_.size(), counts_.empty() ? 0 : counts_.back(), after_key_};
+}
+
+void JsonWriter::release() {
+    held_ = false;
+}
+
+void JsonWriter::rewind(const Mark& m) {
+    size_ = m.size;
+    counts_.resize(m.depth);
+    if (!counts_.empty()) counts_.back() = m.count;
+    after_key_ = m.after_key;
+    held_ = false;
+}
+
 void JsonWriter::before_value() {
-    if (sink_ && size_ >= kChunkBytes) {
+    if (sink_ && !held_ && size_ >= kChunkBytes) {
         sink_(context_, text_.data(), size_);
         size_ = 0;
     }
@@ -122,9 +139,9 @@ void JsonWriter::key(const char* k) {
     after_key_ = true;
 }
 
-void JsonWriter::string(const std::string& s) {
+bool JsonWriter::string(const std::string& s) {
     before_value();
-    escaped(s.data(), s.size(), false);
+    return escaped(s.data(), s.size(), false);
 }
 
 void JsonWriter::string(const char* s) {
@@ -197,7 +214,7 @@ void JsonWriter::append_escape(uint8_t c) {
     }
 }
 
-void JsonWriter::escaped(const char* s, size_t n, bool known_valid) {
+bool JsonWriter::escaped(const char* s, size_t n, bool known_valid) {
     const auto* p = reinterpret_cast<const uint8_t*>(s);
     if (!known_valid) {
         size_t i = 0;
@@ -208,7 +225,7 @@ void JsonWriter::escaped(const char* s, size_t n, bool known_valid) {
             const std::string replaced =
                 nlohmann::json(std::string(s, n)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             put(replaced.data(), replaced.size());
-            return;
+            return false;
         }
     }
     // Well-formed: code points from U+0080 are copied as they are (dump's ensure_ascii = false).
@@ -223,6 +240,7 @@ void JsonWriter::escaped(const char* s, size_t n, bool known_valid) {
     }
     put(s + copied, n - copied);
     put('"');
+    return true;
 }
 
 }  // namespace ws

@@ -33,7 +33,8 @@ public:
     void key(const char* k);
 
     // Untrusted bytes: escaped as nlohmann escapes them, ill-formed UTF-8 replaced by U+FFFD in nlohmann's way.
-    void string(const std::string& s);
+    // Returns false when s was not well-formed UTF-8.
+    bool string(const std::string& s);
     void string(const char* s);
     // s is known to be well-formed UTF-8 (utf8_valid): escaped without checking it again.
     void valid_string(const std::string& s);
@@ -45,9 +46,21 @@ public:
     void boolean(bool v);
     void null();
 
+    // A point to come back to: from hold() to release() or rewind(), nothing is handed to the sink (the text
+    // grows in memory instead), and rewind(m) forgets everything written since hold() returned m. One at a time.
+    struct Mark {
+        size_t size;
+        size_t depth;
+        uint64_t count;
+        bool after_key;
+    };
+    Mark hold();
+    void release();
+    void rewind(const Mark& m);
+
 private:
     void before_value();
-    void escaped(const char* p, size_t n, bool known_valid);
+    bool escaped(const char* p, size_t n, bool known_valid);
     void append_escape(uint8_t c);
     void newline_indent(size_t depth);
     // Room for n more bytes at text_[size_ ..): the sink takes what is there first when it has more than a chunk.
@@ -67,6 +80,7 @@ private:
     void* context_;
     std::vector<uint64_t> counts_;  // members or items written so far, per open object or array
     bool after_key_ = false;
+    bool held_ = false;
 };
 
 }  // namespace ws

@@ -96,10 +96,15 @@ void write_scalar(ValueType type, uint64_t bits, JsonWriter* w) {
 }
 
 // value_to_json(v), written. invalid: for an array of strings, the indices of its items that are not
-// well-formed UTF-8 when the caller has found them (ascending), else null.
-void write_value(const Value& v, const std::vector<size_t>* invalid, JsonWriter* w) {
+// well-formed UTF-8 when the caller has found them (ascending), else null. Returns false if a string item
+// it checked itself was not well-formed.
+bool write_value(const Value& v, const std::vector<size_t>* invalid, JsonWriter* w) {
     if (v.type == ValueType::kString) return w->string(v.str);
-    if (v.type != ValueType::kArray) return write_scalar(v.type, v.bits, w);
+    if (v.type != ValueType::kArray) {
+        write_scalar(v.type, v.bits, w);
+        return true;
+    }
+    bool valid = true;
     w->begin_array();
     if (v.item_type == ValueType::kString && invalid) {
         size_t next = 0;  // into *invalid
@@ -112,13 +117,14 @@ void write_value(const Value& v, const std::vector<size_t>* invalid, JsonWriter*
             }
         }
     } else if (v.item_type == ValueType::kString) {
-        for (const std::string& s : v.strings) w->string(s);
+        for (const std::string& s : v.strings) valid &= w->string(s);
     } else if (v.item_type == ValueType::kArray) {
         for (const Value& a : v.arrays) write_value(a, nullptr, w);
     } else {
         for (uint64_t i = 0; i < v.length; ++i) write_scalar(v.item_type, v.item_bits(i), w);
     }
     w->end_array();
+    return valid;
 }
 
 // Keys in nlohmann's order (byte-wise ascending), here and below.
@@ -157,25 +163,14 @@ void write_tensor(const ModelInfo& info, const TensorInfo& t, JsonWriter* w) {
     w->end_object();
 }
 
-void write_entry(const MetadataEntry& e, const JsonParts& parts, JsonWriter* w) {
+// The members from "invalid_items" on. invalid: as for write_value. Returns write_value's answer.
+bool write_entry_rest(const MetadataEntry& e, const JsonParts& parts, const std::vector<size_t>* invalid,
+                      JsonWriter* w) {
     const Value& v = e.value;
-    w->begin_object();
-    if (v.type == ValueType::kString && !utf8_valid(v.str)) {
-        w->key("bytes_hex");
-        w->string(hex_of(v.str));
-    }
-    // The ill-formed items of a string array, found once for "invalid_items" and the items themselves.
-    std::vector<size_t> invalid;
-    const bool strings = v.type == ValueType::kArray && v.item_type == ValueType::kString;
-    if (strings && parts.flat_array_items) {
-        for (size_t i = 0; i < v.strings.size(); ++i) {
-            if (!utf8_valid(v.strings[i])) invalid.push_back(i);
-        }
-    }
-    if (!invalid.empty()) {
+    if (invalid && !invalid->empty()) {
         w->key("invalid_items");
         w->begin_array();
-        for (size_t i : invalid) {
+        for (size_t i : *invalid) {
             w->begin_object();
             w->key("bytes_hex");
             w->string(hex_of(v.strings[i]));
@@ -206,8 +201,36 @@ void write_entry(const MetadataEntry& e, const JsonParts& parts, JsonWriter* w) 
     if (flat && !parts.flat_array_items) {
         w->begin_array();
         w->end_array();
+        return true;
+    }
+    return write_value(v, invalid, w);
+}
+
+void write_entry(const MetadataEntry& e, const JsonParts& parts, JsonWriter* w) {
+    const Value& v = e.value;
+    w->begin_object();
+    if (v.type == ValueType::kString && !utf8_valid(v.str)) {
+        w->key("bytes_hex");
+        w->string(hex_of(v.str));
+    }
+    if (v.type == ValueType::kArray && v.item_type == ValueType::kString && parts.flat_array_items) {
+        // "invalid_items" comes before the items, but a vocabulary seldom has one: write the items as if
+        // all were well-formed, checking each as it is escaped (one pass over 100k+ strings, not two), and
+        // only if one was not, go back and write the entry again with the list.
+        const JsonWriter::Mark mark = w->hold();
+        const bool valid = write_entry_rest(e, parts, nullptr, w);
+        if (valid) {
+            w->release();
+        } else {
+            w->rewind(mark);
+            std::vector<size_t> invalid;
+            for (size_t i = 0; i < v.strings.size(); ++i) {
+                if (!utf8_valid(v.strings[i])) invalid.push_back(i);
+            }
+            write_entry_rest(e, parts, &invalid, w);
+        }
     } else {
-        write_value(v, strings ? &invalid : nullptr, w);
+        write_entry_rest(e, parts, nullptr, w);
     }
     w->end_object();
 }

@@ -245,6 +245,31 @@ TEST_CASE("model_json: the DOM's bytes for hostile values, every part and indent
     check_same_bytes(ModelInfo());
 }
 
+void append_to(void* context, const char* data, size_t size) {
+    static_cast<std::vector<std::string>*>(context)->emplace_back(data, size);
+}
+
+TEST_CASE("model_json: through a sink, with an ill-formed item after more than a chunk of items") {
+    ModelInfo info = hostile_info();
+    std::vector<std::string> many(40000, "\xc4\xa0token");
+    many.push_back("\xc4");  // cut: the entry is written again with "invalid_items" first
+    info.metadata.push_back(entry("tokenizer.ggml.tokens", string_array(many)));
+    for (int indent : {1, -1}) {
+        std::vector<std::string> pieces;
+        ws::JsonWriter w(indent, append_to, &pieces);
+        ws::write_model_json(info, ws::JsonParts(), &w);
+        CHECK(w.finish().empty());
+        std::string joined;
+        for (const std::string& p : pieces) joined += p;
+        CHECK(pieces.size() >= 2);  // the held entry, then the rest
+        CHECK(joined == ws::json_dump(reference_model(info, ws::JsonParts()), indent));
+        const bool listed =
+            joined.find("\"invalid_items\": [\n    {\n     \"bytes_hex\": \"c4\",\n     \"index\": 40000") !=
+            std::string::npos;
+        CHECK((listed || indent < 0));
+    }
+}
+
 TEST_CASE("model_json: known bytes") {
     ModelInfo info;
     info.format = Format::kGguf;
