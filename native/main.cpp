@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: weightstream COMMAND FILE [options]\n"
+    "       weightstream --version | -V\n"
     "\n"
     "  info FILE [--json]        summary, metadata and tensor table\n"
     "  tensors FILE [--json]     tensor table only\n"
@@ -132,6 +133,11 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         std::fputs(kUsage, stderr);
         return ws::cli::kExitUsage;
+    }
+    // Before anything else: a version query loads and builds nothing (README, start-up).
+    if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0) {
+        std::fputs("weightstream " WS_VERSION "\n", stdout);
+        return ws::cli::kExitOk;
     }
     const std::string command = argv[1];
     if (command == "--help" || command == "-h" || command == "help") {
