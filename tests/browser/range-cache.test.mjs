@@ -202,9 +202,12 @@ describe("range cache in Chromium", () => {
         const options = { cache: false };
         const one = await openAndRead(page, "off.gguf", { options });
         const two = await openAndRead(page, "off.gguf", { options });
+        // Every request reaches the server; Chromium's own HTTP cache may revalidate some of them (a 304 for
+        // a range it kept), so the body bytes sent may be fewer, but the package gets them all again.
         assert.equal(two.lines.length, one.lines.length);
-        assert.equal(body(two.lines), body(one.lines));
-        assert.ok(body(two.lines) > 0);
+        assert.equal(two.metrics.requests, one.metrics.requests);
+        assert.equal(two.metrics.bytesFetched, one.metrics.bytesFetched);
+        assert.ok(body(one.lines) > 0);
         assert.equal(two.metrics.bytesFromCache, 0);
         assert.deepEqual([two.info.entries, two.info.bytes], [[], 0]);
         await context.close();
@@ -252,7 +255,10 @@ describe("range cache in Chromium", () => {
         assert.deepEqual(two.raw, one.raw);
         assert.equal(two.metrics.bytesFromCache, 0);
         assert.equal(two.lines.length, one.lines.length);
-        assert.ok(two.lines.every((l) => l.status === 206));
+        // Nothing held, so no revalidation: every read went out again (Chromium's HTTP cache may turn some
+        // into 304s of its own).
+        assert.equal(two.metrics.bytesFetched, one.metrics.bytesFetched);
+        assert.ok(two.lines.every((l) => l.range !== "bytes=0-0"));
         assert.deepEqual(errors, []);
         await context.close();
     });

@@ -716,7 +716,8 @@ export class HttpSource {
      */
     async #revalidate() {
         const entry = await this.cache.entryOf(this.url);
-        if (!entry) return { entry: null };
+        // Nothing held (every write failed, say): nothing to confirm; the first response pins the file.
+        if (!entry || entry.ranges.length === 0) return { entry: null };
         const headers = new Headers(this.request?.headers);
         headers.set("Range", "bytes=0-0");
         if (this.conditional) {
