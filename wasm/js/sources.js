@@ -734,7 +734,7 @@ export class HttpSource {
             const etag = response.headers.get("etag");
             const lastModified = response.headers.get("last-modified");
             if (response.status === 304) {
-                response.body?.cancel().catch(() => {});
+                await response.arrayBuffer().catch(() => {}); // none: a 304 has no body; this ends the request
                 const version = cacheVersion(etag ?? entry.etag, lastModified ?? entry.lastModified, entry.size);
                 if (version === null || (etag !== null && version.etag !== entry.etag)) return null;
                 this.pinned = {
