@@ -6,7 +6,17 @@
 // off sends every request; a directory that cannot be made leaves the load working uncached; cacheInfo() and
 // clearCache(). The browser stores (OPFS, the Cache API) are tested in tests/browser/range-cache.test.mjs.
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+    copyFileSync,
+    existsSync,
+    mkdirSync,
+    mkdtempSync,
+    readFileSync,
+    readdirSync,
+    rmSync,
+    utimesSync,
+    writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -230,6 +240,27 @@ describe("range cache over nginx (Node, a directory)", () => {
         const two = await openAndRead({ cache });
         assert.equal(two.metrics.bytesFromCache, 0);
         assert.equal(two.lines.length, one.lines.length);
+    });
+
+    test("pieces deleted behind its back are fetched again; files not its own are never deleted", async () => {
+        mkdirSync(directory, { recursive: true });
+        writeFileSync(path.join(directory, "notes.txt"), "mine");
+        const cache = { directory };
+        const cold = await openAndRead({ cache });
+        const pieces = readdirSync(directory).filter((n) => n.startsWith("piece-"));
+        assert.ok(pieces.length >= 2, pieces.join());
+        for (const name of pieces) rmSync(path.join(directory, name));
+        const again = await openAndRead({ cache });
+        assert.deepEqual(again.raw, cold.raw);
+        assert.equal(again.lines[0].status, 304);
+        assert.equal(
+            again.metrics.bytesFromCache + again.metrics.bytesFetched,
+            cold.metrics.bytesFromCache + cold.metrics.bytesFetched,
+        );
+        assert.ok(again.metrics.bytesFetched >= cold.metrics.bytesFetched);
+        await clearCache({ directory });
+        assert.deepEqual(readdirSync(directory), ["notes.txt"]);
+        assert.ok(existsSync(path.join(directory, "notes.txt")));
     });
 
     test("clearCache() empties the cache", async () => {

@@ -24,6 +24,11 @@ const CACHE_API_NAME = "weightstream-range-cache";
 // The Cache API keys entries by request URL: the pieces' names under an origin that never resolves.
 const CACHE_API_BASE = "https://weightstream-cache.invalid/";
 const INDEX_VERSION = 1;
+// The names this cache makes: only these are ever deleted (a directory given in Node may hold other files).
+const PIECE_NAME = /^piece-[a-z0-9-]+$/;
+const isOurs = (name) => name === INDEX_NAME || PIECE_NAME.test(name);
+// How long index writes wait for more changes to write at once (reads touch their pieces' use times).
+const INDEX_WRITE_DELAY_MS = 50;
 
 function notFound(e) {
     return e?.name === "NotFoundError" || e?.code === "ENOENT";
@@ -223,6 +228,7 @@ function parseIndex(bytes) {
             (e.lastModified !== null && typeof e.lastModified !== "string")
         )
             continue;
+        if (cacheVersion(e.etag, e.lastModified, e.size) === null) continue;
         const ranges = e.ranges.filter(
             (r) =>
                 typeof r?.name === "string" &&
@@ -309,7 +315,7 @@ export class RangeCache {
             }
             this.#entries.set(entry.url, entry);
         }
-        for (const name of names) if (!listed.has(name)) await store.remove(name);
+        for (const name of names) if (isOurs(name) && !listed.has(name)) await store.remove(name);
         this.#store = store;
         return store;
     }
@@ -398,7 +404,7 @@ export class RangeCache {
         if (bytes.length === 0 || bytes.length > this.maxBytes || end > entry.size) return false;
         const overlaps = () => entry.ranges.some((r) => r.start < end && start < r.end);
         if (overlaps()) return false;
-        const name = `${(++this.#serial).toString(36)}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+        const name = `piece-${(++this.#serial).toString(36)}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
         try {
             await this.#store.write(name, bytes);
         } catch (e) {
@@ -454,6 +460,7 @@ export class RangeCache {
         this.#flushing = (async () => {
             try {
                 while (this.#dirty) {
+                    await new Promise((resolve) => setTimeout(resolve, INDEX_WRITE_DELAY_MS));
                     this.#dirty = false;
                     const entries = [...this.#entries.values()];
                     const text = JSON.stringify({ version: INDEX_VERSION, entries });
@@ -498,7 +505,7 @@ export class RangeCache {
         if (!store) return;
         this.#entries.clear();
         await this.flush();
-        for (const name of await store.list()) await store.remove(name);
+        for (const name of await store.list()) if (isOurs(name)) await store.remove(name);
     }
 }
 
