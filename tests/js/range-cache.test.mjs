@@ -17,6 +17,7 @@ import {
     utimesSync,
     writeFileSync,
 } from "node:fs";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -273,5 +274,85 @@ describe("range cache over nginx (Node, a directory)", () => {
         const again = await openAndRead({ cache });
         assert.equal(again.metrics.bytesFetched, body(again.lines));
         assert.ok(again.lines.every((l) => l.status === 206)); // no entry: no revalidation
+    });
+});
+
+// A server with Last-Modified and no ETag, that answers If-Modified-Since as HTTP says: 304 when the file is
+// not newer than the date given. So a file replaced by an older one (a rollback) meets the condition; the
+// 304's own Last-Modified tells the cache its entry is stale.
+describe("range cache keyed by Last-Modified (a server without ETags)", () => {
+    let server;
+    let base;
+    let work;
+    let file = { bytes: readFileSync(modelFile), modified: new Date("2025-06-01T00:00:00Z") };
+    const log = [];
+    before(async () => {
+        work = mkdtempSync(path.join(tmpdir(), "ws-range-cache-lm-"));
+        server = http.createServer((req, res) => {
+            const { bytes, modified } = file;
+            const since = req.headers["if-modified-since"];
+            const headers = { "Last-Modified": modified.toUTCString(), "Accept-Ranges": "bytes" };
+            if (since && Date.parse(since) >= modified.getTime()) {
+                log.push([304, 0]);
+                res.writeHead(304, headers).end();
+                return;
+            }
+            const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? "");
+            const start = Number(m[1]);
+            const end = Math.min(Number(m[2]) + 1, bytes.length);
+            log.push([206, end - start]);
+            res.writeHead(206, {
+                ...headers,
+                "Content-Range": `bytes ${start}-${end - 1}/${bytes.length}`,
+                "Content-Length": end - start,
+            });
+            res.end(bytes.subarray(start, end));
+        });
+        await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+        base = `http://127.0.0.1:${server.address().port}`;
+    });
+    after(async () => {
+        await new Promise((resolve) => server.close(resolve));
+        rmSync(work, { recursive: true, force: true });
+    });
+
+    async function readAll(cache) {
+        log.length = 0;
+        const model = await open(`${base}/m.gguf`, { cache });
+        try {
+            const out = {};
+            for (const t of model.tensors)
+                out[t.name] = Buffer.from((await model.read(t.name, { as: "raw" })).buffer).toString("base64");
+            return { raw: out, metrics: model.metrics, log: [...log] };
+        } finally {
+            await model.close();
+        }
+    }
+
+    test("reopened: one 304; an older file put in place (If-Modified-Since met) is fetched again", async () => {
+        const cache = { directory: path.join(work, "cache") };
+        const cold = await readAll(cache);
+        const info = await cacheInfo(cache);
+        assert.deepEqual([info.entries[0].etag, info.entries[0].lastModified], [null, file.modified.toUTCString()]);
+        const warm = await readAll(cache);
+        assert.deepEqual(warm.raw, cold.raw);
+        assert.deepEqual(warm.log, [[304, 0]]);
+
+        const other = readFileSync(path.join(testData, "ggml/ggml-types-ext.gguf"));
+        file = { bytes: other, modified: new Date("2025-01-01T00:00:00Z") };
+        const rolledBack = await readAll(cache);
+        assert.deepEqual(rolledBack.log[0], [304, 0]);
+        assert.equal(rolledBack.metrics.bytesFromCache + rolledBack.metrics.bytesFetched > 0, true);
+        const expected = {};
+        const model = await open(new Uint8Array(other));
+        for (const t of model.tensors)
+            expected[t.name] = Buffer.from((await model.read(t.name, { as: "raw" })).buffer).toString("base64");
+        await model.close();
+        assert.deepEqual(rolledBack.raw, expected);
+        const after = await cacheInfo(cache);
+        assert.deepEqual(
+            [after.entries[0].lastModified, after.entries[0].size],
+            [file.modified.toUTCString(), other.length],
+        );
     });
 });

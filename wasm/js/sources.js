@@ -735,8 +735,15 @@ export class HttpSource {
             const lastModified = response.headers.get("last-modified");
             if (response.status === 304) {
                 await response.arrayBuffer().catch(() => {}); // none: a 304 has no body; this ends the request
-                const version = cacheVersion(etag ?? entry.etag, lastModified ?? entry.lastModified, entry.size);
-                if (version === null || (etag !== null && version.etag !== entry.etag)) return null;
+                // A 304 naming another version (an If-Modified-Since met by an older file put in place): the
+                // entry is stale; the reads go to the server, and the first response pins and keys anew.
+                const stale =
+                    (entry.etag !== null && etag !== null && etag !== entry.etag) ||
+                    (entry.etag === null && lastModified !== null && lastModified !== entry.lastModified);
+                if (stale) {
+                    await this.cache.drop(this.url);
+                    return { entry: null };
+                }
                 this.pinned = {
                     etag: etag ?? entry.etag,
                     lastModified: lastModified ?? entry.lastModified,
