@@ -3,8 +3,10 @@
 // over nginx, whose access log says what crossed the network: a second open and read cost one revalidation
 // (304, no body bytes); a replaced file (a new ETag) refetches and drops the old entry; a file replaced after
 // the revalidation still fails "source_changed"; the size cap evicts the least recently used pieces; cache
-// off sends every request; a directory that cannot be made leaves the load working uncached; cacheInfo() and
-// clearCache(). The browser stores (OPFS, the Cache API) are tested in tests/browser/range-cache.test.mjs.
+// off sends every request; a directory that cannot be made leaves the load working uncached; pieces deleted
+// behind its back are refetched, files not its own never deleted; cacheInfo() and clearCache(). And over a
+// server without ETags (node:http): keyed by Last-Modified, a rollback to an older file (If-Modified-Since met,
+// a 304) is noticed by the 304's Last-Modified. The browser stores (OPFS, the Cache API) are tested in tests/browser/range-cache.test.mjs.
 import assert from "node:assert/strict";
 import {
     copyFileSync,
