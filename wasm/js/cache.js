@@ -417,8 +417,11 @@ export class RangeCache {
             }
             throw Object.assign(new Error("the range cache could not store a piece"), { cause: e });
         }
-        // Dropped meanwhile (another version, clearCache()), or the same bytes stored by another read.
-        if (this.#entries.get(entry.url) !== entry || overlaps()) {
+        // An entry emptied by eviction or clearCache() meanwhile is listed again; one replaced by another
+        // version is not (its bytes are of another file), nor bytes another read stored meanwhile.
+        const current = this.#entries.get(entry.url);
+        if (current === undefined) this.#entries.set(entry.url, entry);
+        if ((current !== undefined && current !== entry) || overlaps()) {
             await this.#store.remove(name);
             return false;
         }
