@@ -9,6 +9,7 @@ import { CompareDetail, CompareView } from "./compare_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { MetadataView } from "./metadata_view.js";
+import { NetworkView } from "./network_view.js";
 import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
@@ -22,6 +23,7 @@ let worker = null;
 let model = null; // the model on show (open in `worker`)
 let modelSource = null; // what `model` was opened from (compare() opens it again)
 let modelLabel = "";
+const network = new NetworkView($("#network"), () => (worker ??= new WeightstreamWorker()));
 
 const isAbort = (error) => error?.name === "AbortError";
 
@@ -143,6 +145,7 @@ async function loadTensor(tensor, rows) {
     } finally {
         progress.done();
         if (reading === controller) reading = null;
+        network.refresh();
     }
 }
 
@@ -581,6 +584,7 @@ async function openModel(source, label) {
         hideError();
         const shown = performance.now();
         showModel(opened.info, label);
+        network.setModel(opened);
         performance.measure("weightstream: show model", { start: shown }); // visible in DevTools' Performance panel
         console.info(`weightstream: opened ${label} in ${formatDuration(performance.now() - started)}`);
     } catch (error) {
