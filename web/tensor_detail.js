@@ -30,6 +30,25 @@ function safeFileName(name) {
     return name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 120) || "tensor";
 }
 
+/** A statistics record (model.stats()) as the detail's list of figures. */
+function statsList(s, count, testId) {
+    const stat = (key, label, text) =>
+        el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
+    return el(
+        "dl",
+        { class: "stats", attrs: { "data-testid": testId } },
+        stat("count", "values", formatInt(count)),
+        stat("min", "min", formatF32(s.min ?? NaN)),
+        stat("max", "max", formatF32(s.max ?? NaN)),
+        stat("mean", "mean", formatFloat(s.mean ?? NaN)),
+        stat("std", "std", formatFloat(s.std ?? NaN)),
+        stat("zeros", "zeros", formatInt(s.zeros)),
+        stat("nan", "NaN", formatInt(s.nan)),
+        stat("posinf", "+Inf", formatInt(s.pos_inf)),
+        stat("neginf", "−Inf", formatInt(s.neg_inf)),
+    );
+}
+
 export class TensorDetail {
     #root;
     #load;
@@ -39,15 +58,25 @@ export class TensorDetail {
     #result = null; // {values, stats, histogram, scale, maxAbs, firstRow, rows, cols}
     #body;
     #charts = []; // the histogram and heatmap on show, disposed when replaced
+    #wholeStats;
+    #wholeBox;
+    #whole = null; // the AbortController of the whole-tensor statistics in flight
 
     /**
      * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs} (rejects with an AbortError
-     * when cancelled); onClose(): the close button.
+     * when cancelled); onClose(): the close button; wholeStats(tensor, {signal, onProgress}) -> Promise of
+     * the statistics of every value of the tensor (model.stats() without rows), for a windowed tensor.
      */
-    constructor(root, { load, onClose }) {
+    constructor(root, { load, onClose, wholeStats }) {
         this.#root = root;
         this.#load = load;
         this.#onClose = onClose;
+        this.#wholeStats = wholeStats;
+    }
+
+    /** The tensor on show, or null. */
+    get tensor() {
+        return this.#tensor;
     }
 
     #disposeCharts() {
@@ -56,6 +85,8 @@ export class TensorDetail {
     }
 
     clear() {
+        this.#whole?.abort();
+        this.#whole = null;
         this.#disposeCharts();
         this.#tensor = null;
         this.#result = null;
@@ -68,6 +99,8 @@ export class TensorDetail {
 
     /** Shows `tensor` and decodes its first window. */
     show(tensor) {
+        this.#whole?.abort();
+        this.#whole = null;
         this.#tensor = tensor;
         this.#result = null;
         const { rowLength, rows } = rowGeometry(tensor);
@@ -83,6 +116,7 @@ export class TensorDetail {
             tensor.file ? ["File", tensor.file] : null,
         ].filter(Boolean);
         this.#body = el("div", { class: "detail-body" });
+        this.#wholeBox = el("section", { class: "whole-stats", attrs: { "data-testid": "whole-stats" } });
         clear(
             this.#root,
             el(
@@ -103,9 +137,86 @@ export class TensorDetail {
                 { class: "facts" },
                 facts.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]),
             ),
+            this.#wholeBox,
             this.#body,
         );
-        this.#decode(firstWindow(tensor), { rowLength, rows });
+        const window = firstWindow(tensor);
+        if (window && this.#wholeStats) this.#offerWholeStats();
+        this.#decode(window, { rowLength, rows });
+    }
+
+    // The statistics of every row of a windowed tensor: on request (it reads the whole tensor), with
+    // progress and cancel; the result stays above the window's figures until another tensor is shown.
+    #offerWholeStats() {
+        const box = this.#wholeBox;
+        clear(
+            box,
+            el("button", {
+                type: "button",
+                text: "Statistics of the whole tensor",
+                title: "Reads and decodes every row (the window below is a part of the tensor)",
+                attrs: { "data-testid": "whole-stats-start" },
+                on: { click: () => this.#runWholeStats() },
+            }),
+        );
+        delete box.dataset.state;
+    }
+
+    #runWholeStats() {
+        const tensor = this.#tensor;
+        const box = this.#wholeBox;
+        const controller = (this.#whole = new AbortController());
+        const text = el("span", { class: "muted", text: "Reading the whole tensor…" });
+        const bar = el("progress", { max: 1, attrs: { "aria-label": "Whole-tensor statistics" } });
+        box.dataset.state = "running";
+        clear(
+            box,
+            el(
+                "div",
+                { class: "toolbar compact", attrs: { "data-testid": "whole-stats-progress" } },
+                bar,
+                text,
+                el("button", {
+                    type: "button",
+                    text: "Cancel",
+                    attrs: { "data-testid": "whole-stats-cancel" },
+                    on: { click: () => controller.abort() },
+                }),
+            ),
+        );
+        const onProgress = ({ loaded, total }) => {
+            if (this.#whole !== controller) return;
+            if (total) bar.value = Math.min(1, loaded / total);
+            text.textContent = total
+                ? `${formatBytes(loaded)} of ${formatBytes(total)}`
+                : `${formatBytes(loaded)} read`;
+        };
+        this.#wholeStats(tensor, { signal: controller.signal, onProgress }).then(
+            (stats) => {
+                if (this.#whole !== controller) return;
+                this.#whole = null;
+                box.dataset.state = "done";
+                clear(
+                    box,
+                    el("h3", { text: `Statistics of the whole tensor (${formatInt(tensor.rows)} rows)` }),
+                    statsList(stats, Number(tensor.n_elements), "tensor-whole-stats"),
+                );
+                box.dataset.counts = stats.histogram?.counts?.join(",") ?? "";
+            },
+            (error) => {
+                if (this.#whole !== controller) return;
+                this.#whole = null;
+                if (error?.name === "AbortError") {
+                    this.#offerWholeStats();
+                    box.dataset.state = "cancelled";
+                    box.append(el("span", { class: "muted", text: " Cancelled." }));
+                    return;
+                }
+                const { code, text: message } = bannerParts(error);
+                box.dataset.state = "failed";
+                clear(box, el("p", { class: "inline-error", text: `Could not compute: ${code}: ${message}` }));
+            },
+        );
     }
 
     #decode(window, geometry) {
@@ -188,26 +299,8 @@ export class TensorDetail {
             );
         }
 
-        const s = r.stats;
-        const stat = (key, label, text) =>
-            el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
         const scope = windowed ? ` (rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)})` : "";
-        body.append(
-            el("h3", { text: `Statistics${scope}` }),
-            el(
-                "dl",
-                { class: "stats", attrs: { "data-testid": "tensor-stats" } },
-                stat("count", "values", formatInt(r.values.length)),
-                stat("min", "min", formatF32(s.min ?? NaN)),
-                stat("max", "max", formatF32(s.max ?? NaN)),
-                stat("mean", "mean", formatFloat(s.mean ?? NaN)),
-                stat("std", "std", formatFloat(s.std ?? NaN)),
-                stat("zeros", "zeros", formatInt(s.zeros)),
-                stat("nan", "NaN", formatInt(s.nan)),
-                stat("posinf", "+Inf", formatInt(s.pos_inf)),
-                stat("neginf", "−Inf", formatInt(s.neg_inf)),
-            ),
-        );
+        body.append(el("h3", { text: `Statistics${scope}` }), statsList(r.stats, r.values.length, "tensor-stats"));
 
         const histogramBox = el("section", { class: "chart-box" }, el("h3", { text: "Histogram" }));
         body.append(histogramBox);
