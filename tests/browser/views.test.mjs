@@ -107,13 +107,19 @@ describe("tokenizer view", () => {
             await search(page, text);
             const rows = await tokenRows(page);
             const exact = tokens.flatMap((t, i) => (t === text ? [i] : []));
-            assert.deepEqual(rows.slice(0, exact.length).map((r) => r.id), exact, `search ${JSON.stringify(text)}`);
+            assert.deepEqual(
+                rows.slice(0, exact.length).map((r) => r.id),
+                exact,
+                `search ${JSON.stringify(text)}`,
+            );
             assert.ok(exact.includes(id));
         }
         // Special tokens: the ids of the file, with their text.
-        const special = await page.locator('[data-testid="special-tokens"] li').evaluateAll((lis) =>
-            lis.map((li) => [li.dataset.special, Number(li.dataset.id), li.querySelector(".token-text").title]),
-        );
+        const special = await page
+            .locator('[data-testid="special-tokens"] li')
+            .evaluateAll((lis) =>
+                lis.map((li) => [li.dataset.special, Number(li.dataset.id), li.querySelector(".token-text").title]),
+            );
         assert.deepEqual(special, [
             ["bos", 100000, JSON.stringify(tokens[100000])],
             ["eos", 100001, JSON.stringify(tokens[100001])],
@@ -121,9 +127,15 @@ describe("tokenizer view", () => {
         ]);
         // Merges by rank.
         const mergeRows = await page.locator('[data-testid="merge-row"]:not([hidden])').evaluateAll((rows) =>
-            rows.sort((a, b) => a.vlistIndex - b.vlistIndex).slice(0, 5).map((r) => [Number(r.dataset.rank), r.querySelector(".token-text").title]),
+            rows
+                .sort((a, b) => a.vlistIndex - b.vlistIndex)
+                .slice(0, 5)
+                .map((r) => [Number(r.dataset.rank), r.querySelector(".token-text").title]),
         );
-        assert.deepEqual(mergeRows, merges.slice(0, 5).map((m, i) => [i, JSON.stringify(m)]));
+        assert.deepEqual(
+            mergeRows,
+            merges.slice(0, 5).map((m, i) => [i, JSON.stringify(m)]),
+        );
         await search(page, "128000"); // beyond the vocabulary: no id match, text matches only
         assert.ok((await tokenRows(page)).every((r) => tokens[r.id].includes("128000")));
         await search(page, "100000");
@@ -144,7 +156,10 @@ describe("tokenizer view", () => {
         }
         assert.equal(await page.locator('[data-testid="token-table"] b').count(), 0);
         await search(page, "\\n"); // the escaped form is not searched: only the literal backslash-n token
-        assert.deepEqual((await tokenRows(page)).map((r) => r.id), [5]);
+        assert.deepEqual(
+            (await tokenRows(page)).map((r) => r.id),
+            [5],
+        );
         assert.deepEqual(problems, []);
         await context.close();
     });
@@ -183,7 +198,12 @@ describe("chat template view", () => {
             { role: "user", content: "And of Italy?" },
         ];
         const render = (msgs, prompt) =>
-            new Template(source).render({ messages: msgs, bos_token: bos, eos_token: eos, add_generation_prompt: prompt });
+            new Template(source).render({
+                messages: msgs,
+                bos_token: bos,
+                eos_token: eos,
+                add_generation_prompt: prompt,
+            });
         await page.click('[data-testid="tab-template"]');
         const output = '[data-testid="template-output"]';
         assert.equal(await page.textContent(output), render(messages, true));
@@ -195,7 +215,10 @@ describe("chat template view", () => {
         assert.equal(await page.textContent('[data-testid="template-bos"]'), JSON.stringify(bos));
         assert.equal(await page.textContent('[data-testid="template-eos"]'), JSON.stringify(eos));
         const sha = createHash("sha256").update(source, "utf8").digest("hex");
-        await page.waitForFunction((s) => document.querySelector('[data-testid="template-sha256"]').textContent === s, sha);
+        await page.waitForFunction(
+            (s) => document.querySelector('[data-testid="template-sha256"]').textContent === s,
+            sha,
+        );
         await page.check('[data-testid="template-system"]');
         await shot(page, "21-chat-template.png");
         assert.deepEqual(problems, []);
@@ -234,7 +257,17 @@ describe("layer map", () => {
         const { page, context, problems } = await h.newPage({ query: "?url=models/huge.gguf" });
         await waitForModel(page, tensors.length);
         await page.click('[data-testid="tab-layers"]');
-        const cells = await page.locator('[data-testid="layer-cell"]').evaluateAll((cs) => cs.map((c) => [c.dataset.tensor, c.dataset.dtype, c.dataset.layer, c.dataset.role, getComputedStyle(c).backgroundColor]));
+        const cells = await page
+            .locator('[data-testid="layer-cell"]')
+            .evaluateAll((cs) =>
+                cs.map((c) => [
+                    c.dataset.tensor,
+                    c.dataset.dtype,
+                    c.dataset.layer,
+                    c.dataset.role,
+                    getComputedStyle(c).backgroundColor,
+                ]),
+            );
         const inLayers = tensors.filter((t) => /^blk\.\d+\./.test(t.name));
         assert.equal(cells.length, inLayers.length);
         const byName = new Map(tensors.map((t) => [t.name, t]));
@@ -255,13 +288,28 @@ describe("layer map", () => {
         assert.deepEqual(legend.sort(), [...counts].map(([d, n]) => `${d} (${n})`).sort());
         // Rows: the layers; columns: the roles in a block's order.
         const roles = await page.locator('[data-testid="layer-map"] th.role').allTextContents();
-        assert.deepEqual(roles, ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"]);
+        assert.deepEqual(roles, [
+            "attn_norm",
+            "attn_q",
+            "attn_k",
+            "attn_v",
+            "attn_output",
+            "ffn_norm",
+            "ffn_gate",
+            "ffn_up",
+            "ffn_down",
+        ]);
         await shot(page, "22-layer-map.png");
         await page.click('[data-testid="layer-cell"][data-tensor="blk.3.ffn_down.weight"]');
-        await page.waitForFunction(() => document.querySelector('[data-testid="tensor-detail"] h2')?.textContent === "blk.3.ffn_down.weight");
+        await page.waitForFunction(
+            () => document.querySelector('[data-testid="tensor-detail"] h2')?.textContent === "blk.3.ffn_down.weight",
+        );
         assert.equal(await page.getAttribute('[data-testid="tab-tensors"], #tab-tensors', "aria-selected"), "true");
         assert.equal(new URL(page.url()).searchParams.get("tensor"), "blk.3.ffn_down.weight");
-        assert.equal(await page.locator('[data-testid="tensor-row"][data-name="blk.3.ffn_down.weight"].selected').count(), 1);
+        assert.equal(
+            await page.locator('[data-testid="tensor-row"][data-name="blk.3.ffn_down.weight"].selected').count(),
+            1,
+        );
         assert.deepEqual(problems, []);
         await context.close();
     });
@@ -278,7 +326,8 @@ describe("whole-tensor statistics", () => {
         await page.waitForSelector('[data-testid="whole-stats"][data-state="done"]', { timeout: 30000 });
         const shown = await page.evaluate(() => {
             const out = {};
-            for (const dd of document.querySelectorAll('[data-testid="tensor-whole-stats"] dd')) out[dd.dataset.stat] = dd.textContent;
+            for (const dd of document.querySelectorAll('[data-testid="tensor-whole-stats"] dd'))
+                out[dd.dataset.stat] = dd.textContent;
             out.histogram = document.querySelector('[data-testid="whole-stats"]').dataset.counts;
             return out;
         });
@@ -287,12 +336,17 @@ describe("whole-tensor statistics", () => {
         assert.equal(Math.fround(Number(shown.min)), Math.fround(expected.min));
         assert.equal(Math.fround(Number(shown.max)), Math.fround(expected.max));
         for (const key of ["mean", "std"]) {
-            assert.ok(Math.abs(Number(shown[key]) - expected[key]) <= Math.abs(expected[key]) * 1e-5, `${key}: ${shown[key]} vs ${expected[key]}`);
+            assert.ok(
+                Math.abs(Number(shown[key]) - expected[key]) <= Math.abs(expected[key]) * 1e-5,
+                `${key}: ${shown[key]} vs ${expected[key]}`,
+            );
         }
         assert.equal(digits(shown.zeros), String(expected.zeros));
         assert.equal(digits(shown.nan), String(expected.nan));
         assert.equal(shown.histogram, expected.histogram.counts.join(","));
-        await page.locator('[data-testid="tensor-detail"]').screenshot({ path: path.join(screenshotDir, "23-whole-stats.png") });
+        await page
+            .locator('[data-testid="tensor-detail"]')
+            .screenshot({ path: path.join(screenshotDir, "23-whole-stats.png") });
         assert.deepEqual(problems, []);
         await context.close();
     });
@@ -301,7 +355,12 @@ describe("whole-tensor statistics", () => {
         const { page, context, problems } = await h.newPage({ query: "?url=slow/wide.gguf&tensor=wide.weight" });
         await waitForModel(page, 1);
         await page.click('[data-testid="whole-stats-start"]');
-        await page.waitForFunction(() => /KiB of .*MiB/.test(document.querySelector('[data-testid="whole-stats-progress"]')?.textContent ?? ""), null, { timeout: 20000 });
+        await page.waitForFunction(
+            () =>
+                /KiB of .*MiB/.test(document.querySelector('[data-testid="whole-stats-progress"]')?.textContent ?? ""),
+            null,
+            { timeout: 20000 },
+        );
         await page.click('[data-testid="whole-stats-cancel"]');
         await page.waitForSelector('[data-testid="whole-stats"][data-state="cancelled"]');
         assert.equal(await page.isVisible('[data-testid="whole-stats-start"]'), true, "can be started again");
