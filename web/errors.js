@@ -76,5 +76,5 @@ export function bannerParts(error, context = "") {
     }
     if (description && detail.toLowerCase().startsWith(description.toLowerCase())) description = "";
     const text = [context, description, detail].filter(Boolean).join(": ");
-    return { code, offset, file, url, text };
+    return url === undefined ? { code, offset, file, text } : { code, offset, file, url, text };
 }

@@ -92,6 +92,8 @@ function swatch(colour) {
 export class LayerMap {
     #root;
     #onOpen;
+    #map = null; // layerMap() of the model on show, drawn when the tab is first shown
+    #drawn = false;
 
     /** onOpen(tensor): a cell was chosen. */
     constructor(root, { onOpen }) {
@@ -99,19 +101,25 @@ export class LayerMap {
         this.#onOpen = onOpen;
     }
 
-    /** Shows the map of `tensors`; false when none is in a layer. */
+    /** Takes the tensors of a model; false when none is in a layer. The map is drawn by show(). */
     setTensors(tensors) {
-        const map = layerMap(tensors);
-        if (!map) {
-            clear(this.#root);
-            return false;
-        }
+        this.#map = layerMap(tensors);
+        this.#drawn = false;
+        clear(this.#root);
+        return this.#map !== null;
+    }
+
+    /** Draws the map (once per model: a 500-layer model is 5,000 cells, not made until asked for). */
+    show() {
+        if (this.#drawn || !this.#map) return;
+        this.#drawn = true;
+        const map = this.#map;
         const colour = new Map(map.dtypes.map((d, i) => [d, PALETTE[i % PALETTE.length]]));
         const counts = new Map();
         for (const t of map.cells.values()) counts.set(t.dtype, (counts.get(t.dtype) ?? 0) + 1);
         const legend = el(
             "ul",
-            { class: "mix-legend", attrs: { "data-testid": "layer-map-legend" } },
+            { class: "layer-legend", attrs: { "data-testid": "layer-map-legend" } },
             map.dtypes.map((d) =>
                 el("li", { dataset: { dtype: d } }, swatch(colour.get(d)), `${d} (${formatInt(counts.get(d))})`),
             ),
@@ -162,6 +170,5 @@ export class LayerMap {
                 el("table", { class: "layer-map", attrs: { "data-testid": "layer-map" } }, el("thead", {}, head), body),
             ),
         );
-        return true;
     }
 }

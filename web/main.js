@@ -132,6 +132,8 @@ function showTab(name, options) {
 }
 
 function selectTab(name) {
+    if (name === "tokenizer") tokenizerView.show();
+    if (name === "layers") layerMap.show();
     for (const tab of tabs) {
         const selected = tab.dataset.tab === name;
         tab.setAttribute("aria-selected", String(selected));

@@ -133,6 +133,7 @@ export class TokenizerView {
     #list;
     #mergeList = null;
     #timer = 0;
+    #drawn = false;
 
     constructor(root) {
         this.#root = root;
@@ -172,7 +173,7 @@ export class TokenizerView {
         });
     }
 
-    /** Shows the tokenizer of `metadata` (tokenizerOf()); false when it has none. */
+    /** Takes the tokenizer of `metadata` (tokenizerOf()); false when it has none. show() draws it. */
     setMetadata(metadata) {
         this.#tokenizer = tokenizerOf(metadata);
         this.#lowered = null;
@@ -181,10 +182,15 @@ export class TokenizerView {
         clearTimeout(this.#timer);
         this.#mergeList?.dispose();
         this.#mergeList = null;
-        if (!this.#tokenizer) {
-            clear(this.#root);
-            return false;
-        }
+        this.#drawn = false;
+        clear(this.#root);
+        return this.#tokenizer !== null;
+    }
+
+    /** Draws the view (once per model, when its tab is first shown). */
+    show() {
+        if (this.#drawn || !this.#tokenizer) return;
+        this.#drawn = true;
         const t = this.#tokenizer;
         const facts = [
             ["model", t.model ?? "–"],
@@ -264,11 +270,11 @@ export class TokenizerView {
         );
         clear(this.#root, el("div", { class: "tokenizer-layout" }, tokensBox, side));
         this.#apply();
-        return true;
     }
 
     /** Searches for `query` (an id or text). */
     find(query) {
+        this.show();
         this.#search.value = query;
         this.#runSearch();
     }

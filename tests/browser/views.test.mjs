@@ -140,6 +140,10 @@ describe("tokenizer view", () => {
         assert.ok((await tokenRows(page)).every((r) => tokens[r.id].includes("128000")));
         await search(page, "100000");
         await shot(page, "20-tokenizer.png");
+        await page.setViewportSize({ width: 390, height: 844 });
+        await search(page, "Ġthe");
+        assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0);
+        await shot(page, "20-phone-tokenizer.png");
         assert.deepEqual(problems, []);
         await context.close();
     });
@@ -300,6 +304,10 @@ describe("layer map", () => {
             "ffn_down",
         ]);
         await shot(page, "22-layer-map.png");
+        await page.setViewportSize({ width: 390, height: 844 });
+        assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0);
+        await shot(page, "22-phone-layer-map.png");
+        await page.setViewportSize({ width: 1280, height: 800 });
         await page.click('[data-testid="layer-cell"][data-tensor="blk.3.ffn_down.weight"]');
         await page.waitForFunction(
             () => document.querySelector('[data-testid="tensor-detail"] h2')?.textContent === "blk.3.ffn_down.weight",
