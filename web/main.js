@@ -15,7 +15,14 @@ import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
 import { QuantizeView } from "./quantize_view.js";
-import { MAX_WINDOW_VALUES, TensorDetail, firstWindow, rowGeometry } from "./tensor_detail.js";
+import {
+    EXACT_TYPES,
+    MAX_WINDOW_VALUES,
+    TensorDetail,
+    exactValues,
+    firstWindow,
+    rowGeometry,
+} from "./tensor_detail.js";
 import { TensorTable } from "./tensor_table.js";
 import { TemplateView } from "./template_view.js";
 import { TokenizerView } from "./tokenizer_view.js";
@@ -157,6 +164,23 @@ for (const tab of tabs) {
 const detailRoot = $("#tensor-detail");
 let reading = null; // the AbortController of the read in flight
 
+let nativeReads = true; // until the package refuses {as: "native"} (a version without it)
+
+// The stored values of an integer or float64 tensor (EXACT_TYPES), exactly: {as: "native"} where the package
+// has it, else its bytes ({as: "raw"}) as the typed array of its type.
+async function readExact(tensor, options) {
+    if (nativeReads) {
+        try {
+            return await model.read(tensor.name, { ...options, as: "native" });
+        } catch (error) {
+            if (!(error instanceof TypeError && /\bas\b/.test(error.message))) throw error;
+            nativeReads = false;
+        }
+    }
+    const bytes = await model.read(tensor.name, { ...options, as: "raw" });
+    return exactValues(bytes, tensor.dtype, model.info.endian === "big");
+}
+
 /** Decodes `tensor` (or the window `rows` of it) in the worker; its values with their statistics. */
 async function loadTensor(tensor, rows) {
     reading?.abort();
@@ -167,12 +191,16 @@ async function loadTensor(tensor, rows) {
         const options = { signal: controller.signal, onProgress: (p) => progress.update(p) };
         if (rows) options.rows = rows;
         // The values for the heatmap and the table; the statistics from the core (model.stats(), the CLI's).
-        const [values, stats] = await Promise.all([
+        const window = rows ? { signal: controller.signal, rows } : { signal: controller.signal };
+        const [values, stats, exact] = await Promise.all([
             model.read(tensor.name, options),
-            model.stats(tensor.name, rows ? { signal: controller.signal, rows } : { signal: controller.signal }),
+            model.stats(tensor.name, window),
+            Object.hasOwn(EXACT_TYPES, tensor.dtype) ? readExact(tensor, window) : null,
         ]);
         const maxAbs = stats.min === null ? 0 : Math.max(Math.abs(stats.min), Math.abs(stats.max));
-        return { values, stats, histogram: stats.histogram, scale: absQuantile(values, maxAbs), maxAbs };
+        const result = { values, stats, histogram: stats.histogram, scale: absQuantile(values, maxAbs), maxAbs };
+        if (exact) result.exact = exact;
+        return result;
     } catch (error) {
         failed(error, tensor.name);
         throw error;

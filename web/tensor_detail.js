@@ -8,6 +8,47 @@ import { Heatmap } from "./heatmap.js";
 import { encodeNpy } from "./npy.js";
 import { formatBytes, formatF32, formatFloat, formatInt, formatShape } from "./format.js";
 
+// Types whose stored values float32 cannot all hold (integers beyond 2^24, float64): their values are shown
+// and saved as stored, read with {as: "native"} (or, from a package without it, {as: "raw"}). `descr` is
+// the NumPy type of the .npy.
+export const EXACT_TYPES = {
+    BOOL: { array: Uint8Array, descr: "|b1", numpy: "bool" },
+    I8: { array: Int8Array, descr: "|i1", numpy: "int8" },
+    U8: { array: Uint8Array, descr: "|u1", numpy: "uint8" },
+    I16: { array: Int16Array, descr: "<i2", numpy: "int16" },
+    U16: { array: Uint16Array, descr: "<u2", numpy: "uint16" },
+    I32: { array: Int32Array, descr: "<i4", numpy: "int32" },
+    U32: { array: Uint32Array, descr: "<u4", numpy: "uint32" },
+    I64: { array: BigInt64Array, descr: "<i8", numpy: "int64" },
+    U64: { array: BigUint64Array, descr: "<u8", numpy: "uint64" },
+    F64: { array: Float64Array, descr: "<f8", numpy: "float64" },
+};
+
+const GETTERS = {
+    2: ["getInt16", "getUint16"],
+    4: ["getInt32", "getUint32"],
+    8: ["getBigInt64", "getBigUint64", "getFloat64"],
+};
+
+/** The stored values of an EXACT_TYPES tensor from its bytes (`bigEndian`: a big-endian GGUF's). */
+export function exactValues(bytes, dtype, bigEndian = false) {
+    const { array } = EXACT_TYPES[dtype];
+    const size = array.BYTES_PER_ELEMENT;
+    const count = Math.floor(bytes.byteLength / size);
+    if (!bigEndian || size === 1) {
+        const copy = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+        return new array(copy.buffer, copy.byteOffset, count);
+    }
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const getter =
+        array === Float64Array
+            ? "getFloat64"
+            : GETTERS[size][array === BigInt64Array || array.name.startsWith("Int") ? 0 : 1];
+    const out = new array(count);
+    for (let i = 0; i < count; ++i) out[i] = view[getter](i * size, false);
+    return out;
+}
+
 // Values decoded at most per window: 16 MiB of float32 keeps the page and the worker light.
 export const MAX_WINDOW_VALUES = 1 << 22;
 const TABLE_ROWS = 16;
@@ -63,8 +104,8 @@ export class TensorDetail {
     #whole = null; // the AbortController of the whole-tensor statistics in flight
 
     /**
-     * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs} (rejects with an AbortError
-     * when cancelled); onClose(): the close button; wholeStats(tensor, {signal, onProgress}) -> Promise of
+     * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs, exact} (exact: the stored
+     * values of an EXACT_TYPES tensor, else absent; rejects with an AbortError when cancelled); onClose(): the close button; wholeStats(tensor, {signal, onProgress}) -> Promise of
      * the statistics of every value of the tensor (model.stats() without rows), for a windowed tensor.
      */
     constructor(root, { load, onClose, wholeStats }) {
@@ -329,6 +370,7 @@ export class TensorDetail {
 
         const shape = windowed ? [r.rows, r.cols] : tensor.shape.map(String);
         const complex = tensor.dtype === "C64"; // decoded as (real, imaginary) float32 pairs
+        const exact = r.exact ? EXACT_TYPES[tensor.dtype] : null;
         const rowsPart = windowed ? `.rows${r.firstRow}-${r.firstRow + r.rows - 1}` : "";
         const npyName = `${safeFileName(tensor.name)}${rowsPart}.npy`;
         body.append(
@@ -338,12 +380,14 @@ export class TensorDetail {
                 el("button", {
                     type: "button",
                     class: "primary",
-                    text: `Download ${windowed ? "these rows" : "tensor"} as .npy (float32)`,
+                    text: `Download ${windowed ? "these rows" : "tensor"} as .npy (${exact ? exact.numpy : "float32"})`,
                     attrs: { "data-testid": "download-npy" },
                     on: {
                         click: () => {
                             const npyShape = complex && windowed ? [r.rows, r.cols / 2] : shape;
-                            const bytes = encodeNpy(r.values, npyShape, { complex });
+                            const bytes = exact
+                                ? encodeNpy(r.exact, npyShape, { descr: exact.descr })
+                                : encodeNpy(r.values, npyShape, { complex });
                             const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
                             const a = el("a", { href: url, download: npyName });
                             document.body.append(a);
@@ -389,8 +433,10 @@ export class TensorDetail {
             for (let i = 0; i < rows; ++i) {
                 const tr = el("tr", {}, el("th", { class: "num", text: formatInt(row0 + i) }));
                 const base = (row0 - r.firstRow + i) * r.cols + col0;
-                for (let c = 0; c < cols; ++c)
-                    tr.append(el("td", { class: "num", text: formatF32(r.values[base + c]) }));
+                for (let c = 0; c < cols; ++c) {
+                    const text = r.exact ? String(r.exact[base + c]) : formatF32(r.values[base + c]);
+                    tr.append(el("td", { class: "num", text }));
+                }
                 tbody.append(tr);
             }
             grid.replaceChildren(

@@ -10,7 +10,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gguf } from "@huggingface/gguf";
 import { Template } from "@huggingface/jinja";
-import { cliJson, repoRoot, screenshotDir, setUp, waitForModel } from "./support/harness.mjs";
+import { cliJson, clickTensor, repoRoot, screenshotDir, setUp, waitForModel } from "./support/harness.mjs";
 import { hugeGgufHeader, tinyLlamaGguf, wideGguf, writeGguf } from "./support/models.mjs";
 
 const DEEPSEEK = path.join(repoRoot, "tests", "data", "ggml", "vocab", "ggml-vocab-deepseek-llm.gguf");
@@ -37,6 +37,7 @@ before(async () => {
     const huge = hugeGgufHeader();
     h = await setUp({
         "deepseek-llm.gguf": await readFile(DEEPSEEK),
+        "ggml-types.gguf": await readFile(path.join(repoRoot, "tests", "data", "ggml", "ggml-types.gguf")),
         "tiny-llama.gguf": tinyLlamaGguf(),
         "wide.gguf": wideGguf(),
         "huge.gguf": huge.header,
@@ -373,6 +374,45 @@ describe("whole-tensor statistics", () => {
         await page.waitForSelector('[data-testid="whole-stats"][data-state="cancelled"]');
         assert.equal(await page.isVisible('[data-testid="whole-stats-start"]'), true, "can be started again");
         assert.equal(await page.isHidden('[data-testid="error-banner"]'), true);
+        assert.deepEqual(problems, []);
+        await context.close();
+    });
+});
+
+describe("integer and float64 tensors", () => {
+    // ggml's stored bytes of its integer tensors (extremes such as INT64_MIN included) and of f64.weight.
+    const REF = (name) => readFile(path.join(repoRoot, "tests", "data", "ggml", "ref", `${name}.raw`));
+    const TYPES = [
+        ["i8.weight", Int8Array, "|i1", "int8", [4, 64]],
+        ["i16.weight", Int16Array, "<i2", "int16", [4, 64]],
+        ["i32.weight", Int32Array, "<i4", "int32", [4, 64]],
+        ["i64.weight", BigInt64Array, "<i8", "int64", [2, 32]],
+        ["f64.weight", Float64Array, "<f8", "float64", [2, 32]],
+    ];
+
+    test("shown as stored and downloaded as .npy of the stored type (ggml's bytes)", async () => {
+        const { page, context, problems } = await h.newPage({ query: "?url=models/ggml-types.gguf&tab=tensors" });
+        await waitForModel(page, 46);
+        for (const [name, Type, descr, numpy, shape] of TYPES) {
+            const raw = await REF(name);
+            const stored = new Type(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+            await clickTensor(page, name);
+            await page.waitForFunction((n) => document.querySelector('[data-testid="tensor-detail"] h2')?.textContent === n && document.querySelector('[data-testid="tensor-values"]'), name);
+            const cells = await page.locator('[data-testid="tensor-values"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+            cells.forEach((row, r) => row.forEach((text, c) => assert.equal(text, String(stored[r * shape[1] + c]), `${name}[${r}][${c}]`)));
+            const button = page.locator('[data-testid="download-npy"]');
+            assert.equal(await button.textContent(), `Download tensor as .npy (${numpy})`);
+            const [download] = await Promise.all([page.waitForEvent("download"), button.click()]);
+            const npy = await readFile(await download.path());
+            const headerLength = npy.readUInt16LE(8);
+            assert.match(npy.subarray(10, 10 + headerLength).toString("latin1"), new RegExp(`'descr': '\\${descr[0]}${descr.slice(1)}', 'fortran_order': False, 'shape': \\(${shape.join(", ")}\\)`));
+            assert.ok(npy.subarray(10 + headerLength).equals(raw), `${name}: the stored bytes`);
+        }
+        // The extremes a float32 cannot hold (ggml's i64.weight starts with INT64_MIN, INT64_MAX) are exact.
+        await clickTensor(page, "i64.weight");
+        await page.waitForFunction(() => document.querySelector('[data-testid="tensor-detail"] h2')?.textContent === "i64.weight" && document.querySelector('[data-testid="tensor-values"]'));
+        const first = await page.locator('[data-testid="tensor-values"] tbody tr').first().locator("td").allTextContents();
+        assert.deepEqual(first.slice(0, 2), ["-9223372036854775808", "9223372036854775807"]);
         assert.deepEqual(problems, []);
         await context.close();
     });
