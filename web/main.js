@@ -141,6 +141,7 @@ function showTab(name, options) {
 function selectTab(name) {
     if (name === "tokenizer") tokenizerView.show();
     if (name === "layers") layerMap.show();
+    if (name === "template") templateView.show();
     for (const tab of tabs) {
         const selected = tab.dataset.tab === name;
         tab.setAttribute("aria-selected", String(selected));

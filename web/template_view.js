@@ -1,43 +1,62 @@
 // SPDX-License-Identifier: MIT
 // The chat template view: tokenizer.chat_template rendered with a sample conversation by @huggingface/jinja
-// (Hugging Face's Jinja for chat templates, the one transformers.js uses), with the model's bos and eos
-// tokens; the output is put in as text (textContent), never as HTML. A template that does not parse or
-// raises shows its error in place of the output. The template's sha256 (Web Crypto, over its UTF-8 bytes)
+// (Hugging Face's Jinja for chat templates, the one transformers.js uses) in a worker of its own, with the
+// model's bos and eos tokens; the output is put in as text (textContent), never as HTML. A template that
+// does not parse, raises or runs too long shows its error in place of the output. The template's sha256 (Web Crypto, over its UTF-8 bytes)
 // names it exactly, as a hash in a model card would.
-import { Template } from "@huggingface/jinja";
 import { el, clear } from "./dom.js";
 import { formatInt } from "./format.js";
+import { SAMPLE_MESSAGES, templateContext } from "./template_render.js";
 
-/** The sample conversation the template is rendered with. */
-export const SAMPLE_MESSAGES = [
-    { role: "system", content: "You are a helpful assistant." },
-    { role: "user", content: "What is the capital of France?" },
-    { role: "assistant", content: "The capital of France is Paris." },
-    { role: "user", content: "And of Italy?" },
-];
+// A template is a program from the file: it runs in a worker of its own, and one that has not finished in
+// this time (an endless or enormous loop) is stopped and reported.
+export const RENDER_TIMEOUT_MS = 3000;
 
-/** The variables a chat template is rendered with (those transformers' apply_chat_template passes). */
-export function templateContext({ bos, eos, system = true, generationPrompt = true }) {
-    return {
-        messages: system ? SAMPLE_MESSAGES : SAMPLE_MESSAGES.slice(1),
-        bos_token: bos,
-        eos_token: eos,
-        add_generation_prompt: generationPrompt,
-    };
-}
+/** Renders templates in a worker (template_worker.js); a render past RENDER_TIMEOUT_MS ends that worker. */
+class Renderer {
+    #worker = null;
+    #pending = null; // {id, resolve, timer}
+    #next = 0;
 
-/** Renders `source` with `context`: {text} or {error} (the template's parse or runtime error). */
-export function renderTemplate(source, context) {
-    let template;
-    try {
-        template = new Template(source);
-    } catch (error) {
-        return { error: `the template does not parse: ${error?.message ?? error}` };
+    render(source, context) {
+        this.#settle({ error: "superseded" });
+        this.#worker ??= this.#start();
+        const id = ++this.#next;
+        return new Promise((resolve) => {
+            const timer = setTimeout(() => {
+                this.#stop();
+                resolve({ error: `the template did not finish rendering in ${RENDER_TIMEOUT_MS / 1000} s (stopped)` });
+            }, RENDER_TIMEOUT_MS);
+            this.#pending = { id, resolve, timer };
+            this.#worker.postMessage({ id, source, context });
+        });
     }
-    try {
-        return { text: template.render(context) };
-    } catch (error) {
-        return { error: `the template failed while rendering: ${error?.message ?? error}` };
+
+    #start() {
+        const worker = new Worker(new URL("./template_worker.js", import.meta.url), { type: "module" });
+        worker.onmessage = (e) => {
+            if (this.#pending?.id === e.data.id) this.#settle(e.data.result);
+        };
+        // A worker that fails (out of memory, say) takes its render with it.
+        worker.onerror = (e) => {
+            e.preventDefault();
+            this.#stop();
+            this.#settle({ error: `the template's renderer failed: ${e.message || "it stopped"}` });
+        };
+        return worker;
+    }
+
+    #settle(result) {
+        const pending = this.#pending;
+        if (!pending) return;
+        this.#pending = null;
+        clearTimeout(pending.timer);
+        pending.resolve(result);
+    }
+
+    #stop() {
+        this.#worker?.terminate();
+        this.#worker = null;
     }
 }
 
@@ -56,14 +75,24 @@ function tokenText(metadata, key) {
 export class TemplateView {
     #root;
     #generation = 0;
+    #renderer = new Renderer();
+    #draw = null; // renders the template on show, when its tab is first shown
 
     constructor(root) {
         this.#root = root;
     }
 
-    /** Shows the chat template of `metadata`; false when it has none. */
+    /** Renders the template (once per model, when its tab is first shown). */
+    show() {
+        const draw = this.#draw;
+        this.#draw = null;
+        draw?.();
+    }
+
+    /** Takes the chat template of `metadata` (rendered by show()); false when it has none. */
     setMetadata(metadata) {
         ++this.#generation;
+        this.#draw = null;
         const source = metadata.find((m) => m.key === "tokenizer.chat_template")?.value;
         if (typeof source !== "string") {
             clear(this.#root);
@@ -76,11 +105,17 @@ export class TemplateView {
         const prompt = el("input", { type: "checkbox", checked: true, attrs: { "data-testid": "template-prompt" } });
         const output = el("pre", { class: "value-text wrap", attrs: { "data-testid": "template-output" } });
         const status = el("p", { class: "template-status", attrs: { "data-testid": "template-status" } });
-        const draw = () => {
-            const result = renderTemplate(
+        const generation = this.#generation;
+        const draw = async () => {
+            const withSystem = system.checked;
+            status.className = "template-status muted";
+            status.dataset.state = "rendering";
+            status.textContent = "Rendering…";
+            const result = await this.#renderer.render(
                 source,
-                templateContext({ bos, eos, system: system.checked, generationPrompt: prompt.checked }),
+                templateContext({ bos, eos, system: withSystem, generationPrompt: prompt.checked }),
             );
+            if (generation !== this.#generation || result.error === "superseded") return;
             if (result.error !== undefined) {
                 output.hidden = true;
                 output.textContent = "";
@@ -93,7 +128,8 @@ export class TemplateView {
                 status.className = "template-status muted";
                 status.dataset.state = "ok";
                 status.textContent =
-                    `Rendered by @huggingface/jinja with ${system.checked ? 4 : 3} sample messages; ` +
+                    `Rendered by @huggingface/jinja with ${SAMPLE_MESSAGES.length - (withSystem ? 0 : 1)} sample ` +
+                    "messages; " +
                     `${formatInt(result.text.length)} characters.`;
             }
         };
@@ -125,8 +161,7 @@ export class TemplateView {
             el("h3", { text: "Template" }),
             el("pre", { class: "value-text", text: source, attrs: { "data-testid": "template-source" } }),
         );
-        draw();
-        const generation = this.#generation;
+        this.#draw = draw;
         sha256Hex(source).then(
             (hex) => {
                 if (generation === this.#generation) hash.textContent = hex;

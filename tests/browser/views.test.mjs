@@ -44,6 +44,12 @@ before(async () => {
         "escapes.gguf": writeGguf({
             kv: [["tokenizer.ggml.tokens", "array", ESCAPE_TOKENS.map(([t]) => t), "string"]],
         }),
+        "endless-template.gguf": writeGguf({
+            kv: [
+                ["general.architecture", "string", "llama"],
+                ["tokenizer.chat_template", "string", "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"],
+            ],
+        }),
         "strict-template.gguf": writeGguf({
             kv: [
                 ["general.architecture", "string", "llama"],
@@ -59,6 +65,12 @@ before(async () => {
 after(() => h?.tearDown());
 
 const shot = (page, name) => page.screenshot({ path: path.join(screenshotDir, name) });
+
+/** Waits until the chat template's render (in its worker) is on show; its state, "ok" or "error". */
+async function rendered(page) {
+    await page.waitForFunction(() => ["ok", "error"].includes(document.querySelector('[data-testid="template-status"]')?.dataset.state), null, { timeout: 10000 });
+    return page.getAttribute('[data-testid="template-status"]', "data-state");
+}
 
 /** The token rows on show, in order: [{id, title (JSON of the text), text, type}]. */
 function tokenRows(page) {
@@ -211,11 +223,13 @@ describe("chat template view", () => {
             });
         await page.click('[data-testid="tab-template"]');
         const output = '[data-testid="template-output"]';
+        assert.equal(await rendered(page), "ok");
         assert.equal(await page.textContent(output), render(messages, true));
         assert.match(await page.textContent(output), /<\|user\|>\nWhat is the capital/); // markup-like text stays text
         assert.equal(await page.locator(`${output} *`).count(), 0, "no elements from the output");
         await page.uncheck('[data-testid="template-system"]');
         await page.uncheck('[data-testid="template-prompt"]');
+        assert.equal(await rendered(page), "ok");
         assert.equal(await page.textContent(output), render(messages.slice(1), false));
         assert.equal(await page.textContent('[data-testid="template-bos"]'), JSON.stringify(bos));
         assert.equal(await page.textContent('[data-testid="template-eos"]'), JSON.stringify(eos));
@@ -225,6 +239,7 @@ describe("chat template view", () => {
             sha,
         );
         await page.check('[data-testid="template-system"]');
+        await rendered(page);
         await shot(page, "21-chat-template.png");
         assert.deepEqual(problems, []);
         await context.close();
@@ -235,11 +250,11 @@ describe("chat template view", () => {
         await waitForModel(page, 0);
         await page.click('[data-testid="tab-template"]');
         const status = '[data-testid="template-status"]';
-        assert.equal(await page.getAttribute(status, "data-state"), "error");
+        assert.equal(await rendered(page), "error");
         assert.match(await page.textContent(status), /failed while rendering: .*System role not supported/);
         assert.equal(await page.isHidden('[data-testid="template-output"]'), true);
         await page.uncheck('[data-testid="template-system"]');
-        assert.equal(await page.getAttribute(status, "data-state"), "ok");
+        assert.equal(await rendered(page), "ok");
         const expected = new Template(STRICT_TEMPLATE).render({
             messages: [
                 { role: "user", content: "What is the capital of France?" },
@@ -254,6 +269,24 @@ describe("chat template view", () => {
         assert.deepEqual(problems, []);
         await context.close();
     });
+});
+
+test("a template that never ends is stopped in its worker and reported; the page stays responsive", async () => {
+    const { page, context, problems } = await h.newPage({ query: "?url=models/endless-template.gguf" });
+    await waitForModel(page, 0);
+    await page.click('[data-testid="tab-template"]');
+    await page.waitForSelector('[data-testid="template-status"][data-state="rendering"]');
+    const started = Date.now();
+    await page.click("#tab-metadata"); // the page thread is free while the template runs
+    assert.ok(Date.now() - started < 1000);
+    await page.click('[data-testid="tab-template"]');
+    assert.equal(await rendered(page), "error");
+    assert.match(await page.textContent('[data-testid="template-status"]'), /did not finish rendering in 3 s/);
+    // The next render gets a new worker.
+    await page.uncheck('[data-testid="template-prompt"]');
+    await page.waitForSelector('[data-testid="template-status"][data-state="rendering"]');
+    assert.deepEqual(problems, []);
+    await context.close();
 });
 
 describe("layer map", () => {
