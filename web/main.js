@@ -192,11 +192,11 @@ async function loadTensor(tensor, rows) {
         const options = { signal: controller.signal, onProgress: (p) => progress.update(p) };
         if (rows) options.rows = rows;
         // The values for the heatmap and the table; the statistics from the core (model.stats(), the CLI's).
-        const window = rows ? { signal: controller.signal, rows } : { signal: controller.signal };
+        const scoped = rows ? { signal: controller.signal, rows } : { signal: controller.signal };
         const [values, stats, exact] = await Promise.all([
             model.read(tensor.name, options),
-            model.stats(tensor.name, window),
-            Object.hasOwn(EXACT_TYPES, tensor.dtype) ? readExact(tensor, window) : null,
+            model.stats(tensor.name, scoped),
+            Object.hasOwn(EXACT_TYPES, tensor.dtype) ? readExact(tensor, scoped) : null,
         ]);
         const maxAbs = stats.min === null ? 0 : Math.max(Math.abs(stats.min), Math.abs(stats.max));
         const result = { values, stats, histogram: stats.histogram, scale: absQuantile(values, maxAbs), maxAbs };

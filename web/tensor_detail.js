@@ -181,9 +181,9 @@ export class TensorDetail {
             this.#wholeBox,
             this.#body,
         );
-        const window = firstWindow(tensor);
-        if (window && this.#wholeStats) this.#offerWholeStats();
-        this.#decode(window, { rowLength, rows });
+        const first = firstWindow(tensor);
+        if (first && this.#wholeStats) this.#offerWholeStats();
+        this.#decode(first, { rowLength, rows });
     }
 
     // The statistics of every row of a windowed tensor: on request (it reads the whole tensor), with

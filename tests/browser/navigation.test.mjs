@@ -303,7 +303,7 @@ describe("error banner", () => {
         };
     }
 
-    test("a 404 says not found, once; CORS refusals name the header, without the retry delay", async () => {
+    test("a 404 says not found, once; CORS refusals name the header, without the retry delay", async (t) => {
         const { page, context, problems } = await h.newPage();
         const missing = await loadUrl(page, "models/no-such-model.gguf");
         assert.equal(missing.code, "http");
@@ -327,6 +327,7 @@ describe("error banner", () => {
         assert.equal(hidden.code, "cors");
         assert.match(hidden.text, /must send Access-Control-Expose-Headers: Content-Range, ETag$/);
         assert.ok(hidden.ms < 2000, `${hidden.ms} ms`);
+        t.diagnostic(`banner after: 404 ${missing.ms} ms, no ACAO ${none.ms} ms, Content-Range hidden ${hidden.ms} ms`);
         assert.deepEqual(
             problems.filter((p) => !/404|CORS|Access-Control|Failed to load/.test(p)),
             [],
