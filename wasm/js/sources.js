@@ -530,6 +530,31 @@ function mayCondition(url) {
     }
 }
 
+// A fetch of `url` that failed (a TypeError) in a page of another origin is a CORS refusal when the server
+// answers a no-cors request for it (an opaque response: it is up, it only withholds
+// Access-Control-Allow-Origin), else a network failure. A refusal is final: no retry can change it.
+async function corsRefusal(fetch, url, failure, offset) {
+    if (!(failure instanceof TypeError) || mayCondition(url)) return null;
+    const probe = new AbortController();
+    const timer = setTimeout(() => probe.abort(), 10_000);
+    try {
+        const response = await fetch(url, { mode: "no-cors", signal: probe.signal });
+        if (response.type !== "opaque") return null;
+    } catch {
+        return null;
+    } finally {
+        clearTimeout(timer);
+        probe.abort(); // the body is not wanted
+    }
+    return new WeightstreamError(
+        "cors",
+        `${url}: the server answered without Access-Control-Allow-Origin for ${globalThis.location.origin}; a ` +
+            "cross-origin server must send Access-Control-Allow-Origin (and, when asked in a preflight, " +
+            "Access-Control-Allow-Headers: Range)",
+        { offset, cause: failure },
+    );
+}
+
 // An ETag's opaque tag (weak comparison: W/"x" and "x" are one version).
 function opaqueTag(etag) {
     return etag.startsWith("W/") ? etag.slice(2) : etag;
@@ -649,6 +674,8 @@ export class HttpSource {
                     const cause = attempt.cause(e);
                     if (isAbort(cause, signal)) throw cause;
                     if (this.closing.signal.aborted) throw this.closing.signal.reason;
+                    const refusal = await corsRefusal(this.fetch, this.url, cause, 0);
+                    if (refusal) throw refusal;
                     if (++failures > this.retries) throw RETRYABLE.has(cause) ? cause : networkError(cause, 0);
                 }
                 if (response) {
@@ -893,6 +920,10 @@ export class HttpSource {
                     response = await this.#send([pos, end], attempt.signal);
                 } catch (e) {
                     broken = attempt.cause(e);
+                    if (!isAbort(broken, signal) && !this.closing.signal.aborted) {
+                        const refusal = await corsRefusal(this.fetch, this.url, broken, pos);
+                        if (refusal) throw refusal;
+                    }
                 }
                 if (response?.status === 200 && response.body) {
                     if (this.pinned) {
@@ -931,8 +962,9 @@ export class HttpSource {
                             response.body.cancel().catch(() => {});
                             throw new WeightstreamError(
                                 "cors",
-                                `${this.url}: the server answered 206 but its Content-Range header is not readable; ` +
-                                    "a cross-origin server must send Access-Control-Expose-Headers: Content-Range",
+                                `${this.url}: the server answered 206 but did not expose Content-Range to this ` +
+                                    "page; a cross-origin server must send Access-Control-Expose-Headers: " +
+                                    `Content-Range${response.headers.get("etag") === null ? ", ETag" : ""}`,
                                 { offset: pos },
                             );
                         }
