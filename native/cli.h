@@ -65,5 +65,6 @@ int cmd_convert(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
 int cmd_quantize(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
+int cmd_edit(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli
