@@ -631,13 +631,13 @@ int cmd_convert(const std::vector<std::string>& argv) {
         metadata = hf_hparams(hf, &warnings);
         set_value(&metadata, "general.quantization_version", u32_value(2));  // GGML_QNT_VERSION
     }
-    // general.file_type: kept when every tensor is copied from a GGUF that has it; otherwise the llama_ftype
-    // of the result, as convert_hf_to_gguf.py writes it for --outtype (the ftype of --dtype when any tensor
-    // got it), else llama_model_loader's guess from the most common tensor type.
+    // general.file_type (GGUF only; safetensors carries GGUF metadata as text, as it was): kept when every
+    // tensor is copied from a GGUF that has it; otherwise the llama_ftype of the result, as
+    // convert_hf_to_gguf.py writes it for --outtype (the ftype of --dtype when any tensor got it), else
+    // llama_model_loader's guess from the most common tensor type.
     bool reencoded = hf_mode || model.info.format != target;
     for (const Plan& p : plans) reencoded = reencoded || p.action != Action::kCopy;
-    const bool has_file_type = model.info.find("general.file_type") != nullptr;
-    if (reencoded && (target == Format::kGguf || has_file_type)) {
+    if (reencoded && target == Format::kGguf) {
         bool any_requested = false;
         for (const TensorInfo& t : out_tensors) any_requested = any_requested || t.dtype == requested;
         const DType basis = any_requested ? requested : majority_tensor_type(out_tensors);
@@ -648,10 +648,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
             erase_key(&metadata, "general.file_type");
             warnings.push_back(std::string("no llama.cpp file type for a model of mostly ") + dtype_name(basis) +
                                " tensors: general.file_type not written");
-        } else if (target == Format::kGguf) {
-            set_value(&metadata, "general.file_type", u32_value(static_cast<uint32_t>(ftype)));
         } else {
-            set_value(&metadata, "general.file_type", str_value(std::to_string(static_cast<uint32_t>(ftype))));
+            set_value(&metadata, "general.file_type", u32_value(static_cast<uint32_t>(ftype)));
         }
     }
     if (target == Format::kGguf && requested != DType::kUnknown &&
