@@ -2,6 +2,7 @@
 // weightstream: GGUF and safetensors weights into typed arrays, from URLs (HTTP Range), Blobs/Files,
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
 import { compareModels } from "./compare.js";
+import { editStream } from "./edit.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
 import { quantizeStream } from "./quantize.js";
@@ -116,4 +117,13 @@ export function quantize(source, options) {
         signal: options.signal,
         onProgress,
     });
+}
+
+/**
+ * Edits a GGUF's metadata: a ReadableStream of the new file, the bytes of `weightstream edit` for the same
+ * changes. See index.d.ts.
+ */
+export function edit(source, changes, options = {}) {
+    const opts = normalize(options);
+    return editStream(source, opts, changes);
 }
