@@ -10,6 +10,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 
 import { WeightstreamError, edit, open } from "weightstream";
+import { WeightstreamWorker } from "weightstream/worker";
 
 import { cliHashes, cliPath, sha256, testData } from "./helpers.mjs";
 
@@ -124,5 +125,20 @@ describe("edit()", () => {
         assert.equal(await code({ set: { x: 1 } }, st), "unsupported:format");
         // The message names the key.
         await assert.rejects(collect(edit(model, { delete: ["no.such.key"] })), /key "no\.such\.key"/);
+    });
+});
+
+describe("WeightstreamWorker.edit()", () => {
+    test("writes the same bytes as edit()", async () => {
+        const changes = { set: { "general.name": "in a worker", "new.n": { value: -7, type: "i64" } } };
+        const direct = await collect(edit(model, changes));
+        const worker = new WeightstreamWorker();
+        try {
+            const viaWorker = await collect(worker.edit(model, changes));
+            assert.equal(sha256(viaWorker), sha256(direct));
+            await assert.rejects(collect(worker.edit(model, { delete: ["no.such.key"] })), { code: "bad_key" });
+        } finally {
+            await worker.terminate();
+        }
     });
 });

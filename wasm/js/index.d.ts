@@ -433,7 +433,8 @@ export function quantize(source: Source | NamedSource | Sources, options: Quanti
 // ---- edit() ----
 
 /** GGUF value types as edit() and `weightstream edit --set KEY=VALUE:TYPE` name them (an array's item type). */
-export type EditValueType = "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64" | "f32" | "f64" | "bool" | "str";
+export type EditValueType =
+    "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64" | "f32" | "f64" | "bool" | "str";
 
 /** A value to write: a scalar, or an array of scalars of one kind (all strings, all numbers, all booleans). */
 export type EditScalar = string | number | bigint | boolean;
