@@ -98,7 +98,7 @@ describe("edit()", () => {
         } finally {
             await m.close();
         }
-        const hashes = (file) => new Map(cliHashes(file).map((t) => [t.name, t.raw_sha256]));
+        const hashes = (file) => new Map([...cliHashes(file)].map(([name, t]) => [name, t.raw_sha256]));
         assert.deepEqual(hashes(out), hashes(model));
     });
 
