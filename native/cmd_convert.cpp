@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// `convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]`: GGUF <-> safetensors (OUT's extension
-// picks the format; same-format conversions work too). TYPE is f32, f16, bf16 or any ggml type this build
-// quantizes to (q8_0, q4_k, iq2_xxs, ...; GGUF only).
+// `convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--threads N]`: GGUF <-> safetensors
+// (OUT's extension picks the format; same-format conversions work too). TYPE is f32, f16, bf16 or any ggml type this
+// build quantizes to (q8_0, q4_k, iq2_xxs, ...; GGUF only).
 //
 // Per tensor, by what the target format can hold:
 //   - a type the target holds is copied byte for byte, unless --dtype applies to it;
@@ -12,12 +12,29 @@
 //   - otherwise a decodable float or quantized type the target lacks becomes F32 (GGUF quants for
 //     safetensors; F8/F6/F4 for GGUF), an unsigned integer becomes the next wider signed one for GGUF
 //     (BOOL -> I8, U8 -> I16, U16 -> I32, U32 -> I64); U64, C64 and types without a decoder are refused.
+// To GGUF, as llama.cpp's tools write it:
+//   - with --dtype (and from a Hugging Face checkpoint), the float tensors llama-quantize never quantizes
+//     (tensor_allows_quantization(): 1-D tensors, norms, ffn_gate_inp, position embeddings, ...) are F32, as
+//     convert_hf_to_gguf.py writes them whatever --outtype is;
+//   - a tensor already quantized is kept as it is when --dtype is another quantized type (a warning per type),
+//     unless --allow-requantize (llama-quantize's rule and words);
+//   - general.file_type is kept when every tensor is copied from a GGUF that has it, else it is the llama_ftype
+//     of --dtype when some tensor got it (convert_hf_to_gguf.py's --outtype), else llama_model_loader's guess
+//     from the most common tensor type (dropped, with a warning, for a type llama.cpp has no file type for);
+//     general.quantization_version 2 is added with quantized output.
+// A safetensors checkpoint whose config.json (beside it) names a family core/hf_names.h knows is converted as
+// convert_hf_to_gguf.py converts it: GGUF tensor names (tensors the converter drops are dropped, with a
+// warning), q/k rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by
+// general.architecture and the family's hyperparameters from config.json (hf_hparams()). What llama.cpp would
+// still need (the tokenizer, which this command does not convert) is a warning, as is a checkpoint with
+// Hugging Face names and no usable config.json.
 // Metadata: GGUF -> safetensors writes every key as a string (arrays as JSON text); safetensors -> GGUF
 // writes string keys, with general.alignment read back as the u32 ggml requires. split.* keys are dropped
 // (the output is one file).
 //
 // The output is streamed: header first, then one tensor at a time decoded in pieces, so memory stays
-// around one piece; it is written through OutputFile (a temporary file renamed over OUT when complete).
+// around one piece (a permuted q/k tensor is staged whole, once: the permutation mixes rows across a head); it is
+// written through OutputFile (a temporary file renamed over OUT when complete).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
