@@ -21,8 +21,15 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, compare, quantize, dtypes and WeightstreamError; weightstream/worker the worker helpers", () => {
-    assert.deepEqual(Object.keys(weightstream).sort(), ["WeightstreamError", "compare", "dtypes", "open", "quantize"]);
+test("the package exports open, compare, quantize, edit, dtypes and WeightstreamError; weightstream/worker the worker helpers", () => {
+    assert.deepEqual(Object.keys(weightstream).sort(), [
+        "WeightstreamError",
+        "compare",
+        "dtypes",
+        "edit",
+        "open",
+        "quantize",
+    ]);
     assert.deepEqual(Object.keys(weightstreamWorker).sort(), [
         "WeightstreamError",
         "WeightstreamWorker",
