@@ -40,7 +40,8 @@ std::vector<std::string> keys_of(const json& info) {
 
 std::map<std::string, std::string> raw_hashes(const std::string& path) {
     std::map<std::string, std::string> out;
-    for (const json& t : json_cli("hash " + quote(path) + " --json")["tensors"]) out[t["name"]] = t["raw_sha256"];
+    const json hashes = json_cli("hash " + quote(path) + " --json");  // alive for the loop
+    for (const json& t : hashes["tensors"]) out[t["name"]] = t["raw_sha256"];
     return out;
 }
 
