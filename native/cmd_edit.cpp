@@ -10,12 +10,14 @@
 // atomic, but never a partial data section.
 //
 // Exit statuses: 0 done; 1 IN is invalid or not editable (safetensors, a split GGUF, big-endian); 2 a usage
-// error (a bad TYPE or VALUE, JSON that does not parse, a key to delete that does not exist,
-// general.alignment, OUT exists, OUT is IN, the new header does not fit in place); 3 an I/O error.
+// error (a bad TYPE or VALUE, a ':' suffix that looks like a type and is not one (":u128"), JSON that does not parse, a
+// key to delete that does not exist, general.alignment, OUT exists, OUT is IN, the new header does not fit in place); 3
+// an I/O error.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -69,6 +71,19 @@ std::string edit_error(const Status& s, const std::string& key) {
            "keeps its type unless one is given; arrays are JSON, [1,2]:i32 or [\"a\",\"b\"], of one kind of item)";
 }
 
+// A ':' suffix that is meant as a TYPE but is not one ("u128", "f16", "string"): refused rather than kept as
+// part of a string value. Other suffixes ("http://x:8080", "a:b") are text.
+bool looks_like_type(const std::string& text) {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos) return false;
+    const std::string t = text.substr(colon + 1);
+    for (const char* word : {"string", "int", "uint", "float", "double", "boolean", "array"}) {
+        if (t == word) return true;
+    }
+    if (t.size() < 2 || (t[0] != 'u' && t[0] != 'i' && t[0] != 'f')) return false;
+    return std::all_of(t.begin() + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 int cmd_edit(const std::vector<std::string>& argv) {
@@ -88,6 +103,12 @@ int cmd_edit(const std::vector<std::string>& argv) {
             EditValue v;
             if (!parse_set_argument(value, &key, &v)) {
                 return fail(kExitUsage, "--set takes KEY=VALUE[:TYPE], not '" + printable(value, 80) + "'");
+            }
+            if (v.type.empty() && looks_like_type(v.text)) {
+                return fail(kExitUsage, "--set '" + printable(key, 200) + "': unknown TYPE '" +
+                                            printable(v.text.substr(v.text.rfind(':') + 1), 40) +
+                                            "' (u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str; a string ending in "
+                                            "it takes :str)");
             }
             edits.set.emplace_back(key, v);
         } else if (name == "--delete") {
