@@ -110,52 +110,8 @@ bool is_attn_v_like(Category c) {
     return c == Category::kAttnV || c == Category::kAttnQkv || c == Category::kAttnKvB;
 }
 
-// tensor_allows_quantization.
 bool allows_quantization(const RecipeOptions& o, const TensorInfo& t) {
-    if (gguf_n_dims(t.ne) < 2) return false;
-    const std::string& name = t.name;
-    bool q = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
-    q = q && !contains(name, "_norm.weight");
-    q = q && (!o.leave_output_tensor || name != "output.weight");
-    static const char* const kNever[] = {
-        "ffn_gate_inp.weight",
-        "ffn_gate_tid2eid.weight",
-        "altup",
-        "laurel",
-        "per_layer_model_proj",
-        "ssm_conv1d",
-        "shortconv.conv.weight",
-        "indexer.k_proj.weight",
-        "indexer.q_proj.weight",
-        "time_mix_first.weight",
-        "time_mix_w0.weight",
-        "time_mix_w1.weight",
-        "time_mix_w2.weight",
-        "time_mix_v0.weight",
-        "time_mix_v1.weight",
-        "time_mix_v2.weight",
-        "time_mix_a0.weight",
-        "time_mix_a1.weight",
-        "time_mix_a2.weight",
-        "time_mix_g1.weight",
-        "time_mix_g2.weight",
-        "time_mix_decay_w1.weight",
-        "time_mix_decay_w2.weight",
-        "time_mix_lerp_fused.weight",
-        "attn_rel_b.weight",
-        ".position_embd",
-        "sam.pos_embd",
-        "sam.neck.",
-        "sam.net_",
-        ".rel_pos",
-        ".patch_embd",
-        ".patch_merger",
-        "a.rvq.codebook",
-        "mm.a.code_embd",
-    };
-    for (const char* part : kNever) q = q && !contains(name, part);
-    q = q && name != "position_embd.weight" && name != "token_types.weight";
-    return q;
+    return tensor_allows_quantization(t, o.leave_output_tensor);
 }
 
 struct Hparams {
@@ -552,6 +508,92 @@ bool decodable_input(DType t) {
 }
 
 }  // namespace
+
+// tensor_allows_quantization.
+bool tensor_allows_quantization(const TensorInfo& t, bool leave_output_tensor) {
+    if (gguf_n_dims(t.ne) < 2) return false;
+    const std::string& name = t.name;
+    bool q = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
+    q = q && !contains(name, "_norm.weight");
+    q = q && (!leave_output_tensor || name != "output.weight");
+    static const char* const kNever[] = {
+        "ffn_gate_inp.weight",
+        "ffn_gate_tid2eid.weight",
+        "altup",
+        "laurel",
+        "per_layer_model_proj",
+        "ssm_conv1d",
+        "shortconv.conv.weight",
+        "indexer.k_proj.weight",
+        "indexer.q_proj.weight",
+        "time_mix_first.weight",
+        "time_mix_w0.weight",
+        "time_mix_w1.weight",
+        "time_mix_w2.weight",
+        "time_mix_v0.weight",
+        "time_mix_v1.weight",
+        "time_mix_v2.weight",
+        "time_mix_a0.weight",
+        "time_mix_a1.weight",
+        "time_mix_a2.weight",
+        "time_mix_g1.weight",
+        "time_mix_g2.weight",
+        "time_mix_decay_w1.weight",
+        "time_mix_decay_w2.weight",
+        "time_mix_lerp_fused.weight",
+        "attn_rel_b.weight",
+        ".position_embd",
+        "sam.pos_embd",
+        "sam.neck.",
+        "sam.net_",
+        ".rel_pos",
+        ".patch_embd",
+        ".patch_merger",
+        "a.rvq.codebook",
+        "mm.a.code_embd",
+    };
+    for (const char* part : kNever) q = q && !contains(name, part);
+    q = q && name != "position_embd.weight" && name != "token_types.weight";
+    return q;
+}
+
+bool ftype_of_majority_type(DType t, Ftype* out) {
+    static const struct {
+        DType type;
+        Ftype ftype;
+    } kMap[] = {
+        {DType::F32, Ftype::kAllF32},      {DType::F16, Ftype::kF16},       {DType::BF16, Ftype::kBF16},
+        {DType::Q4_0, Ftype::kQ4_0},       {DType::Q4_1, Ftype::kQ4_1},     {DType::Q5_0, Ftype::kQ5_0},
+        {DType::Q5_1, Ftype::kQ5_1},       {DType::Q8_0, Ftype::kQ8_0},     {DType::Q2_K, Ftype::kQ2_K},
+        {DType::Q3_K, Ftype::kQ3_K_M},     {DType::Q4_K, Ftype::kQ4_K_M},   {DType::Q5_K, Ftype::kQ5_K_M},
+        {DType::Q6_K, Ftype::kQ6_K},       {DType::TQ1_0, Ftype::kTQ1_0},   {DType::TQ2_0, Ftype::kTQ2_0},
+        {DType::IQ2_XXS, Ftype::kIQ2_XXS}, {DType::IQ2_XS, Ftype::kIQ2_XS}, {DType::IQ2_S, Ftype::kIQ2_S},
+        {DType::IQ3_XXS, Ftype::kIQ3_XXS}, {DType::IQ1_S, Ftype::kIQ1_S},   {DType::IQ1_M, Ftype::kIQ1_M},
+        {DType::IQ4_NL, Ftype::kIQ4_NL},   {DType::IQ4_XS, Ftype::kIQ4_XS}, {DType::IQ3_S, Ftype::kIQ3_S},
+    };
+    for (const auto& m : kMap) {
+        if (m.type == t) {
+            *out = m.ftype;
+            return true;
+        }
+    }
+    return false;
+}
+
+DType majority_tensor_type(const std::vector<TensorInfo>& tensors) {
+    std::vector<std::pair<DType, uint64_t>> counts;
+    DType best = DType::kUnknown;
+    uint64_t best_count = 0;
+    for (const TensorInfo& t : tensors) {
+        auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == t.dtype; });
+        if (it == counts.end()) it = counts.insert(counts.end(), {t.dtype, 0});
+        if (++it->second > best_count) {
+            best_count = it->second;
+            best = t.dtype;
+        }
+    }
+    return best;
+}
 
 bool ftype_from_name(const std::string& name, Ftype* out) {
     for (const FtypeName& f : kFtypeNames) {

@@ -130,6 +130,20 @@ struct QuantPlan {
     std::vector<std::string> warnings;   // requantizing, imatrix entries not found, ...
 };
 
+// llama-quantize's tensor_allows_quantization: whether a tensor may be quantized at all. False for 1-D
+// tensors, names not ending in "weight", norms ("_norm.weight"), ffn_gate_inp, position and token-type
+// embeddings, the small conv/RWKV/multimodal tensors, and output.weight with leave_output_tensor.
+// convert_hf_to_gguf.py keeps the same tensors in F32 whatever --outtype is.
+bool tensor_allows_quantization(const TensorInfo& t, bool leave_output_tensor);
+
+// llama_model_loader's guess of a file type from its tensors: the type that most tensors have (counted
+// per tensor; the first type to reach the highest count wins a tie), or kUnknown for no tensors.
+DType majority_tensor_type(const std::vector<TensorInfo>& tensors);
+// The llama_ftype the loader's guess gives a file whose majority type is t ("mostly" t: Q4_K -> Q4_K_M,
+// Q3_K -> Q3_K_M, Q5_K -> Q5_K_M). False for types the loader has no file type for (it then guesses
+// ALL_F32 with a warning).
+bool ftype_of_majority_type(DType t, Ftype* out);
+
 // Plans quantizing the model `in` (one GGUF, or a safetensors checkpoint with GGUF tensor names and
 // general.architecture/<arch>.* hyperparameters in its metadata) as llama-quantize would.
 // Errors (Status::offset is the input offset of the tensor entry or KV where known):

@@ -68,5 +68,6 @@ int cmd_bench(const std::vector<std::string>& argv);
 int cmd_quantize(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
 int cmd_scan(const std::vector<std::string>& argv);
+int cmd_edit(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// `convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]`: GGUF <-> safetensors (OUT's extension
-// picks the format; same-format conversions work too). TYPE is f32, f16, bf16 or any ggml type this build
-// quantizes to (q8_0, q4_k, iq2_xxs, ...; GGUF only).
+// `convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--threads N]`: GGUF <-> safetensors
+// (OUT's extension picks the format; same-format conversions work too). TYPE is f32, f16, bf16 or any ggml type this
+// build quantizes to (q8_0, q4_k, iq2_xxs, ...; GGUF only).
 //
 // Per tensor, by what the target format can hold:
 //   - a type the target holds is copied byte for byte, unless --dtype applies to it;
@@ -12,20 +12,40 @@
 //   - otherwise a decodable float or quantized type the target lacks becomes F32 (GGUF quants for
 //     safetensors; F8/F6/F4 for GGUF), an unsigned integer becomes the next wider signed one for GGUF
 //     (BOOL -> I8, U8 -> I16, U16 -> I32, U32 -> I64); U64, C64 and types without a decoder are refused.
+// To GGUF, as llama.cpp's tools write it:
+//   - with --dtype (and from a Hugging Face checkpoint), the float tensors llama-quantize never quantizes
+//     (tensor_allows_quantization(): 1-D tensors, norms, ffn_gate_inp, position embeddings, ...) are F32, as
+//     convert_hf_to_gguf.py writes them whatever --outtype is;
+//   - a tensor already quantized is kept as it is when --dtype is another quantized type (a warning per type),
+//     unless --allow-requantize (llama-quantize's rule and words);
+//   - general.file_type is kept when every tensor is copied from a GGUF that has it, else it is the llama_ftype
+//     of --dtype when some tensor got it (convert_hf_to_gguf.py's --outtype), else llama_model_loader's guess
+//     from the most common tensor type (dropped, with a warning, for a type llama.cpp has no file type for);
+//     general.quantization_version 2 is added with quantized output.
+// A safetensors checkpoint whose config.json (beside it) names a family core/hf_names.h knows is converted as
+// convert_hf_to_gguf.py converts it: GGUF tensor names (tensors the converter drops are dropped, with a
+// warning), q/k rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by
+// general.architecture and the family's hyperparameters from config.json (hf_hparams()). What llama.cpp would
+// still need (the tokenizer, which this command does not convert) is a warning, as is a checkpoint with
+// Hugging Face names and no usable config.json.
 // Metadata: GGUF -> safetensors writes every key as a string (arrays as JSON text); safetensors -> GGUF
 // writes string keys, with general.alignment read back as the u32 ggml requires. split.* keys are dropped
 // (the output is one file).
 //
 // The output is streamed: header first, then one tensor at a time decoded in pieces, so memory stays
-// around one piece; it is written through OutputFile (a temporary file renamed over OUT when complete).
+// around one piece (a permuted q/k tensor is staged whole, once: the permutation mixes rows across a head); it is
+// written through OutputFile (a temporary file renamed over OUT when complete).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "dequant.h"
 #include "gguf_writer.h"
 #include "header_parser.h"
+#include "hf_names.h"
 #include "imatrix.h"
 #include "mapped_file.h"
 #include "model_json.h"
@@ -46,9 +66,24 @@ constexpr uint64_t kWidenPiece = uint64_t(1) << 20;  // elements per piece when 
 enum class Action { kCopy, kEncode, kWiden };
 
 struct Plan {
-    TensorInfo out;  // name, dtype and shape to write
+    size_t input = 0;  // index into the input's tensors
+    TensorInfo out;    // name, dtype and shape to write
     Action action = Action::kCopy;
-    const float* imatrix = nullptr;  // importance for a quantized target (ne[0] * ne[2] values), or nullptr
+    const float* imatrix = nullptr;          // importance for a quantized target (ne[0] * ne[2] values), or nullptr
+    Transform transform = Transform::kNone;  // convert_hf_to_gguf.py's change to the values on the way
+    uint64_t heads = 0;                      // kPermuteQ/kPermuteK: the head count the rows are permuted by
+    bool kept_quantized = false;             // already quantized and copied rather than requantized to --dtype
+};
+
+// What plan_tensor() needs besides the tensor.
+struct Rules {
+    Format target = Format::kGguf;
+    DType requested = DType::kUnknown;  // --dtype, or kUnknown
+    // convert_hf_to_gguf.py's rule, which keeps the tensors llama-quantize never quantizes (1-D tensors,
+    // norms, ...: tensor_allows_quantization()) in F32 whatever --outtype is. It applies with --dtype and
+    // to a Hugging Face checkpoint; a plain copy keeps every type.
+    bool keep_f32 = false;
+    bool allow_requantize = false;
 };
 
 bool target_holds(Format target, DType t) {
@@ -74,7 +109,10 @@ DType wider_signed(DType t) {
 }
 
 // What to do with tensor t; false with *why when it cannot be written to the target.
-bool plan_tensor(const TensorInfo& t, Format target, DType requested, Plan* plan, std::string* why) {
+// `t` carries its output name (a Hugging Face name is already mapped).
+bool plan_tensor(const TensorInfo& t, const Rules& rules, Plan* plan, std::string* why) {
+    const Format target = rules.target;
+    const DType requested = rules.requested;
     const DTypeTraits& traits = dtype_traits(t.dtype);
     plan->out = t;
     plan->out.offset = 0;
@@ -92,8 +130,21 @@ bool plan_tensor(const TensorInfo& t, Format target, DType requested, Plan* plan
     };
     const bool encodable = dtype_decodable(t.dtype) && t.dtype != DType::C64 &&
                            (traits.kind == DTypeKind::kFloat || traits.kind == DTypeKind::kQuantized);
+    if (target == Format::kGguf && rules.keep_f32 && encodable && !tensor_allows_quantization(t, false)) {
+        if (t.dtype == DType::F32 || traits.kind == DTypeKind::kQuantized) {
+            plan->action = Action::kCopy;
+            return true;
+        }
+        return encode_as(DType::F32);
+    }
     const bool requested_fits = requested != DType::kUnknown && t.ne[0] % dtype_traits(requested).block_elems == 0;
-    if (encodable && requested_fits && requested != t.dtype) return encode_as(requested);
+    if (encodable && requested_fits && requested != t.dtype) {
+        // llama-quantize refuses to requantize without --allow-requantize; convert keeps such a tensor.
+        const bool requantize =
+            traits.kind == DTypeKind::kQuantized && dtype_traits(requested).kind == DTypeKind::kQuantized;
+        if (!requantize || rules.allow_requantize) return encode_as(requested);
+        plan->kept_quantized = true;
+    }
     if (target_holds(target, t.dtype)) {
         plan->action = Action::kCopy;
         return true;
@@ -199,6 +250,180 @@ void widen(DType from, const uint8_t* src, uint64_t n, std::vector<uint8_t>* dst
     }
 }
 
+constexpr uint64_t kMaxConfigBytes = uint64_t(16) << 20;  // a config.json larger than this is not read
+
+std::string dir_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+bool file_exists(const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f) std::fclose(f);
+    return f != nullptr;
+}
+
+// A JSON file's value (discarded when the file is missing, over kMaxConfigBytes or not JSON).
+nlohmann::json read_json_file(const std::string& path, bool* found) {
+    *found = false;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return nlohmann::json(nlohmann::json::value_t::discarded);
+    *found = true;
+    std::string bytes;
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() <= kMaxConfigBytes) bytes.append(buf, n);
+    std::fclose(f);
+    if (bytes.size() > kMaxConfigBytes) return nlohmann::json(nlohmann::json::value_t::discarded);
+    return nlohmann::json::parse(bytes, nullptr, false);
+}
+
+Value u32_value(uint64_t v) {
+    Value out;
+    out.type = ValueType::kUint32;
+    out.bits = v;
+    return out;
+}
+
+Value f32_value(double v) {
+    const float f = static_cast<float>(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    Value out;
+    out.type = ValueType::kFloat32;
+    out.bits = bits;
+    return out;
+}
+
+Value str_value(const std::string& s) {
+    Value out;
+    out.type = ValueType::kString;
+    out.str = s;
+    return out;
+}
+
+// Replaces the value of `key` in place, or appends the entry.
+void set_value(std::vector<MetadataEntry>* kv, const std::string& key, const Value& v) {
+    for (MetadataEntry& e : *kv) {
+        if (e.key == key) {
+            e.value = v;
+            return;
+        }
+    }
+    MetadataEntry e;
+    e.key = key;
+    e.value = v;
+    kv->push_back(std::move(e));
+}
+
+void erase_key(std::vector<MetadataEntry>* kv, const std::string& key) {
+    kv->erase(std::remove_if(kv->begin(), kv->end(), [&](const MetadataEntry& e) { return e.key == key; }), kv->end());
+}
+
+// A Hugging Face checkpoint converted as convert_hf_to_gguf.py converts it: a safetensors model whose
+// config.json names a family core/hf_names.h knows.
+struct HfCheckpoint {
+    std::string family;      // the GGUF architecture ("llama", "qwen2", ...)
+    nlohmann::json hparams;  // config.json, or its text_config for a multimodal checkpoint
+    int64_t n_head = 0, n_head_kv = 0;
+};
+
+// The first of `keys` that config.json has as a number (TextModel.find_hparam's order), or nullptr.
+const nlohmann::json* find_hparam(const nlohmann::json& hp, std::initializer_list<const char*> keys) {
+    for (const char* k : keys) {
+        const auto it = hp.find(k);
+        if (it != hp.end() && it->is_number()) return &*it;
+    }
+    return nullptr;
+}
+
+// The hyperparameters convert_hf_to_gguf.py writes for the family (TextModel.set_gguf_parameters, and
+// LlamaModel's vocab_size and rope.dimension_count), typed as gguf-py types them; a missing one that
+// llama.cpp requires is a warning.
+std::vector<MetadataEntry> hf_hparams(const HfCheckpoint& hf, std::vector<std::string>* warnings) {
+    std::vector<MetadataEntry> out;
+    const std::string& arch = hf.family;
+    const nlohmann::json& hp = hf.hparams;
+    set_value(&out, "general.architecture", str_value(arch));
+    auto add_u32 = [&](const char* key, std::initializer_list<const char*> names, bool required) {
+        const nlohmann::json* v = find_hparam(hp, names);
+        if (v && v->is_number_integer() && v->get<int64_t>() >= 0 && v->get<int64_t>() <= 0xffffffffll) {
+            set_value(&out, arch + "." + key, u32_value(v->get<uint64_t>()));
+        } else if (required) {
+            warnings->push_back("config.json has no " + std::string(*names.begin()) + ": " + arch + "." + key +
+                                " not written (llama.cpp requires it)");
+        }
+    };
+    auto add_f32 = [&](const char* key, std::initializer_list<const char*> names) {
+        const nlohmann::json* v = find_hparam(hp, names);
+        if (v) set_value(&out, arch + "." + key, f32_value(v->get<double>()));
+    };
+    add_u32("block_count", {"num_hidden_layers", "n_layers", "n_layer", "num_layers"}, true);
+    add_u32(
+        "context_length",
+        {"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length", "model_max_length"},
+        true);
+    add_u32("embedding_length", {"hidden_size", "n_embd", "dim"}, true);
+    add_u32("feed_forward_length", {"intermediate_size", "n_inner", "hidden_dim"}, true);
+    add_u32("attention.head_count", {"num_attention_heads", "n_head", "n_heads"}, true);
+    add_u32("attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, false);
+    add_f32("rope.freq_base", {"rope_theta"});
+    add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
+    add_f32("attention.layer_norm_epsilon", {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"});
+    add_u32("expert_count", {"num_local_experts", "num_experts"}, false);
+    add_u32("expert_used_count", {"num_experts_per_tok", "num_experts_per_token"}, false);
+    add_u32("attention.key_length", {"head_dim"}, false);
+    add_u32("attention.value_length", {"head_dim"}, false);
+    if (arch == "llama") {
+        add_u32("vocab_size", {"vocab_size"}, false);
+        const nlohmann::json* head_dim = find_hparam(hp, {"head_dim"});
+        const nlohmann::json* hidden = find_hparam(hp, {"hidden_size"});
+        if (head_dim && head_dim->is_number_integer() && head_dim->get<int64_t>() > 0) {
+            set_value(&out, "llama.rope.dimension_count", u32_value(head_dim->get<uint64_t>()));
+        } else if (hidden && hidden->is_number_integer() && hf.n_head > 0 && hidden->get<int64_t>() > 0) {
+            set_value(&out, "llama.rope.dimension_count", u32_value(hidden->get<uint64_t>() / hf.n_head));
+        }
+    }
+    return out;
+}
+
+// Rows of the outermost dim reordered as convert_hf_to_gguf.py's permute() does for ggml's rotary layout:
+// per head of hd rows, row 2j + i of the output is row i * hd/2 + j of the input.
+Status permute_rows(const TensorInfo& t, uint64_t heads, const uint8_t* src, std::vector<uint8_t>* out) {
+    const uint32_t n_dims = gguf_n_dims(t.ne);
+    const uint64_t rows = static_cast<uint64_t>(t.ne[n_dims - 1]);
+    if (heads == 0 || rows % (2 * heads) != 0 || rows == 0 || t.nbytes % rows != 0) {
+        return make_error(Error::kBadShape, t.info_offset, "tensor.ne");
+    }
+    const uint64_t row_bytes = t.nbytes / rows, hd = rows / heads, half = hd / 2;
+    out->resize(static_cast<size_t>(t.nbytes));
+    for (uint64_t h = 0; h < heads; ++h) {
+        for (uint64_t j = 0; j < half; ++j) {
+            for (uint64_t i = 0; i < 2; ++i) {
+                std::memcpy(out->data() + (h * hd + 2 * j + i) * row_bytes, src + (h * hd + i * half + j) * row_bytes,
+                            static_cast<size_t>(row_bytes));
+            }
+        }
+    }
+    return ok_status();
+}
+
+// Gemma's norm weights + 1, in the source's precision as the converter adds (float32, or float16 for an
+// F16 tensor), as F32 bytes.
+Status plus_one(const TensorInfo& t, const uint8_t* src, std::vector<uint8_t>* out) {
+    std::vector<float> x(static_cast<size_t>(t.n_elements));
+    WS_TRY(dequantize(t.dtype, src, t.n_elements, x.data()));
+    for (float& v : x) v += 1.0f;
+    if (t.dtype == DType::F16) {
+        std::vector<uint8_t> half(x.size() * 2);
+        WS_TRY(quantize(DType::F16, x.data(), t.n_elements, half.data()));
+        WS_TRY(dequantize(DType::F16, half.data(), t.n_elements, x.data()));
+    }
+    out->resize(x.size() * 4);
+    std::memcpy(out->data(), x.data(), out->size());
+    return ok_status();
+}
+
 // f32, f16, bf16 or a quantized ggml type name (case-insensitive).
 bool parse_dtype(const std::string& s, DType* out) {
     DType t;
@@ -231,9 +456,11 @@ Status check_readable(const std::vector<uint8_t>& header, uint64_t file_size, Fo
 
 int cmd_convert(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {}, {"--dtype", "--imatrix", "--threads"}, &args)) return kExitUsage;
+    if (!parse_args(argv, {"--allow-requantize"}, {"--dtype", "--imatrix", "--threads"}, &args)) return kExitUsage;
     if (args.positional.size() != 2) {
-        return fail(kExitUsage, "usage: weightstream convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]");
+        return fail(kExitUsage,
+                    "usage: weightstream convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] "
+                    "[--threads N]");
     }
     const std::string& in_path = args.positional[0];
     const std::string& out_path = args.positional[1];
@@ -278,19 +505,94 @@ int cmd_convert(const std::vector<std::string>& argv) {
     // A big-endian GGUF's tensor data is swapped to little-endian on the way (the output is little-endian).
     const bool big_endian = model.info.big_endian;
 
-    std::vector<Plan> plans(model.info.tensors.size());
+    // A Hugging Face checkpoint: GGUF names, the converter's transforms and config.json's hyperparameters.
+    HfCheckpoint hf;
+    std::vector<std::string> warnings;
+    const bool from_hf = model.info.format == Format::kSafetensors && target == Format::kGguf;
+    if (from_hf) {
+        const std::string config_path = dir_of(in_path) + "config.json";
+        bool found = false;
+        const nlohmann::json config = read_json_file(config_path, &found);
+        bool hf_named = false;
+        for (const TensorInfo& t : model.info.tensors) hf_named = hf_named || t.name.rfind("model.", 0) == 0;
+        if (config.is_object()) {
+            const auto str = [](const nlohmann::json& j, const char* k) {
+                const auto it = j.find(k);
+                return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+            };
+            const std::string model_type = str(config, "model_type");
+            hf.family = hf_family(model_type);
+            hf.hparams = config;
+            const auto text = config.find("text_config");
+            if (hf.family.empty() && text != config.end() && text->is_object()) {
+                hf.family = hf_family(str(*text, "model_type"));
+                hf.hparams = *text;
+            }
+            if (hf.family.empty()) {
+                warnings.push_back(config_path + ": model_type '" + printable(model_type, 40) +
+                                   "' is not a family this converter knows (llama, mistral, qwen2, qwen3, gemma, "
+                                   "gemma2, gemma3, phi3): tensor names kept, no hyperparameters written; "
+                                   "llama.cpp will not load the file");
+            }
+        } else if (found) {
+            warnings.push_back(config_path + " is not a JSON object (or is over 16 MiB); ignored");
+        } else if (hf_named) {
+            warnings.push_back("no config.json beside " + in_path +
+                               ": Hugging Face tensor names kept, no hyperparameters written; llama.cpp will not "
+                               "load the file");
+        }
+        if (!hf.family.empty()) {
+            const nlohmann::json* heads = find_hparam(hf.hparams, {"num_attention_heads", "n_head", "n_heads"});
+            const nlohmann::json* kv = find_hparam(hf.hparams, {"num_key_value_heads", "n_head_kv"});
+            if (heads && heads->is_number_integer()) hf.n_head = heads->get<int64_t>();
+            hf.n_head_kv = kv && kv->is_number_integer() ? kv->get<int64_t>() : hf.n_head;
+        }
+    }
+    const bool hf_mode = !hf.family.empty();
+
+    Rules rules;
+    rules.target = target;
+    rules.requested = requested;
+    rules.keep_f32 = requested != DType::kUnknown || hf_mode;
+    rules.allow_requantize = args.has("--allow-requantize");
+    std::vector<Plan> plans;
     std::vector<TensorInfo> out_tensors;
+    std::vector<std::string> dropped;
     uint64_t total = 0;
-    for (size_t i = 0; i < plans.size(); ++i) {
-        const TensorInfo& t = model.info.tensors[i];
+    for (size_t i = 0; i < model.info.tensors.size(); ++i) {
+        TensorInfo t = model.info.tensors[i];
+        Transform transform = Transform::kNone;
+        if (hf_mode) {
+            std::string gguf_name;
+            if (!hf_to_gguf_name(hf.family, t.name, &gguf_name, &transform)) {
+                dropped.push_back(t.name);
+                continue;
+            }
+            t.name = gguf_name;
+        }
+        Plan plan;
+        plan.input = i;
+        plan.transform = transform;
+        if (transform == Transform::kPermuteQ || transform == Transform::kPermuteK) {
+            plan.heads = static_cast<uint64_t>(transform == Transform::kPermuteQ ? hf.n_head : hf.n_head_kv);
+            if (hf.n_head <= 0 || hf.n_head_kv <= 0) {
+                return fail(kExitInvalid, "config.json has no num_attention_heads / num_key_value_heads: tensor " +
+                                              printable(model.info.tensors[i].name, 200) +
+                                              " needs them for the Q/K permutation");
+            }
+        }
         std::string why;
         if (big_endian && !big_endian_order_defined(t.dtype)) {
             why = "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
         }
-        if (!why.empty() || !plan_tensor(t, target, requested, &plans[i], &why)) {
+        if (!why.empty() || !plan_tensor(t, rules, &plan, &why)) {
             return fail(kExitInvalid, describe(model.paths[t.file_index],
                                                make_error(Error::kUnsupported, t.info_offset, "tensor.type")) +
                                           ": cannot convert tensor " + printable(t.name, 200) + ": " + why);
+        }
+        if (transform == Transform::kPlusOne && !dtype_decodable(t.dtype)) {
+            return fail(kExitInvalid, "tensor " + printable(t.name, 200) + ": type " + t.dtype_name() +
+                                          " cannot be decoded for Gemma's norm + 1");
         }
         if (target == Format::kGguf && t.name.size() > kGgufMaxTensorName) {
             return fail(kExitInvalid, describe(model.paths[t.file_index],
@@ -298,23 +600,93 @@ int cmd_convert(const std::vector<std::string>& argv) {
                                           ": tensor name " + printable(t.name, 200) + " is longer than GGUF's " +
                                           std::to_string(kGgufMaxTensorName) + " bytes");
         }
-        if (plans[i].action == Action::kEncode && dtype_traits(plans[i].out.dtype).kind == DTypeKind::kQuantized) {
+        if (plan.action == Action::kEncode && dtype_traits(plan.out.dtype).kind == DTypeKind::kQuantized) {
             const ImatrixEntry* e = imatrix.find(t.name);
             if (e && e->values.size() == static_cast<uint64_t>(t.ne[0]) * static_cast<uint64_t>(t.ne[2])) {
-                plans[i].imatrix = e->values.data();
-            } else if (quantize_requires_imatrix(plans[i].out.dtype)) {
-                return fail(
-                    kExitInvalid,
-                    describe(model.paths[t.file_index], make_error(Error::kUnsupported, t.info_offset, "imatrix")) +
-                        ": tensor " + printable(t.name, 200) + ": " + dtype_name(plans[i].out.dtype) +
-                        " needs an importance matrix entry of ne[0] * ne[2] values (--imatrix)");
+                plan.imatrix = e->values.data();
+            } else if (quantize_requires_imatrix(plan.out.dtype)) {
+                return fail(kExitInvalid, describe(model.paths[t.file_index],
+                                                   make_error(Error::kUnsupported, t.info_offset, "imatrix")) +
+                                              ": tensor " + printable(t.name, 200) + ": " + dtype_name(plan.out.dtype) +
+                                              " needs an importance matrix entry of ne[0] * ne[2] values (--imatrix)");
             }
         }
-        out_tensors.push_back(plans[i].out);
+        out_tensors.push_back(plan.out);
+        plans.push_back(std::move(plan));
         total += t.nbytes;
     }
-    std::vector<std::string> warnings;
-    const std::vector<MetadataEntry> metadata = plan_metadata(model.info, target, &warnings);
+    // Already quantized tensors kept (one line per type), and requantized ones (llama-quantize's words).
+    std::vector<DType> kept, requantized;
+    for (const Plan& p : plans) {
+        const DType in_type = model.info.tensors[p.input].dtype;
+        if (p.kept_quantized && std::find(kept.begin(), kept.end(), in_type) == kept.end()) kept.push_back(in_type);
+        if (p.action == Action::kEncode && dtype_traits(in_type).kind == DTypeKind::kQuantized &&
+            dtype_traits(p.out.dtype).kind == DTypeKind::kQuantized &&
+            std::find(requantized.begin(), requantized.end(), in_type) == requantized.end()) {
+            requantized.push_back(in_type);
+        }
+    }
+    for (DType d : kept) {
+        warnings.push_back(std::string("tensors already of type ") + dtype_name(d) + " kept as they are, not " +
+                           dtype_name(requested) + " (--allow-requantize requantizes them, at lower quality)");
+    }
+    for (DType d : requantized) {
+        warnings.push_back(std::string("requantizing from ") + dtype_name(d) +
+                           ": quality is lower than quantizing from 16 or 32 bit floats");
+    }
+    if (!dropped.empty()) {
+        std::string list;
+        for (size_t k = 0; k < dropped.size() && k < 3; ++k) list += (k ? ", " : "") + printable(dropped[k], 80);
+        if (dropped.size() > 3) list += ", ...";
+        warnings.push_back(std::to_string(dropped.size()) + " tensor" + (dropped.size() == 1 ? "" : "s") +
+                           " that convert_hf_to_gguf.py does not convert for " + hf.family + " dropped: " + list);
+    }
+
+    std::vector<MetadataEntry> metadata = plan_metadata(model.info, target, &warnings);
+    if (hf_mode) {
+        // convert_hf_to_gguf.py's keys first; the checkpoint's own __metadata__ ("format": "pt") is not kept.
+        metadata = hf_hparams(hf, &warnings);
+        set_value(&metadata, "general.quantization_version", u32_value(2));  // GGML_QNT_VERSION
+    }
+    // general.file_type (GGUF only; safetensors carries GGUF metadata as text, as it was): kept when every
+    // tensor is copied from a GGUF that has it; otherwise the llama_ftype of the result, as
+    // convert_hf_to_gguf.py writes it for --outtype (the ftype of --dtype when any tensor got it), else
+    // llama_model_loader's guess from the most common tensor type.
+    bool reencoded = hf_mode || model.info.format != target;
+    for (const Plan& p : plans) reencoded = reencoded || p.action != Action::kCopy;
+    if (reencoded && target == Format::kGguf) {
+        bool any_requested = false;
+        for (const TensorInfo& t : out_tensors) any_requested = any_requested || t.dtype == requested;
+        const DType basis = any_requested ? requested : majority_tensor_type(out_tensors);
+        Ftype ftype;
+        if (basis == DType::kUnknown) {
+            erase_key(&metadata, "general.file_type");
+        } else if (!ftype_of_majority_type(basis, &ftype)) {
+            erase_key(&metadata, "general.file_type");
+            warnings.push_back(std::string("no llama.cpp file type for a model of mostly ") + dtype_name(basis) +
+                               " tensors: general.file_type not written");
+        } else {
+            set_value(&metadata, "general.file_type", u32_value(static_cast<uint32_t>(ftype)));
+        }
+    }
+    if (target == Format::kGguf && requested != DType::kUnknown &&
+        dtype_traits(requested).kind == DTypeKind::kQuantized) {
+        bool quantized = false;
+        for (const TensorInfo& t : out_tensors)
+            quantized = quantized || dtype_traits(t.dtype).kind == DTypeKind::kQuantized;
+        if (quantized && !model.info.find("general.quantization_version")) {
+            set_value(&metadata, "general.quantization_version", u32_value(2));
+        }
+    }
+    // What llama.cpp still needs that this command does not write.
+    if (hf_mode) {
+        const std::string tokenizer = dir_of(in_path) + "tokenizer.json";
+        warnings.push_back(std::string("no tokenizer written (tokenizer.ggml.*): llama.cpp cannot load the file "
+                                       "without one; ") +
+                           (file_exists(tokenizer) ? tokenizer + " is there, but this command does not convert it "
+                                                                 "(convert_hf_to_gguf.py does)"
+                                                   : "convert_hf_to_gguf.py converts tokenizer.json"));
+    }
     for (const std::string& w : warnings) warn(w);
 
     // The layout: header bytes, and where each tensor goes (GGUF: with zero padding after it).
@@ -357,15 +729,41 @@ int cmd_convert(const std::vector<std::string>& argv) {
         progress.finish();
         return fail(kExitIo, out.error());
     };
-    std::vector<uint8_t> encoded;
+    std::vector<uint8_t> encoded, staged;
     for (size_t i = 0; i < plans.size(); ++i) {
-        const TensorInfo& t = model.info.tensors[i];
-        const Plan& plan = plans[i];
+        const Plan& base_plan = plans[i];
+        const TensorInfo& stored = model.info.tensors[base_plan.input];
         TensorBytes held;
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
+        const uint8_t* data = tensor_bytes_or_fail(model, stored, &held, &status);
         if (!data) {
             progress.finish();
             return status;
+        }
+        // A transform makes a staged copy of the tensor (its values as the converter changes them) that the
+        // action below reads instead of the stored bytes; `t` describes what the action reads.
+        TensorInfo t = stored;
+        Plan plan = base_plan;
+        if (plan.transform == Transform::kPermuteQ || plan.transform == Transform::kPermuteK ||
+            plan.transform == Transform::kPlusOne) {
+            const Status s = plan.transform == Transform::kPlusOne ? plus_one(stored, data, &staged)
+                                                                   : permute_rows(stored, plan.heads, data, &staged);
+            if (!s.ok()) {
+                progress.finish();
+                return fail(kExitInvalid,
+                            describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
+                                ": tensor " + printable(t.name, 200) + ": cannot apply " +
+                                transform_name(plan.transform) +
+                                (plan.transform == Transform::kPlusOne
+                                     ? std::string()
+                                     : " (" + std::to_string(t.ne[gguf_n_dims(t.ne) - 1]) + " rows, " +
+                                           std::to_string(plan.heads) + " heads)"));
+            }
+            data = staged.data();
+            if (plan.transform == Transform::kPlusOne) {
+                t.dtype = DType::F32;
+                t.nbytes = staged.size();
+                plan.action = plan.out.dtype == DType::F32 ? Action::kCopy : Action::kEncode;
+            }
         }
         uint64_t written = 0;
         if (plan.action == Action::kCopy) {

@@ -47,7 +47,7 @@ constexpr const char* kUsage =
     "                            verifies FILE against such a manifest as llama-gguf-hash does (by default\n"
     "                            the strongest digest it holds); exit 0 Success, 1 Failure (a mismatch),\n"
     "                            3 no line of FILE found, 4 no known digest type, 5 MANIFEST unreadable\n"
-    "  convert IN OUT [--dtype TYPE] [--imatrix FILE] [--threads N]\n"
+    "  convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--threads N]\n"
     "                            GGUF <-> safetensors by OUT's extension. To safetensors: quantized tensors\n"
     "                            decoded to F32 (or --dtype f16/bf16), GGUF metadata as strings (arrays as\n"
     "                            JSON). To GGUF: F32/F16/BF16 kept, --dtype q8_0, q4_k, iq2_xxs, ... (any type\n"
@@ -55,7 +55,24 @@ constexpr const char* kUsage =
     "                            the type's block as ggml does, with FILE's importance matrix entry of the same\n"
     "                            name; BOOL/U8/U16/U32 widen to the next signed type, F8/F6/F4 become F32.\n"
     "                            --dtype f32/f16/bf16 re-encodes every float and quantized tensor (integers are\n"
-    "                            never re-encoded)\n"
+    "                            never re-encoded). To GGUF with --dtype (and from a Hugging Face checkpoint),\n"
+    "                            the tensors llama-quantize never quantizes (1-D, norms, ffn_gate_inp, position\n"
+    "                            embeddings) are F32, as convert_hf_to_gguf.py writes them; tensors already\n"
+    "                            quantized are kept unless --allow-requantize; general.file_type is the\n"
+    "                            llama_ftype of the result. A safetensors checkpoint with config.json of a known\n"
+    "                            family (llama/mistral, qwen2/qwen3, gemma/gemma2/gemma3, phi3) gets GGUF names,\n"
+    "                            the Q/K permutation and Gemma norm + 1, and config.json's hyperparameters;\n"
+    "                            warnings say what llama.cpp still needs (the tokenizer is not converted)\n"
+    "  edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE] [--force]\n"
+    "  edit IN --in-place [--set ...] [--delete ...] [--set-chat-template FILE]\n"
+    "                            a GGUF's metadata changed, tensor bytes streamed through unchanged and\n"
+    "                            re-aligned. TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str (an array's\n"
+    "                            item type); without it an existing key keeps its type, a new one is inferred\n"
+    "                            (true/false bool, integers u32 then i32/i64, other numbers f32, else str).\n"
+    "                            Arrays are JSON: '[1,2]:i32', '[\"a\",\"b\"]'. --set-chat-template sets\n"
+    "                            tokenizer.chat_template to FILE's text. general.alignment cannot be edited.\n"
+    "                            An existing OUT is replaced only with --force; --in-place rewrites IN's header\n"
+    "                            only when it fits the old header's padding (else exit 2, nothing written)\n"
     "  quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...] [--pure]\n"
     "         [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--leave-output-tensor]\n"
     "         [--allow-requantize]\n"
@@ -124,7 +141,7 @@ constexpr Command kCommands[] = {
     {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
     {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
     {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
-    {"diff", ws::cli::cmd_diff},       {"scan", ws::cli::cmd_scan},
+    {"diff", ws::cli::cmd_diff},       {"scan", ws::cli::cmd_scan},       {"edit", ws::cli::cmd_edit},
 };
 
 }  // namespace

@@ -733,10 +733,12 @@ TEST_CASE("convert safetensors -> GGUF --dtype q8_0 / q4_0 gives ggml's quantize
     std::vector<TensorInfo> tensors;
     std::vector<std::vector<uint8_t>> data;
     std::vector<json> sources;
+    // Named NAME.weight: convert quantizes only what llama-quantize would (a name ending in "weight").
     for (const json& t : m["tensors"]) {
         const std::string type = t["ggml_type"];
         if (type != "q8_0" && type != "q4_0") continue;
-        tensors.push_back(tensor(t["name"], DType::F32, t["ne"].get<std::vector<int64_t>>()));
+        tensors.push_back(
+            tensor(t["name"].get<std::string>() + ".weight", DType::F32, t["ne"].get<std::vector<int64_t>>()));
         data.push_back(ws_test::read_file(ws_test::data_path("ggml/" + t["source"]["file"].get<std::string>())));
         sources.push_back(t);
     }
@@ -764,17 +766,23 @@ TEST_CASE("convert safetensors -> GGUF --dtype q8_0 / q4_0 gives ggml's quantize
         const std::map<std::string, json> listed = by_name(info);
         const std::map<std::string, json> hashes = by_name(json_cli("hash " + quote(gguf) + " --json"));
         for (const json& t : sources) {
-            INFO("tensor " << t["name"]);
-            CHECK(listed.at(t["name"])["dtype"] == upper(dtype));
-            CHECK(listed.at(t["name"])["ne"] == t["ne"]);
+            const std::string name = t["name"].get<std::string>() + ".weight";
+            INFO("tensor " << name);
+            CHECK(listed.at(name)["dtype"] == upper(dtype));
+            CHECK(listed.at(name)["ne"] == t["ne"]);
             // ggml quantized this very source into the corpus tensor of that type: same bytes.
-            if (t["ggml_type"] == dtype) CHECK(hashes.at(t["name"])["raw_sha256"] == t["raw_sha256"]);
+            if (t["ggml_type"] == dtype) CHECK(hashes.at(name)["raw_sha256"] == t["raw_sha256"]);
         }
         CHECK(listed.at("narrow")["dtype"] == "F32");
         CHECK(hashes.at("narrow")["raw_sha256"] == sha256(narrow));
-        REQUIRE(info["metadata"].size() == 1);
+        // The input's metadata, then the file type of --dtype and the quantization version.
+        REQUIRE(info["metadata"].size() == 3);
         CHECK(info["metadata"][0]["key"] == "note");
         CHECK(info["metadata"][0]["value"] == "quantizer sources");
+        CHECK(info["metadata"][1]["key"] == "general.file_type");
+        CHECK(info["metadata"][1]["value"] == (std::string(dtype) == "q8_0" ? 7 : 2));
+        CHECK(info["metadata"][2]["key"] == "general.quantization_version");
+        CHECK(info["metadata"][2]["value"] == 2);
     }
 }
 

@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "dequant.h"
 #include "dtype.h"
+#include "gguf_edit.h"
 #include "header_parser.h"
 #include "imatrix.h"
 #include "info_transfer.h"
@@ -1134,6 +1135,39 @@ val dtype_record(DType t) {
     return r;
 }
 
+// ---- edit() (wasm/js/edit.js) ----
+// Plans a metadata edit (core/gguf_edit.h) of an open GGUF: set = [[key, JSON text of the value, type name or
+// ""]], remove = [keys]. Returns {status, key (the key an error is about, or ""), header (Uint8Array), padding
+// (zero bytes after each tensor, in the model's tensor order), fileSize}; the JavaScript streams each tensor's
+// stored bytes between them. The model must have been opened with its metadata kept.
+val edit_plan_js(const Model& model, const val& set, const val& remove) {
+    MetadataEdits edits;
+    const size_t n_set = set["length"].as<size_t>();
+    for (size_t i = 0; i < n_set; ++i) {
+        EditValue v;
+        v.json = true;
+        v.text = set[i][1].as<std::string>();
+        v.type = set[i][2].as<std::string>();
+        edits.set.emplace_back(set[i][0].as<std::string>(), std::move(v));
+    }
+    const size_t n_remove = remove["length"].as<size_t>();
+    for (size_t i = 0; i < n_remove; ++i) edits.remove.push_back(remove[i].as<std::string>());
+    std::string failed_key;
+    Result<EditPlan> plan = plan_gguf_edit(model.info(), edits, &failed_key);
+    val out = val::object();
+    out.set("status", to_js(plan.ok() ? ok_status() : plan.status()));
+    out.set("key", failed_key);
+    if (!plan.ok()) return out;
+    const GgufLayout& layout = plan.value().layout;
+    out.set("header", copy_to_js("Uint8Array", layout.header.data(), layout.header.size()));
+    val padding = val::array();
+    for (uint64_t p : layout.tensor_padding) padding.call<void>("push", double(p));
+    out.set("padding", padding);
+    out.set("fileSize", double(layout.file_size));
+    return out;
+}
+// ---- end of edit() ----
+
 // Every dtype this build knows: the ggml ids, then the safetensors-only ones.
 val dtypes() {
     val list = val::array();
@@ -1260,6 +1294,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     function("quantizeRows", &ws::quantize_rows_js);
     // ---- end of quantize() ----
 
+    function("editPlan", &ws::edit_plan_js);
     function("dtypes", &ws::dtypes);
     function("errorNames", &ws::error_names);
     constant("maxIndexBytes", double(ws::kMaxIndexBytes));

@@ -7,6 +7,7 @@ import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
 import { CompareDetail, CompareView } from "./compare_view.js";
+import { EditView, editedName, saveAs } from "./edit_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { LayerMap } from "./layer_map.js";
@@ -270,7 +271,27 @@ const layerMap = new LayerMap($("#layers-root"), {
 const metadataView = new MetadataView($("#metadata-root"), {
     onOpenViewer: () => $("#metadata-root").classList.add("viewer-open"),
     onCloseViewer: () => $("#metadata-root").classList.remove("viewer-open"),
+    onSelect: (entry) => editView.pick(entry),
 });
+const editView = new EditView($("#metadata-root"), { onSave: (changes) => editAndSave(changes) });
+metadataView.addToolbarItem(editView.button);
+
+// Saves the model on show with the Edit… mode's changes: edit() in the worker (the core writes the header,
+// the tensors are streamed from the model's source), through showSaveFilePicker or as a download.
+async function editAndSave(changes) {
+    if (!model) return;
+    const name = editedName(modelLabel);
+    editView.setStatus("running", `Saving ${name}…`);
+    try {
+        worker ??= new WeightstreamWorker();
+        const saved = await saveAs(name, () => worker.edit(modelSource, changes, OPEN_OPTIONS));
+        if (saved === null) editView.setStatus("cancelled", "Not saved.");
+        else editView.setStatus("done", `Saved ${name}` + (saved === "download" ? " (downloaded)" : ""));
+    } catch (error) {
+        editView.setStatus("failed", error.message);
+        if (error?.code === "worker") worker = null;
+    }
+}
 
 function showModel(info, label) {
     const s = summarize(info, label);
@@ -293,6 +314,7 @@ function showModel(info, label) {
     $("#tab-tokenizer").hidden = !tokenizerView.setMetadata(info.metadata);
     $("#tab-template").hidden = !templateView.setMetadata(info.metadata);
     $("#tab-layers").hidden = !layerMap.setTensors(info.tensors);
+    editView.setModel(info.metadata, info.format === "gguf" && !(info.files?.length > 1));
     detail.clear();
     detailRoot.classList.remove("open");
     $("#metadata-root").classList.remove("viewer-open");

@@ -30,11 +30,17 @@ export class MetadataView {
     #arrayList = null; // the VirtualList of the array on show
     #onOpenViewer;
     #onCloseViewer;
+    #onSelect;
+    #toolbar;
 
-    /** onOpenViewer() / onCloseViewer(): the viewer was filled / closed (it is an overlay on narrow screens). */
-    constructor(root, { onOpenViewer, onCloseViewer } = {}) {
+    /**
+     * onOpenViewer() / onCloseViewer(): the viewer was filled / closed (it is an overlay on narrow screens);
+     * onSelect(entry): an entry was shown (the Edit… mode fills its form from it).
+     */
+    constructor(root, { onOpenViewer, onCloseViewer, onSelect } = {}) {
         this.#onOpenViewer = onOpenViewer;
         this.#onCloseViewer = onCloseViewer;
+        this.#onSelect = onSelect;
         this.#filter = el("input", {
             type: "search",
             placeholder: "Filter keys and values",
@@ -63,10 +69,8 @@ export class MetadataView {
             class: "value-viewer panel",
             attrs: { "data-testid": "metadata-value", "aria-label": "Metadata value" },
         });
-        root.append(
-            el("div", { class: "toolbar" }, this.#filter, this.#countLabel),
-            el("div", { class: "split" }, this.#viewport, this.#viewer),
-        );
+        this.#toolbar = el("div", { class: "toolbar" }, this.#filter, this.#countLabel);
+        root.append(this.#toolbar, el("div", { class: "split" }, this.#viewport, this.#viewer));
         this.#list = new VirtualList(this.#viewport, {
             rowHeight: ROW_HEIGHT,
             createRow: () =>
@@ -77,6 +81,11 @@ export class MetadataView {
                 }),
             renderRow: (row, i) => this.#renderRow(row, i),
         });
+    }
+
+    /** Adds a control (the Edit… button) to the toolbar, after the filter. */
+    addToolbarItem(node) {
+        this.#toolbar.append(node);
     }
 
     setMetadata(entries) {
@@ -135,6 +144,7 @@ export class MetadataView {
     #show(entry) {
         if (!entry) return;
         this.#selected = entry;
+        this.#onSelect?.(entry);
         this.#list.refresh();
         this.#arrayList?.dispose();
         this.#arrayList = null;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Compiled by `npm run typecheck` (tsc --noEmit), never run: the package's index.d.ts must accept the
 // documented uses and give the documented result types.
-import { WeightstreamError, dtypes, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
+import { WeightstreamError, dtypes, edit, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
 import type {
     DTypeInfo,
     HalfArray,
@@ -160,6 +160,14 @@ export async function uses(): Promise<void> {
     });
     const inWorkerTypes: QuantizeFileTypeInfo[] = await worker.quantizeFileTypes();
     (void inWorkerPlan, inWorkerTypes);
+    // edit(): a stream of the edited GGUF, here and in a worker.
+    const edited: ReadableStream<Uint8Array> = edit("m.gguf", {
+        set: { "general.name": "x", "a.ids": { value: [1, 2], type: "i16" }, "a.big": 1n << 40n, "a.flag": true },
+        delete: ["general.description"],
+        chatTemplate: "{{ x }}",
+    });
+    const inWorkerEdited: ReadableStream<Uint8Array> = worker.edit(new Blob([]), { set: { "a.f": 0.5 } });
+    (void edited, inWorkerEdited);
     await worker.terminate();
 
     const list: DTypeInfo[] = await dtypes();
@@ -186,6 +194,10 @@ export async function misuses(): Promise<void> {
     quantize("m.gguf", { pure: true });
     // @ts-expect-error a fetch function cannot cross to a worker
     new WeightstreamWorker().quantize("m.gguf", { type: "Q8_0", fetch });
+    // @ts-expect-error edit() types are GGUF's short names ("u32"), not "uint32"
+    edit("m.gguf", { set: { k: { value: 1, type: "uint32" } } });
+    // @ts-expect-error delete takes a list of keys
+    edit("m.gguf", { delete: "general.name" });
     // @ts-expect-error split is a boolean
     await open("m.gguf", { split: "yes" });
 }

@@ -650,6 +650,48 @@ export function quantizePlan(
 
 // ---- end of quantize() ----
 
+// ---- edit() ----
+
+/** GGUF value types as edit() and `weightstream edit --set KEY=VALUE:TYPE` name them (an array's item type). */
+export type EditValueType =
+    "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64" | "f32" | "f64" | "bool" | "str";
+
+/** A value to write: a scalar, or an array of scalars of one kind (all strings, all numbers, all booleans). */
+export type EditScalar = string | number | bigint | boolean;
+export type EditValue = EditScalar | EditScalar[] | ArrayLike<number> | BigInt64Array | BigUint64Array;
+
+export interface MetadataChanges {
+    /**
+     * Keys to set. A bare value keeps an existing key's type (an array its item type); a new key's type is
+     * inferred as the CLI infers it: boolean -> bool, an integer -> u32 when it fits, else i32, else i64 (u64
+     * beyond), other numbers -> f32, string -> str; an array by its items. `{value, type}` sets the type (the
+     * item type for an array). BigInts are exact to 64 bits; a numeric string is read as the number for a
+     * numeric type. Existing keys keep their place; new ones are appended in this object's order.
+     */
+    set?: Record<string, EditValue | { value: EditValue; type?: EditValueType }>;
+    /** Keys to remove; each must exist (bad_key, what "delete"). */
+    delete?: string[];
+    /** tokenizer.chat_template, as a string (`--set-chat-template FILE`). */
+    chatTemplate?: string;
+}
+
+/**
+ * Edits a GGUF's metadata (core/gguf_edit.h): a stream of the new file, byte for byte what `weightstream edit
+ * IN OUT` writes for the same changes: the new header, then every tensor's stored bytes unchanged, re-aligned
+ * to the file's alignment. `source` is what open() takes (one little-endian GGUF; safetensors, split and
+ * big-endian models error with "unsupported", what "format"). The stream is pulled: tensors are read one at a
+ * time in file order through the model's sources. Errors error the stream: a malformed `changes` as TypeError;
+ * the core's as WeightstreamError: "bad_type" (a value not of its type), "bad_json", "bad_key" (what
+ * "general.alignment": it cannot be edited; "delete": no such key; "key": an empty key); the message names the key.
+ */
+export function edit(
+    source: Source | NamedSource | Sources,
+    changes: MetadataChanges,
+    options?: Omit<OpenOptions, "onProgress">,
+): ReadableStream<Uint8Array>;
+
+// ---- end of edit() ----
+
 /**
  * The core's names for invalid files, as the CLI prints them (core/status.h; tests/js/errors.test.mjs checks
  * this list against the core's). "internal" is a bug: an invariant that input should not reach.

@@ -3,6 +3,7 @@
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
 import { rangeCacheFor } from "./cache.js";
 import { compareModels } from "./compare.js";
+import { editStream } from "./edit.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
 import { quantizeFileTypes, quantizePlan as planQuantization, quantizeStream } from "./quantize.js";
@@ -138,4 +139,13 @@ function splitQuantizeOptions(options) {
             tokenEmbeddingType,
         },
     };
+}
+
+/**
+ * Edits a GGUF's metadata: a ReadableStream of the new file, the bytes of `weightstream edit` for the same
+ * changes. See index.d.ts.
+ */
+export function edit(source, changes, options = {}) {
+    const opts = normalize(options);
+    return editStream(source, opts, changes);
 }

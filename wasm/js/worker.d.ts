@@ -5,6 +5,7 @@ import type {
     CacheLocation,
     CompareOptions,
     CompareReport,
+    MetadataChanges,
     Model,
     NamedSource,
     OpenOptions,
@@ -58,6 +59,12 @@ export class WeightstreamWorker {
     quantize(
         source: Source | NamedSource | Sources,
         options: Omit<QuantizeOptions, "fetch">,
+    ): ReadableStream<Uint8Array>;
+    /** edit() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred. */
+    edit(
+        source: Source | NamedSource | Sources,
+        changes: MetadataChanges,
+        options?: Omit<OpenOptions, "fetch" | "onProgress">,
     ): ReadableStream<Uint8Array>;
     /** Ends the worker: its models are gone, pending requests reject with code "worker". */
     terminate(): Promise<void>;

@@ -264,6 +264,35 @@ export class WeightstreamWorker {
         );
     }
 
+    /** edit() of index.d.ts run in this worker: each chunk is made there and transferred, one per pull. */
+    edit(source, changes, options = {}) {
+        const { signal, rest } = checkOptions(options);
+        const transfer = [];
+        const first = { source: portable(source, transfer), changes, options: rest };
+        const stream = this.newId();
+        let started = false;
+        let done = false;
+        return new ReadableStream(
+            {
+                pull: async (controller) => {
+                    const message = started ? { op: "edit", stream } : { op: "edit", stream, ...first };
+                    const step = await this.call(message, { signal, transfer: started ? [] : transfer });
+                    started = true;
+                    if (!step.done) {
+                        controller.enqueue(step.data);
+                        return;
+                    }
+                    done = true;
+                    controller.close();
+                },
+                cancel: () => {
+                    if (started && !done) this.post({ op: "return", stream }).catch(() => {});
+                },
+            },
+            { highWaterMark: 0 },
+        );
+    }
+
     /** Ends the worker: its models are gone, pending requests reject. */
     terminate() {
         this.#fail(new Error("terminated"));

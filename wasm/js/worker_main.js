@@ -8,6 +8,7 @@
 //   {op: "next", model, stream, options}   -> {done} | {done: false, name, data}   (stream: the client's id)
 //   {op: "compare", a, b, options}         -> the report (compare()); rows as they are done when asked
 //   {op: "close", model}                   -> null
+//   {op: "edit", stream, source?, changes?, options?} -> the same, for edit()'s stream
 //   {op: "quantize", stream, source?, options?} -> {done} | {done: false, data}   (the next chunk of quantize()'s
 //                                             stream; the first request of a stream carries source and options)
 //   {op: "quantizePlan", source, options}  -> quantizePlan()'s plan
@@ -17,7 +18,7 @@
 // Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
 // the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { cacheInfo, clearCache, compare, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
+import { cacheInfo, clearCache, compare, edit, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
@@ -96,19 +97,15 @@ async function next(msg, post) {
     return { value: { done: false, name: tensor.name, data, shape: data.shape }, transfer: [data.buffer] };
 }
 
-// The next chunk of a quantize() stream, transferred.
-async function quantizeNext(msg, post) {
+// The next chunk of a quantize() or edit() stream, transferred. start(signal, onProgress) makes the stream on
+// the first request of `msg.stream`.
+async function streamNext(msg, post, start) {
     let entry = streams.get(msg.stream);
     if (!entry) {
         const controller = new AbortController();
         entry = { controller, current: msg.id, reader: null, stop: () => entry.reader.cancel() };
-        const options = msg.options ?? {};
-        entry.reader = quantize(reviveSource(msg.source), {
-            ...options,
-            imatrix: options.imatrix === undefined ? undefined : reviveSource(options.imatrix),
-            signal: controller.signal,
-            onProgress: (p) => entry.wantsProgress && post({ ...p, id: entry.current, type: "progress" }),
-        }).getReader();
+        const onProgress = (p) => entry.wantsProgress && post({ ...p, id: entry.current, type: "progress" });
+        entry.reader = start(controller.signal, onProgress).getReader();
         streams.set(msg.stream, entry);
     }
     entry.current = msg.id;
@@ -126,6 +123,22 @@ async function quantizeNext(msg, post) {
         return { value: { done: true } };
     }
     return { value: { done: false, data: step.value }, transfer: [step.value.buffer] };
+}
+
+function quantizeNext(msg, post) {
+    return streamNext(msg, post, (signal, onProgress) => {
+        const options = msg.options ?? {};
+        return quantize(reviveSource(msg.source), {
+            ...options,
+            imatrix: options.imatrix === undefined ? undefined : reviveSource(options.imatrix),
+            signal,
+            onProgress,
+        });
+    });
+}
+
+function editNext(msg, post) {
+    return streamNext(msg, post, (signal) => edit(reviveSource(msg.source), msg.changes, { ...msg.options, signal }));
 }
 
 async function handle(msg, post) {
@@ -170,6 +183,8 @@ async function handle(msg, post) {
             return { value: null };
         case "quantizeFileTypes":
             return { value: await quantizeFileTypes() };
+        case "edit":
+            return editNext(msg, post);
         case "close": {
             const model = models.get(msg.model);
             models.delete(msg.model);

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+#include "gguf_edit.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace ws {
+namespace {
+
+struct TypeName {
+    const char* name;
+    ValueType type;
+};
+constexpr TypeName kTypeNames[] = {
+    {"u8", ValueType::kUint8},    {"i8", ValueType::kInt8},    {"u16", ValueType::kUint16},
+    {"i16", ValueType::kInt16},   {"u32", ValueType::kUint32}, {"i32", ValueType::kInt32},
+    {"u64", ValueType::kUint64},  {"i64", ValueType::kInt64},  {"f32", ValueType::kFloat32},
+    {"f64", ValueType::kFloat64}, {"bool", ValueType::kBool},  {"str", ValueType::kString},
+};
+
+bool type_of_name(const std::string& name, ValueType* out) {
+    for (const TypeName& t : kTypeNames) {
+        if (name == t.name) {
+            *out = t.type;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool is_signed(ValueType t) {
+    return t == ValueType::kInt8 || t == ValueType::kInt16 || t == ValueType::kInt32 || t == ValueType::kInt64;
+}
+bool is_float(ValueType t) {
+    return t == ValueType::kFloat32 || t == ValueType::kFloat64;
+}
+bool is_integer(ValueType t) {
+    return is_signed(t) || t == ValueType::kUint8 || t == ValueType::kUint16 || t == ValueType::kUint32 ||
+           t == ValueType::kUint64;
+}
+
+// An integer parsed from JSON or text: its sign and magnitude (so u64 and i64 extremes both fit).
+struct Integer {
+    bool negative = false;
+    uint64_t magnitude = 0;
+};
+
+bool parse_integer_text(const std::string& s, Integer* out) {
+    size_t i = 0;
+    Integer v;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) v.negative = s[i++] == '-';
+    if (i == s.size()) return false;
+    for (; i < s.size(); ++i) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        const uint64_t d = static_cast<uint64_t>(s[i] - '0');
+        if (v.magnitude > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
+        v.magnitude = v.magnitude * 10 + d;
+    }
+    if (v.magnitude == 0) v.negative = false;
+    *out = v;
+    return true;
+}
+
+// A decimal number with a fraction or exponent (or inf/nan as strtod reads them); the whole text.
+bool parse_float_text(const std::string& s, double* out) {
+    if (s.empty() || s.size() > 400) return false;
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size()) return false;
+    *out = d;
+    return true;
+}
+
+// The bits of integer v as type t; false when it does not fit.
+bool integer_bits(const Integer& v, ValueType t, uint64_t* bits) {
+    uint64_t max_pos = 0;
+    uint64_t max_neg = 0;  // magnitude of the most negative value
+    switch (t) {
+        case ValueType::kUint8:
+            max_pos = 0xff;
+            break;
+        case ValueType::kUint16:
+            max_pos = 0xffff;
+            break;
+        case ValueType::kUint32:
+            max_pos = 0xffffffffull;
+            break;
+        case ValueType::kUint64:
+            max_pos = ~0ull;
+            break;
+        case ValueType::kInt8:
+            max_pos = 0x7f, max_neg = 0x80;
+            break;
+        case ValueType::kInt16:
+            max_pos = 0x7fff, max_neg = 0x8000;
+            break;
+        case ValueType::kInt32:
+            max_pos = 0x7fffffffull, max_neg = 0x80000000ull;
+            break;
+        case ValueType::kInt64:
+            max_pos = 0x7fffffffffffffffull, max_neg = 0x8000000000000000ull;
+            break;
+        default:
+            return false;
+    }
+    if (v.negative ? v.magnitude > max_neg : v.magnitude > max_pos) return false;
+    *bits = v.negative ? ~v.magnitude + 1 : v.magnitude;  // two's complement, sign-extended to 64 bits
+    return true;
+}
+
+uint64_t float_bits(double d, ValueType t) {
+    if (t == ValueType::kFloat32) {
+        const float f = static_cast<float>(d);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        return b;
+    }
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return b;
+}
+
+// One scalar, parsed. kind: what the source was, for inference.
+enum class Kind { kBool, kInteger, kFloat, kString };
+struct Scalar {
+    Kind kind = Kind::kString;
+    bool b = false;
+    Integer i;
+    double d = 0;
+    std::string s;
+};
+
+bool scalar_from_json(const nlohmann::json& j, Scalar* out) {
+    if (j.is_boolean()) {
+        out->kind = Kind::kBool;
+        out->b = j.get<bool>();
+    } else if (j.is_number_unsigned()) {
+        out->kind = Kind::kInteger;
+        out->i.magnitude = j.get<uint64_t>();
+    } else if (j.is_number_integer()) {
+        out->kind = Kind::kInteger;
+        const int64_t v = j.get<int64_t>();
+        out->i.negative = v < 0;
+        out->i.magnitude = v < 0 ? ~static_cast<uint64_t>(v) + 1 : static_cast<uint64_t>(v);
+    } else if (j.is_number_float()) {
+        out->kind = Kind::kFloat;
+        out->d = j.get<double>();
+    } else if (j.is_string()) {
+        out->kind = Kind::kString;
+        out->s = j.get<std::string>();
+    } else {
+        return false;
+    }
+    return true;
+}
+
+Scalar scalar_from_text(const std::string& text) {
+    Scalar s;
+    s.s = text;
+    if (text == "true" || text == "false") {
+        s.kind = Kind::kBool;
+        s.b = text == "true";
+    } else if (parse_integer_text(text, &s.i)) {
+        s.kind = Kind::kInteger;
+    } else if (parse_float_text(text, &s.d) && std::isfinite(s.d)) {
+        s.kind = Kind::kFloat;
+    }
+    return s;
+}
+
+ValueType infer_integer(const Integer& v) {
+    uint64_t bits;
+    if (integer_bits(v, ValueType::kUint32, &bits)) return ValueType::kUint32;
+    if (integer_bits(v, ValueType::kInt32, &bits)) return ValueType::kInt32;
+    if (integer_bits(v, ValueType::kInt64, &bits)) return ValueType::kInt64;
+    return ValueType::kUint64;
+}
+
+// The bits of scalar s as type t (not string); false when s is not of that type.
+bool scalar_bits(const Scalar& s, ValueType t, uint64_t* bits) {
+    // A JSON string holding a number counts as the number (large u64/i64 values from JavaScript).
+    if (s.kind == Kind::kString && t != ValueType::kString) {
+        const Scalar parsed = scalar_from_text(s.s);
+        if (parsed.kind == Kind::kString) return false;
+        return scalar_bits(parsed, t, bits);
+    }
+    if (t == ValueType::kBool) {
+        if (s.kind != Kind::kBool) return false;
+        *bits = s.b ? 1 : 0;
+        return true;
+    }
+    if (is_integer(t)) return s.kind == Kind::kInteger && integer_bits(s.i, t, bits);
+    if (is_float(t)) {
+        if (s.kind == Kind::kInteger) {
+            const double d = static_cast<double>(s.i.magnitude);
+            *bits = float_bits(s.i.negative ? -d : d, t);
+            return true;
+        }
+        if (s.kind != Kind::kFloat) return false;
+        *bits = float_bits(s.d, t);
+        return true;
+    }
+    return false;
+}
+
+Status bad_type() {
+    return make_error(Error::kBadType, 0, "type");
+}
+
+Result<Value> scalar_value(const Scalar& s, ValueType t) {
+    Value v;
+    v.type = t;
+    if (t == ValueType::kString) {
+        if (s.kind != Kind::kString) return bad_type();
+        v.str = s.s;
+        return v;
+    }
+    if (!scalar_bits(s, t, &v.bits)) return bad_type();
+    return v;
+}
+
+ValueType infer_items(const std::vector<Scalar>& items, bool* ok) {
+    *ok = !items.empty();
+    bool any_string = false, all_string = true, any_float = false, all_bool = true, any_bool = false;
+    ValueType widest = ValueType::kUint32;
+    int rank = 0;  // u32 < i32 < i64 < u64
+    for (const Scalar& s : items) {
+        any_string = any_string || s.kind == Kind::kString;
+        all_string = all_string && s.kind == Kind::kString;
+        any_float = any_float || s.kind == Kind::kFloat;
+        any_bool = any_bool || s.kind == Kind::kBool;
+        all_bool = all_bool && s.kind == Kind::kBool;
+        if (s.kind == Kind::kInteger) {
+            const ValueType t = infer_integer(s.i);
+            const int r = t == ValueType::kUint32 ? 0 : t == ValueType::kInt32 ? 1 : t == ValueType::kInt64 ? 2 : 3;
+            if (r > rank) rank = r, widest = t;
+        }
+    }
+    if (all_string) return ValueType::kString;
+    if (all_bool) return ValueType::kBool;
+    if (any_string || any_bool) *ok = false;
+    if (any_float) return ValueType::kFloat32;
+    // i32 and u32 values together need a type that holds both.
+    if (rank == 1) {
+        for (const Scalar& s : items) {
+            uint64_t b;
+            if (s.kind == Kind::kInteger && !integer_bits(s.i, ValueType::kInt32, &b)) return ValueType::kInt64;
+        }
+    }
+    if (rank == 3) {
+        for (const Scalar& s : items) {
+            if (s.kind == Kind::kInteger && s.i.negative) *ok = false;
+        }
+    }
+    return widest;
+}
+
+Result<Value> array_value(const nlohmann::json& j, const std::string& type_name, const Value* existing) {
+    std::vector<Scalar> items;
+    items.reserve(j.size());
+    for (const nlohmann::json& item : j) {
+        Scalar s;
+        if (!scalar_from_json(item, &s)) return bad_type();  // nested arrays, objects, null
+        items.push_back(std::move(s));
+    }
+    ValueType item_type;
+    if (!type_name.empty()) {
+        if (!type_of_name(type_name, &item_type)) return bad_type();
+    } else if (existing && existing->type == ValueType::kArray && existing->item_type != ValueType::kArray) {
+        item_type = existing->item_type;
+    } else {
+        bool ok = false;
+        item_type = infer_items(items, &ok);
+        if (!ok) return bad_type();
+    }
+    Value v;
+    v.type = ValueType::kArray;
+    v.item_type = item_type;
+    v.length = items.size();
+    const uint32_t size = value_type_size(item_type);
+    if (item_type == ValueType::kString) v.strings.reserve(items.size());
+    for (const Scalar& s : items) {
+        WS_ASSIGN_OR_RETURN(Value one, scalar_value(s, item_type));
+        if (item_type == ValueType::kString) {
+            v.strings.push_back(std::move(one.str));
+            continue;
+        }
+        for (uint32_t b = 0; b < size; ++b) v.raw.push_back(static_cast<uint8_t>(one.bits >> (8 * b)));
+    }
+    return v;
+}
+
+}  // namespace
+
+bool edit_type_known(const std::string& name) {
+    ValueType t;
+    return type_of_name(name, &t);
+}
+
+bool parse_set_argument(const std::string& arg, std::string* key, EditValue* value) {
+    const size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) return false;
+    *key = arg.substr(0, eq);
+    std::string text = arg.substr(eq + 1);
+    EditValue v;
+    const size_t colon = text.rfind(':');
+    if (colon != std::string::npos && edit_type_known(text.substr(colon + 1))) {
+        v.type = text.substr(colon + 1);
+        text.resize(colon);
+    }
+    v.text = std::move(text);
+    *value = std::move(v);
+    return true;
+}
+
+Result<Value> parse_edit_value(const EditValue& v, const Value* existing) {
+    ValueType type = ValueType::kString;
+    const bool typed = !v.type.empty();
+    if (typed && !type_of_name(v.type, &type)) return bad_type();
+    if (!v.json && !(typed && type == ValueType::kString) && !v.text.empty() && v.text[0] == '[') {
+        const nlohmann::json j = nlohmann::json::parse(v.text, nullptr, false);
+        if (j.is_discarded() || !j.is_array()) return make_error(Error::kBadJson, 0, "value");
+        return array_value(j, v.type, existing);
+    }
+    Scalar s;
+    if (v.json) {
+        const nlohmann::json j = nlohmann::json::parse(v.text, nullptr, false);
+        if (j.is_discarded()) return make_error(Error::kBadJson, 0, "value");
+        if (j.is_array()) return array_value(j, v.type, existing);
+        if (!scalar_from_json(j, &s)) return bad_type();
+    } else {
+        s = scalar_from_text(v.text);
+    }
+    if (!typed) {
+        if (existing && existing->type != ValueType::kArray) {
+            type = existing->type;
+        } else if (existing) {
+            return bad_type();  // an array key needs an array value
+        } else {
+            switch (s.kind) {
+                case Kind::kBool:
+                    type = ValueType::kBool;
+                    break;
+                case Kind::kInteger:
+                    type = infer_integer(s.i);
+                    break;
+                case Kind::kFloat:
+                    type = ValueType::kFloat32;
+                    break;
+                case Kind::kString:
+                    type = ValueType::kString;
+                    break;
+            }
+        }
+    }
+    // Text for a string key is the string itself, whatever it looks like ("true", "12").
+    if (type == ValueType::kString && !v.json) s.kind = Kind::kString, s.s = v.text;
+    return scalar_value(s, type);
+}
+
+Result<EditPlan> plan_gguf_edit(const ModelInfo& in, const MetadataEdits& edits, std::string* failed_key) {
+    auto fail_key = [&](const std::string& key, Status s) {
+        if (failed_key) *failed_key = key;
+        return s;
+    };
+    if (in.format != Format::kGguf || in.big_endian || in.files.size() > 1) {
+        return make_error(Error::kUnsupported, 0, "format");
+    }
+    EditPlan plan;
+    for (const MetadataEntry& e : in.metadata) {
+        MetadataEntry copy = e;
+        copy.offset = 0;
+        plan.metadata.push_back(std::move(copy));
+    }
+    auto find = [&](const std::string& key) -> MetadataEntry* {
+        for (MetadataEntry& e : plan.metadata) {
+            if (e.key == key) return &e;
+        }
+        return nullptr;
+    };
+    for (const auto& [key, value] : edits.set) {
+        if (key.empty()) return fail_key(key, make_error(Error::kBadKey, 0, "key"));
+        if (key == "general.alignment") return fail_key(key, make_error(Error::kBadKey, 0, "general.alignment"));
+        MetadataEntry* e = find(key);
+        Result<Value> parsed = parse_edit_value(value, e ? &e->value : nullptr);
+        if (!parsed.ok()) return fail_key(key, parsed.status());
+        if (e) {
+            e->value = std::move(parsed).value();
+        } else {
+            MetadataEntry added;
+            added.key = key;
+            added.value = std::move(parsed).value();
+            plan.metadata.push_back(std::move(added));
+        }
+    }
+    for (const std::string& key : edits.remove) {
+        if (key == "general.alignment") return fail_key(key, make_error(Error::kBadKey, 0, "general.alignment"));
+        size_t at = 0;
+        while (at < plan.metadata.size() && plan.metadata[at].key != key) ++at;
+        if (at == plan.metadata.size()) return fail_key(key, make_error(Error::kBadKey, 0, "delete"));
+        plan.metadata.erase(plan.metadata.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+    std::vector<TensorInfo> tensors = in.tensors;
+    for (TensorInfo& t : tensors) t.nbytes = 0;  // sized by gguf_layout from type and shape
+    WS_ASSIGN_OR_RETURN(plan.layout, gguf_layout(plan.metadata, tensors));
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (plan.layout.tensor_nbytes[i] != in.tensors[i].nbytes) {
+            return make_error(Error::kInternal, in.tensors[i].info_offset, "tensor.nbytes");
+        }
+    }
+    return plan;
+}
+
+bool edit_fits_in_place(const ModelInfo& in, const EditPlan& plan) {
+    if (in.tensors.empty() || plan.layout.data_offset != in.data_offset || plan.layout.file_size > in.file_size) {
+        return false;
+    }
+    for (size_t i = 0; i < in.tensors.size(); ++i) {
+        if (plan.layout.tensor_offsets[i] != in.tensors[i].offset) return false;
+    }
+    return true;
+}
+
+}  // namespace ws

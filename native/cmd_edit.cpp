@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+// `edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE] [--force]` and
+// `edit IN --in-place ...`: a GGUF's metadata changed, its tensors streamed through byte for byte.
+//
+// The header is core/gguf_edit.h's (the package's edit() writes the same bytes). Out of place, OUT is
+// written through OutputFile (a temporary file renamed over OUT when complete); an existing OUT is replaced
+// only with --force, and OUT may not be IN. --in-place rewrites only IN's header region, and only when the
+// new header ends within the old header's padding (so no tensor moves); otherwise nothing is written and the
+// command fails (exit 2) saying how many bytes are missing. The header is one pwrite followed by fsync: not
+// atomic, but never a partial data section.
+//
+// Exit statuses: 0 done; 1 IN is invalid or not editable (safetensors, a split GGUF, big-endian); 2 a usage
+// error (a bad TYPE or VALUE, a ':' suffix that looks like a type and is not one (":u128"), JSON that does not parse, a
+// key to delete that does not exist, general.alignment, OUT exists, OUT is IN, the new header does not fit in place); 3
+// an I/O error.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "cli.h"
+#include "gguf_edit.h"
+#include "output_file.h"
+#include "tensor_io.h"
+
+namespace ws::cli {
+namespace {
+
+constexpr uint64_t kMaxTemplateBytes = uint64_t(64) << 20;  // a chat template larger than this is refused
+
+constexpr const char* kUsageLine =
+    "usage: weightstream edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE] "
+    "[--force]\n       weightstream edit IN --in-place [--set ...] [--delete ...] [--set-chat-template FILE]";
+
+bool read_text_file(const std::string& path, std::string* out, std::string* error) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+        *error = path + ": cannot open";
+        return false;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out->size() <= kMaxTemplateBytes) out->append(buf, n);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) *error = path + ": read error";
+    if (out->size() > kMaxTemplateBytes) *error = path + ": larger than 64 MiB";
+    return error->empty();
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+    struct stat sa, sb;
+    return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+std::string edit_error(const Status& s, const std::string& key) {
+    const std::string k = "'" + printable(key, 200) + "'";
+    const std::string what = s.what ? s.what : "";
+    if (what == "general.alignment") {
+        return "general.alignment cannot be edited (it moves every tensor; convert rewrites the data)";
+    }
+    if (what == "delete") return "--delete " + k + ": no such key";
+    if (what == "key") return "--set: the key is empty";
+    if (s.code == Error::kBadJson) return "--set " + k + ": the value is not valid JSON";
+    return "--set " + k +
+           ": the value is not of its type (TYPE is u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str; an existing key "
+           "keeps its type unless one is given; arrays are JSON, [1,2]:i32 or [\"a\",\"b\"], of one kind of item)";
+}
+
+// A ':' suffix that is meant as a TYPE but is not one ("u128", "f16", "string"): refused rather than kept as
+// part of a string value. Other suffixes ("http://x:8080", "a:b") are text.
+bool looks_like_type(const std::string& text) {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos) return false;
+    const std::string t = text.substr(colon + 1);
+    for (const char* word : {"string", "int", "uint", "float", "double", "boolean", "array"}) {
+        if (t == word) return true;
+    }
+    if (t.size() < 2 || (t[0] != 'u' && t[0] != 'i' && t[0] != 'f')) return false;
+    return std::all_of(t.begin() + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+int cmd_edit(const std::vector<std::string>& argv) {
+    Args args;
+    if (!parse_args(argv, {"--in-place", "--force"}, {"--set", "--delete", "--set-chat-template"}, &args)) {
+        return kExitUsage;
+    }
+    const bool in_place = args.has("--in-place");
+    if (args.positional.size() != (in_place ? 1u : 2u)) return fail(kExitUsage, kUsageLine);
+    if (in_place && args.has("--force")) return fail(kExitUsage, "--force has no meaning with --in-place");
+    const std::string& in_path = args.positional[0];
+
+    MetadataEdits edits;
+    for (const auto& [name, value] : args.options) {
+        if (name == "--set") {
+            std::string key;
+            EditValue v;
+            if (!parse_set_argument(value, &key, &v)) {
+                return fail(kExitUsage, "--set takes KEY=VALUE[:TYPE], not '" + printable(value, 80) + "'");
+            }
+            if (v.type.empty() && looks_like_type(v.text)) {
+                return fail(kExitUsage, "--set '" + printable(key, 200) + "': unknown TYPE '" +
+                                            printable(v.text.substr(v.text.rfind(':') + 1), 40) +
+                                            "' (u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str; a string ending in "
+                                            "it takes :str)");
+            }
+            edits.set.emplace_back(key, v);
+        } else if (name == "--delete") {
+            edits.remove.push_back(value);
+        } else if (name == "--set-chat-template") {
+            EditValue v;
+            v.type = "str";
+            std::string error;
+            if (!read_text_file(value, &v.text, &error)) return fail(kExitIo, error);
+            edits.set.emplace_back("tokenizer.chat_template", v);
+        }
+    }
+    if (edits.set.empty() && edits.remove.empty()) {
+        return fail(kExitUsage, "edit: nothing to change (--set, --delete or --set-chat-template)");
+    }
+    if (!in_place) {
+        const std::string& out_path = args.positional[1];
+        if (same_file(in_path, out_path)) return fail(kExitUsage, "OUT is IN: use --in-place to edit IN itself");
+        struct stat st;
+        if (!args.has("--force") && out_path != "-" && lstat(out_path.c_str(), &st) == 0) {
+            return fail(kExitUsage, out_path + " exists (--force replaces it)");
+        }
+    }
+
+    LoadedModel model;
+    int status = kExitOk;
+    if (!load(in_path, false, &model, &status)) return status;
+    if (model.info.format != Format::kGguf) {
+        return fail(kExitInvalid,
+                    in_path + ": edit changes GGUF metadata only; this is " + format_name(model.info.format));
+    }
+    if (model.files.size() > 1) {
+        return fail(kExitInvalid, in_path + ": a split GGUF: edit one part at a time is not supported");
+    }
+    if (model.info.big_endian) return fail(kExitInvalid, in_path + ": a big-endian GGUF cannot be edited");
+    std::string failed_key;
+    Result<EditPlan> planned = plan_gguf_edit(model.info, edits, &failed_key);
+    if (!planned.ok()) {
+        const Status& s = planned.status();
+        if (s.code == Error::kBadType || s.code == Error::kBadJson || s.code == Error::kBadKey) {
+            return fail(kExitUsage, edit_error(s, failed_key));
+        }
+        return fail(kExitInvalid, in_path + ": cannot be written back: " + error_name(s.code) + ": " + s.what);
+    }
+    const EditPlan& plan = planned.value();
+    for (const TensorInfo& t : model.info.tensors) {
+        if (!tensor_bytes_or_fail(model, t, &status)) return status;
+    }
+
+    if (in_place) {
+        if (!edit_fits_in_place(model.info, plan)) {
+            return fail(kExitUsage, in_path +
+                                        ": the new header does not end within the old header's padding (the data "
+                                        "starts at byte " +
+                                        std::to_string(model.info.data_offset) +
+                                        "; the new header would put it at byte " +
+                                        std::to_string(plan.layout.data_offset) +
+                                        "): --in-place cannot move the tensors; write to OUT instead");
+        }
+        const int fd = ::open(in_path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return fail(kExitIo, "cannot write " + in_path + ": " + std::strerror(errno));
+        const std::vector<uint8_t>& h = plan.layout.header;
+        size_t done = 0;
+        while (done < h.size()) {
+            const ssize_t n = ::pwrite(fd, h.data() + done, h.size() - done, static_cast<off_t>(done));
+            if (n <= 0) {
+                const int e = errno;
+                ::close(fd);
+                return fail(kExitIo, "cannot write " + in_path + ": " + std::strerror(e));
+            }
+            done += static_cast<size_t>(n);
+        }
+        if (::fsync(fd) != 0 || ::close(fd) != 0) {
+            return fail(kExitIo, "cannot write " + in_path + ": " + std::strerror(errno));
+        }
+        std::printf("%s: header rewritten in place, %zu metadata keys, %s bytes\n", in_path.c_str(),
+                    plan.metadata.size(), with_commas(h.size()).c_str());
+        return kExitOk;
+    }
+
+    const std::string& out_path = args.positional[1];
+    OutputFile out;
+    if (!out.open(out_path, input_files(model)) || !out.write(plan.layout.header.data(), plan.layout.header.size())) {
+        return fail(kExitIo, out.error());
+    }
+    for (size_t i = 0; i < model.info.tensors.size(); ++i) {
+        const TensorInfo& t = model.info.tensors[i];
+        const uint8_t* data = model.tensor_data(t);
+        if (!out.write(data, static_cast<size_t>(t.nbytes)) ||
+            !out.write_zeros(static_cast<size_t>(plan.layout.tensor_padding[i]))) {
+            return fail(kExitIo, out.error());
+        }
+    }
+    if (!out.commit()) return fail(kExitIo, out.error());
+    if (!out.is_stdout()) {
+        std::printf("%s: %zu metadata keys, %zu tensors, %s bytes\n", out_path.c_str(), plan.metadata.size(),
+                    model.info.tensors.size(), with_commas(plan.layout.file_size).c_str());
+    }
+    return kExitOk;
+}
+
+}  // namespace ws::cli
