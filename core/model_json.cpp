@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model_facts.h"
 #include "row_window.h"
 #include "utf8.h"
 
@@ -87,6 +88,7 @@ nlohmann::json model_to_json(const ModelInfo& info, const JsonParts& parts) {
         j["data_offset"] = info.data_offset;
         j["alignment"] = info.alignment;
         if (info.files.size() > 1) j["files"] = info.files;
+        j["facts"] = facts_to_json(info);
         nlohmann::json metadata = nlohmann::json::array();
         for (const MetadataEntry& e : info.metadata) {
             nlohmann::json m;

@@ -24,6 +24,8 @@ struct JsonParts {
     bool flat_array_items = true;
     bool tensors = true;
 };
+// With metadata, the object has "facts" too: facts_to_json (core/model_facts.h), derived from the whole info
+// whatever the parts.
 nlohmann::json model_to_json(const ModelInfo& info, const JsonParts& parts = JsonParts());
 // One entry of `stats --json`'s "tensors": name, dtype, n_elements, min, max, mean, std (null without finite
 // values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (core/stats.h).
