@@ -5,6 +5,7 @@
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { readInfo } from "./info.js";
 import { Metrics } from "./metrics.js";
+import { ModelView } from "./model_view.js";
 import { Slots } from "./sources.js";
 import { dtypesOf, wasmFailure } from "./wasm.js";
 
@@ -186,9 +187,10 @@ export async function parseHeader(wasm, source, options, formatHint = "") {
  * it reads (one, or one per file of a split or sharded model, in the order of info.files).
  */
 export function makeModel(wasm, handle, sources, options) {
-    let info;
+    let info, layerData;
     try {
         info = readInfo(handle);
+        layerData = handle.layerGroups();
         // compare() pairs and diffs models, and quantize() plans, from the core's copy of the metadata.
         if (!options.keepMetadata) handle.releaseMetadata();
     } catch (e) {
@@ -197,7 +199,7 @@ export function makeModel(wasm, handle, sources, options) {
     }
     const sizes = sources.map((s) => s.size);
     info.file_size = sizes.every((n) => n !== undefined) ? sizes.reduce((a, b) => a + b, 0) : null;
-    return new Model(wasm, sources, handle, info, options);
+    return new Model(wasm, sources, handle, info, layerData, options);
 }
 
 function allocate(ArrayType, length, tensor) {
@@ -215,9 +217,10 @@ function allocate(ArrayType, length, tensor) {
     }
 }
 
-// binary16 values as the runtime's Float16Array when it has one, else their bits in a Uint16Array.
-function halves(buffer, length) {
-    const Float16 = globalThis.Float16Array;
+// binary16 values: for "f16" the runtime's Float16Array when it has one, else (and always for "f16-bits")
+// their bits in a Uint16Array.
+function halves(buffer, length, as) {
+    const Float16 = as === "f16" ? globalThis.Float16Array : undefined;
     return Float16 ? new Float16(buffer, 0, length) : new Uint16Array(buffer, 0, length);
 }
 
@@ -244,7 +247,7 @@ function checkRows(rows) {
  */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
-export class Model {
+export class Model extends ModelView {
     #wasm;
     #sources;
     #fileOf; // tensor index -> index into #sources
@@ -254,7 +257,8 @@ export class Model {
     #metrics;
     #closed = false;
 
-    constructor(wasm, sources, handle, info, options) {
+    constructor(wasm, sources, handle, info, layerData, options) {
+        super(info, layerData);
         this.#wasm = wasm;
         this.#sources = sources;
         const files = new Map((info.files ?? []).map((name, i) => [name, i]));
@@ -262,12 +266,6 @@ export class Model {
         this.#handle = handle;
         this.#options = options;
         this.#metrics = options.metrics ?? new Metrics();
-        /** The whole description, as `weightstream info --json` prints it. */
-        this.info = info;
-        this.format = info.format;
-        this.version = info.version;
-        this.metadata = info.metadata;
-        this.tensors = info.tensors;
         this.#byName = new Map(info.tensors.map((t, i) => [t.name, i]));
     }
 
@@ -460,15 +458,16 @@ export class Model {
     }
 
     async #read(index, { as = "f32", rows, signal, onProgress }) {
-        if (as !== "f32" && as !== "f16" && as !== "raw")
-            throw new TypeError(`as: expected "f32", "f16" or "raw", got ${as}`);
+        if (as !== "f32" && as !== "f16" && as !== "f16-bits" && as !== "raw")
+            throw new TypeError(`as: expected "f32", "f16", "f16-bits" or "raw", got ${as}`);
+        const half = as === "f16" || as === "f16-bits";
         throwIfAborted(signal);
         const tensor = this.tensors[index];
         const { offset, nbytes, elements } = this.#window(index, rows);
         const report = (loaded) => onProgress?.({ loaded, total: Number(nbytes) });
         const chunks = () => this.#chunks(index, offset, nbytes, signal);
 
-        if (as === "raw" || (as === "f16" && tensor.dtype === "F16")) {
+        if (as === "raw" || (half && tensor.dtype === "F16")) {
             const out = allocate(Uint8Array, nbytes, tensor);
             let filled = 0;
             for await (const chunk of chunks()) {
@@ -478,13 +477,13 @@ export class Model {
                 report(filled);
             }
             if (filled < out.length) throw truncated(offset + filled, `tensor "${tensor.name}" data`);
-            return as === "raw" ? out : halves(out.buffer, out.length / 2);
+            return as === "raw" ? out : halves(out.buffer, out.length / 2, as);
         }
 
         const dtype = this.#decodable(tensor);
         const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
         const feedBytes = this.#feedBytes(dtype);
-        const decoder = new this.#wasm.Decoder(dtype.id, elements, as === "f16", this.info.endian === "big");
+        const decoder = new this.#wasm.Decoder(dtype.id, elements, half, this.info.endian === "big");
         const warm = warmth();
         try {
             let status = decoder.status();
@@ -512,6 +511,6 @@ export class Model {
             warm.release();
             freeHandle(decoder);
         }
-        return as === "f32" ? values : halves(values.buffer, values.length);
+        return as === "f32" ? values : halves(values.buffer, values.length, as);
     }
 }
