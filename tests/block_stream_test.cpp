@@ -376,3 +376,72 @@ TEST_CASE("row_window rejects windows and shapes it cannot serve") {
     empty.ne[2] = 2;
     CHECK(ws::row_count(empty) == 10);
 }
+
+TEST_CASE("slice_plan reads the wanted blocks of the selected rows and says how to cut them") {
+    ws::TensorInfo t;
+    t.dtype = DType::Q4_K;  // 256 elements in 144 bytes
+    t.n_dims = 3;
+    t.ne[0] = 768;  // 3 blocks a row: 432 bytes
+    t.ne[1] = 4;
+    t.ne[2] = 2;
+    t.n_elements = 768 * 8;
+    t.offset = 1000;
+    t.nbytes = 8 * 432;
+    auto plan = [&](std::vector<uint64_t> begin, std::vector<uint64_t> end, uint64_t max_gap) {
+        return ws::slice_plan(t, begin.data(), end.data(), begin.size(), max_gap);
+    };
+    // numpy [1:2, 1:3, 300:520]: rows 5 and 6 (i2 = 1, i1 = 1..2), blocks 1..2 of each.
+    ws::Result<ws::SlicePlan> p = plan({1, 1, 300}, {2, 3, 520}, 0);
+    REQUIRE(p.ok());
+    CHECK(p.value().shape == std::vector<int64_t>{1, 2, 220});
+    CHECK(p.value().n_elements == 440);
+    CHECK(p.value().take == 220);
+    CHECK(p.value().skip == 300 - 256);
+    CHECK(p.value().run_row_stride == 768);
+    REQUIRE(p.value().runs.size() == 2);
+    CHECK(p.value().runs[0].offset == 1000 + 5 * 432 + 144);
+    CHECK(p.value().runs[0].nbytes == 288);
+    CHECK(p.value().runs[0].first_row == 0);
+    CHECK(p.value().runs[0].rows == 1);
+    CHECK(p.value().runs[1].offset == 1000 + 6 * 432 + 144);
+    CHECK(p.value().runs[1].first_row == 1);
+    // With a gap of one block allowed, the two rows are one read: from row 5's block 1 to row 6's block 2.
+    p = plan({1, 1, 300}, {2, 3, 520}, 144);
+    REQUIRE(p.ok());
+    REQUIRE(p.value().runs.size() == 1);
+    CHECK(p.value().runs[0].offset == 1000 + 5 * 432 + 144);
+    CHECK(p.value().runs[0].nbytes == 432 + 288);
+    CHECK(p.value().runs[0].rows == 2);
+    // Whole rows of both outer indices: one run over rows 1..2 and 5..6 is not contiguous, so two.
+    p = plan({0, 1}, {2, 3}, 0);
+    REQUIRE(p.ok());
+    CHECK(p.value().take == 768);
+    CHECK(p.value().skip == 0);
+    REQUIRE(p.value().runs.size() == 2);
+    CHECK(p.value().runs[0].offset == 1000 + 1 * 432);
+    CHECK(p.value().runs[0].nbytes == 2 * 432);
+    CHECK(p.value().runs[1].offset == 1000 + 5 * 432);
+    CHECK(p.value().runs[1].first_row == 2);
+    // No ranges: the whole tensor in one read.
+    p = plan({}, {}, 0);
+    REQUIRE(p.ok());
+    REQUIRE(p.value().runs.size() == 1);
+    CHECK(p.value().runs[0].nbytes == t.nbytes);
+    CHECK(p.value().shape == std::vector<int64_t>{2, 4, 768});
+    // An empty range: no read at all.
+    p = plan({0, 0, 5}, {2, 4, 5}, 0);
+    REQUIRE(p.ok());
+    CHECK(p.value().n_elements == 0);
+    CHECK(p.value().runs.empty());
+
+    CHECK(plan({1}, {0}, 0).status().code == Error::kBadOffset);
+    CHECK(plan({0}, {3}, 0).status().code == Error::kBadOffset);
+    CHECK(plan({0, 0, 0, 0}, {1, 1, 1, 1}, 0).status().code == Error::kBadShape);
+    ws::TensorInfo huge = t;
+    huge.offset = UINT64_MAX - 100;
+    CHECK(ws::slice_plan(huge, nullptr, nullptr, 0, 0).status().code == Error::kOverflow);
+    ws::TensorInfo odd = t;
+    odd.ne[0] = 100;
+    odd.n_elements = 800;
+    CHECK(ws::slice_plan(odd, nullptr, nullptr, 0, 0).status().code == Error::kBadShape);
+}

@@ -254,6 +254,43 @@ public:
         return r;
     }
 
+    // An N-D slice (core/row_window.h slice_plan): begin and end are arrays of numbers, outermost first.
+    // {status, shape, nElements, take, skip, stride, runs: Float64Array of [offset, nbytes, firstRow, rows] per
+    // run}, sizes as doubles (exact to 2^53).
+    val slice_plan(double tensor_index, const val& begin, const val& end, double max_gap) const {
+        val r = val::object();
+        const uint64_t i = to_u64(tensor_index);
+        const size_t n = begin["length"].as<size_t>();
+        if (i >= info_.tensors.size() || end["length"].as<size_t>() != n || n > 4) {
+            r.set("status", to_js(make_error(Error::kInternal, 0, "slice_plan: arguments")));
+            return r;
+        }
+        uint64_t b[4];
+        uint64_t e[4];
+        for (size_t k = 0; k < n; ++k) {
+            b[k] = to_u64(begin[k].as<double>());
+            e[k] = to_u64(end[k].as<double>());
+        }
+        Result<SlicePlan> plan = ws::slice_plan(info_.tensors[i], b, e, n, to_u64(max_gap));
+        r.set("status", to_js(plan.status()));
+        if (!plan.ok()) return r;
+        const SlicePlan& p = plan.value();
+        val shape = val::array();
+        for (int64_t d : p.shape) shape.call<void>("push", double(d));
+        r.set("shape", shape);
+        r.set("nElements", double(p.n_elements));
+        r.set("take", double(p.take));
+        r.set("skip", double(p.skip));
+        r.set("stride", double(p.run_row_stride));
+        std::vector<double> runs;
+        runs.reserve(p.runs.size() * 4);
+        for (const SliceRun& run : p.runs) {
+            runs.insert(runs.end(), {double(run.offset), double(run.nbytes), double(run.first_row), double(run.rows)});
+        }
+        r.set("runs", copy_to_js("Float64Array", runs.data(), runs.size()));
+        return r;
+    }
+
 private:
     // Lists the 64-bit integers of v (at `path` inside entry `entry`) that a double cannot hold.
     static void add_wide(const Value& v, double entry, std::vector<double>* path, val* list) {
@@ -417,35 +454,54 @@ private:
 // the float32 decode as ggml_fp32_to_fp16_row does). big_endian: the tensor is in a big-endian GGUF.
 class Decoder {
 public:
+    // Values decoded per copy out to JavaScript: a tile that stays in the L2 cache. Decoding a whole chunk
+    // (up to millions of values) into the heap before copying it out wrote every value to memory and read it
+    // back; a tile is written, copied out while still in cache, and reused.
+    static constexpr size_t kTileValues = 1 << 15;
+
     Decoder(int dtype, double n_elements, bool as_f16, bool big_endian)
-        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements), big_endian), as_f16_(as_f16) {}
+        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements), big_endian), as_f16_(as_f16) {
+        const DType t = static_cast<DType>(static_cast<uint32_t>(dtype));
+        const DTypeTraits& traits = dtype_traits(t);
+        const size_t block_values = size_t{traits.block_elems} * dequant_floats_per_element(t);
+        if (stream_.status().ok() && block_values != 0)
+            tile_bytes_ = std::max<size_t>(1, kTileValues / block_values) * traits.block_bytes;
+    }
 
     JsStatus status() const { return to_js(stream_.status()); }
 
-    // Decodes the next bytes of the tensor; the values of the blocks they complete go to out[out_offset ..].
-    // Returns the status; written() tells how many values went out.
+    // Decodes the next bytes of the tensor; the values of the blocks they complete go to out[out_offset ..],
+    // a tile at a time. Returns the status; written() tells how many values went out (on an error, those of the
+    // tiles before it).
     JsStatus feed(const val& chunk, const val& out, double out_offset) {
         written_ = 0;
         copy_from_js(chunk, &staging_);
-        floats_.resize(stream_.floats_for(staging_.size()));
-        size_t n = 0;
-        const Status s = stream_.feed(staging_.data(), staging_.size(), floats_.data(), floats_.size(), &n);
-        if (!s.ok() || n == 0) return to_js(s);
-        if (as_f16_) {
-            halves_.resize(n);
-            const Status q = quantize(DType::F16, floats_.data(), n, reinterpret_cast<uint8_t*>(halves_.data()));
-            if (!q.ok()) return to_js(q);
-            out.call<void>("set", val(typed_memory_view(n, halves_.data())), out_offset);
-        } else {
-            out.call<void>("set", val(typed_memory_view(n, floats_.data())), out_offset);
+        const size_t size = staging_.size();
+        if (tile_bytes_ == 0) return to_js(stream_.status());
+        for (size_t pos = 0; pos < size;) {
+            const size_t n_bytes = std::min(tile_bytes_, size - pos);
+            floats_.resize(std::max(floats_.size(), stream_.floats_for(n_bytes)));
+            size_t n = 0;
+            const Status s = stream_.feed(staging_.data() + pos, n_bytes, floats_.data(), floats_.size(), &n);
+            if (!s.ok()) return to_js(s);
+            pos += n_bytes;
+            if (n == 0) continue;
+            if (as_f16_) {
+                halves_.resize(std::max(halves_.size(), n));
+                const Status q = quantize(DType::F16, floats_.data(), n, reinterpret_cast<uint8_t*>(halves_.data()));
+                if (!q.ok()) return to_js(q);
+                out.call<void>("set", val(typed_memory_view(n, halves_.data())), out_offset + written_);
+            } else {
+                out.call<void>("set", val(typed_memory_view(n, floats_.data())), out_offset + written_);
+            }
+            written_ += double(n);
         }
-        written_ = double(n);
-        return to_js(s);
+        return to_js(ok_status());
     }
     double written() const { return written_; }
     JsStatus finish() const { return to_js(stream_.finish()); }
 
-    // Drops the buffers (they hold one chunk's bytes and values) without ending the stream.
+    // Drops the buffers (they hold one chunk's bytes and a tile of values) without ending the stream.
     void trim() {
         std::vector<uint8_t>().swap(staging_);
         std::vector<float>().swap(floats_);
@@ -455,6 +511,7 @@ public:
 private:
     BlockStream stream_;
     bool as_f16_;
+    size_t tile_bytes_ = 0;  // whole blocks of at most kTileValues values; 0 when the stream failed
     double written_ = 0;
     std::vector<uint8_t> staging_;
     std::vector<float> floats_;
@@ -1151,7 +1208,8 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("wideIntegers", &Model::wide_integers)
         .function("tensorTable", &Model::tensor_table)
         .function("releaseMetadata", &Model::release_metadata)
-        .function("rowWindow", &Model::row_window);
+        .function("rowWindow", &Model::row_window)
+        .function("slicePlan", &Model::slice_plan);
     class_<Parser>("Parser")
         .constructor<double, std::string>()
         .function("feed", &Parser::feed)

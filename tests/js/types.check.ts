@@ -12,6 +12,7 @@ import type {
     Model,
     ModelMetrics,
     NamedSource,
+    NativeArray,
     Progress,
     QuantizeFileTypeInfo,
     QuantizePlan,
@@ -66,6 +67,39 @@ export async function uses(): Promise<void> {
     const f16: HalfArray = await model.read("w", { as: "f16" });
     const raw: Uint8Array = await model.read("w", { as: "raw" });
     (void f32, rows, f16, raw);
+
+    // into, slices, shapes, as: "native".
+    const buffer = new Float32Array(1 << 20);
+    const reused = await model.read("w", { into: buffer });
+    const reusedArray: Float32Array = reused;
+    void reusedArray;
+    const shape: number[] = reused.shape;
+    const part = await model.read("w", { slice: [[0, 2], null, [16, 48]] });
+    const partShape: number[] = part.shape;
+    const native: NativeArray = await model.read("w", { as: "native" });
+    const ints = await model.read("w", { as: "native", into: new Int32Array(64) });
+    const halfInto: HalfArray = await model.read("w", { as: "f16", into: new Uint16Array(64) });
+    (void shape, partShape, native, ints, halfInto);
+    for await (const { data } of model.stream({ into: buffer })) {
+        const view: Float32Array = data;
+        const viewShape: number[] = data.shape;
+        void viewShape;
+    }
+    // @ts-expect-error into must be the array type `as` reads: a Float32Array for f32
+    await model.read("w", { into: new Float64Array(4) });
+    // @ts-expect-error a float16 read does not fill a Float32Array
+    await model.read("w", { as: "f16", into: new Float32Array(4) });
+    // @ts-expect-error a slice range is [start, end]
+    await model.read("w", { slice: [[0, 1, 2]] });
+    // @ts-expect-error a slice is a list of ranges, not one range
+    await model.read("w", { slice: [0, 2] });
+    // @ts-expect-error no such read mode
+    await model.read("w", { as: "int32" });
+    // @ts-expect-error a native read is not always a Float32Array
+    const notFloat: Float32Array = await model.read("w", { as: "native" });
+    void notFloat;
+    // @ts-expect-error stream() into follows as too
+    model.stream({ as: "raw", into: new Float32Array(4) });
 
     for await (const { tensor, data } of model.stream()) {
         const name: string = tensor.name;

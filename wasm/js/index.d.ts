@@ -253,12 +253,12 @@ export interface OpenOptions {
 }
 
 /**
- * How read() and stream() return values: "f32" (default) decoded float32; "f16" decoded then rounded to
- * binary16 as ggml does (F16 data as stored), in a Float16Array where the runtime has one and otherwise as
- * the bits in a Uint16Array; "f16-bits" the same binary16 values, always as their bits in a Uint16Array;
- * "raw" the stored bytes.
+ * What read() and stream() return: "f32" (default): decoded float32; "f16": decoded then rounded to binary16 as
+ * ggml does (F16 data as stored), in a Float16Array where the runtime has one and otherwise as the bits in a
+ * Uint16Array (HalfArray); "f16-bits": the same binary16 values, always as their bits in a Uint16Array; "raw":
+ * the stored bytes; "native": the stored values exactly, in the typed array of their type (see NativeArray).
  */
-export type ReadAs = "f32" | "f16" | "f16-bits" | "raw";
+export type ReadAs = "f32" | "f16" | "f16-bits" | "raw" | "native";
 
 /**
  * The runtime's Float16Array when the TypeScript lib in use declares one (ES2025 / ESNext), else the part of
@@ -288,19 +288,67 @@ export interface Float16ArrayLike {
  */
 export type HalfArray = Float16ArrayType | Uint16Array;
 
-export type ReadResult<A extends ReadAs> = A extends "raw"
+/**
+ * as: "native": I8 Int8Array, I16 Int16Array, I32 Int32Array, I64 BigInt64Array, U8 and BOOL Uint8Array, U16
+ * Uint16Array, U32 Uint32Array, U64 BigUint64Array, F32 Float32Array, F64 Float64Array, F16 a HalfArray, BF16
+ * a Uint16Array of its bits, C64 a Float32Array of (real, imaginary) pairs (shape gains a last dimension of 2).
+ * Quantized and 8-, 6- and 4-bit float types have no such array: their read rejects with code "unsupported".
+ * Values of a big-endian GGUF come in this runtime's byte order.
+ */
+export type NativeArray =
+    | Int8Array
+    | Int16Array
+    | Int32Array
+    | BigInt64Array
+    | Uint8Array
+    | Uint16Array
+    | Uint32Array
+    | BigUint64Array
+    | Float32Array
+    | Float64Array
+    | Float16ArrayType;
+
+/** The array type a read of `as: A` fills (and the type `into` must be). */
+export type ReadArray<A extends ReadAs> = A extends "raw"
     ? Uint8Array
     : A extends "f16-bits"
       ? Uint16Array
       : A extends "f16"
         ? HalfArray
-        : Float32Array;
+        : A extends "native"
+          ? NativeArray
+          : Float32Array;
+
+/**
+ * A read's array, carrying its shape: outermost first as numpy's (the tensor's shape; [count, ne0] for
+ * `rows`; the slice's extents for `slice`; [bytes] for "raw"). The array itself is a plain typed array (the
+ * shape is an own property, so a structured clone or `slice()` of it drops the shape).
+ */
+export type ReadResult<A extends ReadAs> = ReadArray<A> & { shape: number[] };
+
+/** [start, end): half-open, as numpy's `start:end`; null: the whole dimension. */
+export type SliceRange = readonly [number, number] | null;
 
 export interface ReadOptions<A extends ReadAs = "f32"> {
     /** See ReadAs. Default "f32". */
     as?: A;
     /** [start, count]: only these rows, a row being the innermost dimension (shape's last). */
     rows?: [number, number];
+    /**
+     * An N-D slice: a range per dimension, outermost first as numpy's (fewer ranges than dimensions leave the
+     * inner ones whole). Only the bytes of the selected rows' blocks are read (along the innermost dimension
+     * whole blocks, then cut); not with `rows`, not with as: "raw". A range outside its dimension is a
+     * RangeError.
+     */
+    slice?: readonly SliceRange[];
+    /**
+     * Decode into this array instead of a new one (reuse it across reads: no allocation, no page faults). It must
+     * be of the type `as` reads (a Float32Array for "f32"; for "f16" a Uint16Array, or a Float16Array where the
+     * runtime has one; for "native" the tensor's own type) — else a TypeError — and hold at least the values
+     * read — else a RangeError. The result is a view of its first elements (`into.subarray(0, n)`) with
+     * `shape`. Not on a model opened in a worker (a TypeError).
+     */
+    into?: ReadArray<A>;
     signal?: AbortSignal;
     onProgress?: (progress: Progress) => void;
 }
@@ -341,6 +389,11 @@ export interface TensorStats {
 
 export interface StreamOptions<A extends ReadAs = "f32"> {
     as?: A;
+    /**
+     * Every tensor is decoded into this one array (as read()'s `into`; checked tensor by tensor): each yielded
+     * `data` is a view of it, valid until the iterator is resumed. Size it for the largest tensor.
+     */
+    into?: ReadArray<A>;
     signal?: AbortSignal;
     /** Bytes of all tensors processed so far. */
     onProgress?: (progress: Progress) => void;
@@ -427,7 +480,10 @@ export interface Model {
     read<A extends ReadAs = "f32">(name: string, options?: ReadOptions<A>): Promise<ReadResult<A>>;
     /** Statistics of one tensor (or some of its rows), computed in the core as the CLI's `stats` does. */
     stats(name: string, options?: StatsOptions): Promise<TensorStats>;
-    /** Every tensor in file order, one pass: how to consume a stream or a server without Range. */
+    /**
+     * Every tensor in file order, one pass: how to consume a stream or a server without Range. Over HTTP with
+     * Range, neighbouring tensors (at most 4 KiB apart) are read in one request of up to 16 MiB.
+     */
     stream<A extends ReadAs = "f32">(
         options?: StreamOptions<A>,
     ): AsyncIterableIterator<{ tensor: TensorInfo; data: ReadResult<A> }>;

@@ -17,6 +17,13 @@ const NEED_MORE_DATA = 1;
 export const HEADER_READ_AHEAD = 64 * 1024;
 // Values decoded per call into wasm: bounds the module's memory whatever the chunk or tensor size.
 const MAX_VALUES_PER_FEED = 1 << 20;
+// stream() over a remote source reads neighbouring tensors (at most this many bytes apart: GGUF's alignment
+// padding) in one request of up to STREAM_GROUP_BYTES: one request per tensor costs a round trip each.
+const STREAM_GROUP_BYTES = 16 << 20;
+const STREAM_GROUP_GAP = 4096;
+// An N-D slice over a remote source reads the wanted blocks of neighbouring rows in one request when at most
+// this many bytes lie between them; a local source reads each row's blocks alone.
+const SLICE_REMOTE_GAP = 4096;
 // Decoders that keep their buffers (one piece's bytes and values: up to ~5 MB) from one chunk to the next; the
 // others trim them after each chunk. Reads awaiting their next chunk at once (hundreds, under Promise.all)
 // would otherwise each hold a piece's worth of wasm memory, which never shrinks: 600 of them reached the
@@ -217,11 +224,150 @@ function allocate(ArrayType, length, tensor) {
     }
 }
 
-// binary16 values: for "f16" the runtime's Float16Array when it has one, else (and always for "f16-bits")
-// their bits in a Uint16Array.
-function halves(buffer, length, as) {
-    const Float16 = as === "f16" ? globalThis.Float16Array : undefined;
+// binary16 values as the runtime's Float16Array when it has one, else their bits in a Uint16Array.
+function halves(buffer, length) {
+    const Float16 = globalThis.Float16Array;
     return Float16 ? new Float16(buffer, 0, length) : new Uint16Array(buffer, 0, length);
+}
+
+// The array type of as: "native" per dtype: the stored integer or float type, bits for BF16 (and for F16 where
+// the runtime has no Float16Array); C64 as interleaved (real, imaginary) float32 pairs.
+const NATIVE_TYPES = {
+    F32: Float32Array,
+    F64: Float64Array,
+    C64: Float32Array,
+    I8: Int8Array,
+    I16: Int16Array,
+    I32: Int32Array,
+    I64: BigInt64Array,
+    U8: Uint8Array,
+    BOOL: Uint8Array,
+    U16: Uint16Array,
+    U32: Uint32Array,
+    U64: BigUint64Array,
+    BF16: Uint16Array,
+};
+
+function nativeType(tensor) {
+    if (tensor.dtype === "F16") return globalThis.Float16Array ?? Uint16Array;
+    const type = NATIVE_TYPES[tensor.dtype];
+    if (!type) {
+        throw new WeightstreamError(
+            "unsupported",
+            `tensor "${tensor.name}" is ${tensor.dtype}: no typed array holds it exactly; read it with ` +
+                '{as: "f32"} (decoded) or {as: "raw"} (its bytes)',
+            { offset: tensor.offset },
+        );
+    }
+    return type;
+}
+
+// A view of `array`'s memory as ArrayType (same byte offset): how bits are written into a Float16Array.
+function viewAs(ArrayType, array) {
+    if (array instanceof ArrayType) return array;
+    return new ArrayType(array.buffer, array.byteOffset, array.byteLength / ArrayType.BYTES_PER_ELEMENT);
+}
+
+// The caller's `into`, checked against what a read writes: `types` are the array types it may be, `length` the
+// elements the read needs.
+function checkInto(into, types, length, tensor) {
+    if (!types.some((T) => into instanceof T)) {
+        const got = ArrayBuffer.isView(into) ? into.constructor.name : typeof into;
+        throw new TypeError(
+            `into: tensor "${tensor.name}" reads into a ${types.map((T) => T.name).join(" or ")}, got a ${got}`,
+        );
+    }
+    if (into.length < length) {
+        throw new RangeError(
+            `into: tensor "${tensor.name}" needs ${length} elements, the ${into.constructor.name} has ${into.length}`,
+        );
+    }
+}
+
+// Reverses the bytes of every element of size `size` in place (a big-endian GGUF's integers).
+function swapBytes(bytes, size) {
+    for (let i = 0; i + size <= bytes.length; i += size) {
+        for (let a = i, b = i + size - 1; a < b; ++a, --b) {
+            const x = bytes[a];
+            bytes[a] = bytes[b];
+            bytes[b] = x;
+        }
+    }
+}
+
+function withShape(array, shape) {
+    array.shape = shape;
+    return array;
+}
+
+function checkSlice(slice, tensor) {
+    const rank = tensor.shape.length;
+    if (!Array.isArray(slice) || slice.length > rank) {
+        throw new TypeError(`slice: expected up to ${rank} ranges [start, end] (outermost dimension first)`);
+    }
+    const begins = [];
+    const ends = [];
+    slice.forEach((range, k) => {
+        const size = Number(tensor.shape[k]);
+        if (range === null) {
+            begins.push(0);
+            ends.push(size);
+            return;
+        }
+        if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+            throw new TypeError(`slice[${k}]: expected [start, end], two non-negative integers, or null (all)`);
+        }
+        if (range[0] > range[1] || range[1] > size) {
+            throw new RangeError(`slice[${k}]: [${range[0]}, ${range[1]}) is not inside dimension ${k} (size ${size})`);
+        }
+        begins.push(range[0]);
+        ends.push(range[1]);
+    });
+    return { begins, ends };
+}
+
+/**
+ * Hands out the bytes of one forward read over [start, ...) as the reads of the tensors inside it, in order:
+ * take(offset, nbytes) yields the chunks of [offset, offset + nbytes), skipping what lies before offset.
+ */
+class SharedRead {
+    #iterator;
+    #pos;
+    #pending = null; // the part of the last chunk not handed out yet
+
+    constructor(iterable, start) {
+        this.#iterator = iterable[Symbol.asyncIterator]();
+        this.#pos = start;
+    }
+
+    async *take(offset, nbytes) {
+        const end = offset + nbytes;
+        while (this.#pos < end) {
+            let chunk = this.#pending;
+            this.#pending = null;
+            if (!chunk) {
+                const next = await this.#iterator.next();
+                if (next.done) return;
+                chunk = next.value;
+            }
+            if (this.#pos < offset) {
+                const skip = Math.min(chunk.length, offset - this.#pos);
+                this.#pos += skip;
+                chunk = chunk.subarray(skip);
+                if (chunk.length === 0) continue;
+            }
+            if (chunk.length > end - this.#pos) {
+                this.#pending = chunk.subarray(end - this.#pos);
+                chunk = chunk.subarray(0, end - this.#pos);
+            }
+            this.#pos += chunk.length;
+            yield chunk;
+        }
+    }
+
+    close() {
+        return this.#iterator.return?.();
+    }
 }
 
 // Frees a core object; a trapped module cannot free, and is discarded anyway.
@@ -374,16 +520,46 @@ export class Model extends ModelView {
         // File by file (in info.files order), each in offset order: one forward pass over every source.
         const order = this.tensors.map((_, i) => i);
         const fileOf = this.#fileOf;
-        order.sort(
-            (a, b) => fileOf[a] - fileOf[b] || Number(this.tensors[a].offset) - Number(this.tensors[b].offset) || a - b,
-        );
+        const start = (i) => Number(this.tensors[i].offset);
+        const end = (i) => start(i) + Number(this.tensors[i].nbytes);
+        order.sort((a, b) => fileOf[a] - fileOf[b] || start(a) - start(b) || a - b);
         const total = this.tensors.reduce((sum, t) => sum + Number(t.nbytes), 0);
+        const { as, into, signal } = options;
         let done = 0;
-        for (const i of order) {
-            const onProgress = options.onProgress && ((p) => options.onProgress({ loaded: done + p.loaded, total }));
-            const data = await this.#read(i, { as: options.as, signal: options.signal, onProgress });
-            done += Number(this.tensors[i].nbytes);
-            yield { tensor: this.tensors[i], data };
+        for (let g = 0; g < order.length;) {
+            // A group: the tensors one request reads (a remote source), or one tensor.
+            let last = g + 1;
+            if (!this.#sources[fileOf[order[g]]].local) {
+                while (
+                    last < order.length &&
+                    fileOf[order[last]] === fileOf[order[g]] &&
+                    start(order[last]) >= end(order[last - 1]) &&
+                    start(order[last]) - end(order[last - 1]) <= STREAM_GROUP_GAP &&
+                    end(order[last]) - start(order[g]) <= STREAM_GROUP_BYTES
+                ) {
+                    ++last;
+                }
+            }
+            const shared =
+                last - g > 1
+                    ? new SharedRead(
+                          this.#chunks(order[g], start(order[g]), end(order[last - 1]) - start(order[g]), signal),
+                          start(order[g]),
+                      )
+                    : null;
+            try {
+                for (; g < last; ++g) {
+                    const i = order[g];
+                    const onProgress =
+                        options.onProgress && ((p) => options.onProgress({ loaded: done + p.loaded, total }));
+                    const chunks = shared && ((offset, nbytes) => shared.take(Number(offset), Number(nbytes)));
+                    const data = await this.#read(i, { as, into, signal, onProgress }, chunks);
+                    done += Number(this.tensors[i].nbytes);
+                    yield { tensor: this.tensors[i], data };
+                }
+            } finally {
+                await shared?.close();
+            }
         }
     }
 
@@ -420,11 +596,19 @@ export class Model extends ModelView {
     // The byte range and element count of tensor `index`, or of rows [start, start + count) of it.
     #window(index, rows) {
         const tensor = this.tensors[index];
-        if (rows === undefined) return { offset: tensor.offset, nbytes: tensor.nbytes, elements: tensor.n_elements };
+        if (rows === undefined) {
+            const shape = tensor.shape.map(Number);
+            return { offset: tensor.offset, nbytes: tensor.nbytes, elements: tensor.n_elements, shape };
+        }
         const [start, count] = checkRows(rows);
         const w = this.#handle.rowWindow(index, start, count);
         if (w.status.code !== OK) throw statusError(w.status, `tensor "${tensor.name}" rows`);
-        return { offset: w.offset, nbytes: w.nbytes, elements: w.nElements };
+        return {
+            offset: w.offset,
+            nbytes: w.nbytes,
+            elements: w.nElements,
+            shape: [count, Number(tensor.shape.at(-1) ?? 1)],
+        };
     }
 
     #chunks(index, offset, nbytes, signal) {
@@ -457,44 +641,36 @@ export class Model extends ModelView {
         return status.name === "truncated" ? truncated(error.offset, `tensor "${tensor.name}" data`) : error;
     }
 
-    async #read(index, { as = "f32", rows, signal, onProgress }) {
-        if (as !== "f32" && as !== "f16" && as !== "f16-bits" && as !== "raw")
-            throw new TypeError(`as: expected "f32", "f16", "f16-bits" or "raw", got ${as}`);
-        const half = as === "f16" || as === "f16-bits";
-        throwIfAborted(signal);
+    // Decodes (mode "f32", "f16": values; "bytes": the stored bytes) [offset, offset + nbytes) of tensor `index`,
+    // `elements` values, into `target` (a Float32Array, a Uint16Array of binary16 bits, or a Uint8Array) from
+    // element `at` on. chunksOf(offset, nbytes) gives the bytes; report(loaded) tells the progress.
+    async #decodeInto(index, mode, offset, nbytes, elements, target, at, chunksOf, report) {
         const tensor = this.tensors[index];
-        const { offset, nbytes, elements } = this.#window(index, rows);
-        const report = (loaded) => onProgress?.({ loaded, total: Number(nbytes) });
-        const chunks = () => this.#chunks(index, offset, nbytes, signal);
-
-        if (as === "raw" || (half && tensor.dtype === "F16")) {
-            const out = allocate(Uint8Array, nbytes, tensor);
+        if (mode === "bytes") {
             let filled = 0;
-            for await (const chunk of chunks()) {
+            for await (const chunk of chunksOf(offset, nbytes)) {
                 this.#checkOpen();
-                out.set(chunk, filled);
+                target.set(chunk, at + filled);
                 filled += chunk.length;
                 report(filled);
             }
-            if (filled < out.length) throw truncated(offset + filled, `tensor "${tensor.name}" data`);
-            return as === "raw" ? out : halves(out.buffer, out.length / 2, as);
+            if (filled < nbytes) throw truncated(Number(offset) + filled, `tensor "${tensor.name}" data`);
+            return;
         }
-
         const dtype = this.#decodable(tensor);
-        const values = allocate(as === "f32" ? Float32Array : Uint16Array, elements * dtype.floatsPerElement, tensor);
         const feedBytes = this.#feedBytes(dtype);
-        const decoder = new this.#wasm.Decoder(dtype.id, elements, half, this.info.endian === "big");
+        const decoder = new this.#wasm.Decoder(dtype.id, elements, mode === "f16", this.info.endian === "big");
         const warm = warmth();
         try {
             let status = decoder.status();
             if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
-            let written = 0;
+            let written = at;
             let loaded = 0;
-            for await (const chunk of chunks()) {
+            for await (const chunk of chunksOf(offset, nbytes)) {
                 this.#checkOpen();
                 for (const piece of pieces(chunk, feedBytes)) {
                     const t0 = performance.now();
-                    status = decoder.feed(piece, values, written);
+                    status = decoder.feed(piece, target, written);
                     this.#metrics.decoded(piece.length, performance.now() - t0);
                     if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
                     written += decoder.written();
@@ -511,6 +687,102 @@ export class Model extends ModelView {
             warm.release();
             freeHandle(decoder);
         }
-        return as === "f32" ? values : halves(values.buffer, values.length, as);
+    }
+
+    // chunksOf(offset, nbytes): where the bytes come from (stream() hands out parts of one shared read).
+    async #read(index, { as = "f32", rows, slice, into, signal, onProgress }, chunksOf) {
+        if (as !== "f32" && as !== "f16" && as !== "f16-bits" && as !== "raw" && as !== "native")
+            throw new TypeError(`as: expected "f32", "f16", "f16-bits", "raw" or "native", got ${as}`);
+        if (rows !== undefined && slice !== undefined) throw new TypeError("rows and slice: give one of them");
+        throwIfAborted(signal);
+        const tensor = this.tensors[index];
+        const source = this.#sources[this.#fileOf[index]];
+        chunksOf ??= (offset, nbytes) => this.#chunks(index, offset, Number(nbytes), signal);
+        // "f16-bits": the values of "f16", always as their bits in a Uint16Array.
+        const half = as === "f16" || as === "f16-bits";
+        const Half = as === "f16-bits" ? undefined : globalThis.Float16Array;
+        // What is written (mode), into which array type (Target: the decoder's or the byte copy's view of the
+        // result) and what the caller gets (Result; `into` may be any of Accepted).
+        let mode;
+        let Result;
+        let Accepted;
+        let perElement = 1; // array elements per tensor element
+        if (as === "raw") {
+            mode = "bytes";
+            Result = Uint8Array;
+        } else if (as === "native") {
+            Result = nativeType(tensor);
+            mode = "bytes";
+            if (tensor.dtype === "C64") perElement = 2;
+        } else if (half && tensor.dtype === "F16") {
+            mode = "bytes";
+            Result = Half ?? Uint16Array;
+            Accepted = Half ? [Half, Uint16Array] : [Uint16Array];
+        } else {
+            mode = half ? "f16" : as;
+            Result = as === "f32" ? Float32Array : (Half ?? Uint16Array);
+            if (half) Accepted = Half ? [Half, Uint16Array] : [Uint16Array];
+            perElement = this.#decodable(tensor).floatsPerElement;
+        }
+        Accepted ??= [Result];
+        const Target = mode === "bytes" ? Uint8Array : mode === "f32" ? Float32Array : Uint16Array;
+        // Bytes per element of the result, for "bytes" (a copy of the stored bytes); 1 for decoded values.
+        const unit = mode === "bytes" ? Result.BYTES_PER_ELEMENT : 1;
+        const output = (length) => {
+            if (into === undefined) return allocate(Result, length, tensor);
+            checkInto(into, Accepted, length, tensor);
+            return into.subarray(0, length);
+        };
+        // A big-endian GGUF's stored values, copied as they are, are turned to this runtime's (little-endian) order.
+        const swap = mode === "bytes" && as !== "raw" && this.info.endian === "big" && unit > 1;
+
+        if (slice !== undefined) {
+            if (as === "raw") throw new TypeError('slice: reads values; {as: "raw"} reads rows ({rows})');
+            const { begins, ends } = checkSlice(slice, tensor);
+            const plan = this.#handle.slicePlan(index, begins, ends, source.local ? 0 : SLICE_REMOTE_GAP);
+            if (plan.status.code !== OK) throw statusError(plan.status, `tensor "${tensor.name}" slice`);
+            const out = output(plan.nElements * perElement);
+            const outTarget = viewAs(Target, out);
+            const block = dtypesOf(this.#wasm).get(tensor.dtype)?.blockElements ?? 1;
+            const blockBytes = dtypesOf(this.#wasm).get(tensor.dtype)?.blockBytes ?? 1;
+            const take = plan.take * perElement;
+            const skip = plan.skip * perElement;
+            const stride = plan.stride * perElement;
+            const runs = plan.runs;
+            const total = runs.reduce((sum, _, k) => (k % 4 === 1 ? sum + runs[k] : sum), 0);
+            let loaded = 0;
+            for (let k = 0; k < runs.length; k += 4) {
+                const [offset, nbytes, firstRow, count] = runs.subarray(k, k + 4);
+                const elements = (nbytes / blockBytes) * block;
+                const report = (n) => onProgress?.({ loaded: loaded + n, total });
+                if (take === stride) {
+                    // Whole rows: straight into place.
+                    const at = firstRow * take * (mode === "bytes" ? unit : 1);
+                    await this.#decodeInto(index, mode, offset, nbytes, elements, outTarget, at, chunksOf, report);
+                } else {
+                    const temp = new Target(elements * perElement * (mode === "bytes" ? unit : 1));
+                    await this.#decodeInto(index, mode, offset, nbytes, elements, temp, 0, chunksOf, report);
+                    const values = viewAs(Result === Half ? Uint16Array : Result, temp);
+                    const dst = viewAs(Result === Half ? Uint16Array : Result, out);
+                    const from = mode === "bytes" ? values : temp;
+                    const to = mode === "bytes" ? dst : outTarget;
+                    for (let j = 0; j < count; ++j) {
+                        const s0 = j * stride + skip;
+                        to.set(from.subarray(s0, s0 + take), (firstRow + j) * take);
+                    }
+                }
+                loaded += nbytes;
+            }
+            if (swap) swapBytes(viewAs(Uint8Array, out), unit);
+            return withShape(out, perElement === 2 ? [...plan.shape, 2] : plan.shape);
+        }
+
+        const { offset, nbytes, elements, shape } = this.#window(index, rows);
+        const report = (loaded) => onProgress?.({ loaded, total: Number(nbytes) });
+        const length = mode === "bytes" ? Number(nbytes) / unit : elements * perElement;
+        const out = output(length);
+        await this.#decodeInto(index, mode, offset, nbytes, elements, viewAs(Target, out), 0, chunksOf, report);
+        if (swap) swapBytes(viewAs(Uint8Array, out), unit);
+        return withShape(out, as === "raw" ? [out.length] : perElement === 2 ? [...shape, 2] : shape);
     }
 }

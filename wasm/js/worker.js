@@ -77,6 +77,12 @@ function checkOptions(options) {
 }
 
 /** A worker running the package; opens models whose work it does. */
+// A worker's arrays are made there and transferred: a caller's buffer on this thread cannot be written into.
+function noInto(options) {
+    if (options.into !== undefined)
+        throw new TypeError("into: not available on a model opened in a worker (its arrays are transferred here)");
+}
+
 export class WeightstreamWorker {
     #worker = null;
     #ready;
@@ -307,7 +313,13 @@ class WorkerModel extends ModelView {
     async read(name, options = {}) {
         this.#checkOpen();
         const { signal, onProgress, ...rest } = options;
-        return this.#worker.call({ op: "read", model: this.#id, name, options: rest }, { signal, onProgress });
+        noInto(rest);
+        const { data, shape } = await this.#worker.call(
+            { op: "read", model: this.#id, name, options: rest },
+            { signal, onProgress },
+        );
+        data.shape = shape;
+        return data;
     }
 
     async stats(name, options = {}) {
@@ -319,6 +331,7 @@ class WorkerModel extends ModelView {
     async *stream(options = {}) {
         this.#checkOpen();
         const { signal, onProgress, ...rest } = options;
+        noInto(rest);
         const stream = this.#worker.newId();
         let done = false;
         try {
@@ -331,6 +344,7 @@ class WorkerModel extends ModelView {
                     done = true;
                     return;
                 }
+                step.data.shape = step.shape;
                 yield { tensor: this.#byName.get(step.name), data: step.data };
             }
         } finally {

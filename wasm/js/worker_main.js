@@ -94,7 +94,7 @@ async function next(msg, post) {
         return { value: { done: true } };
     }
     const { tensor, data } = step.value;
-    return { value: { done: false, name: tensor.name, data }, transfer: [data.buffer] };
+    return { value: { done: false, name: tensor.name, data, shape: data.shape }, transfer: [data.buffer] };
 }
 
 // The next chunk of a quantize() stream, transferred.
@@ -143,7 +143,8 @@ async function handle(msg, post) {
         }
         case "read": {
             const data = await modelOf(msg.model).read(msg.name, { ...msg.options, signal, onProgress });
-            return { value: data, transfer: [data.buffer] };
+            // A structured clone keeps a typed array's elements, not its own properties: shape goes beside.
+            return { value: { data, shape: data.shape }, transfer: [data.buffer] };
         }
         case "stats":
             return { value: await modelOf(msg.model).stats(msg.name, { ...msg.options, signal, onProgress }) };
