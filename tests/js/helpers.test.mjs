@@ -188,6 +188,8 @@ test("in a worker: the same helpers", async () => {
 
 describe("read() as f16 and f16-bits", () => {
     const file = path.join(testData, "ggml/ggml-types.gguf");
+    // The same values (results carry their shape as an own property; a subarray or a view does not).
+    const sameValues = (a, b, where) => assert.deepEqual(Array.from(a), Array.from(b), where);
 
     test("without a Float16Array (Node 20/22): both are the bits in a Uint16Array", async () => {
         assert.equal(globalThis.Float16Array, undefined);
@@ -198,12 +200,19 @@ describe("read() as f16 and f16-bits", () => {
                 const raw = await model.read(name, { as: "f16-bits" });
                 assert.equal(half.constructor, Uint16Array);
                 assert.equal(raw.constructor, Uint16Array);
-                assert.deepEqual(raw, half);
+                sameValues(raw, half, name);
                 assert.equal(raw.length, model.tensor(name).n_elements);
+                assert.deepEqual(raw.shape, model.tensor(name).shape);
+                // Into a caller's array: only a Uint16Array takes the bits.
+                const into = new Uint16Array(raw.length + 8);
+                const filled = await model.read(name, { as: "f16-bits", into });
+                assert.equal(filled.buffer, into.buffer);
+                assert.deepEqual(Array.from(filled), Array.from(raw));
+                await assert.rejects(model.read(name, { as: "f16-bits", into: new Float32Array(raw.length) }));
             }
             // F16 data: the stored bits.
             const stored = await model.read("f16.weight", { as: "raw" });
-            assert.deepEqual(
+            sameValues(
                 await model.read("f16.weight", { as: "f16-bits" }),
                 new Uint16Array(stored.buffer, stored.byteOffset, stored.length / 2),
             );
@@ -211,7 +220,7 @@ describe("read() as f16 and f16-bits", () => {
             const rows = await model.read("q4_k.weight", { as: "f16-bits", rows: [1, 2] });
             const width = rows.length / 2;
             const whole = await model.read("q4_k.weight", { as: "f16" });
-            assert.deepEqual(rows, whole.slice(width, 3 * width));
+            sameValues(rows, whole.slice(width, 3 * width));
             await assert.rejects(model.read("f16.weight", { as: "f64" }), TypeError);
         } finally {
             await model.close();
@@ -229,7 +238,7 @@ describe("read() as f16 and f16-bits", () => {
                 const raw = await model.read(name, { as: "f16-bits" });
                 assert.equal(half.constructor, Float16Array);
                 assert.equal(raw.constructor, Uint16Array);
-                assert.deepEqual(raw, new Uint16Array(half.buffer, half.byteOffset, half.length));
+                sameValues(raw, new Uint16Array(half.buffer, half.byteOffset, half.length), name);
             }
             for await (const { data } of model.stream({ as: "f16-bits" })) {
                 assert.ok(!(data instanceof Float16Array));
@@ -247,7 +256,7 @@ describe("read() as f16 and f16-bits", () => {
             const raw = await model.read("q4_k.weight", { as: "f16-bits" });
             assert.equal(raw.constructor, Uint16Array);
             const here = await open(file);
-            assert.deepEqual(raw, await here.read("q4_k.weight", { as: "f16-bits" }));
+            assert.deepEqual(Array.from(raw), Array.from(await here.read("q4_k.weight", { as: "f16-bits" })));
             await here.close();
         } finally {
             await model.close();
@@ -283,8 +292,8 @@ test("index.d.ts's ReadAs is what read() takes", async () => {
     const model = await open(path.join(testData, "ggml/ggml-types.gguf"));
     try {
         const kinds = unionMembers("ReadAs");
-        assert.deepEqual(kinds, ["f32", "f16", "f16-bits", "raw"]);
-        for (const as of kinds) assert.ok((await model.read("q8_0.weight", { as })).length > 0, as);
+        assert.deepEqual(kinds, ["f32", "f16", "f16-bits", "raw", "native"]);
+        for (const as of kinds) assert.ok((await model.read("f32.weight", { as })).length > 0, as);
     } finally {
         await model.close();
     }
