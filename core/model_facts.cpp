@@ -122,16 +122,4 @@ ModelFacts model_facts(const ModelInfo& info) {
     return f;
 }
 
-nlohmann::json facts_to_json(const ModelInfo& info) {
-    const ModelFacts f = model_facts(info);
-    nlohmann::json j;
-    j["parameter_count"] = f.parameter_count;
-    j["data_bytes"] = f.data_bytes;
-    j["bits_per_weight"] = std::isnan(f.bits_per_weight) ? nlohmann::json(nullptr) : nlohmann::json(f.bits_per_weight);
-    j["file_type"] = f.file_type_name ? nlohmann::json(f.file_type_name) : nlohmann::json(nullptr);
-    j["file_type_id"] = f.has_file_type ? nlohmann::json(f.file_type_id) : nlohmann::json(nullptr);
-    j["layers"] = f.layer_count;
-    return j;
-}
-
 }  // namespace ws

@@ -2,15 +2,14 @@
 // Facts derived from a model's header, as llama.cpp reports them when it loads a model: the parameter count
 // and bits per weight (llama_model_loader sums ggml_nelements and ggml_nbytes over every tensor of every
 // split; llama_model_n_params and print_info's "BPW" are those sums), the llama-quantize name of
-// general.file_type, and the tensors grouped by layer. Computed once here for `info` (text and --json
-// "facts") and for the package's Model helpers (parameterCount, bitsPerWeight, fileType, layers). Every
-// function is safe on any ModelInfo a parser produced from untrusted bytes: no allocation beyond the size of
-// the tensor table, sums saturate instead of wrapping.
+// general.file_type, and the tensors grouped by layer. Computed once here for `info` (text, and --json
+// "facts" written by model_json.h) and for the package's Model helpers (parameterCount, bitsPerWeight, fileType,
+// layers). Every function is safe on any ModelInfo a parser produced from untrusted bytes: no allocation beyond the
+// size of the tensor table, sums saturate instead of wrapping.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -52,10 +51,5 @@ struct LayerGroups {
 };
 
 LayerGroups layer_groups(const ModelInfo& info);
-
-// The "facts" object of `info --json`: {parameter_count, data_bytes, bits_per_weight (null without
-// parameters), file_type ("Q4_K_M", or null when general.file_type is absent or an id llama-quantize does
-// not name), file_type_id (null when absent), layers (the number of layer groups)}.
-nlohmann::json facts_to_json(const ModelInfo& info);
 
 }  // namespace ws

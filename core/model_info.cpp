@@ -99,12 +99,18 @@ double Value::as_double() const {
 Value Value::scalar_item(uint64_t i) const {
     Value item;
     item.type = item_type;
+    item.bits = item_bits(i);
+    return item;
+}
+
+uint64_t Value::item_bits(uint64_t i) const {
     const uint32_t size = value_type_size(item_type);
     const uint8_t* p = raw.data() + i * size;
-    for (uint32_t b = 0; b < size; ++b) item.bits |= static_cast<uint64_t>(p[b]) << (8 * b);
+    uint64_t item = 0;
+    for (uint32_t b = 0; b < size; ++b) item |= static_cast<uint64_t>(p[b]) << (8 * b);
     const bool is_signed =
         item_type == ValueType::kInt8 || item_type == ValueType::kInt16 || item_type == ValueType::kInt32;
-    if (is_signed && ((item.bits >> (8 * size - 1)) & 1)) item.bits |= ~uint64_t(0) << (8 * size);  // sign-extend
+    if (is_signed && ((item >> (8 * size - 1)) & 1)) item |= ~uint64_t(0) << (8 * size);  // sign-extend
     return item;
 }
 

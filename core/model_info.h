@@ -53,8 +53,9 @@ struct Value {
     int64_t as_int64() const { return static_cast<int64_t>(bits); }
     uint64_t as_uint64() const { return bits; }
     double as_double() const;  // any numeric scalar as a double (float32 widened exactly)
-    // Item i (< length) of an array of scalars, as a scalar Value.
+    // Item i (< length) of an array of scalars, as a scalar Value, and as its bits alone (as `bits` holds them).
     Value scalar_item(uint64_t i) const;
+    uint64_t item_bits(uint64_t i) const;
 };
 
 struct MetadataEntry {

@@ -7,16 +7,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "json_writer.h"
 #include "model_info.h"
 #include "stats.h"
 
 namespace ws {
 
 nlohmann::json value_to_json(const Value& v);
-// name, dtype, shape, ne (GGUF), offset, nbytes, n_elements, rows (row_window.h's count: what a row window
-// addresses), file (a model in several files).
-nlohmann::json tensor_to_json(const ModelInfo& info, const TensorInfo& t);
-// Which parts model_to_json prints. The wasm transfer (wasm/info_transfer.h) hands the tensor table and the
+// Which parts model_json writes. The wasm transfer (wasm/info_transfer.h) hands the tensor table and the
 // items of flat arrays (of scalars or strings) on another way: then "tensors" is [] and such arrays print
 // "value": [] and no "invalid_items" (their length and everything else as usual).
 struct JsonParts {
@@ -24,9 +22,16 @@ struct JsonParts {
     bool flat_array_items = true;
     bool tensors = true;
 };
-// With metadata, the object has "facts" too: facts_to_json (core/model_facts.h), derived from the whole info
-// whatever the parts.
-nlohmann::json model_to_json(const ModelInfo& info, const JsonParts& parts = JsonParts());
+// The ModelInfo object of ARCHITECTURE.md, written as it is read (no DOM: a vocabulary is 100k+ strings), the
+// same bytes as json_dump of the equivalent nlohmann object with that indent. Metadata: format, version,
+// endian (GGUF), facts (core/model_facts.h: {parameter_count, data_bytes, bits_per_weight (null without
+// parameters), file_type ("Q4_K_M", or null when general.file_type is absent or an id llama-quantize does not
+// name), file_type_id (null when absent), layers}, from the whole info whatever the parts), file_size,
+// data_offset, alignment, files (several files), metadata [{key, type, item_type,
+// length, value, ...}], tensors, warnings (when there are any). A tensor: name, dtype, shape, ne (GGUF),
+// offset, nbytes, n_elements, rows (row_window.h's count: what a row window addresses), file (several files).
+void write_model_json(const ModelInfo& info, const JsonParts& parts, JsonWriter* w);
+std::string model_json(const ModelInfo& info, const JsonParts& parts, int indent);
 // One entry of `stats --json`'s "tensors": name, dtype, n_elements, min, max, mean, std (null without finite
 // values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (core/stats.h).
 nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s);

@@ -55,14 +55,24 @@ int32_t utf8_next(const uint8_t* p, size_t n, size_t* len) {
 }
 
 bool utf8_valid(const std::string& s) {
-    const auto* p = reinterpret_cast<const uint8_t*>(s.data());
-    const size_t n = s.size();
+    return utf8_valid(s.data(), s.size());
+}
+
+bool utf8_valid(const char* s, size_t n) {
+    const auto* p = reinterpret_cast<const uint8_t*>(s);
     size_t i = 0;
     while (i < n) {
         i += ascii_words(p + i, n - i);
         if (i == n) break;
-        if (p[i] < 0x80) {
+        const uint8_t b = p[i];
+        if (b < 0x80) {
             ++i;
+            continue;
+        }
+        // The two-byte forms inline (U+0080 .. U+07FF: byte-level BPE tokens are mostly these), the rest by
+        // utf8_next.
+        if (b >= 0xc2 && b <= 0xdf && n - i >= 2 && (p[i + 1] & 0xc0) == 0x80) {
+            i += 2;
             continue;
         }
         size_t len = 0;

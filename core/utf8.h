@@ -17,6 +17,7 @@ namespace ws {
 int32_t utf8_next(const uint8_t* p, size_t n, size_t* len);
 
 bool utf8_valid(const std::string& s);
+bool utf8_valid(const char* s, size_t n);
 
 // s with every ill-formed sequence replaced by U+FFFD, exactly as json_dump (nlohmann's replace handler)
 // prints it, so a string reads the same in text and in JSON.

@@ -493,6 +493,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
     }
     if (args.positional.size() > (quantize ? 0u : 1u))
         return fail(kExitUsage, "usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]");
+    // The benchmark times parsing and decoding bytes in memory; a URL would time the network.
+    if (!args.positional.empty() && is_url(args.positional[0])) {
+        return fail(kExitUsage,
+                    "bench measures a local file; download " + url_without_userinfo(args.positional[0]) + " first");
+    }
     unsigned threads = 0;
     if (!parse_threads(args, &threads)) return kExitUsage;
     std::vector<DType> types = quantize ? bench::quantizable_types() : bench::decodable_types();

@@ -361,7 +361,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
     for (size_t i = 0; i < plans.size(); ++i) {
         const TensorInfo& t = model.info.tensors[i];
         const Plan& plan = plans[i];
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &status);
+        TensorBytes held;
+        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
         if (!data) {
             progress.finish();
             return status;

@@ -119,10 +119,21 @@ CompareRow run_pair(const LoadedModel& ma, const LoadedModel& mb, const PairPlan
     if (!problem.empty()) return incomparable("A: " + problem);
     problem = decode_problem(mb, tb);
     if (!problem.empty()) return incomparable("B: " + problem);
-    const uint8_t* da = ma.tensor_data(ta);
-    const uint8_t* db = mb.tensor_data(tb);
-    if (!da) return incomparable("A: the tensor's data lies outside its file (truncated?)");
-    if (!db) return incomparable("B: the tensor's data lies outside its file (truncated?)");
+    if (!ma.tensor_in_file(ta)) return incomparable("A: the tensor's data lies outside its file (truncated?)");
+    if (!mb.tensor_in_file(tb)) return incomparable("B: the tensor's data lies outside its file (truncated?)");
+    // A side at a URL: the pair's tensors fetched whole (one tensor per side per worker). A URL that cannot
+    // be read ends the command as an unreadable file does (exit 3): the worker cannot return it.
+    TensorBytes held_a, held_b;
+    LoadError error;
+    if (!ma.read_tensor(ta, ta.offset, ta.nbytes, &held_a, &error) ||
+        !mb.read_tensor(tb, tb.offset, tb.nbytes, &held_b, &error)) {
+        if (!error.io) return incomparable("the tensor's data lies outside its file (truncated?)");
+        fail_load(error);
+        std::fflush(stderr);
+        _exit(kExitIo);
+    }
+    const uint8_t* da = held_a.data;
+    const uint8_t* db = held_b.data;
     if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
         return incomparable("complex values are not compared");
     }

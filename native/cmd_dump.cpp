@@ -91,12 +91,9 @@ int cmd_dump(const std::vector<std::string>& argv) {
                                       ": tensor " + printable(t->name, 200) + ": " + problem +
                                       " (--as raw dumps its bytes)");
     }
-    const uint8_t* data = tensor_bytes_or_fail(model, *t, &status);
-    if (!data) return status;
-
-    // The window: a row is ne[0] elements; the window's shape is [COUNT, ne[0]].
-    const uint8_t* src = data;
-    uint64_t nbytes = t->nbytes, n_elements = t->n_elements;
+    // The window: a row is ne[0] elements; the window's shape is [COUNT, ne[0]]. Only its bytes are read
+    // (from a URL: fetched).
+    uint64_t offset = t->offset, nbytes = t->nbytes, n_elements = t->n_elements;
     std::vector<int64_t> shape = t->shape();
     if (rows) {
         Result<RowWindow> w = row_window(*t, row_start, row_count);
@@ -107,11 +104,14 @@ int cmd_dump(const std::vector<std::string>& argv) {
                                         " elements)");
         }
         if (!s.ok()) return fail(kExitInvalid, describe(file, make_error(s.code, t->info_offset, s.what)));
-        src = data + (w.value().offset - t->offset);
+        offset = w.value().offset;
         nbytes = w.value().nbytes;
         n_elements = w.value().n_elements;
         shape = std::move(w.value().shape);
     }
+    TensorBytes held;
+    const uint8_t* src = range_bytes_or_fail(model, *t, offset, nbytes, &held, &status);
+    if (!src) return status;
     // An F16 tensor read as f16 is its stored bits (a round trip through float32 would rewrite NaN payloads).
     const bool stored_bits = as == As::kRaw || (as == As::kF16 && t->dtype == DType::F16);
 

@@ -111,25 +111,41 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
     for (const TensorInfo& t : model.info.tensors) total += t.nbytes;
     Progress progress("hash", total);
     std::vector<TensorDigests> rows(model.info.tensors.size());
+    const std::vector<TensorInfo>& tensors = model.info.tensors;
+    const bool remote =
+        std::any_of(tensors.begin(), tensors.end(), [&](const TensorInfo& t) { return model.remote(t); });
     if (model.files.size() == 1 && model.files[0].is_stream()) {
         if (!hash_stream(model, &rows, &progress, &status)) return status;
     } else {
-        rows = hash_tensors(model, threads, HashWork::kDigests, &progress);
-        progress.finish();
-        // The first problem in directory order, as a serial run meets it.
+        if (!remote) rows = hash_tensors(model, threads, HashWork::kDigests, &progress);
+        // The first problem in directory order, as a serial run meets it. A remote model's tensors are
+        // fetched one at a time (memory: one tensor) and hashed on the threads as they come.
         for (size_t i = 0; i < rows.size(); ++i) {
-            const TensorInfo& t = model.info.tensors[i];
+            const TensorInfo& t = tensors[i];
+            if (remote) {
+                TensorBytes held;
+                const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
+                if (!data) {
+                    progress.finish();
+                    return status;
+                }
+                rows[i] = hash_tensors(model, {&t}, {data}, threads, HashWork::kDigests, &progress)[0];
+            }
             if (!rows[i].present) {
-                (void)tensor_bytes_or_fail(model, t, &status);
+                TensorBytes held;
+                progress.finish();
+                (void)tensor_bytes_or_fail(model, t, &held, &status);
                 return status;
             }
             const Status& s = rows[i].status;
             if (!s.ok()) {
+                progress.finish();
                 return fail(kExitInvalid,
                             describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
                                 ": tensor " + printable(t.name, 200));
             }
         }
+        progress.finish();
     }
     if (args.has("--json")) {
         nlohmann::json tensors = nlohmann::json::array();
@@ -338,6 +354,10 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
     if (model.files.size() == 1 && model.files[0].is_stream()) {
         return fail(kExitUsage, path + ": --manifest and --check need a file that can be mapped, not a stream");
     }
+    if (std::any_of(model.info.tensors.begin(), model.info.tensors.end(),
+                    [&](const TensorInfo& t) { return model.remote(t); })) {
+        return fail(kExitUsage, path + ": --manifest and --check read local files only (download it first)");
+    }
     // The tensors of the file named (for a part of a split GGUF, that part's), in its directory order.
     const size_t part =
         static_cast<size_t>(std::find(model.paths.begin(), model.paths.end(), path) - model.paths.begin());
@@ -345,7 +365,8 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
     for (size_t i = 0; i < model.info.tensors.size(); ++i) {
         const TensorInfo& t = model.info.tensors[i];
         if (model.files.size() > 1 && t.file_index != part) continue;
-        if (!tensor_bytes_or_fail(model, t, &status)) return status;
+        TensorBytes held;
+        if (!tensor_bytes_or_fail(model, t, &held, &status)) return status;
         selected.push_back(i);
     }
 

@@ -160,11 +160,17 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
     int status = kExitOk;
     if (!load(args.positional[0], false, &model, &status)) return status;
     if (args.has("--json")) {
-        std::printf("%s\n", json_dump(model_to_json(model.info, JsonParts{with_metadata, true, true})).c_str());
+        // Written as it is produced: a vocabulary's JSON is megabytes.
+        JsonWriter w(
+            1, [](void*, const char* data, size_t size) { std::fwrite(data, 1, size, stdout); }, nullptr);
+        write_model_json(model.info, JsonParts{with_metadata, true, true}, &w);
+        w.finish();
+        std::fputc('\n', stdout);
         return kExitOk;
     }
     if (with_metadata) {
-        print_summary(args.positional[0], model.info, model.files.size() == 1 && model.files[0].is_stream());
+        print_summary(args.positional[0], model.info,
+                      model.files.size() == 1 && model.files[0].is_stream() && model.info.file_size == 0);
         print_metadata(model.info);
         std::printf("\ntensors (%zu):\n", model.info.tensors.size());
     }

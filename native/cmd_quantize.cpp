@@ -152,7 +152,8 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         const PlannedTensor& p = plan.tensors[i];
         const TensorInfo& t = model.info.tensors[p.input_index];
         progress.set_label("quantize [" + std::to_string(i + 1) + "/" + std::to_string(plan.tensors.size()) + "]");
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &status);
+        TensorBytes held;
+        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
         if (!data) {
             progress.finish();
             return status;

@@ -147,7 +147,8 @@ int cmd_stats(const std::vector<std::string>& argv) {
             progress.add(t->nbytes);
             continue;
         }
-        const uint8_t* data = tensor_bytes_or_fail(model, *t, &status);
+        TensorBytes held;
+        const uint8_t* data = tensor_bytes_or_fail(model, *t, &held, &status);
         if (!data) {
             progress.finish();
             return status;

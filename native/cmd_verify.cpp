@@ -136,7 +136,7 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
                         describe(file, s) + ": tensor " + t.name + " has type " + t.dtype_name());
             return v;
         }
-        if (!model->tensor_data(t)) {
+        if (!model->tensor_in_file(t)) {
             const Status s = make_error(Error::kTruncated, t.offset, "tensor.data");
             set_failure(&v, kExitInvalid, file, s, describe(file, s) + ": tensor " + t.name);
             return v;
@@ -154,7 +154,23 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
     Progress progress("verify", total, options.progress);
     for (const TensorInfo& t : model->info.tensors) {
         if (!decode_problem(*model, t).empty()) continue;
-        const uint8_t* data = model->tensor_data(t);
+        TensorBytes held;
+        LoadError read_error;
+        if (!model->read_tensor(t, t.offset, t.nbytes, &held, &read_error)) {
+            progress.finish();
+            if (read_error.io) {
+                v.status = kExitIo;
+                v.code = "io";
+                v.file = read_error.file;
+                v.message = printable(load_error_text(read_error), SIZE_MAX);
+            } else {
+                const Status s = make_error(Error::kTruncated, t.offset, "tensor.data");
+                const std::string& file = model->paths[t.file_index];
+                set_failure(&v, kExitInvalid, file, s, describe(file, s) + ": tensor " + t.name);
+            }
+            return v;
+        }
+        const uint8_t* data = held.data;
         const DTypeTraits& traits = dtype_traits(t.dtype);
         const uint32_t per_element = dequant_floats_per_element(t.dtype);
         bool all_zero = true;

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 // weightstream: the command-line tool (ARCHITECTURE.md, "CLI").
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "cli.h"
+#include "http_source.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: weightstream COMMAND FILE [options]\n"
+    "       weightstream --version | -V\n"
     "\n"
     "  info FILE [--json]        summary, metadata and tensor table\n"
     "  tensors FILE [--json]     tensor table only\n"
@@ -102,7 +105,15 @@ constexpr const char* kUsage =
     "Outputs are written to a new temporary file beside OUT (OUT.tmp-RANDOM), synced and renamed over OUT\n"
     "when complete (a replaced OUT keeps its mode; OUT may not be the input); an interrupted or failed\n"
     "command leaves no temporary file. --threads defaults to all cores; the output does not depend on it.\n"
-    "Long operations show a progress bar when stderr is a terminal.\n";
+    "Long operations show a progress bar when stderr is a terminal.\n"
+    "\n"
+    "Every FILE, IN, A and B may also be an http:// or https:// URL: the header is read with Range requests,\n"
+    "then only the bytes a command needs (split parts and shards next to the URL). Before the command:\n"
+    "  --header 'Name: value'    sent with every request (repeatable)\n"
+    "  --timeout SECONDS         connect timeout, and the longest a response may stall (default 30)\n"
+    "HF_TOKEN in the environment is sent as a bearer token to the URL's own host (never to the host of a\n"
+    "redirect) and is never printed. Failed requests are retried with backoff; a file that changes on the\n"
+    "server while it is read fails with source_changed (exit 3).\n";
 
 struct Command {
     const char* name;
@@ -123,12 +134,42 @@ int main(int argc, char** argv) {
         std::fputs(kUsage, stderr);
         return ws::cli::kExitUsage;
     }
+    // Before anything else: a version query loads and builds nothing (README, start-up).
+    if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0) {
+        std::fputs("weightstream " WS_VERSION "\n", stdout);
+        return ws::cli::kExitOk;
+    }
     const std::string command = argv[1];
     if (command == "--help" || command == "-h" || command == "help") {
         std::fputs(kUsage, stdout);
         return ws::cli::kExitOk;
     }
-    const std::vector<std::string> rest(argv + 2, argv + argc);
+    // The URL options, anywhere among the command's arguments: taken here, for every command at once.
+    std::vector<std::string> rest;
+    ws::HttpOptions& http = ws::http_options();
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--header" || a == "--timeout") {
+            if (i + 1 >= argc) return ws::cli::fail(ws::cli::kExitUsage, a + " needs a value");
+            const std::string v = argv[++i];
+            if (a == "--header") {
+                if (v.find(':') == std::string::npos || v.find_first_of("\r\n") != std::string::npos) {
+                    return ws::cli::fail(ws::cli::kExitUsage, "--header needs 'Name: value' (its value is not shown)");
+                }
+                http.headers.push_back(v);
+            } else {
+                uint64_t seconds = 0;
+                if (!ws::cli::parse_u64(v, &seconds) || seconds < 1 || seconds > 86400) {
+                    return ws::cli::fail(ws::cli::kExitUsage,
+                                         "--timeout needs seconds from 1 to 86400, not '" + v + "'");
+                }
+                http.connect_timeout_ms = static_cast<long>(seconds * 1000);
+            }
+            continue;
+        }
+        rest.push_back(a);
+    }
+    if (const char* token = std::getenv("HF_TOKEN")) http.bearer_token = token;
     for (const Command& c : kCommands) {
         if (command == c.name) return c.run(rest);
     }

@@ -33,6 +33,8 @@ public:
 
     // Opens path. On failure returns false and sets *error to strerror-style text.
     bool open(const std::string& path, std::string* error);
+    // Becomes the stream of descriptor fd (a pipe's read end), which it owns from now on.
+    void open_stream(int fd);
 
     // A regular file's bytes (size() of them); nullptr and 0 for a stream.
     const uint8_t* data() const { return data_; }

@@ -4,11 +4,99 @@
 #include <algorithm>
 
 #include "header_parser.h"
+#include "le_bytes.h"
 #include "model_plan.h"
 #include "stream_input.h"
 
 namespace ws {
 namespace {
+
+bool remote_failed(const HttpFile& http, const HttpError& why, LoadError* error) {
+    error->io = true;
+    error->file = http.shown_url();
+    error->message = why.changed
+                         ? "source_changed: the file changed while it was being read (" + why.message + "); run again"
+                         : why.message;
+    return false;
+}
+
+// A GGUF that declares no tensor is all header (a vocabulary file): its rest can be read in one request
+// without reading past the header.
+bool gguf_without_tensors(const std::vector<uint8_t>& first) {
+    if (first.size() < 24 || detect_format(first.data(), first.size()) != Format::kGguf) return false;
+    const uint32_t version = load_le32(first.data() + 4);
+    return version >= 2 && version < 0x10000 && load_le64(first.data() + 8) == 0;
+}
+
+// Parses the header of the file at a URL with growing ranges: what the parser needs plus a read-ahead of
+// kHeaderReadAhead or a tenth of the header's lower bound (fed + needed), whichever is larger, so that the
+// bytes read never exceed the header + 64 KiB + 10 % while a long vocabulary grows its reads geometrically.
+// A server that ignores Range: the file becomes a stream (file) read front to back.
+bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelInfo* info, LoadError* error) {
+    std::vector<uint8_t> chunk;
+    HttpError why;
+    const HttpFile::Outcome first = http->read(0, kHeaderReadAhead, &chunk, &why);
+    if (first == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
+    if (first == HttpFile::Outcome::kNoRange) {
+        std::string message;
+        const int fd = http->open_stream(&message);
+        if (fd < 0) {
+            error->io = true;
+            error->file = http->shown_url();
+            error->message = message;
+            return false;
+        }
+        file->open_stream(fd);
+        return read_stream_header(http->shown_url(), file, options, info, error,
+                                  http->size_known() ? http->size() : kUnknownSize);
+    }
+    options.file_size = http->size_known() ? http->size() : kUnknownSize;
+    const bool all_header = gguf_without_tensors(chunk);
+    HeaderParser parser(options);
+    uint64_t fed = 0;
+    Status s = make_error(Error::kNeedMoreData, 0, "header");
+    for (;;) {
+        if (chunk.empty()) {
+            s = make_error(Error::kTruncated, fed, "header");
+            break;
+        }
+        s = parser.feed(chunk.data(), chunk.size());
+        fed += chunk.size();
+        if (s.code != Error::kNeedMoreData) break;
+        const uint64_t needed = parser.bytes_needed();
+        uint64_t length = needed + std::max(kHeaderReadAhead, (fed + needed) / 10);
+        if (all_header && http->size_known() && http->size() > fed) length = std::max(length, http->size() - fed);
+        if (http->read(fed, length, &chunk, &why) == HttpFile::Outcome::kFailed)
+            return remote_failed(*http, why, error);
+    }
+    if (!s.ok()) {
+        error->file = http->shown_url();
+        error->status = s;
+        return false;
+    }
+    *info = parser.take_info();
+    info->file_size = http->size_known() ? http->size() : 0;
+    return true;
+}
+
+// The whole (small) file at a URL, at most `cap` bytes: a safetensors index.
+bool read_remote_whole(HttpFile* http, uint64_t cap, std::vector<uint8_t>* bytes, LoadError* error) {
+    HttpError why;
+    HttpFile::Outcome got = http->read(0, kHeaderReadAhead, bytes, &why);
+    if (got == HttpFile::Outcome::kNoRange) {
+        why.message = "the server ignores Range requests; an index is read with them";
+        got = HttpFile::Outcome::kFailed;
+    }
+    if (got == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
+    if (http->size_known() && http->size() > bytes->size() && http->size() <= cap) {
+        std::vector<uint8_t> rest;
+        if (http->read(bytes->size(), http->size() - bytes->size(), &rest, &why) == HttpFile::Outcome::kFailed) {
+            return remote_failed(*http, why, error);
+        }
+        bytes->insert(bytes->end(), rest.begin(), rest.end());
+    }
+    return true;
+}
 
 std::string dir_of(const std::string& path) {
     const size_t slash = path.rfind('/');
@@ -52,8 +140,19 @@ bool load_parts(const std::vector<std::string>& paths, const ParseOptions& optio
                 std::vector<ModelInfo>* infos, LoadError* error) {
     model->paths = paths;
     model->files.resize(paths.size());
+    model->remotes.resize(paths.size());
     infos->resize(paths.size());
     for (size_t i = 0; i < paths.size(); ++i) {
+        if (is_url(paths[i])) {
+            model->remotes[i].reset(new HttpFile(paths[i]));
+            model->paths[i] = model->remotes[i]->shown_url();
+            ParseOptions remote_options = options;
+            remote_options.format_hint = format_from_name(url_name(paths[i]));
+            if (!parse_remote(model->remotes[i].get(), &model->files[i], remote_options, &(*infos)[i], error)) {
+                return false;
+            }
+            continue;
+        }
         if (!map_file(paths[i], &model->files[i], error)) return false;
         if (!parse_file(paths[i], model->files[i], options, &(*infos)[i], error)) return false;
     }
@@ -63,27 +162,79 @@ bool load_parts(const std::vector<std::string>& paths, const ParseOptions& optio
 }  // namespace
 
 const uint8_t* LoadedModel::tensor_data(const TensorInfo& t) const {
-    if (t.file_index >= files.size()) return nullptr;
+    if (t.file_index >= files.size() || remote(t)) return nullptr;
     const MappedFile& f = files[t.file_index];
     if (t.offset > f.size() || t.nbytes > f.size() - t.offset) return nullptr;
     return f.data() + t.offset;
 }
 
+bool LoadedModel::tensor_in_file(const TensorInfo& t) const {
+    if (t.file_index >= files.size()) return false;
+    if (files[t.file_index].is_stream()) return true;
+    if (remote(t)) {
+        const HttpFile& http = *remotes[t.file_index];
+        return !http.size_known() || (t.offset <= http.size() && t.nbytes <= http.size() - t.offset);
+    }
+    return tensor_data(t) != nullptr;
+}
+
+bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nbytes, TensorBytes* out,
+                              LoadError* error) const {
+    out->buffer.clear();
+    out->data = nullptr;
+    if (!remote(t)) {
+        const uint8_t* base = tensor_data(t);
+        if (!base || offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes) return false;
+        out->data = base + (offset - t.offset);
+        return true;
+    }
+    if (files[t.file_index].is_stream()) {
+        error->io = true;
+        error->file = paths[t.file_index];
+        error->message = "the server ignores Range requests, and this command needs to seek in the tensor data";
+        return false;
+    }
+    HttpFile& http = *remotes[t.file_index];
+    HttpError why;
+    if (http.read(offset, nbytes, &out->buffer, &why) == HttpFile::Outcome::kFailed) {
+        return remote_failed(http, why, error);
+    }
+    if (out->buffer.size() != nbytes) {
+        error->io = true;
+        error->file = http.shown_url();
+        error->message =
+            "the file ends at byte " + std::to_string(offset + out->buffer.size()) + ", inside tensor " + t.name;
+        return false;
+    }
+    static const uint8_t kNoBytes = 0;  // an empty tensor's bytes: somewhere, not nullptr (the failure)
+    out->data = nbytes > 0 ? out->buffer.data() : &kNoBytes;
+    return true;
+}
+
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error) {
     *model = LoadedModel();
-    const std::string dir = dir_of(path);
+    const bool url = is_url(path);
+    const std::string dir = url ? url_dir(path) : dir_of(path);
     PlanOptions plan_options;
     plan_options.max_split_parts = options.max_split_parts;
     ModelPlan plan;
-    Status planned = plan.plan({PlanSource{path.substr(dir.size()), true, true}}, plan_options);
+    Status planned = plan.plan({PlanSource{url ? url_name(path) : path.substr(dir.size()), true, true}}, plan_options);
     if (planned.ok() && plan.index_source() != kSibling) {
-        MappedFile index_file;
-        if (!map_file(path, &index_file, error)) return false;
-        planned = plan.set_index(index_file.data(), index_file.size());
-        if (!planned.ok()) keep_head(index_file, error);
+        if (url) {
+            HttpFile index_file(path);
+            std::vector<uint8_t> bytes;
+            if (!read_remote_whole(&index_file, kMaxIndexBytes, &bytes, error)) return false;
+            planned = index_file.size_known() ? plan.check_index_size(index_file.size()) : ok_status();
+            if (planned.ok()) planned = plan.set_index(bytes.data(), bytes.size());
+        } else {
+            MappedFile index_file;
+            if (!map_file(path, &index_file, error)) return false;
+            planned = plan.set_index(index_file.data(), index_file.size());
+            if (!planned.ok()) keep_head(index_file, error);
+        }
     }
     if (!planned.ok()) {
-        error->file = path;
+        error->file = url ? url_without_userinfo(path) : path;
         error->status = planned;
         error->message = plan.message();
         return false;

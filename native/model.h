@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Opens a model from the command line's path: one GGUF or safetensors file, any part of a split GGUF
-// (all parts are opened), or a sharded safetensors `*.index.json` (all shards are opened).
+// (all parts are opened), or a sharded safetensors `*.index.json` (all shards are opened); each of these
+// also at an http:// or https:// URL (http_source.h), its parts and shards next to it. A remote file's
+// header is read with growing ranges (kHeaderReadAhead past what the parser needs), its tensors' bytes
+// only when a command asks for them (read_tensor()); a server that ignores Range gives a stream, read
+// front to back like a pipe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "http_source.h"
 #include "mapped_file.h"
 #include "model_info.h"
 #include "parse_options.h"
@@ -24,14 +30,35 @@ struct LoadError {
 };
 
 constexpr size_t kLoadErrorHead = 512;
+// Bytes past what the header parser says it needs that a remote header read asks for, so that a small
+// header takes one request and a long vocabulary a few (the package's HEADER_READ_AHEAD).
+constexpr uint64_t kHeaderReadAhead = 64 * 1024;
+
+// Bytes of a tensor for a command: a pointer into a mapped file, or (a file at a URL) the range fetched
+// into `buffer`, which holds exactly the bytes asked for (one tensor, or one row window).
+struct TensorBytes {
+    const uint8_t* data = nullptr;
+    std::vector<uint8_t> buffer;
+};
 
 struct LoadedModel {
     ModelInfo info;
-    std::vector<MappedFile> files;  // indexed by TensorInfo::file_index
-    std::vector<std::string> paths;
+    // Per file: its URL's reader, or null for a local file. Declared before `files` so that a stream's pipe
+    // is closed before its writer thread is joined.
+    std::vector<std::unique_ptr<HttpFile>> remotes;
+    std::vector<MappedFile> files;   // indexed by TensorInfo::file_index (a remote file's: empty, or a stream)
+    std::vector<std::string> paths;  // as shown in messages (a URL without its user:password part)
 
-    // The tensor's bytes, or nullptr when its range does not lie inside its file.
+    // A local file's tensor bytes, or nullptr when its range does not lie inside its file or the file is
+    // remote (read_tensor() serves both).
     const uint8_t* tensor_data(const TensorInfo& t) const;
+    // Whether the tensor's range lies inside its file (for a stream, not yet known: true).
+    bool tensor_in_file(const TensorInfo& t) const;
+    bool remote(const TensorInfo& t) const { return t.file_index < remotes.size() && remotes[t.file_index]; }
+    // Bytes [offset, offset + nbytes) of t's file, which lie inside t: from the mapping, or fetched. False
+    // with *error set (io: the URL could not be read, or it changed: "source_changed: ...") or, for a
+    // local file, when the range is outside the file (error->io false).
+    bool read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
 };
 
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error);

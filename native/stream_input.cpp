@@ -9,8 +9,8 @@
 namespace ws {
 
 bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions options, ModelInfo* info,
-                        LoadError* error) {
-    options.file_size = kUnknownSize;
+                        LoadError* error, uint64_t known_size) {
+    options.file_size = known_size;
     HeaderParser parser(options);
     std::unique_ptr<uint8_t[]> piece(new uint8_t[kStreamPiece]);
     Status s = make_error(Error::kNeedMoreData, 0, "header");
@@ -43,7 +43,7 @@ bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions 
         return false;
     }
     *info = parser.take_info();
-    info->file_size = 0;
+    info->file_size = known_size == kUnknownSize ? 0 : known_size;
     return true;
 }
 

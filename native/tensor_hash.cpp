@@ -150,16 +150,25 @@ void run_tasks(const std::vector<uint64_t>& costs, unsigned threads, const std::
 }
 
 std::vector<TensorDigests> hash_tensors(const LoadedModel& model, unsigned threads, HashWork work, Progress* progress) {
-    const std::vector<TensorInfo>& tensors = model.info.tensors;
+    std::vector<const TensorInfo*> tensors;
+    std::vector<const uint8_t*> data;
+    for (const TensorInfo& t : model.info.tensors) {
+        tensors.push_back(&t);
+        data.push_back(model.tensor_data(t));
+    }
+    return hash_tensors(model, tensors, data, threads, work, progress);
+}
+
+std::vector<TensorDigests> hash_tensors(const LoadedModel& model, const std::vector<const TensorInfo*>& tensors,
+                                        const std::vector<const uint8_t*>& data, unsigned threads, HashWork work,
+                                        Progress* progress) {
     std::vector<TensorDigests> rows(tensors.size());
     // Two kinds of task per tensor: its stored bytes (index 2 * i) and its decode (2 * i + 1).
     std::vector<uint64_t> costs(tensors.size() * 2, 0);
-    std::vector<const uint8_t*> data(tensors.size(), nullptr);
     std::vector<bool> decode(tensors.size(), false);
     for (size_t i = 0; i < tensors.size(); ++i) {
-        const TensorInfo& t = tensors[i];
+        const TensorInfo& t = *tensors[i];
         TensorDigests& row = rows[i];
-        data[i] = model.tensor_data(t);
         row.present = data[i] != nullptr;
         row.decodable = decode_problem(model, t).empty();
         // Little-endian F32 decodes to its own bytes: its float digest is the raw one.
@@ -172,7 +181,7 @@ std::vector<TensorDigests> hash_tensors(const LoadedModel& model, unsigned threa
     std::atomic<uint64_t> done{0};
     std::atomic<size_t> first_failed{SIZE_MAX};
     const auto stored = [&](size_t i) {
-        const TensorInfo& t = tensors[i];
+        const TensorInfo& t = *tensors[i];
         Hasher h(HashAlgo::kSha256);
         for (uint64_t at = 0; at < t.nbytes;) {
             const uint64_t n = std::min(kUpdatePiece, t.nbytes - at);
@@ -184,7 +193,7 @@ std::vector<TensorDigests> hash_tensors(const LoadedModel& model, unsigned threa
         if (rows[i].decodable && !decode[i]) rows[i].f32 = rows[i].raw;
     };
     const auto decoded = [&](size_t i) {
-        const TensorInfo& t = tensors[i];
+        const TensorInfo& t = *tensors[i];
         const bool digest = work == HashWork::kDigests;
         std::unique_ptr<Hasher> h(digest ? new Hasher(HashAlgo::kSha256) : nullptr);
         const DTypeTraits& traits = dtype_traits(t.dtype);

@@ -69,5 +69,10 @@ enum class HashWork { kDigests, kDecodeOnly };
 // tensors after it in directory order are skipped (only the first failure in directory order is reported,
 // the same one a serial run meets first). progress counts input bytes.
 std::vector<TensorDigests> hash_tensors(const LoadedModel& model, unsigned threads, HashWork work, Progress* progress);
+// The same over the given tensors (in that order) whose bytes are data[i] (nullptr: not present), as fetched
+// from a remote model.
+std::vector<TensorDigests> hash_tensors(const LoadedModel& model, const std::vector<const TensorInfo*>& tensors,
+                                        const std::vector<const uint8_t*>& data, unsigned threads, HashWork work,
+                                        Progress* progress);
 
 }  // namespace ws::cli

@@ -35,20 +35,35 @@ const TensorInfo* find_tensor_or_fail(const LoadedModel& model, const std::strin
     return t;
 }
 
-const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, int* exit_status) {
+const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, TensorBytes* held,
+                                    int* exit_status) {
+    return range_bytes_or_fail(model, t, t.offset, t.nbytes, held, exit_status);
+}
+
+const uint8_t* range_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, uint64_t offset, uint64_t nbytes,
+                                   TensorBytes* held, int* exit_status) {
     if (t.file_index < model.files.size() && model.files[t.file_index].is_stream()) {
         *exit_status = fail(kExitIo, model.paths[t.file_index] +
-                                         ": not a regular file: this command needs to seek in the tensor data (save "
-                                         "it to a file first; info, tensors and hash read a pipe as it comes)");
+                                         (model.remote(t) ? ": the server ignores Range requests, and this command "
+                                                            "needs to seek in the tensor data (download it first; "
+                                                            "info, tensors and hash read it as it comes)"
+                                                          : ": not a regular file: this command needs to seek in the "
+                                                            "tensor data (save it to a file first; info, tensors and "
+                                                            "hash read a pipe as it comes)"));
         return nullptr;
     }
-    const uint8_t* p = model.tensor_data(t);
-    if (!p) {
+    LoadError error;
+    if (!model.tensor_in_file(t) || !model.read_tensor(t, offset, nbytes, held, &error)) {
+        if (error.io) {
+            *exit_status = fail_load(error);
+            return nullptr;
+        }
         *exit_status = fail(
             kExitInvalid, describe(model.paths[t.file_index], make_error(Error::kTruncated, t.offset, "tensor.data")) +
                               ": tensor " + printable(t.name, 200));
+        return nullptr;
     }
-    return p;
+    return held->data;
 }
 
 std::string decode_problem(const LoadedModel& model, const TensorInfo& t) {

@@ -28,8 +28,12 @@ bool parse_threads(const Args& args, unsigned* threads);
 const TensorInfo* find_tensor_or_fail(const LoadedModel& model, const std::string& path, const std::string& name,
                                       int* exit_status);
 
-// The tensor's bytes in its mapped file; on failure prints a truncation error (exit 1).
-const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, int* exit_status);
+// The tensor's bytes: in its mapped file, or fetched into *held (a file at a URL). On failure prints the
+// error: a truncation (exit 1), an unreadable or changed URL or a stream (exit 3).
+const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, TensorBytes* held, int* exit_status);
+// The same for bytes [offset, offset + nbytes) inside the tensor (a row window).
+const uint8_t* range_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, uint64_t offset, uint64_t nbytes,
+                                   TensorBytes* held, int* exit_status);
 
 // Why this tensor cannot be decoded to float32 here ("" when it can): no decoder for its type, or a
 // big-endian GGUF holding a type whose big-endian layout is undefined (see swap_to_little_endian()).

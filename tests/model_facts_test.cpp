@@ -44,6 +44,11 @@ TensorInfo sized(const std::string& name, DType t, std::vector<int64_t> ne, uint
     return info;
 }
 
+// info --json's "facts" (model_json.h), parsed.
+nlohmann::json facts_json(const ModelInfo& info) {
+    return nlohmann::json::parse(model_json(info, JsonParts(), -1))["facts"];
+}
+
 ModelInfo parse_file(const std::string& path) {
     const std::vector<uint8_t> bytes = ws_test::read_file(path);
     ParseOptions options;
@@ -139,7 +144,7 @@ TEST_CASE("model facts of the reference inputs equal their logged model size BPW
         CHECK(grouped == info.tensors.size());
         for (size_t t : g.other) CHECK(info.tensors[t].name.rfind("blk.", 0) != 0);
         // The same facts in info --json's "facts".
-        const nlohmann::json j = model_to_json(info)["facts"];
+        const nlohmann::json j = facts_json(info);
         CHECK(j["parameter_count"] == elements);
         CHECK(j["file_type"] == in.file_type);
         CHECK(j["file_type_id"] == f.file_type_id);
@@ -230,7 +235,7 @@ TEST_CASE("file type names follow llama-quantize; odd general.file_type values n
     const ModelFacts none = model_facts(info);
     CHECK_FALSE(none.has_file_type);
     CHECK(none.file_type_name == nullptr);
-    const nlohmann::json j = facts_to_json(info);
+    const nlohmann::json j = facts_json(info);
     CHECK(j["file_type"].is_null());
     CHECK(j["file_type_id"].is_null());
     CHECK(j["bits_per_weight"] == 8.0 * 32 / 8);
@@ -241,8 +246,8 @@ TEST_CASE("model facts saturate instead of wrapping, and have no BPW without par
     const ModelFacts empty = model_facts(info);
     CHECK(empty.parameter_count == 0);
     CHECK(std::isnan(empty.bits_per_weight));
-    CHECK(facts_to_json(info)["bits_per_weight"].is_null());
-    CHECK(facts_to_json(info)["layers"] == 0);
+    CHECK(facts_json(info)["bits_per_weight"].is_null());
+    CHECK(facts_json(info)["layers"] == 0);
     const uint64_t big = std::numeric_limits<uint64_t>::max() / 2 + 1;
     for (int i = 0; i < 3; ++i) {
         TensorInfo t = tensor("t" + std::to_string(i), DType::F32, {1});

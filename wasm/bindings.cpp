@@ -87,7 +87,7 @@ class Model {
 public:
     explicit Model(ModelInfo info) : info_(std::move(info)) {}
 
-    // model_to_json (the CLI's `info --json` object) as compact text, except that the items of flat metadata
+    // model_json (the CLI's `info --json` object) as compact text, except that the items of flat metadata
     // arrays come from metadata_arrays(), the tensors from tensor_table() and integers beyond 2^53 from
     // wide_integers() (see info_transfer.h).
     std::string info_json() const { return info_json_without_tables(info_); }

@@ -17,7 +17,7 @@ std::string info_json_without_tables(const ModelInfo& info) {
     JsonParts parts;
     parts.flat_array_items = false;
     parts.tensors = false;
-    return json_dump(model_to_json(info, parts), -1);
+    return model_json(info, parts, -1);
 }
 
 bool exact_in_double(uint64_t v) {

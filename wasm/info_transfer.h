@@ -20,7 +20,7 @@ namespace ws {
 // stay in the JSON).
 bool is_flat_array(const Value& v);
 
-// model_to_json(info) as compact text, except that "tensors" is [] and every flat array has "value": []
+// model_json(info) as compact text, except that "tensors" is [] and every flat array has "value": []
 // (their items and the tensor table cross as typed arrays, see wasm/bindings.cpp).
 std::string info_json_without_tables(const ModelInfo& info);
 

@@ -40,6 +40,8 @@ await build({
     entryPoints: {
         main: path.join(root, "web", "main.js"),
         worker_main: path.join(root, "wasm", "js", "worker_main.js"),
+        // The chat template's renderer (template_view.js starts it from next to main.js).
+        template_worker: path.join(root, "web", "template_worker.js"),
     },
     outdir: out,
     bundle: true,

@@ -25,10 +25,10 @@ export const DESCRIPTIONS = {
     internal: "a bug in weightstream (please report it)",
     // the package's codes for the source
     io: "the file could not be read",
-    network: "the URL could not be fetched (network or CORS)",
+    network: "the URL could not be fetched",
     http: "the server answered with an error",
     source_changed: "the file changed on the server while it was read",
-    cors: "the server does not expose Content-Range (CORS)",
+    cors: "the server's CORS headers do not let this page read the file",
     not_seekable: "the source cannot be read out of order",
     no_such_tensor: "the model has no tensor of that name",
     closed: "the model was closed",
@@ -37,19 +37,44 @@ export const DESCRIPTIONS = {
     worker: "the page's worker stopped",
 };
 
+// What an HTTP status says, said once: "not found" rather than "the server answered with an error".
+const STATUSES = {
+    401: "access denied (the server asks for credentials)",
+    403: "access denied",
+    404: "not found",
+    410: "not found (gone)",
+};
+
 /**
- * The banner's parts of an error: {code, offset, file, text}. `context` (the file or tensor the page was
- * opening) leads the text. A core error says which field or rule in `what` (its message repeats the code
- * and the offset, which the banner shows apart); any other error says it all in its message.
+ * The banner's parts of an error: {code, offset, file, url, text}. `context` (the file or tensor the page
+ * was opening) leads the text, then what the code means, then the error's own detail, each said once. A
+ * core error says which field or rule in `what` (its message repeats the code and the offset, which the
+ * banner shows apart); any other error says it in its message, after the URL it names (dropped from the
+ * text: the context names the file, and `url` keeps it).
  */
 export function bannerParts(error, context = "") {
     const code = typeof error?.code === "string" ? error.code : "error";
     const offset = typeof error?.offset === "number" || typeof error?.offset === "bigint" ? error.offset : undefined;
     const file = typeof error?.file === "string" ? error.file : undefined;
-    const detail =
-        typeof error?.what === "string" && error.what
-            ? `${file ? `${file}: ` : ""}${error.what}`
-            : String(error?.message ?? error);
-    const description = Object.hasOwn(DESCRIPTIONS, code) ? `${DESCRIPTIONS[code]}: ` : "";
-    return { code, offset, file, text: `${context ? `${context}: ` : ""}${description}${detail}` };
+    let url;
+    let detail;
+    if (typeof error?.what === "string" && error.what) {
+        detail = `${file ? `${file}: ` : ""}${error.what}`;
+    } else {
+        detail = String(error?.message ?? error);
+        const lead = /^(https?:\/\/\S+?): /.exec(detail);
+        if (lead) {
+            url = lead[1];
+            detail = detail.slice(lead[0].length);
+        }
+    }
+    let description = Object.hasOwn(DESCRIPTIONS, code) ? DESCRIPTIONS[code] : "";
+    if (code === "http" && Object.hasOwn(STATUSES, error?.status)) {
+        description = STATUSES[error.status];
+        // "HTTP 404 Not Found": the reason phrase says again what the description says.
+        detail = detail.replace(/^HTTP (\d{3}) [^:]*/, "HTTP $1");
+    }
+    if (description && detail.toLowerCase().startsWith(description.toLowerCase())) description = "";
+    const text = [context, description, detail].filter(Boolean).join(": ");
+    return url === undefined ? { code, offset, file, text } : { code, offset, file, url, text };
 }

@@ -1,20 +1,32 @@
 // SPDX-License-Identifier: MIT
 // The inspection page: opening (files, drag and drop, URL, ?url=), progress and cancel, the error banner,
-// tabs and theme. Parsing and decoding run in the package's worker (weightstream/worker); the views are in
-// their own modules.
+// tabs, the address (?url=&compare=&tab=&tensor=: deep links, Back and Forward), keyboard shortcuts and
+// theme. Parsing and decoding run in the package's worker (weightstream/worker); the views are in their own
+// modules.
 import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
 import { CompareDetail, CompareView } from "./compare_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
+import { LayerMap } from "./layer_map.js";
 import { MetadataView } from "./metadata_view.js";
+import { NetworkView } from "./network_view.js";
 import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
 import { renderSummary } from "./summary_view.js";
 import { QuantizeView } from "./quantize_view.js";
-import { MAX_WINDOW_VALUES, TensorDetail, firstWindow, rowGeometry } from "./tensor_detail.js";
+import {
+    EXACT_TYPES,
+    MAX_WINDOW_VALUES,
+    TensorDetail,
+    exactValues,
+    firstWindow,
+    rowGeometry,
+} from "./tensor_detail.js";
 import { TensorTable } from "./tensor_table.js";
+import { TemplateView } from "./template_view.js";
+import { TokenizerView } from "./tokenizer_view.js";
 
 // One worker for the page's models. One that failed fails every request of its models with code "worker";
 // the next open starts a new one.
@@ -22,6 +34,7 @@ let worker = null;
 let model = null; // the model on show (open in `worker`)
 let modelSource = null; // what `model` was opened from (compare() opens it again)
 let modelLabel = "";
+const network = new NetworkView($("#network"), () => (worker ??= new WeightstreamWorker()));
 
 const isAbort = (error) => error?.name === "AbortError";
 
@@ -94,11 +107,43 @@ function hideError() {
 
 $(".error-dismiss", banner).addEventListener("click", hideError);
 
+// ---------------------------------------------------------------- the address
+
+// What is on show is in the address's query, so that a link opens the same view and Back/Forward move
+// between views: url (the model), compare (the model compared with), tab (absent: the summary), tensor (the
+// tensor whose detail is open). ?url= and ?url=&compare= links of before keep working. The page changes
+// the address (pushState) when a person opens a tab or a tensor; popstate applies an address (applyAddress).
+let restoring = false; // applying the address: the views change without pushing
+
+function setAddress(changes, { replace = false } = {}) {
+    if (restoring) return;
+    const params = new URLSearchParams(location.search);
+    for (const [key, value] of Object.entries(changes)) {
+        if (value === null || value === undefined || value === "") params.delete(key);
+        else params.set(key, value);
+    }
+    const query = params.toString();
+    const search = query ? `?${query}` : "";
+    if (search === location.search) return;
+    const href = `${location.pathname}${search}${location.hash}`;
+    if (replace) history.replaceState(null, "", href);
+    else history.pushState(null, "", href);
+}
+
 // ---------------------------------------------------------------- views
 
 const tabs = [...document.querySelectorAll('[role="tab"]')];
 
+/** Shows the tab `name` and puts it in the address. */
+function showTab(name, options) {
+    selectTab(name);
+    setAddress({ tab: name === "summary" ? null : name }, options);
+}
+
 function selectTab(name) {
+    if (name === "tokenizer") tokenizerView.show();
+    if (name === "layers") layerMap.show();
+    if (name === "template") templateView.show();
     for (const tab of tabs) {
         const selected = tab.dataset.tab === name;
         tab.setAttribute("aria-selected", String(selected));
@@ -108,18 +153,36 @@ function selectTab(name) {
 }
 
 for (const tab of tabs) {
-    tab.addEventListener("click", () => selectTab(tab.dataset.tab));
+    tab.addEventListener("click", () => showTab(tab.dataset.tab));
     tab.addEventListener("keydown", (e) => {
         if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
-        const i = tabs.indexOf(tab) + (e.key === "ArrowRight" ? 1 : tabs.length - 1);
-        const next = tabs[i % tabs.length];
-        selectTab(next.dataset.tab);
+        const visible = tabs.filter((t) => !t.hidden);
+        const i = visible.indexOf(tab) + (e.key === "ArrowRight" ? 1 : visible.length - 1);
+        const next = visible[i % visible.length];
+        showTab(next.dataset.tab, { replace: true });
         next.focus();
     });
 }
 
 const detailRoot = $("#tensor-detail");
 let reading = null; // the AbortController of the read in flight
+
+let nativeReads = true; // until the package refuses {as: "native"} (a version without it)
+
+// The stored values of an integer or float64 tensor (EXACT_TYPES), exactly: {as: "native"} where the package
+// has it, else its bytes ({as: "raw"}) as the typed array of its type.
+async function readExact(tensor, options) {
+    if (nativeReads) {
+        try {
+            return await model.read(tensor.name, { ...options, as: "native" });
+        } catch (error) {
+            if (!(error instanceof TypeError && /\bas\b/.test(error.message))) throw error;
+            nativeReads = false;
+        }
+    }
+    const bytes = await model.read(tensor.name, { ...options, as: "raw" });
+    return exactValues(bytes, tensor.dtype, model.info.endian === "big");
+}
 
 /** Decodes `tensor` (or the window `rows` of it) in the worker; its values with their statistics. */
 async function loadTensor(tensor, rows) {
@@ -131,35 +194,76 @@ async function loadTensor(tensor, rows) {
         const options = { signal: controller.signal, onProgress: (p) => progress.update(p) };
         if (rows) options.rows = rows;
         // The values for the heatmap and the table; the statistics from the core (model.stats(), the CLI's).
-        const [values, stats] = await Promise.all([
+        const scoped = rows ? { signal: controller.signal, rows } : { signal: controller.signal };
+        const [values, stats, exact] = await Promise.all([
             model.read(tensor.name, options),
-            model.stats(tensor.name, rows ? { signal: controller.signal, rows } : { signal: controller.signal }),
+            model.stats(tensor.name, scoped),
+            Object.hasOwn(EXACT_TYPES, tensor.dtype) ? readExact(tensor, scoped) : null,
         ]);
         const maxAbs = stats.min === null ? 0 : Math.max(Math.abs(stats.min), Math.abs(stats.max));
-        return { values, stats, histogram: stats.histogram, scale: absQuantile(values, maxAbs), maxAbs };
+        const result = { values, stats, histogram: stats.histogram, scale: absQuantile(values, maxAbs), maxAbs };
+        if (exact) result.exact = exact;
+        return result;
     } catch (error) {
         failed(error, tensor.name);
         throw error;
     } finally {
         progress.done();
         if (reading === controller) reading = null;
+        network.refresh();
     }
 }
 
-const detail = new TensorDetail(detailRoot, {
-    load: loadTensor,
-    onClose: () => {
-        reading?.abort();
-        detail.clear();
-        detailRoot.classList.remove("open");
-        table.select(null);
-    },
-});
+/** The statistics of every value of `tensor` (beyond the detail's window), with progress and cancel. */
+async function wholeStats(tensor, { signal, onProgress }) {
+    const controller = new AbortController();
+    const progress = startProgress(`Statistics of ${tensor.name} (whole tensor)`, () => controller.abort());
+    const abort = () => controller.abort();
+    signal.addEventListener("abort", abort);
+    try {
+        return await model.stats(tensor.name, {
+            signal: controller.signal,
+            onProgress: (p) => {
+                progress.update(p);
+                onProgress(p);
+            },
+        });
+    } catch (error) {
+        failed(error, tensor.name);
+        throw error;
+    } finally {
+        signal.removeEventListener("abort", abort);
+        progress.done();
+    }
+}
 
-const table = new TensorTable($("#tensor-table-root"), {
-    onSelect: (tensor) => {
-        detailRoot.classList.add("open");
-        detail.show(tensor);
+const detail = new TensorDetail(detailRoot, { load: loadTensor, onClose: () => closeTensor(), wholeStats });
+
+/** Opens the detail of `tensor` (and puts it in the address unless `push` is false). */
+function openTensor(tensor, { push = true } = {}) {
+    detailRoot.classList.add("open");
+    if (detail.tensor?.name !== tensor.name) detail.show(tensor);
+    table.select(tensor.name);
+    if (push) setAddress({ tab: "tensors", tensor: tensor.name });
+}
+
+function closeTensor({ push = true } = {}) {
+    reading?.abort();
+    detail.clear();
+    detailRoot.classList.remove("open");
+    table.select(null);
+    if (push) setAddress({ tensor: null });
+}
+
+const table = new TensorTable($("#tensor-table-root"), { onSelect: (tensor) => openTensor(tensor) });
+
+const tokenizerView = new TokenizerView($("#tokenizer-root"));
+const templateView = new TemplateView($("#template-root"));
+const layerMap = new LayerMap($("#layers-root"), {
+    onOpen: (tensor) => {
+        selectTab("tensors");
+        table.reveal(tensor.name);
+        openTensor(tensor);
     },
 });
 
@@ -186,6 +290,9 @@ function showModel(info, label) {
     renderSummary($("#summary"), s, info);
     table.setTensors(info.tensors);
     metadataView.setMetadata(info.metadata);
+    $("#tab-tokenizer").hidden = !tokenizerView.setMetadata(info.metadata);
+    $("#tab-template").hidden = !templateView.setMetadata(info.metadata);
+    $("#tab-layers").hidden = !layerMap.setTensors(info.tensors);
     detail.clear();
     detailRoot.classList.remove("open");
     $("#metadata-root").classList.remove("viewer-open");
@@ -202,7 +309,10 @@ let report = null; // compare()'s result on show
 const compareRoot = $("#compare-detail");
 const compareTab = $("#tab-compare");
 
+let comparedUrl = null; // the compare= of the address on show
+
 function endComparison() {
+    comparedUrl = null;
     comparing?.abort();
     other?.close();
     other = null;
@@ -350,6 +460,7 @@ async function compareWith(source, label) {
         compareTab.textContent = `Compare (${formatInt(result.tensors.length)})`;
         $("#compare-open").open = false;
         selectTab("compare");
+        setAddress({ tab: "compare", tensor: null }, { replace: true });
     } catch (error) {
         failed(error, label);
     } finally {
@@ -360,7 +471,10 @@ async function compareWith(source, label) {
 
 function compareWithUrl(text) {
     const url = checkUrl(text);
-    if (url) compareWith(url.href, url.name);
+    if (!url) return Promise.resolve();
+    const started = compareWith(url.href, url.name);
+    comparedUrl = text;
+    return started;
 }
 
 const compareFileInput = $("#compare-file-input");
@@ -387,9 +501,7 @@ $("#compare-url-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = compareUrlInput.value.trim();
     if (!text) return;
-    const params = new URLSearchParams(location.search);
-    params.set("compare", text);
-    history.replaceState(null, "", `?${params}`);
+    setAddress({ compare: text });
     compareWithUrl(text);
 });
 
@@ -557,7 +669,9 @@ let opening = null; // the AbortController of the open in flight
 // A URL naming any part of a split GGUF or a safetensors index opens the whole model (the package finds the
 // other files next to it); several Files are the parts of one model. The new model replaces the one on show
 // only once it opened: a bad file leaves the page on the last one.
-async function openModel(source, label) {
+// `address`: the url= to put in the address once it opened (null for files); undefined when the address
+// already says what to open (applyAddress).
+async function openModel(source, label, address) {
     comparing?.abort();
     opening?.abort();
     reading?.abort();
@@ -581,6 +695,11 @@ async function openModel(source, label) {
         hideError();
         const shown = performance.now();
         showModel(opened.info, label);
+        network.setModel(opened);
+        if (address !== undefined) {
+            shownUrl = address;
+            setAddress({ url: address, compare: null, tab: null, tensor: null });
+        }
         performance.measure("weightstream: show model", { start: shown }); // visible in DevTools' Performance panel
         console.info(`weightstream: opened ${label} in ${formatDuration(performance.now() - started)}`);
     } catch (error) {
@@ -602,7 +721,7 @@ function openFiles(fileList) {
         showError(error, label);
         return;
     }
-    openModel(source, label);
+    openModel(source, label, null);
 }
 
 // {href, name} of a URL the page can load, or null after showing why not.
@@ -630,9 +749,9 @@ function checkUrl(text) {
     }
 }
 
-function openUrl(text) {
+function openUrl(text, address) {
     const url = checkUrl(text);
-    return url ? openModel(url.href, url.name) : Promise.resolve();
+    return url ? openModel(url.href, url.name, address) : Promise.resolve();
 }
 
 const fileInput = $("#file-input");
@@ -647,10 +766,7 @@ $("#url-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = urlInput.value.trim();
     if (!text) return;
-    const params = new URLSearchParams(location.search);
-    params.set("url", text);
-    history.replaceState(null, "", `?${params}`);
-    openUrl(text);
+    openUrl(text, text);
 });
 
 // Drag and drop anywhere on the page.
@@ -747,9 +863,8 @@ async function listSamples() {
                     on: {
                         click: (e) => {
                             e.preventDefault();
-                            history.pushState(null, "", href);
                             urlInput.value = `samples/${sample.name}`;
-                            openUrl(urlInput.value);
+                            openUrl(urlInput.value, urlInput.value);
                         },
                     },
                 }),
@@ -765,22 +880,102 @@ async function listSamples() {
     $("#samples").hidden = false;
 }
 
-async function openFromAddress() {
+// Applies the address: opens its model and the compared one when they are not on show, then its tab and
+// tensor (closing the detail sheets it does not name). Back and Forward come here.
+async function applyAddress() {
     const params = new URLSearchParams(location.search);
     const url = params.get("url");
     if (url && url !== shownUrl) {
         shownUrl = url;
         urlInput.value = url;
         await openUrl(url);
-        const other = params.get("compare");
-        if (other && model) {
-            compareUrlInput.value = other;
-            compareWithUrl(other);
-        }
+    }
+    if (!model) return;
+    const compare = params.get("compare");
+    if (compare && compare !== comparedUrl) {
+        compareUrlInput.value = compare;
+        await compareWithUrl(compare);
+    } else if (!compare && comparedUrl) {
+        endComparison();
+    }
+    if (new URLSearchParams(location.search).toString() !== params.toString()) return; // moved on meanwhile
+    restoring = true;
+    try {
+        restoreView(params);
+    } finally {
+        restoring = false;
     }
 }
 
-let shownUrl = null;
-window.addEventListener("popstate", openFromAddress); // Back/Forward between ?url= addresses
-openFromAddress();
+function restoreView(params) {
+    const name = params.get("tensor");
+    let tab = params.get("tab") ?? (name !== null ? "tensors" : "summary");
+    if (!tabs.some((t) => t.dataset.tab === tab && !t.hidden)) tab = "summary";
+    selectTab(tab);
+    const tensor = name === null ? undefined : model.info.tensors.find((t) => t.name === name);
+    if (tensor) {
+        if (tab === "tensors") table.reveal(tensor.name);
+        openTensor(tensor);
+    } else if (detail.tensor) {
+        closeTensor();
+    }
+    compareDetail.clear();
+    compareRoot.classList.remove("open");
+    metadataView.closeViewer();
+}
+
+// ---------------------------------------------------------------- keyboard
+
+// Escape closes the detail sheet on show (the tensor's, a pair's, a metadata value); "/" focuses the
+// filter of the tab on show (not while typing in a field).
+function typing(target) {
+    return (
+        target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))
+    );
+}
+
+function selectedTab() {
+    return tabs.find((t) => t.getAttribute("aria-selected") === "true")?.dataset.tab;
+}
+
+document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || $("#model").hidden) return;
+    if (e.key === "Escape") {
+        const tab = selectedTab();
+        if (tab === "tensors" && detail.tensor) {
+            e.preventDefault();
+            closeTensor();
+            table.focus();
+        } else if (tab === "compare" && compareRoot.classList.contains("open")) {
+            e.preventDefault();
+            compareDetail.clear();
+            compareRoot.classList.remove("open");
+        } else if (tab === "metadata" && $("#metadata-root").classList.contains("viewer-open")) {
+            e.preventDefault();
+            metadataView.closeViewer();
+        }
+        return;
+    }
+    if (e.key === "/" && !typing(e.target)) {
+        const tab = selectedTab();
+        const filter =
+            tab === "metadata"
+                ? $('[data-testid="metadata-filter"]')
+                : tab === "tokenizer"
+                  ? $('[data-testid="token-search"]')
+                  : null;
+        e.preventDefault();
+        if (filter) {
+            filter.focus();
+            filter.select();
+        } else {
+            if (tab !== "tensors") showTab("tensors");
+            table.focusFilter();
+        }
+    }
+});
+
+let shownUrl = null; // the url= of the model on show
+window.addEventListener("popstate", () => applyAddress());
+applyAddress();
 listSamples();

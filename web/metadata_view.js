@@ -161,6 +161,11 @@ export class MetadataView {
         this.#onOpenViewer?.();
     }
 
+    /** Closes the value viewer (Escape, Back). */
+    closeViewer() {
+        if (this.#selected !== null) this.#close();
+    }
+
     #close() {
         this.#selected = null;
         this.#list.refresh();

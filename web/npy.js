@@ -3,11 +3,13 @@
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // "\x93NUMPY"
 
-/** The bytes of an .npy file holding `values` (float32, or complex64 pairs) with `shape`, C order. */
-export function encodeNpy(values, shape, { complex = false } = {}) {
+/**
+ * The bytes of an .npy file holding `values` with `shape`, C order: float32 (or complex64 pairs), or the
+ * NumPy type `descr` ("<i8", "|u1", ...) of a typed array of another type, its bytes as they are.
+ */
+export function encodeNpy(values, shape, { complex = false, descr = complex ? "<c8" : "<f4" } = {}) {
     const dims = shape.map((d) => String(d));
     const tuple = dims.length === 1 ? `(${dims[0]},)` : `(${dims.join(", ")})`;
-    const descr = complex ? "<c8" : "<f4";
     let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${tuple}, }`;
     // The magic, version and length take 10 bytes; the header ends with "\n" and pads the whole to 64.
     const unpadded = 10 + header.length + 1;

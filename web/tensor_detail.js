@@ -8,6 +8,47 @@ import { Heatmap } from "./heatmap.js";
 import { encodeNpy } from "./npy.js";
 import { formatBytes, formatF32, formatFloat, formatInt, formatShape } from "./format.js";
 
+// Types whose stored values float32 cannot all hold (integers beyond 2^24, float64): their values are shown
+// and saved as stored, read with {as: "native"} (or, from a package without it, {as: "raw"}). `descr` is
+// the NumPy type of the .npy.
+export const EXACT_TYPES = {
+    BOOL: { array: Uint8Array, descr: "|b1", numpy: "bool" },
+    I8: { array: Int8Array, descr: "|i1", numpy: "int8" },
+    U8: { array: Uint8Array, descr: "|u1", numpy: "uint8" },
+    I16: { array: Int16Array, descr: "<i2", numpy: "int16" },
+    U16: { array: Uint16Array, descr: "<u2", numpy: "uint16" },
+    I32: { array: Int32Array, descr: "<i4", numpy: "int32" },
+    U32: { array: Uint32Array, descr: "<u4", numpy: "uint32" },
+    I64: { array: BigInt64Array, descr: "<i8", numpy: "int64" },
+    U64: { array: BigUint64Array, descr: "<u8", numpy: "uint64" },
+    F64: { array: Float64Array, descr: "<f8", numpy: "float64" },
+};
+
+const GETTERS = {
+    2: ["getInt16", "getUint16"],
+    4: ["getInt32", "getUint32"],
+    8: ["getBigInt64", "getBigUint64", "getFloat64"],
+};
+
+/** The stored values of an EXACT_TYPES tensor from its bytes (`bigEndian`: a big-endian GGUF's). */
+export function exactValues(bytes, dtype, bigEndian = false) {
+    const { array } = EXACT_TYPES[dtype];
+    const size = array.BYTES_PER_ELEMENT;
+    const count = Math.floor(bytes.byteLength / size);
+    if (!bigEndian || size === 1) {
+        const copy = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+        return new array(copy.buffer, copy.byteOffset, count);
+    }
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const getter =
+        array === Float64Array
+            ? "getFloat64"
+            : GETTERS[size][array === BigInt64Array || array.name.startsWith("Int") ? 0 : 1];
+    const out = new array(count);
+    for (let i = 0; i < count; ++i) out[i] = view[getter](i * size, false);
+    return out;
+}
+
 // Values decoded at most per window: 16 MiB of float32 keeps the page and the worker light.
 export const MAX_WINDOW_VALUES = 1 << 22;
 const TABLE_ROWS = 16;
@@ -30,6 +71,25 @@ function safeFileName(name) {
     return name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 120) || "tensor";
 }
 
+/** A statistics record (model.stats()) as the detail's list of figures. */
+function statsList(s, count, testId) {
+    const stat = (key, label, text) =>
+        el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
+    return el(
+        "dl",
+        { class: "stats", attrs: { "data-testid": testId } },
+        stat("count", "values", formatInt(count)),
+        stat("min", "min", formatF32(s.min ?? NaN)),
+        stat("max", "max", formatF32(s.max ?? NaN)),
+        stat("mean", "mean", formatFloat(s.mean ?? NaN)),
+        stat("std", "std", formatFloat(s.std ?? NaN)),
+        stat("zeros", "zeros", formatInt(s.zeros)),
+        stat("nan", "NaN", formatInt(s.nan)),
+        stat("posinf", "+Inf", formatInt(s.pos_inf)),
+        stat("neginf", "−Inf", formatInt(s.neg_inf)),
+    );
+}
+
 export class TensorDetail {
     #root;
     #load;
@@ -39,15 +99,25 @@ export class TensorDetail {
     #result = null; // {values, stats, histogram, scale, maxAbs, firstRow, rows, cols}
     #body;
     #charts = []; // the histogram and heatmap on show, disposed when replaced
+    #wholeStats;
+    #wholeBox;
+    #whole = null; // the AbortController of the whole-tensor statistics in flight
 
     /**
-     * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs} (rejects with an AbortError
-     * when cancelled); onClose(): the close button.
+     * load(tensor, rows) -> Promise of {values, stats, histogram, scale, maxAbs, exact} (exact: the stored
+     * values of an EXACT_TYPES tensor, else absent; rejects with an AbortError when cancelled); onClose(): the close button; wholeStats(tensor, {signal, onProgress}) -> Promise of
+     * the statistics of every value of the tensor (model.stats() without rows), for a windowed tensor.
      */
-    constructor(root, { load, onClose }) {
+    constructor(root, { load, onClose, wholeStats }) {
         this.#root = root;
         this.#load = load;
         this.#onClose = onClose;
+        this.#wholeStats = wholeStats;
+    }
+
+    /** The tensor on show, or null. */
+    get tensor() {
+        return this.#tensor;
     }
 
     #disposeCharts() {
@@ -56,6 +126,8 @@ export class TensorDetail {
     }
 
     clear() {
+        this.#whole?.abort();
+        this.#whole = null;
         this.#disposeCharts();
         this.#tensor = null;
         this.#result = null;
@@ -68,6 +140,8 @@ export class TensorDetail {
 
     /** Shows `tensor` and decodes its first window. */
     show(tensor) {
+        this.#whole?.abort();
+        this.#whole = null;
         this.#tensor = tensor;
         this.#result = null;
         const { rowLength, rows } = rowGeometry(tensor);
@@ -83,6 +157,7 @@ export class TensorDetail {
             tensor.file ? ["File", tensor.file] : null,
         ].filter(Boolean);
         this.#body = el("div", { class: "detail-body" });
+        this.#wholeBox = el("section", { class: "whole-stats", attrs: { "data-testid": "whole-stats" } });
         clear(
             this.#root,
             el(
@@ -103,9 +178,86 @@ export class TensorDetail {
                 { class: "facts" },
                 facts.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]),
             ),
+            this.#wholeBox,
             this.#body,
         );
-        this.#decode(firstWindow(tensor), { rowLength, rows });
+        const first = firstWindow(tensor);
+        if (first && this.#wholeStats) this.#offerWholeStats();
+        this.#decode(first, { rowLength, rows });
+    }
+
+    // The statistics of every row of a windowed tensor: on request (it reads the whole tensor), with
+    // progress and cancel; the result stays above the window's figures until another tensor is shown.
+    #offerWholeStats() {
+        const box = this.#wholeBox;
+        clear(
+            box,
+            el("button", {
+                type: "button",
+                text: "Statistics of the whole tensor",
+                title: "Reads and decodes every row (the window below is a part of the tensor)",
+                attrs: { "data-testid": "whole-stats-start" },
+                on: { click: () => this.#runWholeStats() },
+            }),
+        );
+        delete box.dataset.state;
+    }
+
+    #runWholeStats() {
+        const tensor = this.#tensor;
+        const box = this.#wholeBox;
+        const controller = (this.#whole = new AbortController());
+        const text = el("span", { class: "muted", text: "Reading the whole tensor…" });
+        const bar = el("progress", { max: 1, attrs: { "aria-label": "Whole-tensor statistics" } });
+        box.dataset.state = "running";
+        clear(
+            box,
+            el(
+                "div",
+                { class: "toolbar compact", attrs: { "data-testid": "whole-stats-progress" } },
+                bar,
+                text,
+                el("button", {
+                    type: "button",
+                    text: "Cancel",
+                    attrs: { "data-testid": "whole-stats-cancel" },
+                    on: { click: () => controller.abort() },
+                }),
+            ),
+        );
+        const onProgress = ({ loaded, total }) => {
+            if (this.#whole !== controller) return;
+            if (total) bar.value = Math.min(1, loaded / total);
+            text.textContent = total
+                ? `${formatBytes(loaded)} of ${formatBytes(total)}`
+                : `${formatBytes(loaded)} read`;
+        };
+        this.#wholeStats(tensor, { signal: controller.signal, onProgress }).then(
+            (stats) => {
+                if (this.#whole !== controller) return;
+                this.#whole = null;
+                box.dataset.state = "done";
+                clear(
+                    box,
+                    el("h3", { text: `Statistics of the whole tensor (${formatInt(tensor.rows)} rows)` }),
+                    statsList(stats, Number(tensor.n_elements), "tensor-whole-stats"),
+                );
+                box.dataset.counts = stats.histogram?.counts?.join(",") ?? "";
+            },
+            (error) => {
+                if (this.#whole !== controller) return;
+                this.#whole = null;
+                if (error?.name === "AbortError") {
+                    this.#offerWholeStats();
+                    box.dataset.state = "cancelled";
+                    box.append(el("span", { class: "muted", text: " Cancelled." }));
+                    return;
+                }
+                const { code, text: message } = bannerParts(error);
+                box.dataset.state = "failed";
+                clear(box, el("p", { class: "inline-error", text: `Could not compute: ${code}: ${message}` }));
+            },
+        );
     }
 
     #decode(window, geometry) {
@@ -188,26 +340,8 @@ export class TensorDetail {
             );
         }
 
-        const s = r.stats;
-        const stat = (key, label, text) =>
-            el("div", { class: "stat" }, el("dt", { text: label }), el("dd", { text, dataset: { stat: key } }));
         const scope = windowed ? ` (rows ${formatInt(r.firstRow)}–${formatInt(r.firstRow + r.rows - 1)})` : "";
-        body.append(
-            el("h3", { text: `Statistics${scope}` }),
-            el(
-                "dl",
-                { class: "stats", attrs: { "data-testid": "tensor-stats" } },
-                stat("count", "values", formatInt(r.values.length)),
-                stat("min", "min", formatF32(s.min ?? NaN)),
-                stat("max", "max", formatF32(s.max ?? NaN)),
-                stat("mean", "mean", formatFloat(s.mean ?? NaN)),
-                stat("std", "std", formatFloat(s.std ?? NaN)),
-                stat("zeros", "zeros", formatInt(s.zeros)),
-                stat("nan", "NaN", formatInt(s.nan)),
-                stat("posinf", "+Inf", formatInt(s.pos_inf)),
-                stat("neginf", "−Inf", formatInt(s.neg_inf)),
-            ),
-        );
+        body.append(el("h3", { text: `Statistics${scope}` }), statsList(r.stats, r.values.length, "tensor-stats"));
 
         const histogramBox = el("section", { class: "chart-box" }, el("h3", { text: "Histogram" }));
         body.append(histogramBox);
@@ -236,6 +370,7 @@ export class TensorDetail {
 
         const shape = windowed ? [r.rows, r.cols] : tensor.shape.map(String);
         const complex = tensor.dtype === "C64"; // decoded as (real, imaginary) float32 pairs
+        const exact = r.exact ? EXACT_TYPES[tensor.dtype] : null;
         const rowsPart = windowed ? `.rows${r.firstRow}-${r.firstRow + r.rows - 1}` : "";
         const npyName = `${safeFileName(tensor.name)}${rowsPart}.npy`;
         body.append(
@@ -245,12 +380,14 @@ export class TensorDetail {
                 el("button", {
                     type: "button",
                     class: "primary",
-                    text: `Download ${windowed ? "these rows" : "tensor"} as .npy (float32)`,
+                    text: `Download ${windowed ? "these rows" : "tensor"} as .npy (${exact ? exact.numpy : "float32"})`,
                     attrs: { "data-testid": "download-npy" },
                     on: {
                         click: () => {
                             const npyShape = complex && windowed ? [r.rows, r.cols / 2] : shape;
-                            const bytes = encodeNpy(r.values, npyShape, { complex });
+                            const bytes = exact
+                                ? encodeNpy(r.exact, npyShape, { descr: exact.descr })
+                                : encodeNpy(r.values, npyShape, { complex });
                             const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
                             const a = el("a", { href: url, download: npyName });
                             document.body.append(a);
@@ -296,8 +433,10 @@ export class TensorDetail {
             for (let i = 0; i < rows; ++i) {
                 const tr = el("tr", {}, el("th", { class: "num", text: formatInt(row0 + i) }));
                 const base = (row0 - r.firstRow + i) * r.cols + col0;
-                for (let c = 0; c < cols; ++c)
-                    tr.append(el("td", { class: "num", text: formatF32(r.values[base + c]) }));
+                for (let c = 0; c < cols; ++c) {
+                    const text = r.exact ? String(r.exact[base + c]) : formatF32(r.values[base + c]);
+                    tr.append(el("td", { class: "num", text }));
+                }
                 tbody.append(tr);
             }
             grid.replaceChildren(

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The tensor table: sort by any column, filter by name and dtype, group by layer; virtualized, so that
-// thousands of tensors scroll as fluidly as ten.
+// thousands of tensors scroll as fluidly as ten. Keyboard: arrows, Page Up/Down, Home/End move the cursor
+// row, Enter opens it (or folds a layer). The number columns are as wide as the model's widest value, so
+// that a shape such as 151,936 x 16,384 or a 12-digit offset is never cut.
 import { el, clear } from "./dom.js";
 import { formatBytes, formatCount, formatInt, formatShape } from "./format.js";
 import { layerOf } from "./summary.js";
@@ -56,6 +58,7 @@ export class TensorTable {
     #sort = { key: null, dir: 1 };
     #collapsed = new Set();
     #selected = null;
+    #cursor = -1; // position in #items of the keyboard's row
     #onSelect;
 
     /** root: the element to fill; onSelect(tensor): a tensor row was chosen. */
@@ -92,7 +95,11 @@ export class TensorTable {
             {
                 class: "table-viewport tensor-grid",
                 tabIndex: 0,
-                attrs: { role: "table", "aria-label": "Tensors", "data-testid": "tensor-table" },
+                attrs: {
+                    role: "table",
+                    "aria-label": "Tensors (arrows move, Enter opens)",
+                    "data-testid": "tensor-table",
+                },
                 on: { keydown: (e) => this.#onKey(e) },
             },
             this.#header,
@@ -118,6 +125,7 @@ export class TensorTable {
         this.#sort = { key: null, dir: 1 };
         this.#collapsed.clear();
         this.#selected = null;
+        this.#cursor = -1;
         this.#nameFilter.value = "";
         this.#groupToggle.checked = false;
         const counts = new Map();
@@ -130,6 +138,7 @@ export class TensorTable {
                 .map((d) => el("option", { value: d, text: `${d} (${counts.get(d)})` })),
         );
         this.#renderHeader();
+        this.#fitColumns();
         this.#viewport.scrollTop = 0;
         this.#rebuild();
     }
@@ -138,6 +147,100 @@ export class TensorTable {
     select(name) {
         this.#selected = name;
         this.#list.refresh();
+    }
+
+    /** Selects `name`, puts the cursor on it and scrolls it into view (a deep link, the layer map). */
+    reveal(name) {
+        this.#selected = name;
+        let pos = this.#positionOf(name);
+        if (pos < 0 && (this.#nameFilter.value || this.#dtypeFilter.value || this.#groupToggle.checked)) {
+            // Hidden by a filter or a folded layer: show every tensor again.
+            this.#nameFilter.value = "";
+            this.#dtypeFilter.value = "";
+            this.#collapsed.clear();
+            this.#rebuild();
+            pos = this.#positionOf(name);
+        }
+        if (pos >= 0) {
+            this.#cursor = pos;
+            this.#list.scrollToIndex(pos);
+        }
+        this.#list.refresh();
+    }
+
+    /** Focuses the table (its keyboard cursor). */
+    focus() {
+        this.#viewport.focus();
+    }
+
+    /** Focuses the name filter (the page's "/" key). */
+    focusFilter() {
+        this.#nameFilter.focus();
+        this.#nameFilter.select();
+    }
+
+    #positionOf(name) {
+        return this.#items.findIndex((item) => typeof item === "number" && this.#tensors[item].name === name);
+    }
+
+    // Column widths (CSS variables of the grid) from the widest text of each number column over all
+    // tensors, measured in the cells' own font: rows are separate grids, so the widths must be fixed.
+    #fitColumns() {
+        const probe = el("span", { class: "cell c-shape num", attrs: { role: "cell" } });
+        const row = el("div", { class: "trow measure", attrs: { "aria-hidden": "true" } }, probe);
+        this.#viewport.append(row);
+        const context = document.createElement("canvas").getContext("2d");
+        const style = getComputedStyle(probe);
+        context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        context.fontVariantNumeric = "tabular-nums";
+        const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+        row.remove();
+        // The widest of the longest texts (digits are of one width, tabular-nums; separators narrower): a
+        // few measurements for thousands of tensors.
+        const widest = (texts, least) => {
+            let longest = 0;
+            for (const t of texts) longest = Math.max(longest, t.length);
+            let w = least;
+            for (const t of texts) if (t.length >= longest - 1) w = Math.max(w, context.measureText(t).width);
+            return `${Math.ceil(w + padding + 2)}px`;
+        };
+        const distinct = (f) => new Set(this.#tensors.map(f));
+        const set = (name, value) => this.#viewport.style.setProperty(name, value);
+        set(
+            "--w-dtype",
+            widest(
+                distinct((t) => t.dtype),
+                context.measureText("Type ").width + 14,
+            ),
+        );
+        set(
+            "--w-shape",
+            widest(
+                distinct((t) => formatShape(t.shape)),
+                context.measureText("Shape ▲").width,
+            ),
+        );
+        set(
+            "--w-params",
+            widest(
+                distinct((t) => formatInt(t.n_elements)),
+                context.measureText("Params ▲").width,
+            ),
+        );
+        set(
+            "--w-size",
+            widest(
+                distinct((t) => formatBytes(t.nbytes)),
+                context.measureText("Size ▲").width,
+            ),
+        );
+        set(
+            "--w-offset",
+            widest(
+                distinct((t) => formatInt(t.offset)),
+                context.measureText("Offset ▲").width,
+            ),
+        );
     }
 
     #renderHeader() {
@@ -225,6 +328,7 @@ export class TensorTable {
         } else {
             this.#items = indices;
         }
+        this.#cursor = this.#selected === null ? -1 : this.#positionOf(this.#selected);
         this.#countLabel.textContent =
             shown === this.#tensors.length
                 ? `${formatInt(shown)} tensors`
@@ -260,8 +364,12 @@ export class TensorTable {
     #renderRow(row, index) {
         const item = this.#items[index];
         const c = this.#cellsOf(row);
+        const cursor = index === this.#cursor;
+        row.toggleAttribute("data-cursor", cursor);
+        if (cursor) row.id = "tensor-cursor";
+        else row.removeAttribute("id");
         if (typeof item === "object") {
-            row.className = "trow group";
+            row.className = cursor ? "trow group cursor" : "trow group";
             row.removeAttribute("data-name");
             row.removeAttribute("aria-selected");
             row.dataset.testid = "tensor-group";
@@ -276,7 +384,7 @@ export class TensorTable {
         }
         const t = this.#tensors[item];
         const selected = t.name === this.#selected;
-        row.className = selected ? "trow selected" : "trow";
+        row.className = `trow${selected ? " selected" : ""}${cursor ? " cursor" : ""}`;
         row.removeAttribute("data-group");
         row.removeAttribute("aria-expanded");
         row.dataset.testid = "tensor-row";
@@ -304,12 +412,21 @@ export class TensorTable {
         const item = this.#items[row.vlistIndex];
         if (item === undefined) return;
         if (typeof item === "object") {
-            if (this.#collapsed.has(item.group)) this.#collapsed.delete(item.group);
-            else this.#collapsed.add(item.group);
-            this.#rebuild();
+            this.#cursor = row.vlistIndex;
+            this.#toggleGroup(item.group);
             return;
         }
+        this.#cursor = row.vlistIndex;
         this.#choose(item);
+    }
+
+    #toggleGroup(group) {
+        if (this.#collapsed.has(group)) this.#collapsed.delete(group);
+        else this.#collapsed.add(group);
+        const cursor = this.#cursor;
+        this.#rebuild();
+        this.#cursor = Math.min(cursor, this.#items.length - 1);
+        this.#list.refresh();
     }
 
     #choose(tensorIndex) {
@@ -320,19 +437,25 @@ export class TensorTable {
     }
 
     #onKey(event) {
-        if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
-        event.preventDefault();
-        const step = event.key === "ArrowDown" ? 1 : -1;
-        let pos = this.#items.findIndex(
-            (item) => typeof item === "number" && this.#tensors[item].name === this.#selected,
-        );
-        for (let p = pos + step; p >= 0 && p < this.#items.length; p += step) {
-            if (typeof this.#items[p] === "number") {
-                pos = p;
-                this.#list.scrollToIndex(p);
-                this.#choose(this.#items[p]);
-                return;
-            }
+        if (event.altKey || event.ctrlKey || event.metaKey) return;
+        const count = this.#items.length;
+        if (count === 0) return;
+        const page = Math.max(1, Math.floor(this.#viewport.clientHeight / ROW_HEIGHT) - 1);
+        const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, Home: -count, End: count };
+        if (event.key === "Enter") {
+            const item = this.#items[this.#cursor];
+            if (item === undefined) return;
+            event.preventDefault();
+            if (typeof item === "object") this.#toggleGroup(item.group);
+            else this.#choose(item);
+            return;
         }
+        if (!Object.hasOwn(moves, event.key)) return;
+        event.preventDefault();
+        const from = this.#cursor < 0 ? (moves[event.key] > 0 ? -1 : count) : this.#cursor;
+        this.#cursor = Math.min(count - 1, Math.max(0, from + moves[event.key]));
+        this.#viewport.setAttribute("aria-activedescendant", "tensor-cursor");
+        this.#list.scrollToIndex(this.#cursor);
+        this.#list.refresh();
     }
 }

@@ -61,6 +61,16 @@ test("payloads in metadata, tensor names and chat template are shown as text and
     const tokens = await page.locator('[data-testid="array-items"] .trow:not([hidden]) .a-value').allTextContents();
     assert.deepEqual(tokens, info.metadata.find((m) => m.key === "tokenizer.ggml.tokens").value.map((t) => JSON.stringify(t)));
 
+    // The tokenizer and chat template views: the same payloads as text (the template's output too).
+    await page.click('[data-testid="tab-tokenizer"]');
+    const titles = await page.locator('[data-testid="token-row"]:not([hidden]) .t-text').evaluateAll((cells) => cells.map((c) => c.title));
+    assert.deepEqual(titles, info.metadata.find((m) => m.key === "tokenizer.ggml.tokens").value.map((t) => JSON.stringify(t)));
+    await page.click('[data-testid="tab-template"]');
+    await page.waitForFunction(() => ["ok", "error"].includes(document.querySelector('[data-testid="template-status"]')?.dataset.state));
+    assert.equal(await page.textContent('[data-testid="template-source"]'), template);
+    assert.match(await page.textContent('[data-testid="template-output"]'), /<script>/);
+    await page.screenshot({ path: path.join(screenshotDir, "17b-xss-template-view.png") });
+
     // Nothing ran, nothing was injected.
     await page.waitForTimeout(300); // an injected onerror/onload would have fired by now
     assert.equal(await page.evaluate(() => window.__xss), undefined);

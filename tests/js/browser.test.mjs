@@ -483,10 +483,30 @@ describe("Chromium", () => {
             assert.match(e.message, /Access-Control-Expose-Headers: Content-Range/);
         });
 
-        test("no CORS at all: code network, saying it may be CORS", async () => {
-            const e = await openError(server.noRangeBase + server.urlPath(item().file));
+        test("no CORS at all: code cors naming Access-Control-Allow-Origin, at once (not retried)", async () => {
+            const started = Date.now();
+            const e = await page.evaluate(
+                async (url) => {
+                    const { open } = await import("/pkg/index.js");
+                    const { errorRecord } = await import("/tests/in-browser.mjs");
+                    try {
+                        // Retries that a network error would wait for (250 ms, then doubling): a refusal skips them.
+                        await open(url, { retries: 4, retryDelay: 2000 });
+                        return null;
+                    } catch (e) {
+                        return errorRecord(e);
+                    }
+                },
+                server.noRangeBase + server.urlPath(item().file),
+            );
+            assert.equal(e?.code, "cors", JSON.stringify(e));
+            assert.match(e.message, /without Access-Control-Allow-Origin/);
+            assert.ok(Date.now() - started < 2000, `${Date.now() - started} ms: no retry delay`);
+        });
+
+        test("a server that is down: code network, retried", async () => {
+            const e = await openError("http://127.0.0.1:9/model.gguf");
             assert.equal(e?.code, "network", JSON.stringify(e));
-            assert.match(e.message, /CORS/);
         });
     });
 });

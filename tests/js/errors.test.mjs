@@ -115,3 +115,33 @@ test("the banner reads code, offset, file and what: the same from this thread an
     });
     assert.equal(bannerParts(new TypeError("t")).code, "error");
 });
+
+test("the banner says each thing once: the URL of a message dropped, an HTTP status in words", () => {
+    const url = "https://example.com/models/m.gguf";
+    const notFound = new WeightstreamError("http", `${url}: HTTP 404 Not Found`, { offset: 0, status: 404 });
+    assert.deepEqual(bannerParts(notFound, "m.gguf"), {
+        code: "http",
+        offset: 0,
+        file: undefined,
+        url,
+        text: "m.gguf: not found: HTTP 404",
+    });
+    const forbidden = new WeightstreamError("http", `${url}: HTTP 403 Forbidden`, { status: 403 });
+    assert.equal(bannerParts(forbidden, "m.gguf").text, "m.gguf: access denied: HTTP 403");
+    const failing = new WeightstreamError("http", `${url}: HTTP 500 Internal Server Error`, { status: 500 });
+    assert.equal(bannerParts(failing, "m.gguf").text, `m.gguf: ${DESCRIPTIONS.http}: HTTP 500 Internal Server Error`);
+    const range = new WeightstreamError(
+        "http",
+        `${url}: HTTP 416 Range Not Satisfiable: bytes 9-10 are inside the file`,
+        {
+            status: 416,
+        },
+    );
+    assert.equal(
+        bannerParts(range, "m.gguf").text,
+        `m.gguf: ${DESCRIPTIONS.http}: HTTP 416 Range Not Satisfiable: bytes 9-10 are inside the file`,
+    );
+    // A message that starts with what the description says does not get it twice.
+    const closed = new WeightstreamError("closed", `${DESCRIPTIONS.closed} before the read`);
+    assert.equal(bannerParts(closed).text, `${DESCRIPTIONS.closed} before the read`);
+});

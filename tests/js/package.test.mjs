@@ -21,9 +21,11 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, compare, quantize (with its plan and file types), dtypes and WeightstreamError; weightstream/worker the worker helpers", () => {
+test("the package exports open, compare, quantize (with its plan and file types), dtypes, the range cache's cacheInfo and clearCache and WeightstreamError; weightstream/worker the worker helpers", () => {
     assert.deepEqual(Object.keys(weightstream).sort(), [
         "WeightstreamError",
+        "cacheInfo",
+        "clearCache",
         "compare",
         "dtypes",
         "open",
@@ -50,7 +52,7 @@ test("the package exports open, compare, quantize (with its plan and file types)
         assert.ok(existsSync(path.join(repoRoot, target)), target);
 });
 
-test("npm pack holds the JavaScript, the types and the built wasm, nothing else", () => {
+test("npm pack holds the JavaScript, the types, the built wasm and the docs, nothing else", () => {
     const [report] = JSON.parse(npm(["pack", "--dry-run", "--json", "--ignore-scripts"], repoRoot));
     const files = report.files.map((f) => f.path).sort();
     for (const needed of [
@@ -62,11 +64,14 @@ test("npm pack holds the JavaScript, the types and the built wasm, nothing else"
         "wasm/js/worker.d.ts",
         "wasm/js/dist/weightstream.js",
         "wasm/js/dist/weightstream.wasm",
+        "README.md",
+        "LICENSE",
+        "docs/API.md",
     ]) {
         assert.ok(files.includes(needed), `${needed} missing from ${files.join(", ")}`);
     }
     const allowed = new RegExp(
-        "^(package\\.json|README\\.md|LICENSE|wasm/js/[a-z_]+\\.js|wasm/js/(index|worker)\\.d\\.ts|" +
+        "^(package\\.json|README\\.md|LICENSE|docs/API\\.md|wasm/js/[a-z_]+\\.js|wasm/js/(index|worker)\\.d\\.ts|" +
             "wasm/js/dist/weightstream\\.(js|wasm))$",
     );
     assert.deepEqual(

@@ -328,3 +328,23 @@ export async function misuses(model: Model, e: MetadataEntry, err: WeightstreamE
     // @ts-expect-error split is a boolean
     await open("m.gguf", { split: "yes" });
 }
+
+export async function rangeCache(): Promise<void> {
+    const { cacheInfo, clearCache } = await import("weightstream");
+    await open("https://example.com/m.gguf", { cache: false });
+    await open("https://example.com/m.gguf", { cache: { maxBytes: 256 << 20 } });
+    await open("https://example.com/m.gguf", { cache: { directory: "/tmp/ws-cache" } });
+    const info = await cacheInfo();
+    const backend: "opfs" | "cache-api" | "directory" | null = info.backend;
+    const held: number = info.entries.reduce((n, e) => n + e.bytes, 0);
+    const ranges: [number, number][] = info.entries[0].ranges;
+    const etag: string | null = info.entries[0].etag;
+    await clearCache({ directory: "/tmp/ws-cache" });
+    const worker = new WeightstreamWorker();
+    const inWorker: number = (await worker.cacheInfo()).bytes;
+    await worker.clearCache();
+    const errors: number = (await open("m.gguf")).metrics.cacheErrors;
+    (void backend, held, ranges, etag, inWorker, errors);
+    // @ts-expect-error maxBytes is a number
+    await open("m.gguf", { cache: { maxBytes: "1G" } });
+}

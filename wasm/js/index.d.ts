@@ -250,6 +250,61 @@ export interface OpenOptions {
      * Default false: such sources are an error "bad_source".
      */
     modelFilesOnly?: boolean;
+    /**
+     * The range cache of URLs (see cacheInfo()): the byte ranges fetched (header and tensors) are kept, so that
+     * reopening a model and re-reading a tensor cost no body bytes. A reopened URL is first revalidated by one
+     * request (byte 0 with If-None-Match or If-Modified-Since: 304, no body, when unchanged); a changed file
+     * (another ETag, Last-Modified or size) is fetched again and its old ranges dropped, and a file replaced
+     * after that check fails "source_changed" as ever. Only files with a strong ETag or a Last-Modified, a
+     * known size and Range support are cached.
+     *   undefined (default): on in browsers (the origin private file system, else the Cache API; none where
+     *     neither is available), off in Node.
+     *   false: off. true: on (in Node an error: Node needs a directory).
+     *   {maxBytes, directory}: on with a cap (default 1 GiB; the least recently used pieces go first; the cap
+     *     given last applies to every model using the same store) and, in Node only, the directory to keep it
+     *     in.
+     * A store that fails (a full disk: QuotaExceededError) leaves the load going on uncached, counted in
+     * metrics.cacheErrors.
+     */
+    cache?: boolean | CacheOptions;
+}
+
+export interface CacheOptions {
+    /** The most bytes held; default 1 GiB (1073741824). */
+    maxBytes?: number;
+    /** Node only: the directory holding the cache (made if missing). */
+    directory?: string;
+}
+
+/** One cached file: its version and the ranges [start, end) of it held. */
+export interface CacheEntry {
+    url: string;
+    /** The strong ETag it is keyed by, or null (then Last-Modified is). */
+    etag: string | null;
+    lastModified: string | null;
+    /** The file's size in bytes. */
+    size: number;
+    /** Bytes held. */
+    bytes: number;
+    ranges: [number, number][];
+    /** When a range of it was last used (ms since 1970), or null. */
+    lastUsed: number | null;
+}
+
+export interface CacheInfo {
+    /** Where it is kept: "opfs", "cache-api", "directory" (Node), or null: no cache in this runtime. */
+    backend: "opfs" | "cache-api" | "directory" | null;
+    maxBytes: number;
+    /** Bytes held in all. */
+    bytes: number;
+    entries: CacheEntry[];
+    /** Pieces this context failed to store (a full disk) since it started. */
+    writeErrors: number;
+}
+
+/** The directory of a Node cache ({cache: {directory}}); browsers have one cache per origin. */
+export interface CacheLocation {
+    directory?: string;
 }
 
 /**
@@ -409,8 +464,10 @@ export interface ModelMetrics {
     requests: number;
     /** Bytes that arrived from the sources, also those of a response cut short once the header was parsed. */
     bytesFetched: number;
-    /** Bytes a cache answered with instead of the source (0: no cache yet); not in bytesFetched. */
+    /** Bytes the range cache (OpenOptions.cache) answered with instead of the source; not in bytesFetched. */
     bytesFromCache: number;
+    /** Pieces the range cache failed to store (QuotaExceededError and the like); the reads went on uncached. */
+    cacheErrors: number;
     /** Requests repeated after a failure worth a retry (a dropped connection, a stall, 5xx, 408, 429). */
     retries: number;
     /** Milliseconds from the start of open() (the WebAssembly module loaded) to the first byte from a source;
@@ -619,6 +676,12 @@ export interface DTypeInfo {
 
 /** Every element type this build knows. */
 export function dtypes(): Promise<DTypeInfo[]>;
+
+/** What the range cache holds (OpenOptions.cache): in this context's store, or the Node directory given. */
+export function cacheInfo(location?: CacheLocation): Promise<CacheInfo>;
+
+/** Empties the range cache: every piece and the index, also pieces another tab stored. */
+export function clearCache(location?: CacheLocation): Promise<void>;
 
 // ---- quantize() ----
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // weightstream: GGUF and safetensors weights into typed arrays, from URLs (HTTP Range), Blobs/Files,
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
+import { rangeCacheFor } from "./cache.js";
 import { compareModels } from "./compare.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
@@ -8,6 +9,7 @@ import { quantizeFileTypes, quantizePlan as planQuantization, quantizeStream } f
 import { Slots } from "./sources.js";
 import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
 
+export { cacheInfo, clearCache } from "./cache.js";
 export { WeightstreamError } from "./errors.js";
 
 const DEFAULTS = {
@@ -40,6 +42,8 @@ function normalize(options) {
         // One cap on requests in flight for all the files of a model.
         slots: new Slots(concurrency),
         split: options.split ?? true,
+        // The range cache of URLs (cache.js), or null: off, or none in this runtime.
+        cache: rangeCacheFor(options.cache),
         modelFilesOnly: options.modelFilesOnly ?? false,
         // undefined: the core's default
         maxSplitParts: positiveInteger("maxSplitParts", options.maxSplitParts, undefined),

@@ -9,9 +9,10 @@ export class Metrics {
         this.start = now();
         this.requests = 0;
         this.bytesFetched = 0;
-        // Bytes a cache in front of the sources answered with (none yet): it adds them here, and they are not
-        // in bytesFetched.
+        // Bytes the range cache (cache.js) answered with: it adds them here, and they are not in bytesFetched.
         this.bytesFromCache = 0;
+        // Pieces the range cache failed to store (a full disk: QuotaExceededError); the reads went on uncached.
+        this.cacheErrors = 0;
         this.retries = 0;
         this.firstByteAt = null;
         this.waiting = 0; // waits for bytes under way
@@ -58,6 +59,7 @@ export class Metrics {
             requests: this.requests,
             bytesFetched: this.bytesFetched,
             bytesFromCache: this.bytesFromCache,
+            cacheErrors: this.cacheErrors,
             retries: this.retries,
             timeToFirstByte: this.firstByteAt === null ? null : this.firstByteAt - this.start,
             ioTime: io,

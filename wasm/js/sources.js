@@ -13,6 +13,7 @@
 // restarts the download when the source can be reopened and fails with code "not_seekable" otherwise.
 // `retain` (used while parsing the header) keeps the bytes read in a sequential source, so that the tensor
 // data right behind the header can still be read after the parser stopped somewhere inside that read.
+import { PIECE_BYTES, cacheVersion } from "./cache.js";
 import { WeightstreamError, abortReason, isAbort, throwIfAborted } from "./errors.js";
 import { Metrics } from "./metrics.js";
 
@@ -529,6 +530,31 @@ function mayCondition(url) {
     }
 }
 
+// A fetch of `url` that failed (a TypeError) in a page of another origin is a CORS refusal when the server
+// answers a no-cors request for it (an opaque response: it is up, it only withholds
+// Access-Control-Allow-Origin), else a network failure. A refusal is final: no retry can change it.
+async function corsRefusal(fetch, url, failure, offset) {
+    if (!(failure instanceof TypeError) || mayCondition(url)) return null;
+    const probe = new AbortController();
+    const timer = setTimeout(() => probe.abort(), 10_000);
+    try {
+        const response = await fetch(url, { mode: "no-cors", signal: probe.signal });
+        if (response.type !== "opaque") return null;
+    } catch {
+        return null;
+    } finally {
+        clearTimeout(timer);
+        probe.abort(); // the body is not wanted
+    }
+    return new WeightstreamError(
+        "cors",
+        `${url}: the server answered without Access-Control-Allow-Origin for ${globalThis.location.origin}; a ` +
+            "cross-origin server must send Access-Control-Allow-Origin (and, when asked in a preflight, " +
+            "Access-Control-Allow-Headers: Range)",
+        { offset, cause: failure },
+    );
+}
+
 // An ETag's opaque tag (weak comparison: W/"x" and "x" are one version).
 function opaqueTag(etag) {
     return etag.startsWith("W/") ? etag.slice(2) : etag;
@@ -539,10 +565,15 @@ function opaqueTag(etag) {
  * Range support) turns the source into one streamed pass over that response, reopened only when a read goes
  * backwards. Dropped connections, stalls, 5xx, 408 and 429 are retried with exponential backoff (at least the
  * Retry-After of a 429 or 503), resuming at the last byte received. The first response pins the file (its
- * ETag, Last-Modified and size); a later response of another file is an error "source_changed".
+ * ETag, Last-Modified and size); a later response of another file is an error "source_changed". With a
+ * range cache (cache.js), reads are served from the ranges it holds once one request confirmed that the file
+ * is the version they came from (#revalidate), and only the gaps between them are fetched (and stored).
  */
 export class HttpSource {
-    constructor(target, { fetch, concurrency, retries, retryDelay, slots, stallTimeout = 0, metrics = new Metrics() }) {
+    constructor(
+        target,
+        { fetch, concurrency, retries, retryDelay, slots, stallTimeout = 0, metrics = new Metrics(), cache = null },
+    ) {
         this.request = typeof Request !== "undefined" && target instanceof Request ? target : null;
         this.url = this.request ? this.request.url : String(target);
         this.fetch = fetch;
@@ -557,6 +588,9 @@ export class HttpSource {
         this.closing = new AbortController();
         this.attempts = new Set(); // requests under way (Attempt)
         this.metrics = metrics;
+        this.cache = cache; // a RangeCache, or null
+        this.cacheEntry = undefined; // once revalidated: the promise of {entry} (entry null: none yet), or null
+        this.cacheWrites = true; // false after the store failed (a full disk): the reads go on uncached
     }
 
     get ranged() {
@@ -640,6 +674,8 @@ export class HttpSource {
                     const cause = attempt.cause(e);
                     if (isAbort(cause, signal)) throw cause;
                     if (this.closing.signal.aborted) throw this.closing.signal.reason;
+                    const refusal = await corsRefusal(this.fetch, this.url, cause, 0);
+                    if (refusal) throw refusal;
                     if (++failures > this.retries) throw RETRYABLE.has(cause) ? cause : networkError(cause, 0);
                 }
                 if (response) {
@@ -688,6 +724,174 @@ export class HttpSource {
     }
 
     async *read(offset, length, options = {}) {
+        if (this.cache && !this.sequential) {
+            yield* this.#readCached(offset, length, options);
+            return;
+        }
+        yield* this.#fetchRange(offset, length, options);
+    }
+
+    /**
+     * Confirms once, before any cached byte is used, that the cached entry of this URL is of the file the
+     * server has now: one GET of byte 0 with If-None-Match (or If-Modified-Since), answered 304 (no body) when
+     * it is; a server that ignores the condition (or a cross-origin page, which sends none: see
+     * mayCondition) answers 206 with one byte, whose ETag, Last-Modified and size are compared instead. The
+     * answer pins the file, as the first response of a source does: later requests carry If-Range, so a file
+     * replaced afterwards still fails with "source_changed", never mixing cached bytes of one version with
+     * fetched bytes of another. A changed file drops the entry. {entry}, or null: no cache for this source
+     * (the check failed; the normal path then has its retries).
+     */
+    async #revalidate() {
+        const entry = await this.cache.entryOf(this.url);
+        // Nothing held (every write failed, say): nothing to confirm; the first response pins the file.
+        if (!entry || entry.ranges.length === 0) return { entry: null };
+        const headers = new Headers(this.request?.headers);
+        headers.set("Range", "bytes=0-0");
+        if (this.conditional) {
+            if (entry.etag !== null) headers.set("If-None-Match", entry.etag);
+            else headers.set("If-Modified-Since", entry.lastModified);
+        }
+        const attempt = this.#attempt(undefined, () => 0);
+        try {
+            const init = { headers, signal: attempt.signal };
+            this.metrics.request();
+            const response = await this.metrics.io(
+                this.request ? this.fetch(new Request(this.request, init)) : this.fetch(this.url, init),
+            );
+            const etag = response.headers.get("etag");
+            const lastModified = response.headers.get("last-modified");
+            if (response.status === 304) {
+                await response.arrayBuffer().catch(() => {}); // none: a 304 has no body; this ends the request
+                // A 304 naming another version (an If-Modified-Since met by an older file put in place): the
+                // entry is stale; the reads go to the server, and the first response pins and keys anew.
+                const stale =
+                    (entry.etag !== null && etag !== null && etag !== entry.etag) ||
+                    (entry.etag === null && lastModified !== null && lastModified !== entry.lastModified);
+                if (stale) {
+                    await this.cache.drop(this.url);
+                    return { entry: null };
+                }
+                this.pinned = {
+                    etag: etag ?? entry.etag,
+                    lastModified: lastModified ?? entry.lastModified,
+                    total: entry.size,
+                };
+                this.size = entry.size;
+                return { entry };
+            }
+            const range = response.status === 206 ? parseContentRange(response.headers.get("content-range")) : null;
+            if (!range || range.start !== 0 || range.total === undefined || !response.body) {
+                response.body?.cancel().catch(() => {});
+                return null;
+            }
+            const body = new Uint8Array(await this.metrics.io(response.arrayBuffer()));
+            this.metrics.received(body.length);
+            this.#checkPinned(response, range.total, 0);
+            this.size = range.total;
+            const version = cacheVersion(etag, lastModified, range.total);
+            const same = version !== null && version.etag === entry.etag && version.lastModified === entry.lastModified;
+            if (same && version.size === entry.size) return { entry };
+            await this.cache.drop(this.url);
+            return { entry: null };
+        } catch (e) {
+            if (this.closing.signal.aborted) throw this.closing.signal.reason;
+            if (e instanceof WeightstreamError && e.code === "source_changed") throw e;
+            return null;
+        } finally {
+            attempt.dispose();
+        }
+    }
+
+    // The entry the bytes fetched now belong to: made on the first response that pinned a version.
+    async #entryNow(state) {
+        if (state.entry || !this.pinned) return state.entry;
+        const { etag, lastModified, total } = this.pinned;
+        const version = cacheVersion(etag, lastModified, total);
+        if (version === null) return null;
+        state.entry = await this.cache.entryFor(this.url, version);
+        return state.entry;
+    }
+
+    // Stores bytes fetched at `start`; a failing store (QuotaExceededError) ends this source's writes.
+    async #store(state, start, chunks) {
+        if (!this.cacheWrites || chunks.length === 0) return;
+        const entry = await this.#entryNow(state);
+        if (!entry) return;
+        let bytes = chunks[0];
+        if (chunks.length > 1) {
+            bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+            let at = 0;
+            for (const c of chunks) {
+                bytes.set(c, at);
+                at += c.length;
+            }
+        } else {
+            bytes = bytes.slice();
+        }
+        try {
+            await this.cache.add(entry, start, bytes);
+        } catch {
+            this.cacheWrites = false;
+            ++this.metrics.cacheErrors;
+        }
+    }
+
+    async *#readCached(offset, length, options) {
+        this.cacheEntry ??= this.#revalidate();
+        const state = await this.cacheEntry;
+        if (!state || this.sequential) {
+            yield* this.#fetchRange(offset, length, options);
+            return;
+        }
+        const { signal, chunkSize = 1 << 20 } = options;
+        let end = this.size === undefined ? offset + length : Math.min(this.size, offset + length);
+        let pos = offset;
+        while (pos < end) {
+            throwIfAborted(signal);
+            const entry = state.entry;
+            const hit = entry ? this.cache.find(entry, pos) : { next: Infinity };
+            if (hit.range) {
+                const to = Math.min(end, hit.range.end);
+                const bytes = await this.cache.read(entry, hit.range, pos, to);
+                if (bytes === null) continue; // the piece is gone: now a gap
+                this.metrics.bytesFromCache += bytes.length;
+                for (let at = 0; at < bytes.length; at += chunkSize) {
+                    const chunk = bytes.subarray(at, Math.min(bytes.length, at + chunkSize));
+                    pos += chunk.length;
+                    yield chunk;
+                }
+                continue;
+            }
+            // A gap: fetched as one range, stored in pieces as it arrives (and what came, if the read stops).
+            const gapEnd = Math.min(end, hit.next);
+            let pieceStart = pos;
+            let piece = [];
+            let pieceBytes = 0;
+            let writing = Promise.resolve();
+            try {
+                for await (const chunk of this.#fetchRange(pos, gapEnd - pos, options)) {
+                    piece.push(chunk);
+                    pieceBytes += chunk.length;
+                    pos += chunk.length;
+                    if (pieceBytes >= PIECE_BYTES) {
+                        await writing; // one write at a time per read: the memory held stays one piece
+                        writing = this.#store(state, pieceStart, piece);
+                        pieceStart = pos;
+                        piece = [];
+                        pieceBytes = 0;
+                    }
+                    yield chunk;
+                }
+            } finally {
+                await writing;
+                if (!this.sequential) await this.#store(state, pieceStart, piece);
+            }
+            if (this.sequential || pos < gapEnd) return; // the file ended, or the source became sequential
+            if (this.size !== undefined) end = Math.min(end, this.size);
+        }
+    }
+
+    async *#fetchRange(offset, length, options = {}) {
         if (this.sequential) {
             yield* this.sequential.read(offset, length, options);
             return;
@@ -716,6 +920,10 @@ export class HttpSource {
                     response = await this.#send([pos, end], attempt.signal);
                 } catch (e) {
                     broken = attempt.cause(e);
+                    if (!isAbort(broken, signal) && !this.closing.signal.aborted) {
+                        const refusal = await corsRefusal(this.fetch, this.url, broken, pos);
+                        if (refusal) throw refusal;
+                    }
                 }
                 if (response?.status === 200 && response.body) {
                     if (this.pinned) {
@@ -754,8 +962,9 @@ export class HttpSource {
                             response.body.cancel().catch(() => {});
                             throw new WeightstreamError(
                                 "cors",
-                                `${this.url}: the server answered 206 but its Content-Range header is not readable; ` +
-                                    "a cross-origin server must send Access-Control-Expose-Headers: Content-Range",
+                                `${this.url}: the server answered 206 but did not expose Content-Range to this ` +
+                                    "page; a cross-origin server must send Access-Control-Expose-Headers: " +
+                                    `Content-Range${response.headers.get("etag") === null ? ", ETag" : ""}`,
                                 { offset: pos },
                             );
                         }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Types of weightstream/worker (hand-written; checked by `npm run typecheck`).
 import type {
+    CacheInfo,
+    CacheLocation,
     CompareOptions,
     CompareReport,
     Model,
@@ -43,6 +45,10 @@ export class WeightstreamWorker {
         source: Source | NamedSource | Sources,
         options: Omit<QuantizeOptions, "fetch" | "onProgress">,
     ): Promise<QuantizePlan>;
+    /** cacheInfo() of index.d.ts: the range cache the worker's models use. */
+    cacheInfo(location?: CacheLocation): Promise<CacheInfo>;
+    /** clearCache() of index.d.ts, in the worker. */
+    clearCache(location?: CacheLocation): Promise<void>;
     /** quantizeFileTypes() of index.d.ts, answered by this worker. */
     quantizeFileTypes(): Promise<QuantizeFileTypeInfo[]>;
     /**

@@ -216,6 +216,16 @@ export class WeightstreamWorker {
         return this.call(message, { signal, onProgress, transfer });
     }
 
+    /** cacheInfo() of index.d.ts: the range cache this worker's models use. */
+    async cacheInfo(options = {}) {
+        return this.call({ op: "cacheInfo", options });
+    }
+
+    /** clearCache() of index.d.ts, in this worker. */
+    async clearCache(options = {}) {
+        await this.call({ op: "clearCache", options });
+    }
+
     /** quantizeFileTypes() of index.d.ts, answered by this worker's module. */
     async quantizeFileTypes() {
         return this.call({ op: "quantizeFileTypes" });

@@ -17,7 +17,7 @@
 // Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
 // the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { compare, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
+import { cacheInfo, clearCache, compare, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
 import { LAYER_DATA } from "./model_view.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
@@ -164,6 +164,11 @@ async function handle(msg, post) {
             const imatrix = options.imatrix === undefined ? undefined : reviveSource(options.imatrix);
             return { value: await quantizePlan(reviveSource(msg.source), { ...options, imatrix, signal }) };
         }
+        case "cacheInfo":
+            return { value: await cacheInfo(msg.options) };
+        case "clearCache":
+            await clearCache(msg.options);
+            return { value: null };
         case "quantizeFileTypes":
             return { value: await quantizeFileTypes() };
         case "close": {

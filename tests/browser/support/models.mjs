@@ -6,7 +6,7 @@ const VALUE_TYPES = {
     uint8: 0, int8: 1, uint16: 2, int16: 3, uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9,
     uint64: 10, int64: 11, float64: 12,
 };
-const GGML_TYPES = { F32: 0, F16: 1, Q8_0: 8 };
+const GGML_TYPES = { F32: 0, F16: 1, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14 };
 
 /** Deterministic pseudo-random numbers (mulberry32) and normal deviates. */
 export function rng(seed) {
@@ -421,6 +421,83 @@ export function largeGguf({ count = 5000, vocab = 150000 } = {}) {
         ["tokenizer.ggml.merges", "array", tokens.slice(300, 300 + Math.floor(vocab / 2)).map((t, i) => `${t} ${tokens[(i * 7) % vocab]}`), "string"],
     ];
     return writeGguf({ kv, tensors });
+}
+
+/**
+ * The header of a GGUF whose tensors {name, dtype, ne, nbytes} have no data in it, and the size of the whole
+ * file: written and then extended to that size (a sparse file), it is a valid model of any size, read by
+ * its header alone. Alignment 32.
+ */
+export function ggufHeaderOnly({ kv = [], tensors }) {
+    const alignment = 32;
+    const w = new ByteWriter();
+    w.bytes(new TextEncoder().encode("GGUF"));
+    w.u32(3);
+    w.i64(tensors.length);
+    w.i64(kv.length);
+    for (const [key, type, value, itemType] of kv) {
+        w.string(key);
+        w.u32(VALUE_TYPES[type]);
+        if (type === "array") {
+            w.u32(VALUE_TYPES[itemType]);
+            w.u64(value.length);
+            for (const item of value) writeValue(w, itemType, item);
+        } else {
+            writeValue(w, type, value);
+        }
+    }
+    let offset = 0;
+    for (const t of tensors) {
+        w.string(t.name);
+        w.u32(t.ne.length);
+        for (const d of t.ne) w.i64(d);
+        w.u32(GGML_TYPES[t.dtype]);
+        w.u64(offset);
+        offset += t.nbytes + ((alignment - (t.nbytes % alignment)) % alignment);
+    }
+    w.pad(alignment);
+    const header = w.toBytes();
+    return { header, size: header.length + offset };
+}
+
+// Bytes of `elements` values of a GGML type (block elements, block bytes).
+const BLOCKS = { F32: [1, 4], F16: [1, 2], Q4_K: [256, 144], Q5_K: [256, 176], Q6_K: [256, 210], Q8_0: [32, 34] };
+const typeBytes = (dtype, elements) => (elements / BLOCKS[dtype][0]) * BLOCKS[dtype][1];
+
+/**
+ * A Qwen-sized model (tensors 16,384 wide, a 151,936-token embedding, 12-digit offsets) with a mixed
+ * quantization (Q4_K_M's Q6_K in some layers' attn_v and ffn_down): header only (ggufHeaderOnly()).
+ */
+export function hugeGgufHeader({ layers = 6 } = {}) {
+    const embd = 16384;
+    const ff = 53248;
+    const vocab = 151936;
+    const kvDim = 2048;
+    const tensor = (name, dtype, ne) => ({ name, dtype, ne, nbytes: typeBytes(dtype, ne.reduce((a, b) => a * b, 1)) });
+    const tensors = [tensor("token_embd.weight", "Q4_K", [embd, vocab])];
+    for (let l = 0; l < layers; ++l) {
+        const more = l < 2 || l % 3 === 2; // llama.cpp's use_more_bits: the first layers and every third
+        tensors.push(
+            tensor(`blk.${l}.attn_norm.weight`, "F32", [embd]),
+            tensor(`blk.${l}.attn_q.weight`, "Q4_K", [embd, embd]),
+            tensor(`blk.${l}.attn_k.weight`, "Q4_K", [embd, kvDim]),
+            tensor(`blk.${l}.attn_v.weight`, more ? "Q6_K" : "Q4_K", [embd, kvDim]),
+            tensor(`blk.${l}.attn_output.weight`, "Q4_K", [embd, embd]),
+            tensor(`blk.${l}.ffn_norm.weight`, "F32", [embd]),
+            tensor(`blk.${l}.ffn_gate.weight`, "Q4_K", [embd, ff]),
+            tensor(`blk.${l}.ffn_up.weight`, "Q4_K", [embd, ff]),
+            tensor(`blk.${l}.ffn_down.weight`, more ? "Q6_K" : "Q4_K", [ff, embd]),
+        );
+    }
+    tensors.push(tensor("output_norm.weight", "F32", [embd]), tensor("output.weight", "Q6_K", [embd, vocab]));
+    const kv = [
+        ["general.architecture", "string", "qwen2"],
+        ["general.name", "string", "huge (header only)"],
+        ["general.file_type", "uint32", 15],
+        ["qwen2.block_count", "uint32", layers],
+        ["qwen2.embedding_length", "uint32", embd],
+    ];
+    return ggufHeaderOnly({ kv, tensors });
 }
 
 /** A tensor too large to decode at once (1100 rows of 4096, Q8_0): the page reads it by row windows. */

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: MIT
+#include "http_source.h"
+
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "cli.h"
+
+namespace ws {
+namespace {
+
+constexpr long kMaxBackoffMs = 8000;  // the package's cap on one backoff
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string trim(const std::string& s) {
+    size_t b = 0, e = s.size();
+    while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+    while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n')) --e;
+    return s.substr(b, e - b);
+}
+
+bool parse_number(const std::string& s, uint64_t* out) {
+    return !s.empty() && cli::parse_u64(s, out);
+}
+
+// "bytes START-END/TOTAL" (TOTAL may be "*") or "bytes */TOTAL".
+struct ContentRange {
+    bool valid = false;
+    bool unsatisfied = false;     // "bytes */TOTAL"
+    uint64_t start = 0, end = 0;  // [start, end)
+    bool total_known = false;
+    uint64_t total = 0;
+};
+
+ContentRange parse_content_range(const std::string& value) {
+    ContentRange r;
+    const std::string v = trim(value);
+    if (lower(v.substr(0, 6)) != "bytes ") return r;
+    const std::string rest = trim(v.substr(6));
+    const size_t slash = rest.find('/');
+    if (slash == std::string::npos) return r;
+    const std::string span = rest.substr(0, slash), total = rest.substr(slash + 1);
+    if (total != "*") {
+        if (!parse_number(total, &r.total)) return r;
+        r.total_known = true;
+    }
+    if (span == "*") {
+        r.unsatisfied = r.total_known;
+        r.valid = r.total_known;
+        return r;
+    }
+    const size_t dash = span.find('-');
+    uint64_t last = 0;
+    if (dash == std::string::npos || !parse_number(span.substr(0, dash), &r.start) ||
+        !parse_number(span.substr(dash + 1), &last) || last < r.start || last == UINT64_MAX) {
+        return r;
+    }
+    r.end = last + 1;
+    r.valid = true;
+    return r;
+}
+
+bool retryable_status(long status) {
+    return status == 408 || status == 429 || status >= 500;
+}
+
+long backoff_ms(long base, int failures) {
+    long ms = base;
+    for (int i = 1; i < failures && ms < kMaxBackoffMs; ++i) ms *= 2;
+    return std::min(ms, kMaxBackoffMs);
+}
+
+void sleep_ms(long ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+// An ETag's opaque tag: W/"x" and "x" are one version (the package's weak comparison).
+std::string opaque_tag(const std::string& etag) {
+    return etag.compare(0, 2, "W/") == 0 ? etag.substr(2) : etag;
+}
+
+std::string strip_userinfo(const std::string& url) {
+    const size_t scheme = url.find("://");
+    if (scheme == std::string::npos) return url;
+    const size_t host = scheme + 3;
+    const size_t end = url.find_first_of("/?#", host);
+    const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+    if (at == std::string::npos || at < host) return url;
+    return url.substr(0, host) + url.substr(at + 1);
+}
+
+void curl_init_once() {
+    static const bool done = [] {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        return true;
+    }();
+    (void)done;
+}
+
+}  // namespace
+
+// One request's response: the header callback fills the fields of the last response (after redirects),
+// the write callback takes the body.
+struct HttpFile::Response {
+    HttpFile* file = nullptr;
+    bool ranged = true;
+    uint64_t from = 0, to = 0;  // the bytes asked for, [from, to)
+
+    long status = 0;
+    std::string reason;  // the status line's text ("Not Found")
+    std::string etag, last_modified, content_range, retry_after;
+    bool length_known = false;
+    uint64_t length = 0;
+
+    std::vector<uint8_t>* out = nullptr;  // a read's bytes
+    int fd = -1;                          // or a stream's pipe
+    uint64_t skip = 0;                    // stream: bytes of the body already written by an earlier attempt
+    uint64_t received = 0;                // body bytes taken
+    bool started = false;                 // the body's first bytes were checked
+    bool complete = false;                // every byte asked for arrived (a longer body was cut off)
+    bool whole = false;                   // a ranged request answered with the whole file (200)
+    bool fatal = false;                   // the callback refused the response: error says why, no retry
+    bool pipe_closed = false;             // stream: the reader went away
+    HttpError error;
+    CURLcode code = CURLE_OK;
+    char curl_error[CURL_ERROR_SIZE] = {};
+};
+
+namespace {
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+    auto* r = static_cast<HttpFile::Response*>(user);
+    const std::string line(data, size * n);
+    if (line.compare(0, 5, "HTTP/") == 0) {
+        // A new response (the first, or the one a redirect or a 100 Continue leads to): forget the last.
+        r->status = 0;
+        r->reason.clear();
+        r->etag.clear();
+        r->last_modified.clear();
+        r->content_range.clear();
+        r->retry_after.clear();
+        r->length_known = false;
+        const size_t sp = line.find(' ');
+        if (sp != std::string::npos) {
+            const std::string rest = trim(line.substr(sp + 1));
+            r->status = std::strtol(rest.c_str(), nullptr, 10);
+            const size_t sp2 = rest.find(' ');
+            if (sp2 != std::string::npos) r->reason = trim(rest.substr(sp2 + 1));
+        }
+        return size * n;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) return size * n;
+    const std::string name = lower(trim(line.substr(0, colon))), value = trim(line.substr(colon + 1));
+    if (name == "etag") r->etag = value;
+    if (name == "last-modified") r->last_modified = value;
+    if (name == "content-range") r->content_range = value;
+    if (name == "retry-after") r->retry_after = value;
+    if (name == "content-length") r->length_known = parse_number(value, &r->length);
+    return size * n;
+}
+
+}  // namespace
+
+HttpOptions& http_options() {
+    static HttpOptions options;
+    return options;
+}
+
+bool is_url(const std::string& s) {
+    const std::string head = lower(s.substr(0, 8));
+    return head.compare(0, 7, "http://") == 0 || head == "https://";
+}
+
+std::string url_dir(const std::string& url) {
+    const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+    const std::string path = url.substr(0, end);
+    const size_t slash = path.rfind('/');
+    return path.substr(0, slash + 1);
+}
+
+std::string url_name(const std::string& url) {
+    const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+    const std::string path = url.substr(0, end);
+    return path.substr(path.rfind('/') + 1);
+}
+
+std::string url_without_userinfo(const std::string& url) {
+    return strip_userinfo(url);
+}
+
+HttpFile::HttpFile(std::string url) : url_(std::move(url)), shown_(strip_userinfo(url_)) {
+    curl_init_once();
+}
+
+HttpFile::~HttpFile() {
+    stop_ = true;
+    if (stream_thread_.joinable()) stream_thread_.join();
+}
+
+bool HttpFile::check_pin(const Response& r, bool has_total, uint64_t total, HttpError* error) {
+    if (!pin_.set) {
+        pin_.set = true;
+        pin_.etag = r.etag;
+        pin_.last_modified = r.last_modified;
+        pin_.total_known = has_total;
+        pin_.total = total;
+        return true;
+    }
+    error->changed = true;
+    const bool tagged = !pin_.etag.empty() && !r.etag.empty();
+    if (tagged && opaque_tag(pin_.etag) != opaque_tag(r.etag)) {
+        error->message = "ETag " + pin_.etag + ", now " + r.etag;
+        return false;
+    }
+    if (!tagged && !pin_.last_modified.empty() && !r.last_modified.empty() && pin_.last_modified != r.last_modified) {
+        error->message = "Last-Modified " + pin_.last_modified + ", now " + r.last_modified;
+        return false;
+    }
+    if (pin_.total_known && has_total && total != pin_.total) {
+        error->message = std::to_string(pin_.total) + " bytes, now " + std::to_string(total);
+        return false;
+    }
+    error->changed = false;
+    return true;
+}
+
+namespace {
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+    auto* r = static_cast<HttpFile::Response*>(user);
+    size_t bytes = size * n;
+    if (!r->started) {
+        r->started = true;
+        if (r->ranged && r->status == 200) {
+            r->whole = true;
+            return 0;  // the whole file: not read here (the caller streams it or reports the change)
+        }
+        if (r->status != (r->ranged ? 206 : 200)) return 0;  // an error page: its status says it all
+        if (!r->file->check_response(r)) {
+            r->fatal = true;
+            return 0;
+        }
+    }
+    if (r->fd >= 0) {
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(data);
+        size_t left = bytes;
+        if (r->skip > 0) {
+            const size_t skipped = static_cast<size_t>(std::min<uint64_t>(r->skip, left));
+            r->skip -= skipped;
+            p += skipped;
+            left -= skipped;
+        }
+        while (left > 0) {
+            const ssize_t w = ::write(r->fd, p, left);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                r->pipe_closed = true;
+                return 0;
+            }
+            p += w;
+            left -= static_cast<size_t>(w);
+            r->received += static_cast<uint64_t>(w);
+        }
+        return bytes;
+    }
+    const uint64_t want = r->to - r->from - r->received;
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(want, bytes));
+    r->out->insert(r->out->end(), reinterpret_cast<uint8_t*>(data), reinterpret_cast<uint8_t*>(data) + take);
+    r->received += take;
+    if (r->received == r->to - r->from) {
+        r->complete = true;
+        if (take < bytes) return 0;  // more than asked for: cut off
+    }
+    return bytes;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    const auto* stop = static_cast<const std::atomic<bool>*>(user);
+    return stop->load() ? 1 : 0;
+}
+
+}  // namespace
+
+bool HttpFile::check_response(Response* r) {
+    if (!r->ranged) {
+        // A whole-file stream: the same file as the first response.
+        return check_pin(*r, r->length_known, r->length, &r->error);
+    }
+    const ContentRange range = parse_content_range(r->content_range);
+    if (!range.valid || range.unsatisfied || range.start != r->from) {
+        r->error.message = "asked for bytes " + std::to_string(r->from) + "-" + std::to_string(r->to - 1) +
+                           ", the server sent \"" + cli::printable(r->content_range, 100) + "\"";
+        return false;
+    }
+    if (!check_pin(*r, range.total_known, range.total, &r->error)) return false;
+    if (range.total_known) {
+        size_known_ = true;
+        size_ = range.total;
+        r->to = std::min(r->to, std::max(range.total, r->from));
+    }
+    r->to = std::min(r->to, range.end);
+    return true;
+}
+
+bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
+    const HttpOptions& options = http_options();
+    CURL* curl = curl_easy_init();
+    if (!curl) {
+        r->error.message = "curl_easy_init failed";
+        r->fatal = true;
+        return false;
+    }
+    r->file = this;
+    r->ranged = ranged;
+    r->from = from;
+    r->to = to;
+    struct curl_slist* headers = nullptr;
+    for (const std::string& h : options.headers) headers = curl_slist_append(headers, h.c_str());
+    if (ranged) {
+        headers =
+            curl_slist_append(headers, ("Range: bytes=" + std::to_string(from) + "-" + std::to_string(to - 1)).c_str());
+        // The server itself refuses another version: If-Range answers a changed file with 200 (the whole new
+        // file), which read() reports as the change.
+        if (pin_.set) {
+            const bool strong = !pin_.etag.empty() && pin_.etag.compare(0, 2, "W/") != 0;
+            const std::string& validator = strong ? pin_.etag : pin_.last_modified;
+            if (!validator.empty()) headers = curl_slist_append(headers, ("If-Range: " + validator).c_str());
+        }
+    }
+    curl_easy_setopt(curl, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, options.max_redirects);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "weightstream");
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
+    // A stall: less than 1 byte/s for the timeout (in whole seconds, curl's unit) aborts the attempt.
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (options.connect_timeout_ms + 999) / 1000));
+    if (!options.bearer_token.empty()) {
+        // Sent to the URL's host only: libcurl does not send it on to the host of a redirect.
+        curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+        curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, options.bearer_token.c_str());
+    }
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, r->curl_error);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &stop_);
+    r->code = curl_easy_perform(curl);
+    curl_easy_cleanup(curl);
+    curl_slist_free_all(headers);
+    return r->code == CURLE_OK;
+}
+
+namespace {
+
+// The wait a 429 or 503 asks for (delay-seconds or an HTTP-date), capped; else 0.
+long retry_after_ms(long status, const std::string& value) {
+    if ((status != 429 && status != 503) || value.empty()) return 0;
+    uint64_t seconds = 0;
+    if (parse_number(value, &seconds)) return static_cast<long>(std::min<uint64_t>(seconds * 1000, kMaxRetryAfterMs));
+    const time_t when = curl_getdate(value.c_str(), nullptr);
+    if (when < 0) return 0;
+    const double ms = std::difftime(when, std::time(nullptr)) * 1000;
+    return static_cast<long>(std::min<double>(std::max(ms, 0.0), kMaxRetryAfterMs));
+}
+
+std::string curl_words(const HttpFile::Response& r) {
+    return r.curl_error[0] ? std::string(r.curl_error) : std::string(curl_easy_strerror(r.code));
+}
+
+std::string http_words(const HttpFile::Response& r) {
+    std::string s = "HTTP " + std::to_string(r.status);
+    if (!r.reason.empty()) s += " " + cli::printable(r.reason, 100);
+    return s;
+}
+
+}  // namespace
+
+HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<uint8_t>* out, HttpError* error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const HttpOptions& options = http_options();
+    out->clear();
+    uint64_t end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
+    if (size_known_) end = std::min(end, size_);
+    if (end > offset) out->reserve(static_cast<size_t>(std::min<uint64_t>(end - offset, uint64_t(1) << 30)));
+    uint64_t pos = offset;
+    int failures = 0;
+    while (pos < end) {
+        Response r;
+        r.out = out;
+        const bool finished = perform(pos, end, true, &r);
+        if (r.fatal) {
+            *error = r.error;
+            return Outcome::kFailed;
+        }
+        if (r.whole || (r.status == 200 && !r.started)) {  // the whole file (an empty body too)
+            if (!pin_.set) {
+                HttpError ignored;
+                check_pin(r, r.length_known, r.length, &ignored);
+                size_known_ = r.length_known;
+                size_ = r.length;
+                return Outcome::kNoRange;
+            }
+            error->changed = true;
+            error->message = "the server answered a range of it with the whole file (200)";
+            return Outcome::kFailed;
+        }
+        if (r.status == 412) {
+            error->changed = true;
+            error->message = "the server's precondition failed (412)";
+            return Outcome::kFailed;
+        }
+        if (r.status == 416) {
+            const ContentRange range = parse_content_range(r.content_range);
+            if (range.unsatisfied && !check_pin(r, true, range.total, error)) return Outcome::kFailed;
+            const bool total_known = range.unsatisfied || size_known_;
+            const uint64_t total = range.unsatisfied ? range.total : size_;
+            if (!total_known || pos >= total) {
+                // A range at or past the end of the file: the read ends there.
+                if (range.unsatisfied) {
+                    size_known_ = true;
+                    size_ = range.total;
+                }
+                break;
+            }
+            error->message = http_words(r) + ": bytes " + std::to_string(pos) + "-" + std::to_string(end - 1) +
+                             " are inside the file";
+            return Outcome::kFailed;
+        }
+        if (r.started && r.status == 206) {
+            pos += r.received;
+            end = std::min(end, r.to);
+            if (r.complete || (finished && pos >= end)) break;
+        }
+        // Here the attempt failed: a network error, a short body, or an error status.
+        std::string why;
+        long wait = 0;
+        if (r.status != 206 && r.status != 0) {
+            why = http_words(r);
+            if (!retryable_status(r.status)) {
+                error->message = why;
+                return Outcome::kFailed;
+            }
+            wait = retry_after_ms(r.status, r.retry_after);
+        } else if (!finished) {
+            why = curl_words(r);
+        } else {
+            why = "the response ended at byte " + std::to_string(pos) + " of " + std::to_string(end);
+        }
+        if (r.received > 0) failures = 0;  // progress: a resumed transfer gets its retries back
+        if (++failures > options.retries) {
+            error->message =
+                why + " (at byte " + std::to_string(pos) + ", after " + std::to_string(options.retries) + " retries)";
+            return Outcome::kFailed;
+        }
+        sleep_ms(std::max(backoff_ms(options.retry_delay_ms, failures), wait));
+    }
+    return Outcome::kOk;
+}
+
+int HttpFile::open_stream(std::string* error) {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        *error = std::strerror(errno);
+        return -1;
+    }
+    // The writer learns of a reader that went away from EPIPE, not from the signal.
+    std::signal(SIGPIPE, SIG_IGN);
+    stream_thread_ = std::thread([this, fd = fds[1]] {
+        stream_body(fd);
+        ::close(fd);
+    });
+    return fds[0];
+}
+
+void HttpFile::stream_body(int fd) {
+    const HttpOptions& options = http_options();
+    uint64_t written = 0;
+    int failures = 0;
+    for (;;) {
+        Response r;
+        r.fd = fd;
+        r.skip = written;
+        bool finished;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            finished = perform(0, 0, false, &r);
+        }
+        if (r.pipe_closed || stop_) return;  // the reader has what it wanted
+        written += r.received;
+        if (finished && r.status == 200) return;  // the whole body: the reader sees its end
+        std::string why;
+        long wait = 0;
+        bool fatal = r.fatal;
+        if (r.fatal) {
+            why = r.error.changed
+                      ? "source_changed: the file changed while it was being read (" + r.error.message + "); run again"
+                      : r.error.message;
+        } else if (r.status != 200 && r.status != 0) {
+            why = http_words(r);
+            fatal = !retryable_status(r.status);
+            wait = retry_after_ms(r.status, r.retry_after);
+        } else {
+            why = finished ? "the response ended early" : curl_words(r);
+        }
+        if (r.received > 0) failures = 0;
+        if (fatal || ++failures > options.retries) {
+            remove_temporary_outputs();
+            std::fflush(stdout);
+            std::fprintf(
+                stderr, "weightstream: error: %s\n",
+                cli::printable(shown_ + ": " + why + " (at byte " + std::to_string(written) + ")", SIZE_MAX).c_str());
+            std::fflush(stderr);
+            _exit(cli::kExitIo);
+        }
+        sleep_ms(std::max(backoff_ms(options.retry_delay_ms, failures), wait));
+    }
+}
+
+}  // namespace ws

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+// Models at URLs through the CLI (native/http_source.h): every command on a URL prints what it prints for
+// the local file; nginx's access log shows what was fetched (the header with at most 64 KiB more, then a
+// tensor's bytes only); tests/support/fault_server.py's faults are survived (drops resumed, 503 and 429
+// retried, no Range streamed, redirects followed) or reported (a file replaced while read: source_changed,
+// exit 3); a token and a header value never appear in any output.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "gguf_writer.h"
+#include "safetensors_writer.h"
+#include "split.h"
+#include "support/gguf_builder.h"
+#include "support/http_servers.h"
+#include "support/run_cli.h"
+
+using nlohmann::json;
+using ws_test::quote;
+using ws_test::run_cli;
+
+namespace {
+
+ws::TensorInfo tensor(const std::string& name, ws::DType dtype, int64_t ne0, int64_t ne1) {
+    ws::TensorInfo t;
+    t.name = name;
+    t.dtype = dtype;
+    t.n_dims = 2;
+    t.ne[0] = ne0;
+    t.ne[1] = ne1;
+    return t;
+}
+
+std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
+    std::vector<uint8_t> bytes(n);
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; ++i) {
+        x = x * 1664525u + 1013904223u;
+        bytes[i] = static_cast<uint8_t>(x >> 24);
+    }
+    return bytes;
+}
+
+std::vector<uint8_t> floats(size_t n, float start) {
+    std::vector<uint8_t> bytes(n * 4);
+    for (size_t i = 0; i < n; ++i) {
+        const float f = start + 0.25f * static_cast<float>(i % 1000);
+        std::memcpy(&bytes[i * 4], &f, 4);
+    }
+    return bytes;
+}
+
+// A GGUF of a small header and two tensors of 256 KiB of F32 and 136 KiB of Q8_0 (the header's 64 KiB
+// read-ahead does not reach the second).
+std::vector<uint8_t> two_tensor_model() {
+    const std::vector<ws::TensorInfo> tensors = {tensor("a.weight", ws::DType::F32, 256, 256),
+                                                 tensor("b.weight", ws::DType::Q8_0, 512, 256)};
+    auto q8 = pattern(256 * 512 / 32 * 34, 7);
+    for (size_t b = 0; b < q8.size(); b += 34) {
+        q8[b] = 0x00;  // a finite f16 scale (0x3c00 = 1.0 at every block)
+        q8[b + 1] = 0x3c;
+    }
+    ws::MetadataEntry layers;
+    layers.key = "llama.block_count";  // quantize's recipes read it
+    layers.value = ws_test::val_u32(1);
+    auto bytes = ws::gguf_write({ws::string_entry("general.architecture", "llama"), layers}, tensors,
+                                {floats(256 * 256, -3.0f), q8});
+    REQUIRE(bytes.ok());
+    return bytes.value();
+}
+
+// A GGUF whose header is a 100,000-token vocabulary (about 2.5 MB) followed by one tensor.
+std::vector<uint8_t> vocab_model() {
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 100000; ++i) tokens.push_back("tok_" + std::to_string(i * 7919 % 100003) + "_piece");
+    std::vector<ws::MetadataEntry> meta = {ws::string_entry("general.architecture", "llama")};
+    ws::MetadataEntry vocab;
+    vocab.key = "tokenizer.ggml.tokens";
+    vocab.value = ws_test::val_array_str(tokens);
+    meta.push_back(vocab);
+    auto bytes = ws::gguf_write(meta, {tensor("a.weight", ws::DType::F32, 256, 256)}, {floats(256 * 256, 1.0f)});
+    REQUIRE(bytes.ok());
+    return bytes.value();
+}
+
+void write_split(const std::string& dir) {
+    for (uint32_t k = 0; k < 3; ++k) {
+        std::vector<ws::MetadataEntry> meta;
+        if (k == 0) meta.push_back(ws::string_entry("general.architecture", "llama"));
+        ws::MetadataEntry no, count, total;
+        no.key = "split.no";
+        no.value = ws_test::val_u16(static_cast<uint16_t>(k));
+        count.key = "split.count";
+        count.value = ws_test::val_u16(3);
+        total.key = "split.tensors.count";
+        total.value = ws_test::val_i32(3);
+        meta.insert(meta.end(), {no, count, total});
+        auto bytes = ws::gguf_write(meta, {tensor("t" + std::to_string(k), ws::DType::F32, 8, k + 1)},
+                                    {floats(8 * (k + 1), 100.0f * k)});
+        REQUIRE(bytes.ok());
+        ws_test::write_file(ws::split_part_path(dir + "/split", k + 1, 3), bytes.value());
+    }
+}
+
+void write_shards(const std::string& dir) {
+    json weight_map = json::object();
+    const std::vector<std::pair<std::string, std::vector<std::string>>> shards = {
+        {"model-00001-of-00002.safetensors", {"a.weight", "b.weight"}},
+        {"model-00002-of-00002.safetensors", {"c.weight"}},
+    };
+    for (const auto& [file, names] : shards) {
+        std::vector<ws::TensorInfo> tensors;
+        std::vector<std::vector<uint8_t>> data;
+        for (const std::string& name : names) {
+            tensors.push_back(tensor(name, ws::DType::F32, 4, 2));
+            data.push_back(floats(8, 1.0f));
+            weight_map[name] = file;
+        }
+        auto bytes = ws::safetensors_write({ws::string_entry("format", "pt")}, tensors, data);
+        REQUIRE(bytes.ok());
+        ws_test::write_file(dir + "/" + file, bytes.value());
+    }
+    const std::string text = json({{"metadata", {{"total_size", 96}}}, {"weight_map", weight_map}}).dump();
+    ws_test::write_file(dir + "/model.safetensors.index.json", std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// The folder every server serves: the fixtures above and copies of committed ones.
+struct Served {
+    ws_test::TempDir dir;
+    Served() {
+        ws_test::write_file(dir.file("two.gguf"), two_tensor_model());
+        ws_test::write_file(dir.file("vocab.gguf"), vocab_model());
+        // The same name as two.gguf's replacement for the fault server's "changing" modes: another size.
+        auto v2 = two_tensor_model();
+        v2.resize(v2.size() + 32, 0);
+        ws_test::write_file(dir.file("two.gguf.v2"), v2);
+        ws_test::write_file(dir.file("types.gguf"),
+                            ws_test::read_file(std::string(WS_TESTDATA) + "/ggml/ggml-types.gguf"));
+        ws_test::write_file(dir.file("jfk.safetensors"),
+                            ws_test::read_file(std::string(WS_TESTDATA) + "/safetensors/jfk-codes.safetensors"));
+        write_split(dir.path);
+        write_shards(dir.path);
+    }
+};
+
+Served& served() {
+    static Served s;
+    return s;
+}
+
+ws_test::Nginx& nginx() {
+    static ws_test::Nginx n(served().dir.path);
+    return n;
+}
+
+ws_test::FaultServer& faults() {
+    static ws_test::FaultServer f(served().dir.path);
+    return f;
+}
+
+// Runs the command on the URL and on the local file; both must succeed with the same stdout, the URL's
+// folder written as the local one.
+void same_as_local(const std::string& command_before, const std::string& base, const std::string& name,
+                   const std::string& command_after = "") {
+    const std::string local = served().dir.file(name);
+    const ws_test::CliResult here = run_cli(command_before + " " + quote(local) + " " + command_after);
+    const ws_test::CliResult there = run_cli(command_before + " " + quote(base + "/" + name) + " " + command_after);
+    INFO(command_before << " " << name << ": " << there.err);
+    REQUIRE(here.status == 0);
+    REQUIRE(there.status == 0);
+    std::string out = there.out;
+    for (size_t at; (at = out.find(base + "/")) != std::string::npos;) out.replace(at, base.size(), served().dir.path);
+    CHECK(out == here.out);
+}
+
+uint64_t total_bytes(const std::vector<std::string>& log) {
+    uint64_t n = 0;
+    for (const std::string& line : log) n += ws_test::logged_bytes(line);
+    return n;
+}
+
+bool have_nginx() {
+    if (ws_test::nginx_path()) return true;
+    WARN("nginx is not installed: skipped");
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("every command on a URL prints what it prints for the local file") {
+    if (!have_nginx()) return;
+    const std::string base = nginx().base();
+    for (const std::string name : {"two.gguf", "types.gguf", "jfk.safetensors", "split-00002-of-00003.gguf",
+                                   "model.safetensors.index.json", "vocab.gguf"}) {
+        same_as_local("info", base, name, "--json");
+        same_as_local("info", base, name);
+        same_as_local("tensors", base, name, "--json");
+        same_as_local("hash", base, name, "--json");
+        same_as_local("verify", base, name);
+        same_as_local("stats", base, name, "--json");
+    }
+    same_as_local("stats", base, "two.gguf", "b.weight --json");
+
+    ws_test::TempDir out;
+    for (const std::string args : {"b.weight", "b.weight --rows 100:7", "a.weight --as f16", "b.weight --as raw"}) {
+        const ws_test::CliResult a = run_cli("dump " + quote(served().dir.file("two.gguf")) + " " + args + " -o " +
+                                             quote(out.file("local.npy")));
+        const ws_test::CliResult b =
+            run_cli("dump " + quote(base + "/two.gguf") + " " + args + " -o " + quote(out.file("url.npy")));
+        INFO(args << ": " << b.err);
+        REQUIRE(a.status == 0);
+        REQUIRE(b.status == 0);
+        CHECK(ws_test::read_file(out.file("local.npy")) == ws_test::read_file(out.file("url.npy")));
+    }
+    for (const std::string args :
+         {"convert IN OUT.safetensors", "quantize IN OUT.gguf --type Q4_K_M --allow-requantize"}) {
+        auto run = [&](const std::string& in, const std::string& to) {
+            std::string cmd = args;
+            cmd.replace(cmd.find("IN"), 2, quote(in));
+            cmd.replace(cmd.find("OUT"), 3, quote(out.file(to)));
+            return run_cli(cmd);
+        };
+        const std::string ext = args.find("safetensors") != std::string::npos ? ".safetensors" : ".gguf";
+        const ws_test::CliResult l = run(served().dir.file("two.gguf"), "l");
+        const ws_test::CliResult u = run(base + "/two.gguf", "u");
+        INFO(args << ": " << u.err);
+        REQUIRE(l.status == 0);
+        REQUIRE(u.status == 0);
+        CHECK(ws_test::read_file(out.file("l" + ext)) == ws_test::read_file(out.file("u" + ext)));
+    }
+    const ws_test::CliResult dl = run_cli("diff " + quote(served().dir.file("two.gguf")) + " " +
+                                          quote(served().dir.file("two.gguf")) + " --json");
+    const ws_test::CliResult du =
+        run_cli("diff " + quote(base + "/two.gguf") + " " + quote(base + "/two.gguf") + " --json");
+    INFO(du.err);
+    REQUIRE(dl.status == 0);
+    REQUIRE(du.status == 0);
+    json a = json::parse(dl.out), b = json::parse(du.out);
+    a.erase("a"), a.erase("b"), b.erase("a"), b.erase("b");
+    CHECK(a == b);
+}
+
+TEST_CASE("info on a URL fetches the header and at most 64 KiB more and dump adds the tensor's bytes only") {
+    if (!have_nginx()) return;
+    const std::string url = nginx().base() + "/two.gguf";
+    const json local = json::parse(run_cli("info " + quote(served().dir.file("two.gguf")) + " --json").out);
+    const uint64_t data_offset = local["data_offset"].get<uint64_t>();
+    REQUIRE(data_offset < 4096);
+
+    nginx().clear_log();
+    REQUIRE(run_cli("info " + quote(url)).status == 0);
+    std::vector<std::string> log = nginx().log();
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].find("\"bytes=0-65535\"") != std::string::npos);
+    CHECK(total_bytes(log) <= data_offset + 65536);
+
+    const json* b = nullptr;
+    for (const json& t : local["tensors"]) {
+        if (t["name"] == "b.weight") b = &t;
+    }
+    REQUIRE(b);
+    const uint64_t offset = (*b)["offset"].get<uint64_t>(), nbytes = (*b)["nbytes"].get<uint64_t>();
+    nginx().clear_log();
+    REQUIRE(run_cli("dump " + quote(url) + " b.weight -o /dev/null").status == 0);
+    log = nginx().log();
+    REQUIRE(log.size() == 2);
+    const std::string range = "\"bytes=" + std::to_string(offset) + "-" + std::to_string(offset + nbytes - 1) + "\"";
+    CHECK(log[1].find(range) != std::string::npos);
+    CHECK(total_bytes(log) <= nbytes + 65536);
+
+    // A row window: only its rows' bytes (rows of 512 Q8_0 values: 544 bytes).
+    nginx().clear_log();
+    REQUIRE(run_cli("dump " + quote(url) + " b.weight --rows 10:3 -o /dev/null").status == 0);
+    log = nginx().log();
+    REQUIRE(log.size() == 2);
+    CHECK(ws_test::logged_bytes(log[1]) == 3 * 544);
+}
+
+TEST_CASE("a vocabulary-heavy header takes few requests and at most its size + 64 KiB + 10 %") {
+    if (!have_nginx()) return;
+    SECTION("the deepseek vocabulary GGUF (no tensors): at most 3 requests") {
+        const std::string file = std::string(WS_SHARED_TESTDATA) + "/ggml/vocab/ggml-vocab-deepseek-llm.gguf";
+        if (access(file.c_str(), R_OK) != 0) {
+            WARN("the shared corpus is not here: skipped");
+            return;
+        }
+        ws_test::write_file(served().dir.file("deepseek.gguf"), ws_test::read_file(file));
+        const uint64_t size = ws_test::read_file(file).size();
+        nginx().clear_log();
+        same_as_local("info", nginx().base(), "deepseek.gguf", "--json");
+        nginx().clear_log();
+        REQUIRE(run_cli("info " + quote(nginx().base() + "/deepseek.gguf") + " --json").status == 0);
+        const std::vector<std::string> log = nginx().log();
+        CHECK(log.size() <= 3);
+        CHECK(total_bytes(log) <= size + 65536 + size / 10);
+    }
+    SECTION("a 2.5 MB vocabulary followed by a tensor: never past the header's bound") {
+        const json local = json::parse(run_cli("info " + quote(served().dir.file("vocab.gguf")) + " --json").out);
+        const uint64_t header = local["data_offset"].get<uint64_t>();
+        REQUIRE(header > 2000000);
+        nginx().clear_log();
+        REQUIRE(run_cli("info " + quote(nginx().base() + "/vocab.gguf")).status == 0);
+        const std::vector<std::string> log = nginx().log();
+        CHECK(total_bytes(log) <= header + 65536 + header / 10);
+        CHECK(log.size() <= 12);
+    }
+}
+
+TEST_CASE("a server that ignores Range is read in one streamed pass") {
+    if (!have_nginx()) return;
+    const std::string base = nginx().base() + "/norange";
+    for (const std::string name : {"two.gguf", "types.gguf"}) {
+        same_as_local("info", base, name, "--json");
+        same_as_local("tensors", base, name, "--json");
+        same_as_local("hash", base, name, "--json");
+    }
+    const ws_test::CliResult r = run_cli("verify " + quote(base + "/two.gguf"));
+    CHECK(r.status == 3);
+    CHECK(r.err.find("the server ignores Range requests") != std::string::npos);
+}
+
+TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redirects followed") {
+    const std::string base = faults().base();
+    SECTION("a response cut in half is resumed where it stopped") {
+        faults().clear_log();
+        same_as_local("hash", base + "/drop", "two.gguf", "--json");
+        bool resumed = false;
+        for (const json& e : faults().log()) {
+            // A resumed request starts inside a tensor, not at a tensor's first byte.
+            if (e["range"].is_string() && e["bytes"].get<int64_t>() > 0 && e["status"] == 206) {
+                const std::string range = e["range"];
+                resumed = resumed || range.find("bytes=0-") == std::string::npos;
+            }
+        }
+        CHECK(resumed);
+        CHECK(faults().log().size() >= 4);
+    }
+    SECTION("503 twice, then the file") {
+        faults().clear_log();
+        same_as_local("info", base + "/busy", "types.gguf", "--json");
+        const std::vector<json> log = faults().log();
+        REQUIRE(log.size() >= 3);
+        CHECK(log[0]["status"] == 503);
+        CHECK(log[1]["status"] == 503);
+        CHECK(log[2]["status"] == 206);
+    }
+    SECTION("429 with Retry-After: 1 waits a second") {
+        faults().clear_log();
+        same_as_local("info", base + "/limit", "types.gguf", "--json");
+        const std::vector<json> log = faults().log();
+        REQUIRE(log.size() >= 2);
+        CHECK(log[0]["status"] == 429);
+        CHECK(log[1]["time"].get<double>() - log[0]["time"].get<double>() >= 0.95);
+    }
+    SECTION("a response that stalls is given up after --timeout and resumed") {
+        faults().clear_log();
+        const auto start = std::chrono::steady_clock::now();
+        same_as_local("hash", base + "/stall", "two.gguf", "--json --timeout 1");
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        CHECK(seconds < 20);
+        const std::vector<json> log = faults().log();
+        REQUIRE(log.size() >= 2);
+        // The stalled first request was resumed from the middle: a second request not starting at 0.
+        CHECK(log[1]["range"].get<std::string>().find("bytes=0-") == std::string::npos);
+    }
+    SECTION("a redirect") {
+        same_as_local("hash", base + "/redirect", "two.gguf", "--json");
+    }
+    SECTION("no Range from the fault server too") {
+        same_as_local("hash", base + "/norange", "two.gguf", "--json");
+    }
+}
+
+TEST_CASE("a file replaced on the server while it is read is source_changed with exit 3") {
+    const std::string base = faults().base();
+    for (const std::string mode : {"changing", "changing-tag"}) {
+        faults().clear_log();
+        const ws_test::CliResult r = run_cli("hash " + quote(base + "/" + mode + "/two.gguf"));
+        INFO(mode << ": " << r.err);
+        CHECK(r.status == 3);
+        CHECK(r.err.find(base + "/" + mode + "/two.gguf: source_changed: the file changed") != std::string::npos);
+        CHECK(r.out.empty());
+        const std::vector<json> log = faults().log();
+        REQUIRE(log.size() >= 2);
+        CHECK(log[1]["if_range"].is_string());  // the pin went with the second request
+    }
+}
+
+TEST_CASE("a bearer token goes to the URL's host only and neither it nor a --header value is ever printed") {
+    const std::string base = faults().base();
+    setenv("HF_TOKEN", "hf_secret_token_1234", 1);
+    faults().clear_log();
+    const ws_test::CliResult ok =
+        run_cli("info " + quote(base + "/offhost/types.gguf") + " --header 'X-Test: hidden-header-value' --json");
+    const ws_test::CliResult missing =
+        run_cli("hash " + quote(base + "/plain/missing.gguf") + " --header 'X-Test: hidden-header-value'");
+    const ws_test::CliResult bad_header =
+        run_cli("info " + quote(base + "/plain/types.gguf") + " --header 'hf_secret'");
+    // A password in the URL is not shown either.
+    std::string with_password = base;
+    with_password.insert(std::strlen("http://"), "user:hf_secret_password@");
+    const ws_test::CliResult userinfo = run_cli("info " + quote(with_password + "/plain/missing.gguf"));
+    const ws_test::CliResult bench = run_cli("bench " + quote(with_password + "/plain/types.gguf"));
+    unsetenv("HF_TOKEN");
+    INFO(ok.err);
+    REQUIRE(ok.status == 0);
+    CHECK(missing.status == 3);
+    CHECK(missing.err.find("/plain/missing.gguf: HTTP 404") != std::string::npos);
+    CHECK(bad_header.status == 2);
+    CHECK(userinfo.status == 3);
+    CHECK(userinfo.err == "weightstream: error: " + base + "/plain/missing.gguf: HTTP 404 Not Found\n");
+    CHECK(bench.status == 2);
+    for (const ws_test::CliResult* r : {&ok, &missing, &bad_header, &userinfo, &bench}) {
+        CHECK(r->out.find("hf_secret") == std::string::npos);
+        CHECK(r->err.find("hf_secret") == std::string::npos);
+        CHECK(r->out.find("hidden-header-value") == std::string::npos);
+        CHECK(r->err.find("hidden-header-value") == std::string::npos);
+    }
+    const std::vector<json> log = faults().log();
+    REQUIRE(log.size() >= 2);
+    // The first host got the token and the header; the redirect's host ("localhost") the header only.
+    CHECK(log[0]["host"].get<std::string>().find("127.0.0.1") == 0);
+    CHECK(log[0]["authorization"] == "Bearer hf_secret_token_1234");
+    CHECK(log[0]["x_test"] == "hidden-header-value");
+    CHECK(log[1]["host"].get<std::string>().find("localhost") == 0);
+    CHECK(log[1]["authorization"].is_null());
+    CHECK(log[1]["x_test"] == "hidden-header-value");
+}
