@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model_facts.h"
 #include "row_window.h"
 #include "utf8.h"
 
@@ -235,6 +236,37 @@ void write_entry(const MetadataEntry& e, const JsonParts& parts, JsonWriter* w) 
     w->end_object();
 }
 
+// "facts": core/model_facts.h's derived facts (from the whole info, whatever the parts).
+void write_facts(const ModelInfo& info, JsonWriter* w) {
+    const ModelFacts f = model_facts(info);
+    w->begin_object();
+    w->key("bits_per_weight");
+    if (std::isnan(f.bits_per_weight)) {
+        w->null();
+    } else {
+        w->number(f.bits_per_weight);
+    }
+    w->key("data_bytes");
+    w->uint(f.data_bytes);
+    w->key("file_type");
+    if (f.file_type_name) {
+        w->string(f.file_type_name);
+    } else {
+        w->null();
+    }
+    w->key("file_type_id");
+    if (f.has_file_type) {
+        w->int64(f.file_type_id);
+    } else {
+        w->null();
+    }
+    w->key("layers");
+    w->uint(f.layer_count);
+    w->key("parameter_count");
+    w->uint(f.parameter_count);
+    w->end_object();
+}
+
 }  // namespace
 
 void write_model_json(const ModelInfo& info, const JsonParts& parts, JsonWriter* w) {
@@ -249,6 +281,8 @@ void write_model_json(const ModelInfo& info, const JsonParts& parts, JsonWriter*
             w->key("endian");
             w->string(info.big_endian ? "big" : "little");
         }
+        w->key("facts");
+        write_facts(info, w);
         w->key("file_size");
         w->uint(info.file_size);
         if (info.files.size() > 1) {

@@ -24,7 +24,10 @@ struct JsonParts {
 };
 // The ModelInfo object of ARCHITECTURE.md, written as it is read (no DOM: a vocabulary is 100k+ strings), the
 // same bytes as json_dump of the equivalent nlohmann object with that indent. Metadata: format, version,
-// endian (GGUF), file_size, data_offset, alignment, files (several files), metadata [{key, type, item_type,
+// endian (GGUF), facts (core/model_facts.h: {parameter_count, data_bytes, bits_per_weight (null without
+// parameters), file_type ("Q4_K_M", or null when general.file_type is absent or an id llama-quantize does not
+// name), file_type_id (null when absent), layers}, from the whole info whatever the parts), file_size,
+// data_offset, alignment, files (several files), metadata [{key, type, item_type,
 // length, value, ...}], tensors, warnings (when there are any). A tensor: name, dtype, shape, ne (GGUF),
 // offset, nbytes, n_elements, rows (row_window.h's count: what a row window addresses), file (several files).
 void write_model_json(const ModelInfo& info, const JsonParts& parts, JsonWriter* w);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The body of the header-parser fuzz targets. Beyond "no crash": parsing the input whole and in chunks
 // must agree, since both paths are used in production (natively whole, in wasm chunked), and every
-// tensor the parser accepts must lie inside the file.
+// tensor the parser accepts must lie inside the file; the derived facts of what it accepts are computed too.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "model_facts.h"
 #include "model_info.h"
 #include "parse_options.h"
 
@@ -52,6 +53,13 @@ int fuzz_parser(const uint8_t* data, size_t size) {
             // Every tensor the parser accepts lies inside the file.
             check(a.tensors[i].offset <= size && a.tensors[i].nbytes <= size - a.tensors[i].offset);
         }
+        // The derived facts (info's summary and --json "facts"): every tensor in exactly one layer group or
+        // among the others.
+        const ws::ModelFacts facts = ws::model_facts(a);
+        const ws::LayerGroups groups = ws::layer_groups(a);
+        size_t grouped = groups.other.size();
+        for (const ws::LayerGroup& g : groups.layers) grouped += g.tensors.size();
+        check(grouped == a.tensors.size() && facts.layer_count == groups.layers.size());
     }
     return 0;
 }

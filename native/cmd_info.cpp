@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cli.h"
+#include "model_facts.h"
 #include "model_json.h"
 
 namespace ws::cli {
@@ -72,14 +73,13 @@ std::string string_key(const ModelInfo& info, const std::string& key) {
 }
 
 void print_summary(const std::string& path, const ModelInfo& info, bool stream) {
-    uint64_t params = 0, data_bytes = 0;
+    const ModelFacts facts = model_facts(info);
+    const uint64_t data_bytes = facts.data_bytes;
     struct DTypeUse {
         uint64_t tensors = 0, bytes = 0;
     };
     std::map<std::string, DTypeUse> by_dtype;
     for (const TensorInfo& t : info.tensors) {
-        params += t.n_elements;
-        data_bytes += t.nbytes;
         DTypeUse& use = by_dtype[t.dtype_name()];
         use.tensors++;
         use.bytes += t.nbytes;
@@ -102,7 +102,14 @@ void print_summary(const std::string& path, const ModelInfo& info, bool stream) 
     if (!arch.empty()) std::printf("architecture: %s\n", arch.c_str());
     if (!name.empty()) std::printf("name:         %s\n", name.c_str());
     std::printf("tensors:      %s\n", with_commas(info.tensors.size()).c_str());
-    std::printf("parameters:   %s\n", with_commas(params).c_str());
+    std::printf("parameters:   %s\n", with_commas(facts.parameter_count).c_str());
+    // As llama.cpp prints it at load: tensor bytes * 8 / parameters ("BPW").
+    if (!std::isnan(facts.bits_per_weight)) std::printf("bits/weight:  %.2f\n", facts.bits_per_weight);
+    if (facts.has_file_type) {
+        std::printf("file type:    %s (general.file_type %" PRId64 ")\n",
+                    facts.file_type_name ? facts.file_type_name : "unknown", facts.file_type_id);
+    }
+    if (facts.layer_count) std::printf("layers:       %s\n", with_commas(facts.layer_count).c_str());
     std::printf("data:         %s at byte %s\n", human_bytes(data_bytes).c_str(),
                 with_commas(info.data_offset).c_str());
     if (!by_dtype.empty()) {

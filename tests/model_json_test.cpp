@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "header_parser.h"
+#include "model_facts.h"
 #include "row_window.h"
 #include "support/test_util.h"
 #include "utf8.h"
@@ -39,6 +40,19 @@ json reference_tensor(const ModelInfo& info, const ws::TensorInfo& t) {
     return j;
 }
 
+// "facts" (core/model_facts.h) as a DOM: the writer must serialize the same values the same way.
+json reference_facts(const ModelInfo& info) {
+    const ws::ModelFacts f = ws::model_facts(info);
+    json j;
+    j["parameter_count"] = f.parameter_count;
+    j["data_bytes"] = f.data_bytes;
+    j["bits_per_weight"] = std::isnan(f.bits_per_weight) ? json(nullptr) : json(f.bits_per_weight);
+    j["file_type"] = f.file_type_name ? json(f.file_type_name) : json(nullptr);
+    j["file_type_id"] = f.has_file_type ? json(f.file_type_id) : json(nullptr);
+    j["layers"] = f.layer_count;
+    return j;
+}
+
 json reference_model(const ModelInfo& info, const ws::JsonParts& parts) {
     json j;
     if (parts.metadata) {
@@ -49,6 +63,7 @@ json reference_model(const ModelInfo& info, const ws::JsonParts& parts) {
         j["data_offset"] = info.data_offset;
         j["alignment"] = info.alignment;
         if (info.files.size() > 1) j["files"] = info.files;
+        j["facts"] = reference_facts(info);
         json metadata = json::array();
         for (const ws::MetadataEntry& e : info.metadata) {
             json m;
@@ -277,7 +292,9 @@ TEST_CASE("model_json: known bytes") {
     info.metadata.push_back(entry("k", scalar(ValueType::kFloat32, float_bits(NAN))));
     info.metadata.push_back(entry("s", ws::string_entry("", "\x01\xff").value));
     CHECK(ws::model_json(info, ws::JsonParts(), -1) ==
-          "{\"alignment\":1,\"data_offset\":0,\"endian\":\"little\",\"file_size\":0,\"format\":\"gguf\",\"metadata\":"
+          "{\"alignment\":1,\"data_offset\":0,\"endian\":\"little\",\"facts\":{\"bits_per_weight\":null,"
+          "\"data_bytes\":0,\"file_type\":null,\"file_type_id\":null,\"layers\":0,\"parameter_count\":0},"
+          "\"file_size\":0,\"format\":\"gguf\",\"metadata\":"
           "[{\"key\":\"k\",\"type\":\"float32\",\"value\":\"NaN\"},{\"bytes_hex\":\"01ff\",\"key\":\"s\",\"type\":"
           "\"string\",\"value\":\"\\u0001\xef\xbf\xbd\"}],\"tensors\":[],\"version\":3}");
     CHECK(ws::model_json(ModelInfo(), ws::JsonParts{false, true, true}, 1) == "{\n \"tensors\": []\n}");

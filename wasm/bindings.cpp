@@ -24,6 +24,7 @@
 #include "header_parser.h"
 #include "imatrix.h"
 #include "info_transfer.h"
+#include "model_facts.h"
 #include "model_info.h"
 #include "model_json.h"
 #include "model_plan.h"
@@ -91,6 +92,25 @@ public:
     // arrays come from metadata_arrays(), the tensors from tensor_table() and integers beyond 2^53 from
     // wide_integers() (see info_transfer.h).
     std::string info_json() const { return info_json_without_tables(info_); }
+
+    // The tensors by layer (core/model_facts.h layer_groups): {layers: [{name ("blk.3"), index (3)}], of:
+    // Int32Array (tensor i -> the position of its layer in layers; -1 for a tensor in no layer)}.
+    val layer_groups_js() const {
+        const LayerGroups groups = layer_groups(info_);
+        std::vector<int32_t> of(info_.tensors.size(), -1);
+        val layers = val::array();
+        for (size_t k = 0; k < groups.layers.size(); ++k) {
+            val layer = val::object();
+            layer.set("name", groups.layers[k].name);
+            layer.set("index", groups.layers[k].index);
+            layers.call<void>("push", layer);
+            for (size_t t : groups.layers[k].tensors) of[t] = static_cast<int32_t>(k);
+        }
+        val out = val::object();
+        out.set("layers", layers);
+        out.set("of", copy_to_js("Int32Array", of.data(), of.size()));
+        return out;
+    }
 
     // The metadata integers a double cannot hold: [[entry, path, decimal]], path the item indices inside
     // nested arrays ([] for a scalar). Flat arrays of 64-bit integers cross as their bytes instead.
@@ -1217,6 +1237,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
 
     class_<Model>("Model")
         .function("infoJson", &Model::info_json)
+        .function("layerGroups", &Model::layer_groups_js)
         .function("metadataArrays", &Model::metadata_arrays)
         .function("wideIntegers", &Model::wide_integers)
         .function("tensorTable", &Model::tensor_table)

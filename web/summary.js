@@ -1,44 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What a person looks for first in a model, derived from its info (pure; no DOM).
 
-// llama.cpp's llama_ftype, the value of general.file_type.
-const FILE_TYPES = {
-    0: "all F32",
-    1: "F16",
-    2: "Q4_0",
-    3: "Q4_1",
-    4: "Q4_1_SOME_F16",
-    7: "Q8_0",
-    8: "Q5_0",
-    9: "Q5_1",
-    10: "Q2_K",
-    11: "Q3_K_S",
-    12: "Q3_K_M",
-    13: "Q3_K_L",
-    14: "Q4_K_S",
-    15: "Q4_K_M",
-    16: "Q5_K_S",
-    17: "Q5_K_M",
-    18: "Q6_K",
-    19: "IQ2_XXS",
-    20: "IQ2_XS",
-    21: "Q2_K_S",
-    22: "IQ3_XS",
-    23: "IQ3_XXS",
-    24: "IQ1_S",
-    25: "IQ4_NL",
-    26: "IQ3_S",
-    27: "IQ3_M",
-    28: "IQ2_S",
-    29: "IQ2_M",
-    30: "IQ4_XS",
-    31: "IQ1_M",
-    32: "BF16",
-    36: "TQ1_0",
-    37: "TQ2_0",
-    38: "MXFP4_MOE",
-};
-
 // Layer index in the usual tensor naming schemes: GGUF "blk.N.", Hugging Face "model.layers.N.",
 // GPT-2 style "transformer.h.N.", and "blocks.N." / "block.N.".
 const LAYER = /(?:^|\.)(?:blk|layers|h|blocks|block)\.(\d+)\./;
@@ -98,7 +60,9 @@ export function summarize(info, fileName = "") {
 
     const archKey = (suffix) => (arch ? scalar(map, `${arch}.${suffix}`) : undefined);
     const blockCount = archKey("block_count");
-    const fileType = scalar(map, "general.file_type");
+    // The core's derived facts (core/model_facts.h, `info --json`'s "facts"): llama-quantize's name of
+    // general.file_type, and bits per weight as llama.cpp prints them.
+    const { facts: derived } = info;
     const vocabSize = arrayLength(map, "tokenizer.ggml.tokens") ?? archKey("vocab_size");
 
     // Every other scalar general.* and <arch>.* key, in file order.
@@ -119,12 +83,12 @@ export function summarize(info, fileName = "") {
         tensorBytes,
         tensorCount: info.tensors.length,
         fileSize: info.file_size,
-        bitsPerWeight: parameters > 0n ? (Number(tensorBytes) * 8) / Number(parameters) : undefined,
+        bitsPerWeight: derived.bits_per_weight ?? undefined,
         layers: blockCount !== undefined ? toNumber(blockCount) : layers.size || undefined,
         layersFromNames: blockCount === undefined && layers.size > 0,
         contextLength: toNumber(archKey("context_length")),
         vocabSize: toNumber(vocabSize),
-        fileType: fileType === undefined ? undefined : (FILE_TYPES[toNumber(fileType)] ?? `type ${fileType}`),
+        fileType: derived.file_type ?? (derived.file_type_id === null ? undefined : `type ${derived.file_type_id}`),
         dtypeMix,
         facts,
     };

@@ -8,10 +8,13 @@
 #include <weightstream/dequant.h>
 #include <weightstream/dtype.h>
 #include <weightstream/gguf.h>
+#include <weightstream/gguf_edit.h>
 #include <weightstream/gguf_writer.h>
 #include <weightstream/header_parser.h>
 #include <weightstream/hf_names.h>
 #include <weightstream/imatrix.h>
+#include <weightstream/json_writer.h>
+#include <weightstream/model_facts.h>
 #include <weightstream/model_info.h>
 #include <weightstream/model_json.h>
 #include <weightstream/model_plan.h>
@@ -100,9 +103,9 @@ int main() {
         decoded[1] != -2.0f) {
         return fail("tensor t does not decode to {1.5, -2}");
     }
-    // nlohmann_json comes with the target (model_json.h returns nlohmann::json).
-    const nlohmann::json j = ws::model_to_json(info);
-    if (j.at("tensors").at(0).at("name") != "t") return fail("model_to_json lost the tensor");
+    // nlohmann_json comes with the target (model_json.h's value_to_json returns nlohmann::json).
+    const nlohmann::json j = nlohmann::json::parse(ws::model_json(info, ws::JsonParts{}, 1));
+    if (j.at("tensors").at(0).at("name") != "t") return fail("model_json lost the tensor");
     std::printf("%s\n", ws::json_dump(j).c_str());
     return 0;
 }

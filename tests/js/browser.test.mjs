@@ -294,6 +294,51 @@ describe("Chromium", () => {
             assert.equal(got.hasFloat16, true, "this Chromium has no globalThis.Float16Array");
             checkHalfRecords(got.records, reads, item().file, "worker helper");
         });
+
+        test('as "f16-bits": a Uint16Array of the same bits beside the Float16Array, here and in a worker', async () => {
+            const got = await page.evaluate(
+                async ({ url, names }) => {
+                    const out = [];
+                    for (const [spec, opener] of [
+                        ["/pkg/index.js", "open"],
+                        ["/pkg/worker.js", "openInWorker"],
+                    ]) {
+                        const model = await (await import(spec))[opener](url);
+                        try {
+                            for (const name of names) {
+                                const half = await model.read(name, { as: "f16" });
+                                const bits = await model.read(name, { as: "f16-bits" });
+                                const view = new Uint16Array(half.buffer, half.byteOffset, half.length);
+                                out.push({
+                                    opener,
+                                    name,
+                                    half: half.constructor.name,
+                                    bits: bits.constructor.name,
+                                    same: bits.length === view.length && bits.every((b, i) => b === view[i]),
+                                });
+                            }
+                        } finally {
+                            await model.close();
+                        }
+                    }
+                    return out;
+                },
+                {
+                    url: server.rangeBase + server.urlPath(item().file),
+                    names: ["f16.weight", "q4_k.weight", "f32.special"],
+                },
+            );
+            assert.equal(got.length, 6);
+            for (const r of got) {
+                assert.deepEqual(r, {
+                    opener: r.opener,
+                    name: r.name,
+                    half: "Float16Array",
+                    bits: "Uint16Array",
+                    same: true,
+                });
+            }
+        });
     });
 
     describe("models in several files", () => {

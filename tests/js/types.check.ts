@@ -4,8 +4,11 @@
 import { WeightstreamError, dtypes, edit, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
 import type {
     DTypeInfo,
+    DTypeName,
+    ErrorCode,
     HalfArray,
     MetadataEntry,
+    MetadataValue,
     Model,
     ModelMetrics,
     NamedSource,
@@ -16,6 +19,7 @@ import type {
     QuantizePlannedTensor,
     QuantizeProgress,
     TensorInfo,
+    TensorLayer,
 } from "weightstream";
 import { WeightstreamWorker, openInWorker } from "weightstream/worker";
 import type { WorkerOpenOptions } from "weightstream/worker";
@@ -185,7 +189,142 @@ export async function uses(): Promise<void> {
     }
 }
 
-export async function misuses(): Promise<void> {
+/** Metadata entries narrow on `type` (and `item_type`), dtypes are names, helpers have their types. */
+export async function narrowing(model: Model, e: MetadataEntry): Promise<void> {
+    if (e.type === "string") {
+        const text: string = e.value;
+        const hex: string | undefined = e.bytes_hex;
+        (void text, hex);
+    } else if (e.type === "uint32" || e.type === "int8") {
+        const n: number = e.value;
+        void n;
+    } else if (e.type === "uint64") {
+        const n: number | bigint = e.value;
+        void n;
+    } else if (e.type === "float32") {
+        const f: number | "NaN" | "Infinity" | "-Infinity" = e.value;
+        void f;
+    } else if (e.type === "bool") {
+        const b: boolean = e.value;
+        void b;
+    } else if (e.type === "array") {
+        const n: number = e.length;
+        if (e.item_type === "string") {
+            const tokens: string[] = e.value;
+            const bad: { index: number; bytes_hex: string }[] | undefined = e.invalid_items;
+            (void tokens, bad);
+        } else if (e.item_type === "float32") {
+            const scores: (number | "NaN" | "Infinity" | "-Infinity")[] = e.value;
+            void scores;
+        } else if (e.item_type === "int64") {
+            const wide: (number | bigint)[] = e.value;
+            void wide;
+        } else if (e.item_type === "array") {
+            const nested: MetadataValue[][] = e.value;
+            void nested;
+        }
+        void n;
+    }
+    const t: TensorInfo = model.tensors[0];
+    const dtype: DTypeName | `UNKNOWN(${number})` = t.dtype;
+    const quantized: boolean = t.dtype === "Q4_K" || t.dtype === "IQ2_XXS" || t.dtype === "UNKNOWN(77)";
+    const elements: number = t.shape.reduce((a, b) => a * b, 1) + t.nbytes + t.offset + t.n_elements + t.rows;
+    (void dtype, quantized, elements);
+    const names: DTypeName[] = (await dtypes()).map((d) => d.name);
+    void names;
+
+    // The helpers.
+    const value: MetadataValue | undefined = model.get("general.architecture");
+    const entry: MetadataEntry | undefined = model.metadataMap.get("general.file_type");
+    const params: number = model.parameterCount;
+    const bpw: number | null = model.bitsPerWeight;
+    const fileType: string | null = model.fileType;
+    const layers: TensorLayer[] = model.layers;
+    const first: { name: string; index: number; tensors: TensorInfo[] } = layers[0];
+    const other: TensorInfo[] = model.nonLayerTensors;
+    const facts: number | null = model.info.facts.bits_per_weight ?? model.info.facts.file_type_id;
+    (void value, entry, params, bpw, fileType, first, other, facts);
+
+    // Halves: a Float16Array where the runtime has one, else bits; "f16-bits" always bits.
+    const half: HalfArray = await model.read("w", { as: "f16" });
+    if (half instanceof Uint16Array) {
+        const bits: Uint16Array = half;
+        void bits;
+    } else {
+        const x: number = half[0];
+        void x;
+    }
+    const bits: Uint16Array = await model.read("w", { as: "f16-bits", rows: [0, 1] });
+    for await (const { data } of model.stream({ as: "f16-bits" })) {
+        const streamed: Uint16Array = data;
+        void streamed;
+    }
+    void bits;
+
+    try {
+        await model.read("w");
+    } catch (err) {
+        if (err instanceof WeightstreamError) {
+            const code: ErrorCode = err.code;
+            const http: boolean = err.code === "http" || err.code === "bad_magic";
+            (void code, http);
+        }
+    }
+}
+
+export async function misuses(model: Model, e: MetadataEntry, err: WeightstreamError): Promise<void> {
+    if (e.type === "string") {
+        // @ts-expect-error a string entry's value is not a number
+        const n: number = e.value;
+        void n;
+    }
+    if (e.type === "array") {
+        // @ts-expect-error an array's value is not one string before item_type says so
+        const s: string[] = e.value;
+        void s;
+    }
+    if (e.type === "array" && e.item_type === "uint32") {
+        // @ts-expect-error uint32 items are numbers, not strings
+        const s: string[] = e.value;
+        void s;
+    }
+    if (e.type === "uint64") {
+        // @ts-expect-error a 64-bit value may be a bigint
+        const n: number = e.value;
+        void n;
+    }
+    if (e.type === "float64") {
+        // @ts-expect-error a float may be "NaN", "Infinity" or "-Infinity"
+        const n: number = e.value;
+        void n;
+    }
+    // @ts-expect-error no such value type
+    if (e.type === "float16") void e;
+    // @ts-expect-error length is only on arrays
+    void e.length;
+    // @ts-expect-error not a dtype name ("Q4_K" is)
+    if (model.tensors[0].dtype === "Q4_KM") void 0;
+    // @ts-expect-error dtype names are upper case
+    const lower: DTypeName = "q8_0";
+    void lower;
+    // @ts-expect-error not an error code ("bad_magic" is)
+    if (err.code === "bad_magik") void 0;
+    // @ts-expect-error "f16" is not always a Uint16Array: a Float16Array where the runtime has one
+    const notBits: Uint16Array = await model.read("w", { as: "f16" });
+    // @ts-expect-error no such read type
+    await model.read("w", { as: "f64" });
+    // @ts-expect-error the option is "as", not "type"
+    await model.read("w", { type: "f16" });
+    // @ts-expect-error rows is [start, count]
+    await model.read("w", { rows: 4 });
+    // @ts-expect-error fileType is a name or null, not the id
+    const id: number = model.fileType;
+    // @ts-expect-error the map is read-only
+    model.metadataMap.set("k", e);
+    // @ts-expect-error parameterCount is a property, not a method
+    model.parameterCount();
+    (void notBits, id);
+
     // @ts-expect-error a fetch function cannot cross to a worker
     await openInWorker("https://example.com/m.gguf", { fetch });
     // @ts-expect-error maxSplitParts is a number

@@ -93,7 +93,7 @@ test("long metadata arrays (a vocabulary) cross packed and arrive equal to open(
                 itemType: "float32",
                 value: Array.from({ length: n }, (_, i) => (i % 3) - 1.5),
             },
-            // NaN is null in metadata, and 2^60 a bigint: these arrays cross as they are.
+            // NaN is "NaN" in metadata, and 2^60 a bigint: these arrays cross as they are.
             { key: "with_nan", type: "array", itemType: "float64", value: [...Array(300).fill(-0), NaN] },
             { key: "big", type: "array", itemType: "uint64", value: [...Array(300).fill(1n), 1n << 60n] },
             { key: "flags", type: "array", itemType: "bool", value: Array(300).fill(true) },

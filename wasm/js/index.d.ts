@@ -1,59 +1,188 @@
 // SPDX-License-Identifier: MIT
 // Types of the weightstream package (hand-written; checked by `npm run typecheck`).
 
-/** An integer from the file: a number, or a bigint beyond +-(2^53 - 1). */
+/** An integer from the file: a number, or a bigint beyond +-(2^53 - 1) (Number.MAX_SAFE_INTEGER). */
 export type Integer = number | bigint;
 
-/** A metadata value as `weightstream info --json` prints it. NaN and infinities are null. */
-export type MetadataValue = Integer | number | boolean | string | null | MetadataValue[];
+/**
+ * Every element type this build knows, as dtypes() lists them and TensorInfo.dtype names them: ggml's types
+ * (core/dtype.h; the ids ggml removed are not listed) and the safetensors dtypes without a ggml counterpart.
+ * tests/js/helpers.test.mjs checks this list against the core's, entry for entry.
+ */
+export type DTypeName =
+    | "F32"
+    | "F16"
+    | "Q4_0"
+    | "Q4_1"
+    | "Q5_0"
+    | "Q5_1"
+    | "Q8_0"
+    | "Q8_1"
+    | "Q2_K"
+    | "Q3_K"
+    | "Q4_K"
+    | "Q5_K"
+    | "Q6_K"
+    | "Q8_K"
+    | "IQ2_XXS"
+    | "IQ2_XS"
+    | "IQ3_XXS"
+    | "IQ1_S"
+    | "IQ4_NL"
+    | "IQ3_S"
+    | "IQ2_S"
+    | "IQ4_XS"
+    | "I8"
+    | "I16"
+    | "I32"
+    | "I64"
+    | "F64"
+    | "IQ1_M"
+    | "BF16"
+    | "TQ1_0"
+    | "TQ2_0"
+    | "MXFP4"
+    | "NVFP4"
+    | "Q1_0"
+    | "Q2_0"
+    | "BOOL"
+    | "U8"
+    | "U16"
+    | "U32"
+    | "U64"
+    | "C64"
+    | "F8_E4M3"
+    | "F8_E5M2"
+    | "F8_E8M0"
+    | "F8_E4M3FNUZ"
+    | "F8_E5M2FNUZ"
+    | "F6_E2M3"
+    | "F6_E3M2"
+    | "F4";
 
-export type ValueTypeName =
-    | "uint8"
-    | "int8"
-    | "uint16"
-    | "int16"
-    | "uint32"
-    | "int32"
-    | "uint64"
-    | "int64"
-    | "float32"
-    | "float64"
-    | "bool"
-    | "string"
-    | "array";
+/** A tensor's type: a DTypeName, or "UNKNOWN(<id>)" for a GGUF type id this build lacks or ggml removed. */
+export type TensorDType = DTypeName | `UNKNOWN(${number})`;
 
-export interface MetadataEntry {
-    key: string;
-    type: ValueTypeName;
-    /** Arrays only: the type of the items. */
-    item_type?: ValueTypeName;
-    /** Arrays only: the number of items. */
-    length?: Integer;
-    value: MetadataValue;
+/**
+ * A float from the file. JSON has no NaN or infinities, so (as `weightstream info --json` prints them) those
+ * are the strings "NaN", "Infinity" and "-Infinity"; every other value is a number (-0 included).
+ */
+export type FloatValue = number | "NaN" | "Infinity" | "-Infinity";
+
+/** The value of each scalar metadata type: 64-bit integers as Integer (a bigint beyond 2^53 - 1). */
+export interface MetadataScalarValues {
+    uint8: number;
+    int8: number;
+    uint16: number;
+    int16: number;
+    uint32: number;
+    int32: number;
+    uint64: Integer;
+    int64: Integer;
+    float32: FloatValue;
+    float64: FloatValue;
+    bool: boolean;
+    string: string;
 }
 
+export type ScalarTypeName = keyof MetadataScalarValues;
+export type ValueTypeName = ScalarTypeName | "array";
+
+/** Any metadata value (compare()'s metadata changes hold these). */
+export type MetadataValue = MetadataScalarValues[ScalarTypeName] | MetadataValue[];
+
+interface MetadataEntryBase {
+    key: string;
+    /** A key that is not valid UTF-8: its bytes in hex (`key` has U+FFFD in their place). */
+    key_hex?: string;
+}
+
+/** A scalar entry: `type` says the type of `value` (`if (e.type === "string")` narrows it to a string). */
+export type MetadataScalarEntry = {
+    [T in ScalarTypeName]: MetadataEntryBase & {
+        type: T;
+        value: MetadataScalarValues[T];
+        /** Strings that are not valid UTF-8: their bytes in hex (`value` has U+FFFD in their place). */
+        bytes_hex?: T extends "string" ? string : never;
+    };
+}[ScalarTypeName];
+
+/** An array of scalars: `item_type` says the type of its items. */
+export type MetadataFlatArrayEntry = {
+    [T in ScalarTypeName]: MetadataEntryBase & {
+        type: "array";
+        item_type: T;
+        length: number;
+        value: MetadataScalarValues[T][];
+        /** String items that are not valid UTF-8: their bytes in hex. */
+        invalid_items?: T extends "string" ? { index: number; bytes_hex: string }[] : never;
+    };
+}[ScalarTypeName];
+
+/** An array of arrays (GGUF allows nesting): each item an array of values of its own type. */
+export interface MetadataNestedArrayEntry extends MetadataEntryBase {
+    type: "array";
+    item_type: "array";
+    length: number;
+    value: MetadataValue[][];
+}
+
+/**
+ * One metadata entry as `weightstream info --json` prints it, a union discriminated by `type` (and, for
+ * arrays, `item_type`): `if (e.type === "array" && e.item_type === "string")` narrows `e.value` to string[].
+ */
+export type MetadataEntry = MetadataScalarEntry | MetadataFlatArrayEntry | MetadataNestedArrayEntry;
+
+/**
+ * Sizes, offsets and dimensions are numbers, exact (a file of well-formed tensors is far below 2^53 bytes).
+ * Beyond Number.MAX_SAFE_INTEGER (2^53 - 1) such a field is a bigint instead, exact as `info --json` prints
+ * it: only a tensor of an UNKNOWN(<id>) type (whose size cannot be checked against the file) can declare so
+ * many elements, so code that takes untrusted files and does arithmetic on these checks `typeof` first.
+ */
 export interface TensorInfo {
     name: string;
+    /** A tensor name that is not valid UTF-8: its bytes in hex (`name` has U+FFFD in their place). */
+    name_hex?: string;
     /** "F32", "Q4_K", "IQ2_XXS", "BF16", "F8_E4M3", ... or "UNKNOWN(<id>)" for a GGUF type id this build lacks. */
-    dtype: string;
+    dtype: TensorDType;
     /** Dimensions, outermost first (numpy / PyTorch order). */
-    shape: Integer[];
+    shape: number[];
     /** GGUF only: the dimensions as stored, innermost first (ggml order). */
-    ne?: Integer[];
+    ne?: number[];
     /** Absolute byte offset of the data in its file. */
-    offset: Integer;
-    nbytes: Integer;
-    n_elements: Integer;
+    offset: number;
+    nbytes: number;
+    n_elements: number;
     /** Rows, a row being the innermost dimension: what read()'s and stats()' `rows` windows address (the
      * product of the outer dimensions when the innermost is 0; 0 when the type has no byte layout). */
-    rows: Integer;
+    rows: number;
     /** Split or sharded models: the file holding the data. */
     file?: string;
 }
 
+/**
+ * What the core derives from the header (core/model_facts.h), as `info --json` prints it under "facts" and
+ * as llama.cpp reports them when it loads a model.
+ */
+export interface ModelFacts {
+    /** The sum of n_elements over all tensors (llama_model_n_params). A number: exact to 2^53. */
+    parameter_count: number;
+    /** The sum of nbytes over all tensors. */
+    data_bytes: number;
+    /** data_bytes * 8 / parameter_count, as llama.cpp prints "BPW"; null without parameters. */
+    bits_per_weight: number | null;
+    /** llama-quantize's name of general.file_type ("Q4_K_M", "F16"); null when the key is absent or an id
+     * llama-quantize does not name. */
+    file_type: string | null;
+    /** general.file_type as stored (a llama_ftype number); null when absent. */
+    file_type_id: number | null;
+    /** The number of layer groups (Model.layers). */
+    layers: number;
+}
+
 export interface Warning {
-    code: string;
-    offset: Integer;
+    code: CoreErrorCode;
+    offset: number;
     message: string;
 }
 
@@ -65,11 +194,13 @@ export interface ModelInfo {
     /** GGUF only. */
     endian?: "little" | "big";
     /** Bytes of the file (of all its files); null while unknown (a stream of unknown length). */
-    file_size: Integer | null;
-    data_offset: Integer;
+    file_size: number | null;
+    data_offset: number;
     alignment: number;
     /** A split or sharded model: its files, in order (tensors name theirs in TensorInfo.file). */
     files?: string[];
+    /** Derived facts (parameters, bits per weight, file type, layers). */
+    facts: ModelFacts;
     metadata: MetadataEntry[];
     tensors: TensorInfo[];
     warnings?: Warning[];
@@ -178,13 +309,39 @@ export interface CacheLocation {
 
 /**
  * What read() and stream() return: "f32" (default): decoded float32; "f16": decoded then rounded to binary16 as
- * ggml does (F16 data is returned as stored); "raw": the stored bytes; "native": the stored values exactly, in
- * the typed array of their type (see NativeArray).
+ * ggml does (F16 data as stored), in a Float16Array where the runtime has one and otherwise as the bits in a
+ * Uint16Array (HalfArray); "f16-bits": the same binary16 values, always as their bits in a Uint16Array; "raw":
+ * the stored bytes; "native": the stored values exactly, in the typed array of their type (see NativeArray).
  */
-export type ReadAs = "f32" | "f16" | "raw" | "native";
+export type ReadAs = "f32" | "f16" | "f16-bits" | "raw" | "native";
 
-/** binary16 values: a Float16Array where the runtime has one, else their bits in a Uint16Array. */
-export type HalfArray = Uint16Array;
+/**
+ * The runtime's Float16Array when the TypeScript lib in use declares one (ES2025 / ESNext), else the part of
+ * it this package's users touch. Float16Array is in Chromium 135+, Firefox 129+, Safari 18.2+ and Node 24+ (with
+ * a flag before 25); Node 20 and 22 have none.
+ */
+export type Float16ArrayType = typeof globalThis extends { Float16Array: { prototype: infer P } }
+    ? P
+    : Float16ArrayLike;
+
+/** The part of a Float16Array used here, for TypeScript libs that do not declare it. */
+export interface Float16ArrayLike {
+    readonly [Symbol.toStringTag]: "Float16Array";
+    readonly BYTES_PER_ELEMENT: 2;
+    readonly buffer: ArrayBuffer;
+    readonly byteOffset: number;
+    readonly byteLength: number;
+    readonly length: number;
+    [index: number]: number;
+    [Symbol.iterator](): IterableIterator<number>;
+}
+
+/**
+ * What `as: "f16"` returns: the values in a Float16Array where the runtime has one, or their binary16 bits in
+ * a Uint16Array where it has none (tell them apart with `instanceof Uint16Array`). `as: "f16-bits"` always
+ * returns the Uint16Array of bits.
+ */
+export type HalfArray = Float16ArrayType | Uint16Array;
 
 /**
  * as: "native": I8 Int8Array, I16 Int16Array, I32 Int32Array, I64 BigInt64Array, U8 and BOOL Uint8Array, U16
@@ -203,16 +360,19 @@ export type NativeArray =
     | Uint32Array
     | BigUint64Array
     | Float32Array
-    | Float64Array;
+    | Float64Array
+    | Float16ArrayType;
 
 /** The array type a read of `as: A` fills (and the type `into` must be). */
 export type ReadArray<A extends ReadAs> = A extends "raw"
     ? Uint8Array
-    : A extends "f16"
-      ? HalfArray
-      : A extends "native"
-        ? NativeArray
-        : Float32Array;
+    : A extends "f16-bits"
+      ? Uint16Array
+      : A extends "f16"
+        ? HalfArray
+        : A extends "native"
+          ? NativeArray
+          : Float32Array;
 
 /**
  * A read's array, carrying its shape: outermost first as numpy's (the tensor's shape; [count, ne0] for
@@ -225,6 +385,7 @@ export type ReadResult<A extends ReadAs> = ReadArray<A> & { shape: number[] };
 export type SliceRange = readonly [number, number] | null;
 
 export interface ReadOptions<A extends ReadAs = "f32"> {
+    /** See ReadAs. Default "f32". */
     as?: A;
     /** [start, count]: only these rows, a row being the innermost dimension (shape's last). */
     rows?: [number, number];
@@ -266,8 +427,8 @@ export interface StatsOptions {
  */
 export interface TensorStats {
     name: string;
-    dtype: string;
-    n_elements: Integer;
+    dtype: TensorDType;
+    n_elements: number;
     min: number | null;
     max: number | null;
     mean: number | null;
@@ -323,6 +484,16 @@ export interface ModelMetrics {
     decodeGBps: number | null;
 }
 
+/** The tensors of one layer of a model (Model.layers). */
+export interface TensorLayer {
+    /** The name's prefix up to the layer number: "blk.3" (GGUF), "model.layers.3" (Hugging Face), "v.blk.3". */
+    name: string;
+    /** The layer number: 3. */
+    index: number;
+    /** Its tensors, in file order. */
+    tensors: TensorInfo[];
+}
+
 export interface Model {
     readonly info: ModelInfo;
     readonly format: ModelInfo["format"];
@@ -335,6 +506,31 @@ export interface Model {
      * (weightstream/worker), as of the worker's latest answer about it (an awaited call includes itself).
      */
     readonly metrics: ModelMetrics;
+    /** The metadata entries by key (the same entries as `metadata`; keys are unique in a valid file). */
+    readonly metadataMap: ReadonlyMap<string, MetadataEntry>;
+    /** The value of metadata key `key` (as in its MetadataEntry), or undefined when there is no such key. */
+    get(key: string): MetadataValue | undefined;
+    /**
+     * The number of parameters: n_elements summed over all tensors, every file of a split model included (what
+     * llama.cpp's llama_model_n_params counts). info.facts.parameter_count.
+     */
+    readonly parameterCount: number;
+    /** Tensor bytes * 8 / parameterCount, as llama.cpp prints "BPW" at load; null without parameters. */
+    readonly bitsPerWeight: number | null;
+    /**
+     * llama-quantize's name of general.file_type: "Q4_K_M", "Q8_0", "F16", "BF16", "F32", ... (the names
+     * quantize() and `weightstream quantize --type` take, from core/quant_recipe.h); null when the key is
+     * absent (safetensors) or holds an id llama-quantize does not name (its number is in info.facts.file_type_id).
+     */
+    readonly fileType: string | null;
+    /**
+     * The tensors grouped by layer (core/model_facts.h): one entry per "blk.N" (GGUF) or "...layers.N",
+     * "...h.N", "...layer.N", "...blocks.N" (Hugging Face) prefix, ordered by the prefix (in order of first
+     * appearance) and then by N. Only layers that have tensors are listed.
+     */
+    readonly layers: TensorLayer[];
+    /** The tensors in no layer (token_embd.weight, output_norm.weight, output.weight, ...), in file order. */
+    readonly nonLayerTensors: TensorInfo[];
     /** The tensor named `name`, or undefined. */
     tensor(name: string): TensorInfo | undefined;
     /** Reads one tensor (or some of its rows) into a new array owned by JavaScript. */
@@ -427,8 +623,8 @@ export interface CompareMetrics {
 export interface CompareRow {
     a: string | null;
     b: string | null;
-    dtype_a: string | null;
-    dtype_b: string | null;
+    dtype_a: TensorDType | null;
+    dtype_b: TensorDType | null;
     shape_a: number[] | null;
     shape_b: number[] | null;
     transform: CompareTransform | null;
@@ -470,7 +666,7 @@ export function compare(
 
 export interface DTypeInfo {
     id: number;
-    name: string;
+    name: DTypeName;
     kind: "float" | "integer" | "quantized";
     blockElements: number;
     blockBytes: number;
@@ -593,7 +789,7 @@ export interface QuantizeFileTypeInfo {
     /** The llama_ftype number written to general.file_type. */
     id: number;
     /** The type of an ordinary tensor ("Q4_K" for Q4_K_M); the recipe gives some tensors others. */
-    defaultType: string;
+    defaultType: DTypeName;
 }
 
 /** Every file type quantize() takes, once each, in llama-quantize's order (its QUANT_OPTIONS). */
@@ -604,12 +800,12 @@ export interface QuantizePlannedTensor {
     /** The input's dimensions, outermost first (the output keeps them). */
     shape: number[];
     /** The stored type in the input, and the type written. */
-    inType: string;
-    type: string;
+    inType: TensorDType;
+    type: DTypeName;
     /** false: the input bytes are copied (norms, biases, a tensor already of its type, ...). */
     quantize: boolean;
     /** The type the recipe chose before the fallback for a row that is not a multiple of its block. */
-    wanted: string;
+    wanted: DTypeName;
     fallback: boolean;
     requantize: boolean;
     /** Whether the importance matrix has an entry for it (and it is used). */
@@ -736,7 +932,8 @@ export type SourceErrorCode =
 
 export type ErrorCode = CoreErrorCode | SourceErrorCode;
 
-/** What the package rejects with for problems with a model or its source; `code` says which. */
+/** What the package rejects with for problems with a model or its source; `code` says which (a TypeError
+ * for bad arguments or options, an AbortSignal's reason when aborted). */
 export class WeightstreamError extends Error {
     readonly code: ErrorCode;
     /** The absolute byte offset in the file the problem is at, when there is one. */

@@ -5,6 +5,7 @@
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { readInfo } from "./info.js";
 import { Metrics } from "./metrics.js";
+import { ModelView } from "./model_view.js";
 import { Slots } from "./sources.js";
 import { dtypesOf, wasmFailure } from "./wasm.js";
 
@@ -193,9 +194,10 @@ export async function parseHeader(wasm, source, options, formatHint = "") {
  * it reads (one, or one per file of a split or sharded model, in the order of info.files).
  */
 export function makeModel(wasm, handle, sources, options) {
-    let info;
+    let info, layerData;
     try {
         info = readInfo(handle);
+        layerData = handle.layerGroups();
         // compare() pairs and diffs models, and quantize() plans, from the core's copy of the metadata.
         if (!options.keepMetadata) handle.releaseMetadata();
     } catch (e) {
@@ -204,7 +206,7 @@ export function makeModel(wasm, handle, sources, options) {
     }
     const sizes = sources.map((s) => s.size);
     info.file_size = sizes.every((n) => n !== undefined) ? sizes.reduce((a, b) => a + b, 0) : null;
-    return new Model(wasm, sources, handle, info, options);
+    return new Model(wasm, sources, handle, info, layerData, options);
 }
 
 function allocate(ArrayType, length, tensor) {
@@ -220,12 +222,6 @@ function allocate(ArrayType, length, tensor) {
             { offset: tensor.offset, cause: e },
         );
     }
-}
-
-// binary16 values as the runtime's Float16Array when it has one, else their bits in a Uint16Array.
-function halves(buffer, length) {
-    const Float16 = globalThis.Float16Array;
-    return Float16 ? new Float16(buffer, 0, length) : new Uint16Array(buffer, 0, length);
 }
 
 // The array type of as: "native" per dtype: the stored integer or float type, bits for BF16 (and for F16 where
@@ -391,7 +387,7 @@ function checkRows(rows) {
  */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
-export class Model {
+export class Model extends ModelView {
     #wasm;
     #sources;
     #fileOf; // tensor index -> index into #sources
@@ -401,7 +397,8 @@ export class Model {
     #metrics;
     #closed = false;
 
-    constructor(wasm, sources, handle, info, options) {
+    constructor(wasm, sources, handle, info, layerData, options) {
+        super(info, layerData);
         this.#wasm = wasm;
         this.#sources = sources;
         const files = new Map((info.files ?? []).map((name, i) => [name, i]));
@@ -409,12 +406,6 @@ export class Model {
         this.#handle = handle;
         this.#options = options;
         this.#metrics = options.metrics ?? new Metrics();
-        /** The whole description, as `weightstream info --json` prints it. */
-        this.info = info;
-        this.format = info.format;
-        this.version = info.version;
-        this.metadata = info.metadata;
-        this.tensors = info.tensors;
         this.#byName = new Map(info.tensors.map((t, i) => [t.name, i]));
     }
 
@@ -694,14 +685,16 @@ export class Model {
 
     // chunksOf(offset, nbytes): where the bytes come from (stream() hands out parts of one shared read).
     async #read(index, { as = "f32", rows, slice, into, signal, onProgress }, chunksOf) {
-        if (as !== "f32" && as !== "f16" && as !== "raw" && as !== "native")
-            throw new TypeError(`as: expected "f32", "f16", "raw" or "native", got ${as}`);
+        if (as !== "f32" && as !== "f16" && as !== "f16-bits" && as !== "raw" && as !== "native")
+            throw new TypeError(`as: expected "f32", "f16", "f16-bits", "raw" or "native", got ${as}`);
         if (rows !== undefined && slice !== undefined) throw new TypeError("rows and slice: give one of them");
         throwIfAborted(signal);
         const tensor = this.tensors[index];
         const source = this.#sources[this.#fileOf[index]];
         chunksOf ??= (offset, nbytes) => this.#chunks(index, offset, Number(nbytes), signal);
-        const Half = globalThis.Float16Array;
+        // "f16-bits": the values of "f16", always as their bits in a Uint16Array.
+        const half = as === "f16" || as === "f16-bits";
+        const Half = as === "f16-bits" ? undefined : globalThis.Float16Array;
         // What is written (mode), into which array type (Target: the decoder's or the byte copy's view of the
         // result) and what the caller gets (Result; `into` may be any of Accepted).
         let mode;
@@ -715,14 +708,14 @@ export class Model {
             Result = nativeType(tensor);
             mode = "bytes";
             if (tensor.dtype === "C64") perElement = 2;
-        } else if (as === "f16" && tensor.dtype === "F16") {
+        } else if (half && tensor.dtype === "F16") {
             mode = "bytes";
             Result = Half ?? Uint16Array;
             Accepted = Half ? [Half, Uint16Array] : [Uint16Array];
         } else {
-            mode = as;
+            mode = half ? "f16" : as;
             Result = as === "f32" ? Float32Array : (Half ?? Uint16Array);
-            if (as === "f16") Accepted = Half ? [Half, Uint16Array] : [Uint16Array];
+            if (half) Accepted = Half ? [Half, Uint16Array] : [Uint16Array];
             perElement = this.#decodable(tensor).floatsPerElement;
         }
         Accepted ??= [Result];

@@ -9,6 +9,7 @@
 // Browsers: a module Web Worker running worker_main.js (bundlers that follow `new Worker(new URL(...))`,
 // such as Vite, bundle it). Node: a worker_threads Worker.
 import { WeightstreamError } from "./errors.js";
+import { ModelView } from "./model_view.js";
 import { unpackInfo } from "./worker_info.js";
 
 export { WeightstreamError } from "./errors.js";
@@ -190,8 +191,8 @@ export class WeightstreamWorker {
         const { signal, onProgress, rest } = checkOptions(options);
         const transfer = [];
         const message = { op: "open", source: portable(source, transfer), options: rest };
-        const { model, info } = await this.call(message, { signal, onProgress, transfer });
-        return new WorkerModel(this, model, await unpackInfo(info), false);
+        const { model, info, layerData } = await this.call(message, { signal, onProgress, transfer });
+        return new WorkerModel(this, model, await unpackInfo(info), layerData, false);
     }
 
     /** Compares two models in this worker; see compare() in index.d.ts (options.fetch cannot cross). */
@@ -306,7 +307,7 @@ export class WeightstreamWorker {
 }
 
 /** A model open in a worker: the Model interface of index.d.ts. */
-class WorkerModel {
+class WorkerModel extends ModelView {
     #worker;
     #id;
     #owned;
@@ -314,15 +315,11 @@ class WorkerModel {
     #lastMetrics;
     #closed = false;
 
-    constructor(worker, id, info, owned) {
+    constructor(worker, id, info, layerData, owned) {
+        super(info, layerData);
         this.#worker = worker;
         this.#id = id;
         this.#owned = owned;
-        this.info = info;
-        this.format = info.format;
-        this.version = info.version;
-        this.metadata = info.metadata;
-        this.tensors = info.tensors;
         this.#byName = new Map(info.tensors.map((t) => [t.name, t]));
     }
 

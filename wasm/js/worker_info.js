@@ -19,7 +19,8 @@ function packArray(items, transfer) {
         transfer.push(ends.buffer);
         return { [PACKED]: "strings", text: items.join(""), ends };
     }
-    // Numbers only (NaN and infinities are null in metadata, bigints stay as they are: such arrays do not pack).
+    // Numbers only (NaN and infinities are the strings "NaN", "Infinity", "-Infinity" in metadata, bigints stay as
+    // they are: such arrays do not pack).
     if (items.every((v) => typeof v === "number")) {
         const values = Float64Array.from(items);
         transfer.push(values.buffer);

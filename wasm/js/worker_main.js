@@ -19,6 +19,7 @@
 // the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
 import { cacheInfo, clearCache, compare, edit, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
+import { LAYER_DATA } from "./model_view.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
 
@@ -151,7 +152,7 @@ async function handle(msg, post) {
             const model = await open(reviveSource(msg.source), { ...msg.options, signal, onProgress });
             models.set(msg.id, model);
             const { info, transfer } = packInfo(model.info);
-            return { value: { model: msg.id, info }, transfer };
+            return { value: { model: msg.id, info, layerData: model[LAYER_DATA] }, transfer };
         }
         case "read": {
             const data = await modelOf(msg.model).read(msg.name, { ...msg.options, signal, onProgress });
