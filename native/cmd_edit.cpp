@@ -154,11 +154,18 @@ int cmd_edit(const std::vector<std::string>& argv) {
         return fail(kExitInvalid, in_path + ": cannot be written back: " + error_name(s.code) + ": " + s.what);
     }
     const EditPlan& plan = planned.value();
+    // Every tensor's range must lie inside its file before anything is written (a remote one is fetched when
+    // it is copied).
     for (const TensorInfo& t : model.info.tensors) {
-        if (!tensor_bytes_or_fail(model, t, &status)) return status;
+        if (model.remote(t)) continue;
+        TensorBytes held;
+        if (!tensor_bytes_or_fail(model, t, &held, &status)) return status;
     }
 
     if (in_place) {
+        if (std::any_of(model.remotes.begin(), model.remotes.end(), [](const auto& r) { return r != nullptr; })) {
+            return fail(kExitUsage, in_path + ": --in-place edits a local file, not a URL");
+        }
         if (!edit_fits_in_place(model.info, plan)) {
             return fail(kExitUsage, in_path +
                                         ": the new header does not end within the old header's padding (the data "
@@ -196,7 +203,9 @@ int cmd_edit(const std::vector<std::string>& argv) {
     }
     for (size_t i = 0; i < model.info.tensors.size(); ++i) {
         const TensorInfo& t = model.info.tensors[i];
-        const uint8_t* data = model.tensor_data(t);
+        TensorBytes held;
+        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
+        if (!data) return status;
         if (!out.write(data, static_cast<size_t>(t.nbytes)) ||
             !out.write_zeros(static_cast<size_t>(plan.layout.tensor_padding[i]))) {
             return fail(kExitIo, out.error());
