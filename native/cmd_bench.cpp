@@ -476,7 +476,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         uint64_t rounds = 10;
         if (args.positional.size() > 1 || quantize || args.has("--type") ||
             (args.has("--rounds") && (!parse_u64(args.get("--rounds"), &rounds) || rounds == 0 || rounds > 1000)))
-            return fail(kExitUsage, "usage: weightstream bench --hash [FILE] [--json] [--threads N] [--rounds R]");
+            return usage_error();
         if (!parse_threads(args, &threads)) return kExitUsage;
         const bool json = args.has("--json");
         if (!json)
@@ -491,8 +491,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         }
         return kExitOk;
     }
-    if (args.positional.size() > (quantize ? 0u : 1u))
-        return fail(kExitUsage, "usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]");
+    if (args.positional.size() > (quantize ? 0u : 1u)) return usage_error();
     unsigned threads = 0;
     if (!parse_threads(args, &threads)) return kExitUsage;
     std::vector<DType> types = quantize ? bench::quantizable_types() : bench::decodable_types();

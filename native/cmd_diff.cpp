@@ -195,7 +195,7 @@ std::string value_text(const Value& v) {
 
 void print_human(const CompareReport& report, const LoadedModel& ma, const LoadedModel& mb) {
     const CompareSummary s = summarize(report.tensors);
-    const bool colour = ::isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
+    const bool colour = colour_enabled(STDOUT_FILENO);
     std::printf("A: %s (%s, %zu tensors)\n", printable(report.a.path, 200).c_str(), format_name(report.a.format),
                 ma.info.tensors.size());
     std::printf("B: %s (%s, %zu tensors)\n", printable(report.b.path, 200).c_str(), format_name(report.b.format),
@@ -248,9 +248,7 @@ void print_human(const CompareReport& report, const LoadedModel& ma, const Loade
 int cmd_diff(const std::vector<std::string>& argv) {
     Args args;
     if (!parse_args(argv, {"--json"}, {"--tensors", "--max-nmse", "--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 2) {
-        return fail(kExitUsage, "usage: weightstream diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]");
-    }
+    if (args.positional.size() != 2) return usage_error();
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
     std::regex filter;
