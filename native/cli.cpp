@@ -25,7 +25,7 @@ void set_command(const std::string& name) {
 }
 
 int usage_error(const std::string& message) {
-    if (!message.empty()) fail(kExitUsage, message);
+    fail(kExitUsage, message.empty() ? g_command + ": missing or extra arguments" : message);
     const CommandHelp* help = find_help(g_command);
     if (!help) {
         std::fputs("Try 'weightstream --help'.\n", stderr);

@@ -27,8 +27,8 @@ struct Args {
 
 // The command being run ("dump"; "" before one is chosen): its usage is what usage errors print.
 void set_command(const std::string& name);
-// Prints "weightstream: error: <message>" (when not empty), then the running command's synopsis and where its
-// help is, to stderr; returns kExitUsage.
+// Prints "weightstream: error: <message>" ("CMD: missing or extra arguments" when empty), then the running
+// command's synopsis and where its help is, to stderr; returns kExitUsage.
 int usage_error(const std::string& message = "");
 
 // Splits argv; `valued` lists the options that take a value. Returns false (after printing a usage

@@ -140,10 +140,10 @@ nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, 
         }
     });
     if (!json) {
-        std::printf("\n%s: header %s parsed in %.2f ms; %s decoded to %s f32 in %.1f ms (%.2f GB/s out, %u threads)\n",
+        std::printf("\n%s: header %s parsed in %.2f ms; %s decoded to %s f32 in %.1f ms (%.2f GB/s out, %s)\n",
                     path.c_str(), human_bytes(model.info.data_offset).c_str(), parse_s * 1e3,
                     human_bytes(in_bytes).c_str(), human_bytes(out_bytes).c_str(), decode_s * 1e3,
-                    gbps(out_bytes, decode_s), threads);
+                    gbps(out_bytes, decode_s), counted(threads, "thread").c_str());
     }
     return {{"path", path},
             {"header_bytes", model.info.data_offset},
@@ -480,7 +480,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
         if (!parse_threads(args, &threads)) return kExitUsage;
         const bool json = args.has("--json");
         if (!json)
-            std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+            std::printf("machine: %s, %s\n", cpu_model().c_str(),
+                        counted(std::thread::hardware_concurrency(), "hardware thread").c_str());
         int status = kExitOk;
         nlohmann::json report = bench_hash(args.positional.empty() ? "" : args.positional[0], threads,
                                            static_cast<int>(rounds), json, &status);
@@ -506,7 +507,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const bool json = args.has("--json");
     int status = kExitOk;
     if (!json)
-        std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+        std::printf("machine: %s, %s\n", cpu_model().c_str(),
+                    counted(std::thread::hardware_concurrency(), "hardware thread").c_str());
     nlohmann::json report;
     if (quantize) {
         report["quantize"] = bench_quantize(types, threads, json, &status);

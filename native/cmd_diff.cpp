@@ -196,10 +196,10 @@ std::string value_text(const Value& v) {
 void print_human(const CompareReport& report, const LoadedModel& ma, const LoadedModel& mb) {
     const CompareSummary s = summarize(report.tensors);
     const bool colour = colour_enabled(STDOUT_FILENO);
-    std::printf("A: %s (%s, %zu tensors)\n", printable(report.a.path, 200).c_str(), format_name(report.a.format),
-                ma.info.tensors.size());
-    std::printf("B: %s (%s, %zu tensors)\n", printable(report.b.path, 200).c_str(), format_name(report.b.format),
-                mb.info.tensors.size());
+    std::printf("A: %s (%s, %s)\n", printable(report.a.path, 200).c_str(), format_name(report.a.format),
+                counted(ma.info.tensors.size(), "tensor").c_str());
+    std::printf("B: %s (%s, %s)\n", printable(report.b.path, 200).c_str(), format_name(report.b.format),
+                counted(mb.info.tensors.size(), "tensor").c_str());
     std::printf("paired by %s: %s identical, %s different, %s only in A, %s only in B, %s incomparable\n",
                 report.mapping.c_str(), with_commas(s.identical).c_str(), with_commas(s.different).c_str(),
                 with_commas(s.only_a).c_str(), with_commas(s.only_b).c_str(), with_commas(s.incomparable).c_str());

@@ -1062,5 +1062,9 @@ TEST_CASE("bench --quantize --type times one type's reference quantizer, the thr
     r = run_cli("bench --quantize model.gguf");
     CHECK(r.status == 2);
     CHECK(r.err ==
-          "weightstream: error: usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]\n");
+          "weightstream: error: bench: missing or extra arguments\n"
+          "usage: weightstream bench [FILE] [--json] [--threads N] [--type NAME]\n"
+          "       weightstream bench --hash [FILE] [--json] [--threads N] [--rounds R]\n"
+          "       weightstream bench --quantize [--json] [--threads N] [--type NAME]\n"
+          "Try 'weightstream bench --help' for its options.\n");
 }
