@@ -39,6 +39,7 @@ function errorRecord(e) {
             what: e.what,
             status: e.status,
             file: e.file,
+            description: e.description,
         };
     }
     if (e instanceof TypeError) return { kind: "type", message: e.message };
