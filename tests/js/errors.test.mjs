@@ -110,7 +110,7 @@ test("the core describes each of its codes; the package's errors and the CLI use
     // The CLI prints the same words after the code: "FILE: bad_magic: not a GGUF or safetensors file: WHAT (byte 0)".
     if (cliPath) {
         const dir = mkdtempSync(path.join(tmpdir(), "ws-errors-"));
-        const file = path.join(dir, "text.gguf");
+        const file = path.join(dir, "text.bin"); // no format hint, as the bytes opened above
         writeFileSync(file, text);
         try {
             const r = cliError(file);
