@@ -53,12 +53,12 @@ bool read_config(const std::string& model_path, HfConfig* out) {
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() <= kMaxConfigBytes) bytes.append(buf, n);
     std::fclose(f);
     if (bytes.size() > kMaxConfigBytes) {
-        std::fprintf(stderr, "weightstream: warning: %s is over 16 MiB; ignored\n", path.c_str());
+        warn(path + " is over 16 MiB; ignored");
         return false;
     }
     Result<HfConfig> config = parse_hf_config(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     if (!config.ok()) {
-        std::fprintf(stderr, "weightstream: warning: %s is not a JSON object; ignored\n", path.c_str());
+        warn(path + " is not a JSON object; ignored");
         return false;
     }
     *out = std::move(config).value();
