@@ -49,4 +49,50 @@ const char* error_name(Error e) {
     return "internal";
 }
 
+const char* error_description(Error e) {
+    switch (e) {
+        case Error::kOk:
+            return "no error";
+        case Error::kNeedMoreData:
+            return "more bytes are needed";
+        case Error::kBadMagic:
+            return "not a GGUF or safetensors file";
+        case Error::kUnsupportedVersion:
+            return "a format version this build does not read";
+        case Error::kTruncated:
+            return "the file ends too early";
+        case Error::kTooLarge:
+            return "a size in the file is beyond the limits";
+        case Error::kOverflow:
+            return "a size in the file overflows";
+        case Error::kBadType:
+            return "an unknown type";
+        case Error::kBadShape:
+            return "an impossible tensor shape";
+        case Error::kBadAlignment:
+            return "misaligned data";
+        case Error::kBadOffset:
+            return "tensor data outside the file or overlapping";
+        case Error::kDuplicateName:
+            return "two entries with the same name";
+        case Error::kBadJson:
+            return "a malformed JSON header";
+        case Error::kBadKey:
+            return "a malformed metadata key";
+        case Error::kTrailingData:
+            return "unexpected bytes after the data";
+        case Error::kUnsupported:
+            return "not supported";
+        case Error::kBadSplit:
+            return "the parts do not form one model";
+        case Error::kInternal:
+            return "a bug in weightstream (please report it)";
+        case Error::kBadSource:
+            return "this cannot be opened";
+        case Error::kEnd:
+            break;
+    }
+    return "a bug in weightstream (please report it)";
+}
+
 }  // namespace ws

@@ -36,6 +36,10 @@ enum class Error : uint8_t {
 };
 
 const char* error_name(Error e);  // "ok", "need_more_data", "bad_magic", ...
+// What the code means to someone who just opened a file ("not a GGUF or safetensors file"): the one text the
+// CLI prints after the code and the package gives the page (errorDescriptions() in wasm). Lower case, no
+// final period; the Status's `what` and offset say where.
+const char* error_description(Error e);
 
 struct [[nodiscard]] Status {
     Error code = Error::kOk;

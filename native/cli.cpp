@@ -1,13 +1,54 @@
 // SPDX-License-Identifier: MIT
 #include "cli.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
+#include "usage.h"
+
 namespace ws::cli {
+namespace {
+
+std::string g_command;                         // set_command()
+ColourMode g_colour_mode = ColourMode::kAuto;  // set_colour_mode()
+
+}  // namespace
+
+void set_command(const std::string& name) {
+    g_command = name;
+}
+
+int usage_error(const std::string& message) {
+    fail(kExitUsage, message.empty() ? g_command + ": missing or extra arguments" : message);
+    const CommandHelp* help = find_help(g_command);
+    if (!help) {
+        std::fputs("Try 'weightstream --help'.\n", stderr);
+        return kExitUsage;
+    }
+    // Our own text, printed as it is (fail() would escape its newlines).
+    std::fprintf(stderr, "usage: %s\nTry 'weightstream %s --help' for its options.\n", help->synopsis, help->name);
+    return kExitUsage;
+}
+
+void set_colour_mode(ColourMode mode) {
+    g_colour_mode = mode;
+}
+
+bool colour_enabled(int fd) {
+    if (g_colour_mode != ColourMode::kAuto) return g_colour_mode == ColourMode::kAlways;
+    const char* no_colour = std::getenv("NO_COLOR");
+    return ::isatty(fd) == 1 && (no_colour == nullptr || no_colour[0] == '\0');
+}
+
+std::string paint(int fd, const char* sgr, const std::string& s) {
+    return colour_enabled(fd) ? std::string("\x1b[") + sgr + "m" + s + "\x1b[0m" : s;
+}
 
 bool Args::has(const std::string& name) const {
     for (const auto& o : options) {
@@ -48,14 +89,14 @@ bool parse_args(const std::vector<std::string>& argv, const std::vector<std::str
         } else if (contains(valued, name)) {
             if (eq == std::string::npos) {
                 if (i + 1 >= argv.size()) {
-                    fail(kExitUsage, "option " + name + " needs a value");
+                    usage_error("option " + name + " needs a value");
                     return false;
                 }
                 value = argv[++i];
             }
             out->options.push_back({name, value});
         } else {
-            fail(kExitUsage, "unknown option " + a + " (see weightstream --help)");
+            usage_error("unknown option " + a);
             return false;
         }
     }
@@ -65,24 +106,27 @@ bool parse_args(const std::vector<std::string>& argv, const std::vector<std::str
 int fail(int status, const std::string& message) {
     // Messages quote names and paths from the input: escaped here once more, so none reaches the terminal
     // raw (escaping is idempotent: escaped text holds no control).
-    std::fprintf(stderr, "weightstream: error: %s\n", printable(message, SIZE_MAX).c_str());
+    std::fprintf(stderr, "weightstream: %s: %s\n", paint(STDERR_FILENO, "1;31", "error").c_str(),
+                 printable(message, SIZE_MAX).c_str());
     return status;
 }
 
 void warn(const std::string& message) {
-    std::fprintf(stderr, "weightstream: warning: %s\n", printable(message, SIZE_MAX).c_str());
+    std::fprintf(stderr, "weightstream: %s: %s\n", paint(STDERR_FILENO, "1;33", "warning").c_str(),
+                 printable(message, SIZE_MAX).c_str());
 }
 
 std::string describe(const std::string& file, const Status& s) {
-    return file + ": " + error_name(s.code) + ": " + s.what + " (byte " + std::to_string(s.offset) + ")";
+    return file + ": " + error_name(s.code) + ": " + error_description(s.code) + ": " + s.what + " (byte " +
+           std::to_string(s.offset) + ")";
 }
 
 std::string load_error_text(const LoadError& error) {
     if (error.io) return error.file + ": " + error.message;
     // The model plan's errors come with the core's text (the package shows the same) in place of the field.
     if (!error.message.empty()) {
-        return error.file + ": " + error_name(error.status.code) + ": " + error.message + " (byte " +
-               std::to_string(error.status.offset) + ")";
+        return error.file + ": " + error_name(error.status.code) + ": " + error_description(error.status.code) + ": " +
+               error.message + " (byte " + std::to_string(error.status.offset) + ")";
     }
     return describe(error.file, error.status);
 }
@@ -204,9 +248,163 @@ bool parse_u64(const std::string& s, uint64_t* out) {
     return true;
 }
 
-bool parse_rows(const std::string& s, uint64_t* start, uint64_t* count) {
+namespace {
+
+// A decimal number with an optional '-' that fits int64_t.
+bool parse_i64(const std::string& s, int64_t* out) {
+    const bool negative = !s.empty() && s[0] == '-';
+    uint64_t magnitude = 0;
+    if (!parse_u64(negative ? s.substr(1) : s, &magnitude)) return false;
+    if (magnitude > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    return true;
+}
+
+// Python's rule for one end of a slice: negative from the end, then clamped to [0, total].
+uint64_t slice_end(int64_t v, uint64_t total) {
+    if (v < 0) {
+        const uint64_t back = static_cast<uint64_t>(-(v + 1)) + 1;  // -v without overflow at INT64_MIN
+        return back >= total ? 0 : total - back;
+    }
+    return std::min<uint64_t>(static_cast<uint64_t>(v), total);
+}
+
+}  // namespace
+
+bool parse_rows(const std::string& s, RowSlice* out) {
+    RowSlice r;
     const size_t colon = s.find(':');
-    return colon != std::string::npos && parse_u64(s.substr(0, colon), start) && parse_u64(s.substr(colon + 1), count);
+    if (colon == std::string::npos) {
+        r.single = true;
+        if (!parse_i64(s, &r.start)) return false;
+        *out = r;
+        return true;
+    }
+    const std::string a = s.substr(0, colon), b = s.substr(colon + 1);
+    if (b.find(':') != std::string::npos) return false;  // no step
+    r.has_start = !a.empty();
+    r.has_stop = !b.empty();
+    if ((r.has_start && !parse_i64(a, &r.start)) || (r.has_stop && !parse_i64(b, &r.stop))) return false;
+    *out = r;
+    return true;
+}
+
+bool RowSlice::resolve(uint64_t total, uint64_t* first, uint64_t* count) const {
+    if (single) {
+        if (start < 0 ? static_cast<uint64_t>(-(start + 1)) >= total : static_cast<uint64_t>(start) >= total) {
+            return false;
+        }
+        *first = start < 0 ? total - (static_cast<uint64_t>(-(start + 1)) + 1) : static_cast<uint64_t>(start);
+        *count = 1;
+        return true;
+    }
+    const uint64_t a = has_start ? slice_end(start, total) : 0;
+    const uint64_t b = has_stop ? slice_end(stop, total) : total;
+    *first = a;
+    *count = b > a ? b - a : 0;
+    return true;
+}
+
+bool TensorFilter::parse(const std::string& pattern, std::string* error) {
+    is_regex_ = pattern.size() >= 2 && pattern.front() == '/' && pattern.back() == '/';
+    if (!is_regex_) {
+        // A class must close and a backslash must quote something, so a typo is an error, not a silent miss.
+        for (size_t i = 0; i < pattern.size(); ++i) {
+            if (pattern[i] == '\\' && ++i == pattern.size()) {
+                *error = "--filter: '" + pattern + "' ends in a lone backslash";
+                return false;
+            }
+            if (pattern[i] != '[') continue;
+            size_t j = i + 1;
+            if (j < pattern.size() && pattern[j] == '!') ++j;
+            if (j < pattern.size() && pattern[j] == ']') ++j;  // a leading ] is a member
+            while (j < pattern.size() && pattern[j] != ']') ++j;
+            if (j == pattern.size()) {
+                *error = "--filter: '" + pattern + "' has a [ without its ]";
+                return false;
+            }
+            i = j;
+        }
+        glob_ = pattern;
+        return true;
+    }
+    try {
+        regex_ = std::regex(pattern.substr(1, pattern.size() - 2), std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+        *error = "--filter: bad regular expression '" + pattern + "'";
+        return false;
+    }
+    return true;
+}
+
+namespace {
+
+// Whether the glob p matches all of s: iterative, backtracking only to the last '*' (linear in practice,
+// never exponential).
+bool glob_match(const std::string& p, const std::string& s) {
+    size_t pi = 0, si = 0, star = std::string::npos, star_s = 0;
+    auto one = [&](size_t at, char c, size_t* next) {  // the item of p at `at` against c; *next: after it
+        if (p[at] == '?') {
+            *next = at + 1;
+            return true;
+        }
+        if (p[at] == '\\') {
+            *next = at + 2;
+            return p[at + 1] == c;
+        }
+        if (p[at] != '[') {
+            *next = at + 1;
+            return p[at] == c;
+        }
+        size_t j = at + 1;
+        const bool negated = p[j] == '!';
+        if (negated) ++j;
+        bool found = false;
+        for (bool first = true; first || p[j] != ']'; first = false) {
+            if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
+                found |= p[j] <= c && c <= p[j + 2];
+                j += 3;
+            } else {
+                found |= p[j] == c;
+                ++j;
+            }
+        }
+        *next = j + 1;
+        return found != negated;
+    };
+    while (si < s.size()) {
+        size_t next = 0;
+        if (pi < p.size() && p[pi] == '*') {
+            star = pi++;
+            star_s = si;
+        } else if (pi < p.size() && one(pi, s[si], &next)) {
+            pi = next;
+            ++si;
+        } else if (star != std::string::npos) {
+            pi = star + 1;
+            si = ++star_s;
+        } else {
+            return false;
+        }
+    }
+    while (pi < p.size() && p[pi] == '*') ++pi;
+    return pi == p.size();
+}
+
+}  // namespace
+
+bool TensorFilter::matches(const std::string& name) const {
+    if (!is_regex_) return glob_match(glob_, name);
+    try {
+        return std::regex_search(name, regex_);
+    } catch (const std::regex_error&) {  // too complex for the engine (a stack or step limit)
+        failed_ = true;
+        return false;
+    }
+}
+
+std::string counted(uint64_t n, const std::string& one, const std::string& many) {
+    return with_commas(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {

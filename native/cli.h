@@ -2,6 +2,7 @@
 // What the subcommands share: exit statuses, the one-line error format, argument parsing, loading.
 #pragma once
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,24 @@ struct Args {
     std::string get(const std::string& name, const std::string& fallback = "") const;
 };
 
+// The command being run ("dump"; "" before one is chosen): its usage is what usage errors print.
+void set_command(const std::string& name);
+// Prints "weightstream: error: <message>" ("CMD: missing or extra arguments" when empty), then the running
+// command's synopsis and where its help is, to stderr; returns kExitUsage.
+int usage_error(const std::string& message = "");
+
 // Splits argv; `valued` lists the options that take a value. Returns false (after printing a usage
-// error) on an unknown option or a missing value.
+// error with the command's synopsis) on an unknown option or a missing value.
 bool parse_args(const std::vector<std::string>& argv, const std::vector<std::string>& flags,
                 const std::vector<std::string>& valued, Args* out);
+
+// Colour of what the CLI prints: kAuto colours a stream that is a terminal when NO_COLOR is unset or empty
+// (no-color.org); --color=always|never (main.cpp) overrides both.
+enum class ColourMode { kAuto, kAlways, kNever };
+void set_colour_mode(ColourMode mode);
+bool colour_enabled(int fd);
+// s wrapped in the SGR code `sgr` ("31" red) and a reset when colour_enabled(fd), else s unchanged.
+std::string paint(int fd, const char* sgr, const std::string& s);
 
 // Prints "weightstream: error: <message>" to stderr (through printable()) and returns status.
 int fail(int status, const std::string& message);
@@ -45,8 +60,40 @@ bool load(const std::string& path, bool strict, LoadedModel* model, int* exit_st
 
 // A decimal number without sign; false when s is anything else or too large.
 bool parse_u64(const std::string& s, uint64_t* out);
-// "START:COUNT" (row numbers) -> start, count.
-bool parse_rows(const std::string& s, uint64_t* start, uint64_t* count);
+// --rows as a Python slice of row numbers: "START:STOP" with either end left out ("-8:", ":4", ":"), negative
+// numbers counted from the end; or "I", the single row I. No step. As numpy does, the ends of a slice are
+// clamped to the rows there are (an empty slice is empty output), while a single row must exist.
+struct RowSlice {
+    bool single = false;  // "I"
+    bool has_start = false, has_stop = false;
+    int64_t start = 0, stop = 0;
+
+    // The rows [*first, *first + *count) of a tensor of `total` rows; false when a single row is outside them.
+    bool resolve(uint64_t total, uint64_t* first, uint64_t* count) const;
+};
+// false when s is not such a slice.
+bool parse_rows(const std::string& s, RowSlice* out);
+
+// --filter PATTERN: a glob matched against the whole tensor name ("blk.*.attn_q.weight": * any run of
+// characters, dots included; ? one character; [abc], [a-z], [!a] one of a set; \ quotes the next), or, when
+// written /.../, an ECMAScript regular expression searched for anywhere in the name (as diff --tensors).
+class TensorFilter {
+public:
+    // false (with *error) when the pattern is not a valid glob or regex.
+    bool parse(const std::string& pattern, std::string* error);
+    bool matches(const std::string& name) const;
+    // A regex too complex for the engine on some name (that name did not match): the caller reports it.
+    bool failed() const { return failed_; }
+
+private:
+    bool is_regex_ = false;
+    std::string glob_;
+    std::regex regex_;
+    mutable bool failed_ = false;
+};
+
+// "1 tensor", "2 tensors", "1,024 tensors"; `many` defaults to one + "s".
+std::string counted(uint64_t n, const std::string& one, const std::string& many = "");
 
 bool ends_with(const std::string& s, const std::string& suffix);
 

@@ -140,10 +140,10 @@ nlohmann::json bench_file(const std::string& path, unsigned threads, bool json, 
         }
     });
     if (!json) {
-        std::printf("\n%s: header %s parsed in %.2f ms; %s decoded to %s f32 in %.1f ms (%.2f GB/s out, %u threads)\n",
+        std::printf("\n%s: header %s parsed in %.2f ms; %s decoded to %s f32 in %.1f ms (%.2f GB/s out, %s)\n",
                     path.c_str(), human_bytes(model.info.data_offset).c_str(), parse_s * 1e3,
                     human_bytes(in_bytes).c_str(), human_bytes(out_bytes).c_str(), decode_s * 1e3,
-                    gbps(out_bytes, decode_s), threads);
+                    gbps(out_bytes, decode_s), counted(threads, "thread").c_str());
     }
     return {{"path", path},
             {"header_bytes", model.info.data_offset},
@@ -476,11 +476,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
         uint64_t rounds = 10;
         if (args.positional.size() > 1 || quantize || args.has("--type") ||
             (args.has("--rounds") && (!parse_u64(args.get("--rounds"), &rounds) || rounds == 0 || rounds > 1000)))
-            return fail(kExitUsage, "usage: weightstream bench --hash [FILE] [--json] [--threads N] [--rounds R]");
+            return usage_error();
         if (!parse_threads(args, &threads)) return kExitUsage;
         const bool json = args.has("--json");
         if (!json)
-            std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+            std::printf("machine: %s, %s\n", cpu_model().c_str(),
+                        counted(std::thread::hardware_concurrency(), "hardware thread").c_str());
         int status = kExitOk;
         nlohmann::json report = bench_hash(args.positional.empty() ? "" : args.positional[0], threads,
                                            static_cast<int>(rounds), json, &status);
@@ -491,8 +492,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
         }
         return kExitOk;
     }
-    if (args.positional.size() > (quantize ? 0u : 1u))
-        return fail(kExitUsage, "usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]");
+    if (args.positional.size() > (quantize ? 0u : 1u)) return usage_error();
     // The benchmark times parsing and decoding bytes in memory; a URL would time the network.
     if (!args.positional.empty() && is_url(args.positional[0])) {
         return fail(kExitUsage,
@@ -512,7 +512,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const bool json = args.has("--json");
     int status = kExitOk;
     if (!json)
-        std::printf("machine: %s, %u hardware threads\n", cpu_model().c_str(), std::thread::hardware_concurrency());
+        std::printf("machine: %s, %s\n", cpu_model().c_str(),
+                    counted(std::thread::hardware_concurrency(), "hardware thread").c_str());
     nlohmann::json report;
     if (quantize) {
         report["quantize"] = bench_quantize(types, threads, json, &status);

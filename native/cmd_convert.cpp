@@ -452,16 +452,42 @@ Status check_readable(const std::vector<uint8_t>& header, uint64_t file_size, Fo
     return ok_status();
 }
 
+// convert --json (its fields: usage.cpp): what was written, tensor by tensor, as the layout placed it.
+void print_convert_json(const std::string& out_path, Format target, uint64_t file_size, size_t metadata_keys,
+                        const std::vector<TensorInfo>& in, const std::vector<Plan>& plans,
+                        const std::vector<uint64_t>& nbytes, const std::vector<std::string>& warnings) {
+    static const char* const kActions[] = {"copy", "encode", "widen"};  // Action's order
+    nlohmann::json tensors = nlohmann::json::array();
+    uint64_t bytes = 0;
+    size_t re_encoded = 0;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        tensors.push_back({{"name", plans[i].out.name},
+                           {"dtype", plans[i].out.dtype_name()},
+                           {"shape", plans[i].out.shape()},
+                           {"bytes", nbytes[i]},
+                           {"source_dtype", in[i].dtype_name()},
+                           {"action", kActions[static_cast<int>(plans[i].action)]}});
+        bytes += nbytes[i];
+        re_encoded += plans[i].action != Action::kCopy;
+    }
+    const nlohmann::json j = {{"output", out_path},
+                              {"format", format_name(target)},
+                              {"file_size", file_size},
+                              {"metadata_keys", metadata_keys},
+                              {"tensors", std::move(tensors)},
+                              {"totals", {{"tensors", plans.size()}, {"re_encoded", re_encoded}, {"bytes", bytes}}},
+                              {"warnings", warnings}};
+    std::printf("%s\n", json_dump(j).c_str());
+}
+
 }  // namespace
 
 int cmd_convert(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {"--allow-requantize"}, {"--dtype", "--imatrix", "--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 2) {
-        return fail(kExitUsage,
-                    "usage: weightstream convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] "
-                    "[--threads N]");
+    if (!parse_args(argv, {"--allow-requantize", "--json"}, {"--dtype", "--imatrix", "--threads"}, &args)) {
+        return kExitUsage;
     }
+    if (args.positional.size() != 2) return usage_error();
     const std::string& in_path = args.positional[0];
     const std::string& out_path = args.positional[1];
     Format target;
@@ -864,8 +890,13 @@ int cmd_convert(const std::vector<std::string>& argv) {
     if (!out.commit()) return fail(kExitIo, out.error());
     size_t encoded_count = 0;
     for (const Plan& p : plans) encoded_count += p.action != Action::kCopy;
-    std::printf("%s: %zu tensors (%zu re-encoded), %zu metadata keys, %s bytes\n", out_path.c_str(), plans.size(),
-                encoded_count, metadata.size(), with_commas(file_size).c_str());
+    if (args.has("--json")) {
+        print_convert_json(out_path, target, file_size, metadata.size(), model.info.tensors, plans, nbytes, warnings);
+        return kExitOk;
+    }
+    std::printf("%s: %s (%s re-encoded), %s, %s bytes\n", out_path.c_str(), counted(plans.size(), "tensor").c_str(),
+                with_commas(encoded_count).c_str(), counted(metadata.size(), "metadata key").c_str(),
+                with_commas(file_size).c_str());
     return kExitOk;
 }
 

@@ -53,12 +53,12 @@ bool read_config(const std::string& model_path, HfConfig* out) {
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() <= kMaxConfigBytes) bytes.append(buf, n);
     std::fclose(f);
     if (bytes.size() > kMaxConfigBytes) {
-        std::fprintf(stderr, "weightstream: warning: %s is over 16 MiB; ignored\n", path.c_str());
+        warn(path + " is over 16 MiB; ignored");
         return false;
     }
     Result<HfConfig> config = parse_hf_config(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     if (!config.ok()) {
-        std::fprintf(stderr, "weightstream: warning: %s is not a JSON object; ignored\n", path.c_str());
+        warn(path + " is not a JSON object; ignored");
         return false;
     }
     *out = std::move(config).value();
@@ -206,11 +206,11 @@ std::string value_text(const Value& v) {
 
 void print_human(const CompareReport& report, const LoadedModel& ma, const LoadedModel& mb) {
     const CompareSummary s = summarize(report.tensors);
-    const bool colour = ::isatty(STDOUT_FILENO) == 1 && !std::getenv("NO_COLOR");
-    std::printf("A: %s (%s, %zu tensors)\n", printable(report.a.path, 200).c_str(), format_name(report.a.format),
-                ma.info.tensors.size());
-    std::printf("B: %s (%s, %zu tensors)\n", printable(report.b.path, 200).c_str(), format_name(report.b.format),
-                mb.info.tensors.size());
+    const bool colour = colour_enabled(STDOUT_FILENO);
+    std::printf("A: %s (%s, %s)\n", printable(report.a.path, 200).c_str(), format_name(report.a.format),
+                counted(ma.info.tensors.size(), "tensor").c_str());
+    std::printf("B: %s (%s, %s)\n", printable(report.b.path, 200).c_str(), format_name(report.b.format),
+                counted(mb.info.tensors.size(), "tensor").c_str());
     std::printf("paired by %s: %s identical, %s different, %s only in A, %s only in B, %s incomparable\n",
                 report.mapping.c_str(), with_commas(s.identical).c_str(), with_commas(s.different).c_str(),
                 with_commas(s.only_a).c_str(), with_commas(s.only_b).c_str(), with_commas(s.incomparable).c_str());
@@ -259,9 +259,7 @@ void print_human(const CompareReport& report, const LoadedModel& ma, const Loade
 int cmd_diff(const std::vector<std::string>& argv) {
     Args args;
     if (!parse_args(argv, {"--json"}, {"--tensors", "--max-nmse", "--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 2) {
-        return fail(kExitUsage, "usage: weightstream diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]");
-    }
+    if (args.positional.size() != 2) return usage_error();
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
     std::regex filter;

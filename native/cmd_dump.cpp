@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `dump FILE TENSOR [-o OUT] [--as f32|f16|bf16|raw] [--rows START:COUNT] [--threads N]`: one tensor's
-// values (or stored bytes) as little-endian numbers, or as a NumPy .npy file when OUT ends in .npy.
+// `dump FILE (TENSOR | --filter PATTERN) [-o OUT] [--as f32|f16|bf16|raw] [--rows SLICE] [--threads N]`: one
+// tensor's values (or stored bytes) as little-endian numbers, or as a NumPy .npy file when OUT ends in .npy.
+// --filter names the tensor by a pattern that must match exactly one (a dump is one array; several tensors
+// are several dumps).
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,12 +50,14 @@ void npy_type(As as, DType dtype, std::vector<int64_t> shape, uint64_t raw_bytes
 
 int cmd_dump(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {}, {"-o", "--as", "--rows", "--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 2) {
-        return fail(kExitUsage,
-                    "usage: weightstream dump FILE TENSOR [-o OUT] [--as f32|f16|bf16|raw] [--rows START:COUNT] "
-                    "[--threads N]");
+    if (!parse_args(argv, {}, {"-o", "--as", "--rows", "--threads", "--filter"}, &args)) return kExitUsage;
+    const bool by_filter = args.has("--filter");
+    if (args.positional.size() != (by_filter ? 1u : 2u)) {
+        return usage_error(by_filter && args.positional.size() == 2 ? "give TENSOR or --filter, not both" : "");
     }
+    TensorFilter filter;
+    std::string filter_error;
+    if (by_filter && !filter.parse(args.get("--filter"), &filter_error)) return usage_error(filter_error);
     const std::string as_name = args.get("--as", "f32");
     As as;
     if (as_name == "f32") {
@@ -69,10 +73,11 @@ int cmd_dump(const std::vector<std::string>& argv) {
     }
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
-    uint64_t row_start = 0, row_count = 0;
+    RowSlice slice;
     const bool rows = args.has("--rows");
-    if (rows && !parse_rows(args.get("--rows"), &row_start, &row_count)) {
-        return fail(kExitUsage, "--rows takes START:COUNT (row numbers), not '" + args.get("--rows") + "'");
+    if (rows && !parse_rows(args.get("--rows"), &slice)) {
+        return fail(kExitUsage,
+                    "--rows takes a Python slice of rows (0:16, -8:, :4, 5), not '" + args.get("--rows") + "'");
     }
     const std::string out_path = args.get("-o", "-");
     if (out_path == "-" && ::isatty(STDOUT_FILENO)) {
@@ -82,8 +87,25 @@ int cmd_dump(const std::vector<std::string>& argv) {
     LoadedModel model;
     int status = kExitOk;
     if (!load(args.positional[0], false, &model, &status)) return status;
-    const TensorInfo* t = find_tensor_or_fail(model, args.positional[0], args.positional[1], &status);
-    if (!t) return status;
+    const TensorInfo* t = nullptr;
+    if (by_filter) {
+        std::vector<const TensorInfo*> matches;
+        for (const TensorInfo& x : model.info.tensors) {
+            if (filter.matches(x.name)) matches.push_back(&x);
+        }
+        if (filter.failed()) return fail(kExitUsage, "--filter: the regular expression is too complex to match");
+        if (matches.size() != 1) {
+            std::string names;
+            for (size_t i = 0; i < matches.size() && i < 8; ++i) names += (i ? ", " : ": ") + matches[i]->name;
+            if (matches.size() > 8) names += ", ...";
+            return fail(kExitUsage, "--filter " + args.get("--filter") + " matches " +
+                                        counted(matches.size(), "tensor") + names + " (dump takes exactly one)");
+        }
+        t = matches[0];
+    } else {
+        t = find_tensor_or_fail(model, args.positional[0], args.positional[1], &status);
+        if (!t) return status;
+    }
     const std::string& file = model.paths[t->file_index];
     const std::string problem = as == As::kRaw ? "" : decode_problem(model, *t);
     if (!problem.empty()) {
@@ -96,12 +118,18 @@ int cmd_dump(const std::vector<std::string>& argv) {
     uint64_t offset = t->offset, nbytes = t->nbytes, n_elements = t->n_elements;
     std::vector<int64_t> shape = t->shape();
     if (rows) {
-        Result<RowWindow> w = row_window(*t, row_start, row_count);
+        uint64_t row_start = 0, row_n = 0;
+        if (!slice.resolve(ws::row_count(*t), &row_start, &row_n)) {
+            return fail(kExitUsage, "--rows " + args.get("--rows") + " is outside tensor " + printable(t->name, 200) +
+                                        " (" + counted(ws::row_count(*t), "row") + " of " +
+                                        counted(static_cast<uint64_t>(t->ne[0]), "element") + ")");
+        }
+        Result<RowWindow> w = row_window(*t, row_start, row_n);
         const Status s = w.status();
         if (s.code == Error::kBadOffset || s.code == Error::kOverflow) {
             return fail(kExitUsage, "--rows " + args.get("--rows") + " is outside tensor " + printable(t->name, 200) +
-                                        " (" + with_commas(ws::row_count(*t)) + " rows of " + std::to_string(t->ne[0]) +
-                                        " elements)");
+                                        " (" + counted(ws::row_count(*t), "row") + " of " +
+                                        counted(static_cast<uint64_t>(t->ne[0]), "element") + ")");
         }
         if (!s.ok()) return fail(kExitInvalid, describe(file, make_error(s.code, t->info_offset, s.what)));
         offset = w.value().offset;

@@ -103,9 +103,21 @@ bool hash_stream(LoadedModel& model, std::vector<TensorDigests>* rows, Progress*
 }
 
 int hash_fingerprints(const Args& args, const std::string& path, unsigned threads) {
+    TensorFilter filter;
+    std::string error;
+    if (args.has("--filter") && !filter.parse(args.get("--filter"), &error)) return usage_error(error);
     LoadedModel model;
     int status = kExitOk;
     if (!load(path, false, &model, &status)) return status;
+    if (args.has("--filter")) {
+        // Only the matching tensors are read and hashed (a stream still reads past the others).
+        std::vector<TensorInfo>& tensors = model.info.tensors;
+        tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                     [&](const TensorInfo& t) { return !filter.matches(t.name); }),
+                      tensors.end());
+        if (filter.failed()) return fail(kExitUsage, "--filter: the regular expression is too complex to match");
+        if (tensors.empty()) warn("--filter " + args.get("--filter") + " matches no tensor");
+    }
 
     uint64_t total = 0;
     for (const TensorInfo& t : model.info.tensors) total += t.nbytes;
@@ -428,15 +440,10 @@ int cmd_hash(const std::vector<std::string>& argv) {
     Args args;
     if (!parse_args(
             argv, {"--json", "--manifest", "--xxh64", "--xxh3", "--sha1", "--sha256", "--all", "--uuid", "--no-layer"},
-            {"--threads", "--check", "-c"}, &args)) {
+            {"--threads", "--check", "-c", "--filter"}, &args)) {
         return kExitUsage;
     }
-    const char* kUsage =
-        "usage: weightstream hash FILE [--json] [--threads N]\n"
-        "       weightstream hash --manifest [--xxh64] [--xxh3] [--sha1] [--sha256] [--all] [--uuid] [--no-layer] "
-        "FILE\n"
-        "       weightstream hash --check MANIFEST [those options] FILE";
-    if (args.positional.size() != 1) return fail(kExitUsage, kUsage);
+    if (args.positional.size() != 1) return usage_error();
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
     const bool manifest = args.has("--manifest") || args.has("--check") || args.has("-c");
@@ -446,6 +453,8 @@ int cmd_hash(const std::vector<std::string>& argv) {
     }
     if (!manifest && manifest_option) return fail(kExitUsage, "hash: digest options need --manifest or --check");
     if (manifest && args.has("--json")) return fail(kExitUsage, "hash: --json is not a manifest option");
+    // A manifest's whole-model digests are of every tensor: a filtered one would not be llama-gguf-hash's.
+    if (manifest && args.has("--filter")) return fail(kExitUsage, "hash: --filter is not a manifest option");
     return manifest ? hash_manifest(args, args.positional[0], threads)
                     : hash_fingerprints(args, args.positional[0], threads);
 }

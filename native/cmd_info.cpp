@@ -53,7 +53,7 @@ std::string value_text(const Value& v) {
         if (v.item_type == ValueType::kString) {
             s += "\"" + printable(v.strings[i], 32) + "\"";
         } else if (v.item_type == ValueType::kArray) {
-            s += "[" + with_commas(v.arrays[i].length) + " items]";
+            s += "[" + counted(v.arrays[i].length, "item") + "]";
         } else {
             s += scalar_text(v.scalar_item(i));
         }
@@ -96,7 +96,7 @@ void print_summary(const std::string& path, const ModelInfo& info, bool stream) 
     } else {
         std::printf("format:       safetensors\n");
     }
-    if (info.files.size() > 1) std::printf("parts:        %zu files\n", info.files.size());
+    if (info.files.size() > 1) std::printf("parts:        %s\n", counted(info.files.size(), "file").c_str());
     const std::string arch = string_key(info, "general.architecture");
     const std::string name = string_key(info, "general.name");
     if (!arch.empty()) std::printf("architecture: %s\n", arch.c_str());
@@ -117,8 +117,8 @@ void print_summary(const std::string& path, const ModelInfo& info, bool stream) 
         for (const auto& [dtype, use] : by_dtype) {
             const double share =
                 data_bytes ? 100.0 * static_cast<double>(use.bytes) / static_cast<double>(data_bytes) : 0;
-            std::printf("  %-12s %6s tensors %12s %5.1f%%\n", dtype.c_str(), with_commas(use.tensors).c_str(),
-                        human_bytes(use.bytes).c_str(), share);
+            std::printf("  %-12s %6s %-7s %12s %5.1f%%\n", dtype.c_str(), with_commas(use.tensors).c_str(),
+                        use.tensors == 1 ? "tensor" : "tensors", human_bytes(use.bytes).c_str(), share);
         }
     }
     for (const Warning& w : info.warnings) {
@@ -127,7 +127,7 @@ void print_summary(const std::string& path, const ModelInfo& info, bool stream) 
 }
 
 void print_metadata(const ModelInfo& info) {
-    std::printf("\nmetadata (%zu keys):\n", info.metadata.size());
+    std::printf("\nmetadata (%s):\n", counted(info.metadata.size(), "key").c_str());
     size_t width = 0;
     for (const MetadataEntry& e : info.metadata) width = std::max(width, std::min<size_t>(e.key.size(), 48));
     for (const MetadataEntry& e : info.metadata) {
@@ -151,14 +151,26 @@ void print_tensors(const ModelInfo& info) {
 
 int run(const std::vector<std::string>& argv, bool with_metadata) {
     Args args;
-    if (!parse_args(argv, {"--json"}, {}, &args)) return kExitUsage;
-    if (args.positional.size() != 1) {
-        return fail(kExitUsage,
-                    std::string("usage: weightstream ") + (with_metadata ? "info" : "tensors") + " FILE [--json]");
+    if (!parse_args(argv, {"--json"}, with_metadata ? std::vector<std::string>{} : std::vector<std::string>{"--filter"},
+                    &args)) {
+        return kExitUsage;
     }
+    if (args.positional.size() != 1) return usage_error();
+    TensorFilter filter;
+    std::string error;
+    if (args.has("--filter") && !filter.parse(args.get("--filter"), &error)) return usage_error(error);
     LoadedModel model;
     int status = kExitOk;
     if (!load(args.positional[0], false, &model, &status)) return status;
+    if (args.has("--filter")) {
+        // The table (and JSON) of the matching tensors only; nothing after this reads the others.
+        std::vector<TensorInfo>& tensors = model.info.tensors;
+        tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                     [&](const TensorInfo& t) { return !filter.matches(t.name); }),
+                      tensors.end());
+        if (filter.failed()) return fail(kExitUsage, "--filter: the regular expression is too complex to match");
+        if (tensors.empty()) warn("--filter " + args.get("--filter") + " matches no tensor");
+    }
     if (args.has("--json")) {
         // Written as it is produced: a vocabulary's JSON is megabytes.
         JsonWriter w(
@@ -172,7 +184,7 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
         print_summary(args.positional[0], model.info,
                       model.files.size() == 1 && model.files[0].is_stream() && model.info.file_size == 0);
         print_metadata(model.info);
-        std::printf("\ntensors (%zu):\n", model.info.tensors.size());
+        std::printf("\ntensors (%s):\n", with_commas(model.info.tensors.size()).c_str());
     }
     print_tensors(model.info);
     return kExitOk;

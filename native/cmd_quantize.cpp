@@ -11,6 +11,7 @@
 
 #include "imatrix.h"
 #include "mapped_file.h"
+#include "model_json.h"
 #include "progress.h"
 #include "quant_recipe.h"
 #include "quantize.h"
@@ -19,11 +20,6 @@
 
 namespace ws::cli {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: weightstream quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE]\n"
-    "       [--pure] [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--leave-output-tensor]\n"
-    "       [--allow-requantize]";
 
 constexpr size_t kCopyPiece = size_t(16) << 20;
 
@@ -38,17 +34,24 @@ std::string plan_problem(const Status& s) {
     return error_name(s.code);
 }
 
+// The tensor data written: every tensor's bytes, without the header and the padding.
+uint64_t total_out_bytes(const QuantPlan& plan) {
+    uint64_t n = 0;
+    for (const PlannedTensor& p : plan.tensors) n += p.out.nbytes;
+    return n;
+}
+
 }  // namespace
 
 int cmd_quantize(const std::vector<std::string>& argv) {
     Args args;
     if (!parse_args(
-            argv, {"--pure", "--leave-output-tensor", "--allow-requantize"},
+            argv, {"--pure", "--leave-output-tensor", "--allow-requantize", "--json"},
             {"--type", "--imatrix", "--threads", "--tensor-type", "--output-tensor-type", "--token-embedding-type"},
             &args)) {
         return kExitUsage;
     }
-    if (args.positional.size() != 2 || !args.has("--type")) return fail(kExitUsage, kUsage);
+    if (args.positional.size() != 2 || !args.has("--type")) return usage_error();
     const std::string& in_path = args.positional[0];
     const std::string& out_path = args.positional[1];
 
@@ -113,8 +116,9 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         if (!r.ok()) return fail(kExitInvalid, describe(options.imatrix_path, r.status()));
         imatrix = std::move(r).value();
         options.imatrix = &imatrix;
-        std::fprintf(stderr, "weightstream: %s: %zu importance matrix entries, %lld chunks\n",
-                     options.imatrix_path.c_str(), imatrix.entries.size(), static_cast<long long>(imatrix.chunk_count));
+        std::fprintf(stderr, "weightstream: %s: %s, %s\n", options.imatrix_path.c_str(),
+                     counted(imatrix.entries.size(), "importance matrix entry", "importance matrix entries").c_str(),
+                     counted(static_cast<uint64_t>(std::max<int64_t>(0, imatrix.chunk_count)), "chunk").c_str());
     }
 
     Result<QuantPlan> planned = plan_quantization(model.info, options);
@@ -128,7 +132,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         return fail(kExitInvalid, describe(in_path, s) + where + ": " + plan_problem(s));
     }
     const QuantPlan& plan = planned.value();
-    for (const std::string& w : plan.warnings) std::fprintf(stderr, "weightstream: warning: %s\n", w.c_str());
+    for (const std::string& w : plan.warnings) warn(w);
     for (const PlannedTensor& p : plan.tensors) {
         if (p.quantize && !quantize_supported(p.out.dtype)) {
             return fail(kExitInvalid, "tensor " + printable(p.out.name, 200) + ": quantizing to " +
@@ -213,8 +217,32 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     }
     progress.finish();
     if (!out.commit()) return fail(kExitIo, out.error());
-    std::printf("%s: %s, %zu tensors (%zu quantized, %d fallbacks), %s bytes\n", out_path.c_str(),
-                ftype_name(options.ftype), plan.tensors.size(), quantized, plan.n_fallback,
+    if (args.has("--json")) {
+        nlohmann::json tensors = nlohmann::json::array();
+        for (const PlannedTensor& p : plan.tensors) {
+            tensors.push_back({{"name", p.out.name},
+                               {"dtype", p.out.dtype_name()},
+                               {"shape", p.out.shape()},
+                               {"bytes", p.out.nbytes},
+                               {"source_dtype", model.info.tensors[p.input_index].dtype_name()},
+                               {"quantized", p.quantize}});
+        }
+        const nlohmann::json j = {{"output", out_path},
+                                  {"ftype", ftype_name(options.ftype)},
+                                  {"file_size", plan.layout.file_size},
+                                  {"tensors", std::move(tensors)},
+                                  {"totals",
+                                   {{"tensors", plan.tensors.size()},
+                                    {"quantized", quantized},
+                                    {"fallbacks", plan.n_fallback},
+                                    {"bytes", total_out_bytes(plan)}}},
+                                  {"warnings", plan.warnings}};
+        std::printf("%s\n", json_dump(j).c_str());
+        return kExitOk;
+    }
+    std::printf("%s: %s, %s (%s quantized, %s), %s bytes\n", out_path.c_str(), ftype_name(options.ftype),
+                counted(plan.tensors.size(), "tensor").c_str(), with_commas(quantized).c_str(),
+                counted(static_cast<uint64_t>(plan.n_fallback), "fallback").c_str(),
                 with_commas(plan.layout.file_size).c_str());
     return kExitOk;
 }

@@ -49,9 +49,6 @@
 namespace ws::cli {
 namespace {
 
-constexpr const char* kScanUsage =
-    "usage: weightstream scan [SOURCE ...] [--list FILE] [--jobs N] [--threads N] [--decode] [--shard I/N] "
-    "[--resume OUT.jsonl]";
 // Lines finished ahead of the one printed next are held in memory: at most this many, so a slow model
 // does not let the rest of a million-model list pile up behind it (memory stays bounded by the window).
 constexpr size_t kReorderWindow = 4096;
@@ -254,14 +251,7 @@ ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
     ScanResult r;
     r.verdict = v.ok() ? "ok" : v.code;
     nlohmann::json line = {{"source", source}, {"verdict", r.verdict}, {"warnings", v.warnings}};
-    if (v.ok()) {
-        line["error"] = nullptr;
-    } else {
-        nlohmann::json error = {{"file", v.file}, {"message", v.message}};
-        error["offset"] = v.code == "io" ? nlohmann::json(nullptr) : nlohmann::json(v.offset);
-        error["what"] = v.code == "io" ? nlohmann::json(nullptr) : nlohmann::json(v.what);
-        line["error"] = error;
-    }
+    line["error"] = verdict_error_json(v);
 
     std::vector<std::string>& flags = r.flags;
     const ModelInfo& info = model.info;
@@ -427,7 +417,7 @@ int cmd_scan(const std::vector<std::string>& argv) {
         if (o.first == "--list" && !read_list(o.second, &given, &error)) return fail(kExitIo, error);
     }
     // An empty list file is an empty list (a shard may hold nothing); no source at all is a usage error.
-    if (args.positional.empty() && !args.has("--list")) return fail(kExitUsage, kScanUsage);
+    if (args.positional.empty() && !args.has("--list")) return usage_error();
     std::vector<std::string> list;
     for (const std::string& s : given) {
         struct stat st;

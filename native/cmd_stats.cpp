@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `stats FILE [TENSOR ...] [--rows START:COUNT] [--bins N] [--json] [--threads N]`: per tensor (or window of
-// rows) min, max, mean and population std of the finite values, counts of NaN, +Inf, -Inf and zeros, and a
-// histogram of the finite values: the core's statistics (core/stats.h), the numbers the package's
-// model.stats() gives, independent of --threads.
+// `stats FILE [TENSOR ... | --filter PATTERN] [--rows SLICE] [--bins N] [--json] [--threads N]`: per tensor (or window
+// of rows) min, max, mean and population std of the finite values, counts of NaN, +Inf, -Inf and zeros, and a histogram
+// of the finite values: the core's statistics (core/stats.h), the numbers the package's model.stats() gives,
+// independent of --threads.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -91,18 +91,21 @@ std::string number_text(const nlohmann::json& v) {
 
 int cmd_stats(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {"--json"}, {"--threads", "--rows", "--bins"}, &args)) return kExitUsage;
-    if (args.positional.empty()) {
-        return fail(
-            kExitUsage,
-            "usage: weightstream stats FILE [TENSOR ...] [--rows START:COUNT] [--bins N] [--json] [--threads N]");
-    }
+    if (!parse_args(argv, {"--json"}, {"--threads", "--rows", "--bins", "--filter"}, &args)) return kExitUsage;
+    if (args.positional.empty()) return usage_error();
+    const bool by_filter = args.has("--filter");
+    if (by_filter && args.positional.size() > 1) return usage_error("give TENSOR names or --filter, not both");
+    TensorFilter filter;
+    std::string filter_error;
+    if (by_filter && !filter.parse(args.get("--filter"), &filter_error)) return usage_error(filter_error);
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
-    uint64_t row_start = 0, row_n = 0, bins = kStatsDefaultBins;
+    uint64_t bins = kStatsDefaultBins;
+    RowSlice slice;
     const bool rows = args.has("--rows");
-    if (rows && !parse_rows(args.get("--rows"), &row_start, &row_n)) {
-        return fail(kExitUsage, "--rows takes START:COUNT (row numbers), not '" + args.get("--rows") + "'");
+    if (rows && !parse_rows(args.get("--rows"), &slice)) {
+        return fail(kExitUsage,
+                    "--rows takes a Python slice of rows (0:16, -8:, :4, 5), not '" + args.get("--rows") + "'");
     }
     if (rows && args.positional.size() != 2) return fail(kExitUsage, "--rows needs exactly one TENSOR");
     if (args.has("--bins") && (!parse_u64(args.get("--bins"), &bins) || bins < 1 || bins > kStatsMaxBins)) {
@@ -130,7 +133,11 @@ int cmd_stats(const std::vector<std::string>& argv) {
             selected.push_back(t);
         }
     } else {
-        for (const TensorInfo& t : model.info.tensors) selected.push_back(&t);
+        for (const TensorInfo& t : model.info.tensors) {
+            if (!by_filter || filter.matches(t.name)) selected.push_back(&t);
+        }
+        if (filter.failed()) return fail(kExitUsage, "--filter: the regular expression is too complex to match");
+        if (by_filter && selected.empty()) warn("--filter " + args.get("--filter") + " matches no tensor");
     }
 
     uint64_t total = 0;
@@ -154,12 +161,15 @@ int cmd_stats(const std::vector<std::string>& argv) {
             return status;
         }
         uint64_t n_elements = t->n_elements;
+        uint64_t row_start = 0, row_n = 0;
         if (rows) {
+            const bool inside = slice.resolve(row_count(*t), &row_start, &row_n);
             Result<RowWindow> w = row_window(*t, row_start, row_n);
-            if (w.status().code == Error::kBadOffset || w.status().code == Error::kOverflow) {
+            if (!inside || w.status().code == Error::kBadOffset || w.status().code == Error::kOverflow) {
+                progress.finish();
                 return fail(kExitUsage, "--rows " + args.get("--rows") + " is outside tensor " +
-                                            printable(t->name, 200) + " (" + with_commas(row_count(*t)) + " rows of " +
-                                            std::to_string(t->ne[0]) + " elements)");
+                                            printable(t->name, 200) + " (" + counted(row_count(*t), "row") + " of " +
+                                            counted(static_cast<uint64_t>(t->ne[0]), "element") + ")");
             }
             if (!w.ok()) {
                 return fail(kExitInvalid, describe(model.paths[t->file_index], w.status()));

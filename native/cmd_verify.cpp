@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "dequant.h"
+#include "model_json.h"
 #include "progress.h"
 #include "quant_blocks.h"
 #include "tensor_io.h"
@@ -198,10 +199,12 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
             v.scales.push_back(ScaleFinding{t.name, f.blocks, f.nan_blocks, f.inf_blocks, f.first_offset});
             std::string w = model->paths[t.file_index] + ": tensor " + printable(t.name, 200) + ": ";
             if (f.nan_blocks)
-                w += with_commas(f.nan_blocks) + " of " + with_commas(f.blocks) + " blocks have a NaN scale";
+                w += with_commas(f.nan_blocks) + " of " + counted(f.blocks, "block") +
+                     (f.nan_blocks == 1 ? " has" : " have") + " a NaN scale";
             if (f.nan_blocks && f.inf_blocks) w += ", ";
             if (f.inf_blocks)
-                w += with_commas(f.inf_blocks) + " of " + with_commas(f.blocks) + " blocks have an Inf scale";
+                w += with_commas(f.inf_blocks) + " of " + counted(f.blocks, "block") +
+                     (f.inf_blocks == 1 ? " has" : " have") + " an Inf scale";
             v.warnings.push_back(printable(w + " (first at byte " + std::to_string(f.first_offset) + ")", SIZE_MAX));
         }
     }
@@ -209,22 +212,51 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
     return v;
 }
 
+nlohmann::json verdict_error_json(const Verdict& v) {
+    if (v.ok()) return nullptr;
+    nlohmann::json error = {{"file", v.file}, {"message", v.message}};
+    error["offset"] = v.code == "io" ? nlohmann::json(nullptr) : nlohmann::json(v.offset);
+    error["what"] = v.code == "io" ? nlohmann::json(nullptr) : nlohmann::json(v.what);
+    return error;
+}
+
 int cmd_verify(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {}, {"--threads"}, &args)) return kExitUsage;
-    if (args.positional.size() != 1) return fail(kExitUsage, "usage: weightstream verify FILE [--threads N]");
+    if (!parse_args(argv, {"--json"}, {"--threads"}, &args)) return kExitUsage;
+    if (args.positional.size() != 1) return usage_error();
     VerifyOptions options;
     if (!parse_threads(args, &options.threads)) return kExitUsage;
     const std::string& path = args.positional[0];
     LoadedModel model;
     const Verdict v = verify_model(path, options, &model);
+    if (args.has("--json")) {
+        // The verdict as scan reports it, plus the counts of the text line; the error line still goes to stderr.
+        nlohmann::json j = {{"source", path},
+                            {"verdict", v.ok() ? std::string("ok") : v.code},
+                            {"error", verdict_error_json(v)},
+                            {"warnings", v.warnings}};
+        j["tensors"] = v.loaded ? nlohmann::json(model.info.tensors.size()) : nlohmann::json(nullptr);
+        j["decoded"] = v.decoded;
+        j["metadata_keys"] = v.loaded ? nlohmann::json(model.info.metadata.size()) : nlohmann::json(nullptr);
+        nlohmann::json scales = nlohmann::json::array();
+        for (const ScaleFinding& f : v.scales) {
+            scales.push_back({{"tensor", f.tensor},
+                              {"blocks", f.blocks},
+                              {"nan_blocks", f.nan_blocks},
+                              {"inf_blocks", f.inf_blocks},
+                              {"first_offset", f.first_offset}});
+        }
+        j["scales"] = std::move(scales);
+        std::printf("%s\n", json_dump(j).c_str());
+    }
     if (!v.ok()) return fail(v.status, v.message);
     for (const std::string& w : v.warnings) warn(w);
-    const std::string tensors = v.decoded == model.info.tensors.size() ? std::string(" decoded")
-                                                                       : ", " + std::to_string(v.decoded) + " decoded";
-    std::printf("%s: ok: %zu tensors%s, %zu metadata keys%s\n", path.c_str(), model.info.tensors.size(),
-                tensors.c_str(), model.info.metadata.size(),
-                v.warnings.empty() ? "" : (", " + std::to_string(v.warnings.size()) + " warnings").c_str());
+    if (args.has("--json")) return kExitOk;
+    const std::string tensors =
+        v.decoded == model.info.tensors.size() ? std::string(" decoded") : ", " + with_commas(v.decoded) + " decoded";
+    std::printf("%s: ok: %s%s, %s%s\n", path.c_str(), counted(model.info.tensors.size(), "tensor").c_str(),
+                tensors.c_str(), counted(model.info.metadata.size(), "metadata key").c_str(),
+                v.warnings.empty() ? "" : (", " + counted(v.warnings.size(), "warning")).c_str());
     return kExitOk;
 }
 

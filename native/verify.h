@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,9 @@ struct Verdict {
 // scales as warnings. Prints nothing (but the progress bar). *model holds the loaded model afterwards (when
 // verdict.loaded). Safe on untrusted files: every problem is a verdict.
 Verdict verify_model(const std::string& source, const VerifyOptions& options, LoadedModel* model);
+
+// The verdict's "error" as scan's lines and verify --json give it: null when ok, else {file, offset, what,
+// message} (offset and what null for an unreadable file).
+nlohmann::json verdict_error_json(const Verdict& v);
 
 }  // namespace ws::cli

@@ -14,8 +14,8 @@ using ws_test::run_cli;
 namespace {
 
 std::string expected_line(const std::string& path, ws::Error code, const std::string& what, uint64_t offset) {
-    return "weightstream: error: " + path + ": " + ws::error_name(code) + ": " + what + " (byte " +
-           std::to_string(offset) + ")";
+    return "weightstream: error: " + path + ": " + ws::error_name(code) + ": " + ws::error_description(code) + ": " +
+           what + " (byte " + std::to_string(offset) + ")";
 }
 
 }  // namespace

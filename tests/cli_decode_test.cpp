@@ -514,7 +514,7 @@ TEST_CASE("dump --rows windows are slices of the whole dump") {
         for (const auto& [start, count] :
              std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {rows - 1, 1}, {1, rows - 1}, {0, rows}, {rows, 0}}) {
             if (count < 0 || start + count > rows) continue;
-            const std::string window = std::to_string(start) + ":" + std::to_string(count);
+            const std::string window = std::to_string(start) + ":" + std::to_string(start + count);  // a slice
             INFO("--rows " << window);
             const std::string part = ok_cli("dump " + quote(kTypes) + " " + quote(name) + " --rows " + window).out;
             CHECK(part == whole.substr(static_cast<size_t>(start * row * 4), static_cast<size_t>(count * row * 4)));
@@ -523,8 +523,8 @@ TEST_CASE("dump --rows windows are slices of the whole dump") {
             CHECK(raw == raw_whole.substr(start * row_bytes, count * row_bytes));
         }
     }
-    // A window as .npy is [COUNT, row length].
-    ok_cli("dump " + quote(kTypes) + " q4_k.3d --rows 2:3 -o " + quote(dir.file("w.npy")));
+    // A window as .npy is [rows, row length].
+    ok_cli("dump " + quote(kTypes) + " q4_k.3d --rows 2:5 -o " + quote(dir.file("w.npy")));
     const ws_test::NpyArray a = ws_test::read_npy(ws_test::read_file(dir.file("w.npy")));
     CHECK(a.shape == std::vector<int64_t>{3, 256});
     const std::vector<uint8_t> ref = ws_test::read_file(ws_test::data_path("ggml/ref/q4_k.3d.f32"));
@@ -891,9 +891,9 @@ TEST_CASE("verify decodes every tensor and warns about NaN/Inf block scales") {
     CHECK(r.out.find(": ok: 2 tensors decoded") != std::string::npos);
     const uint64_t q8_at = info["tensors"][0]["offset"], q4k_at = info["tensors"][1]["offset"];
     CHECK(r.err == "weightstream: warning: " + bad +
-                       ": tensor q8: 1 of 4 blocks have a NaN scale, 1 of 4 blocks have an Inf scale (first at byte " +
+                       ": tensor q8: 1 of 4 blocks has a NaN scale, 1 of 4 blocks has an Inf scale (first at byte " +
                        std::to_string(q8_at + 34) + ")\n" + "weightstream: warning: " + bad +
-                       ": tensor q4k: 1 of 2 blocks have a NaN scale (first at byte " + std::to_string(q4k_at + 144) +
+                       ": tensor q4k: 1 of 2 blocks has a NaN scale (first at byte " + std::to_string(q4k_at + 144) +
                        ")\n");
 
     // The same file with finite scales: no warning.
@@ -944,7 +944,7 @@ TEST_CASE("a tensor that cannot be decoded: dump refuses, --as raw works, hash g
     r = run_cli("verify " + quote(path));
     CHECK(r.status == 0);
     CHECK(r.err == "weightstream: warning: " + path + ": tensor k: not decoded: " + problem + "\n");
-    CHECK(r.out == path + ": ok: 2 tensors, 1 decoded, 0 metadata keys, 1 warnings\n");
+    CHECK(r.out == path + ": ok: 2 tensors, 1 decoded, 0 metadata keys, 1 warning\n");
 
     // convert cannot write it little-endian (not even GGUF -> GGUF, which would copy the bytes).
     for (const char* out : {"x.safetensors", "x.gguf"}) {
@@ -969,11 +969,11 @@ TEST_CASE("decoding commands: exit statuses and messages") {
     SECTION("usage errors") {
         CHECK(run_cli("dump " + types).status == 2);
         CHECK(run_cli("dump " + types + " q4_0.weight --as f8").status == 2);
-        CHECK(run_cli("dump " + types + " q4_0.weight --rows 3").status == 2);
+        CHECK(run_cli("dump " + types + " q4_0.weight --rows 1:2:3").status == 2);
         CHECK(run_cli("dump " + types + " q4_0.weight --rows a:1").status == 2);
-        const ws_test::CliResult rows = run_cli("dump " + types + " q4_0.weight --rows 7:2");  // 8 rows
+        const ws_test::CliResult rows = run_cli("dump " + types + " q4_0.weight --rows 8");  // 8 rows
         CHECK(rows.status == 2);
-        CHECK(rows.err == "weightstream: error: --rows 7:2 is outside tensor q4_0.weight (8 rows of 512 elements)\n");
+        CHECK(rows.err == "weightstream: error: --rows 8 is outside tensor q4_0.weight (8 rows of 512 elements)\n");
         CHECK(run_cli("dump " + types + " q4_0.weight --threads 0").status == 2);
         CHECK(run_cli("stats " + types + " --threads x").status == 2);
         CHECK(run_cli("hash").status == 2);
@@ -1070,5 +1070,9 @@ TEST_CASE("bench --quantize --type times one type's reference quantizer, the thr
     r = run_cli("bench --quantize model.gguf");
     CHECK(r.status == 2);
     CHECK(r.err ==
-          "weightstream: error: usage: weightstream bench [FILE | --quantize] [--json] [--threads N] [--type NAME]\n");
+          "weightstream: error: bench: missing or extra arguments\n"
+          "usage: weightstream bench [FILE] [--json] [--threads N] [--type NAME]\n"
+          "       weightstream bench --hash [FILE] [--json] [--threads N] [--rounds R]\n"
+          "       weightstream bench --quantize [--json] [--threads N] [--type NAME]\n"
+          "Try 'weightstream bench --help' for its options.\n");
 }

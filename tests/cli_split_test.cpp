@@ -96,13 +96,14 @@ TEST_CASE("a split GGUF whose parts disagree is rejected") {
         write_split(dir.file("a"), 4, 3);
         const ws_test::CliResult r = run_cli("info " + quote(dir.file("a-00001-of-00003.gguf")));
         CHECK(r.status == 1);
-        CHECK(r.err.find(dir.file("a-00001-of-00003.gguf") + ": bad_split: split.count") != std::string::npos);
+        CHECK(r.err.find(dir.file("a-00001-of-00003.gguf") +
+                         ": bad_split: the parts do not form one model: split.count") != std::string::npos);
     }
     SECTION("split.tensors.count differs from the tensors found") {
         write_split(dir.file("b"), 3, 5);
         const ws_test::CliResult r = run_cli("info " + quote(dir.file("b-00003-of-00003.gguf")));
         CHECK(r.status == 1);
-        CHECK(r.err.find("bad_split: split.tensors.count") != std::string::npos);
+        CHECK(r.err.find("bad_split: the parts do not form one model: split.tensors.count") != std::string::npos);
     }
     SECTION("parts saved under each other's names: the error names the part it is in") {
         write_split(dir.file("d"), 3, 3);
@@ -113,7 +114,8 @@ TEST_CASE("a split GGUF whose parts disagree is rejected") {
         const ws_test::CliResult r = run_cli("info " + quote(dir.file("d-00001-of-00003.gguf")));
         CHECK(r.status == 1);
         // Part 2 now holds split.no = 2, the first key of that file (after the 24-byte fixed header).
-        CHECK(r.err == "weightstream: error: " + two + ": bad_split: split.no (byte 24)\n");
+        CHECK(r.err ==
+              "weightstream: error: " + two + ": bad_split: the parts do not form one model: split.no (byte 24)\n");
     }
     SECTION("a missing part is an I/O error naming it") {
         write_split(dir.file("c"), 3, 3);
@@ -185,7 +187,8 @@ TEST_CASE("the model plan's caps hold natively too") {
         const ws_test::CliResult r = run_cli("info " + quote(big));
         CHECK(r.status == 1);
         CHECK(r.err == "weightstream: error: " + big +
-                           ": too_large: a split of 99999 parts, more than the 1024 allowed (byte 0)\n");
+                           ": too_large: a size in the file is beyond the limits: a split of 99999 parts, more than "
+                           "the 1024 allowed (byte 0)\n");
     }
     SECTION("an index over 100,000,000 bytes is refused unread") {
         const std::string index = dir.file("model.safetensors.index.json");
@@ -197,6 +200,8 @@ TEST_CASE("the model plan's caps hold natively too") {
         REQUIRE(std::fclose(f) == 0);
         const ws_test::CliResult r = run_cli("info " + quote(index));
         CHECK(r.status == 1);
-        CHECK(r.err == "weightstream: error: " + index + ": too_large: larger than 100000000 bytes (byte 0)\n");
+        CHECK(r.err ==
+              "weightstream: error: " + index +
+                  ": too_large: a size in the file is beyond the limits: larger than 100000000 bytes (byte 0)\n");
     }
 }

@@ -249,12 +249,14 @@ TEST_CASE("exit statuses and the one-line error format") {
         ws_test::write_file(dir.file("text.gguf"), {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
         r = run_cli("verify " + quote(dir.file("text.gguf")));
         CHECK(r.status == 1);
-        CHECK(r.err == "weightstream: error: " + dir.file("text.gguf") + ": bad_magic: header.magic (byte 0)\n");
+        CHECK(r.err == "weightstream: error: " + dir.file("text.gguf") +
+                           ": bad_magic: not a GGUF or safetensors file: header.magic (byte 0)\n");
         // Without a telling extension the bytes alone decide: neither format.
         ws_test::write_file(dir.file("text.bin"), {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
         r = run_cli("info " + quote(dir.file("text.bin")));
         CHECK(r.status == 1);
-        CHECK(r.err == "weightstream: error: " + dir.file("text.bin") + ": bad_magic: magic (byte 0)\n");
+        CHECK(r.err == "weightstream: error: " + dir.file("text.bin") +
+                           ": bad_magic: not a GGUF or safetensors file: magic (byte 0)\n");
     }
 }
 

@@ -1209,6 +1209,15 @@ val error_names() {
     return list;
 }
 
+// What each code means (error_description()), in the same order: the words the CLI prints after a code, which
+// the package attaches to its errors as `description` and the page shows.
+val error_descriptions() {
+    val list = val::array();
+    for (int code = 0; code < static_cast<int>(Error::kEnd); ++code)
+        list.call<void>("push", std::string(error_description(static_cast<Error>(code))));
+    return list;
+}
+
 }  // namespace
 }  // namespace ws
 
@@ -1318,6 +1327,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     function("editPlan", &ws::edit_plan_js);
     function("dtypes", &ws::dtypes);
     function("errorNames", &ws::error_names);
+    function("errorDescriptions", &ws::error_descriptions);
     constant("maxIndexBytes", double(ws::kMaxIndexBytes));
     constant("defaultMaxSplitParts", ws::kDefaultMaxSplitParts);
 }

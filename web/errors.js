@@ -2,28 +2,11 @@
 // What the error banner says: a description of each error code and the banner's parts of an error, read
 // from its fields (code, offset, file, what), never from its message.
 
-// What each code means to someone who just opened a file (the banner adds where and which field). One
-// entry per code the package rejects with: tests/js/errors.test.mjs checks the keys against the core's
-// list (errorNames() of the wasm module) and the ErrorCode type of wasm/js/index.d.ts.
+// What each of the package's own codes means to someone who just opened a file (the banner adds where and which
+// field). The core's codes are not here: their errors carry the core's words as `description` (from the
+// package, the same the CLI prints). tests/js/errors.test.mjs checks the keys against SourceErrorCode of
+// wasm/js/index.d.ts.
 export const DESCRIPTIONS = {
-    // the core's codes (core/status.h)
-    bad_magic: "not a GGUF or safetensors file",
-    unsupported_version: "a format version this page does not read",
-    truncated: "the file ends too early",
-    too_large: "a size in the file is beyond the limits",
-    overflow: "a size in the file overflows",
-    bad_type: "an unknown type",
-    bad_shape: "an impossible tensor shape",
-    bad_alignment: "misaligned data",
-    bad_offset: "tensor data outside the file or overlapping",
-    duplicate_name: "two entries with the same name",
-    bad_json: "a malformed JSON header",
-    bad_key: "a malformed metadata key",
-    trailing_data: "unexpected bytes after the data",
-    unsupported: "not supported",
-    bad_split: "the parts do not form one model",
-    internal: "a bug in weightstream (please report it)",
-    // the package's codes for the source
     io: "the file could not be read",
     network: "the URL could not be fetched",
     http: "the server answered with an error",
@@ -32,7 +15,6 @@ export const DESCRIPTIONS = {
     not_seekable: "the source cannot be read out of order",
     no_such_tensor: "the model has no tensor of that name",
     closed: "the model was closed",
-    bad_source: "this cannot be opened",
     wasm_load: "the WebAssembly module could not be loaded",
     worker: "the page's worker stopped",
 };
@@ -68,7 +50,12 @@ export function bannerParts(error, context = "") {
             detail = detail.slice(lead[0].length);
         }
     }
-    let description = Object.hasOwn(DESCRIPTIONS, code) ? DESCRIPTIONS[code] : "";
+    let description =
+        typeof error?.description === "string"
+            ? error.description
+            : Object.hasOwn(DESCRIPTIONS, code)
+              ? DESCRIPTIONS[code]
+              : "";
     if (code === "http" && Object.hasOwn(STATUSES, error?.status)) {
         description = STATUSES[error.status];
         // "HTTP 404 Not Found": the reason phrase says again what the description says.

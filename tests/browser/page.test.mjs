@@ -128,7 +128,7 @@ async function assertTensorStats(page, file, name) {
 /** float32 values of `weightstream dump FILE TENSOR [--rows]`. */
 async function cliDump(file, name, rows) {
     const args = ["dump", h.modelPath(file), name];
-    if (rows) args.push("--rows", `${rows[0]}:${rows[1]}`);
+    if (rows) args.push("--rows", `${rows[0]}:${rows[0] + rows[1]}`); // [first, count] as a Python slice
     const { stdout } = await run(cliPath, args, { encoding: "buffer", maxBuffer: 1 << 28 });
     return new Float32Array(stdout.buffer, stdout.byteOffset, stdout.byteLength / 4);
 }

@@ -46,12 +46,10 @@ function cliOutcome(file) {
         return { ok: true, warnings: (info.warnings ?? []).map((w) => ({ code: w.code, offset: w.offset })) };
     }
     assert.equal(error.status, 1, `${file}: exit ${error.status}: ${error.stderr}`);
-    // "weightstream: error: FILE: CODE: WHAT (byte N)"
+    // "weightstream: error: FILE: CODE: DESCRIPTION: WHAT (byte N)" (a description holds no ": ")
     const message = error.stderr.trim();
-    const what = message.slice(
-        message.lastIndexOf(`: ${error.code}: `) + error.code.length + 4,
-        message.lastIndexOf(" (byte "),
-    );
+    const described = message.lastIndexOf(`: ${error.code}: `) + error.code.length + 4;
+    const what = message.slice(message.indexOf(": ", described) + 2, message.lastIndexOf(" (byte "));
     return { ok: false, code: error.code, what, offset: error.offset };
 }
 

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // One list of error codes: the core's (errorNames() of the wasm module, from core/status.h) is the
 // CoreErrorCode type of index.d.ts, entry for entry; every code the package's JavaScript and the page reject
-// with is an ErrorCode; and the page describes exactly the ErrorCodes (web/errors.js). A code added to the
-// core or the package without its type and description fails here. Then the page's banner reads an error's
-// fields, never its message, the same whether the error came from this thread or through weightstream/worker.
+// with is an ErrorCode. One list of words for them: the core describes its codes (errorDescriptions(), the words
+// the CLI prints after a code) and the package's errors carry them as `description`; the page describes
+// exactly the package's own codes (web/errors.js). A code added to the core or the package without its type
+// and description fails here. Then the page's banner reads an error's fields, never its message, the same
+// whether the error came from this thread or through weightstream/worker.
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import ts from "typescript";
@@ -15,7 +18,7 @@ import { openInWorker } from "weightstream/worker";
 
 import { loadWasm } from "../../wasm/js/wasm.js";
 import { DESCRIPTIONS, bannerParts } from "../../web/errors.js";
-import { repoRoot } from "./helpers.mjs";
+import { cliError, cliPath, repoRoot } from "./helpers.mjs";
 
 // Codes of the core that are not failures: no JavaScript error carries them.
 const NOT_FAILURES = ["ok", "need_more_data"];
@@ -71,8 +74,56 @@ test("every code the package and the page reject with is an ErrorCode, and the p
     }
     for (const [code, file] of used)
         assert.ok(codes.includes(code), `${file} rejects with "${code}", not an ErrorCode`);
-    assert.deepEqual(Object.keys(DESCRIPTIONS).sort(), [...codes].sort(), "web/errors.js describes every ErrorCode");
+    assert.deepEqual(
+        Object.keys(DESCRIPTIONS).sort(),
+        [...unionMembers("SourceErrorCode")].sort(),
+        "web/errors.js describes the package's own codes, and no core code (those come from the core)",
+    );
     for (const [code, text] of Object.entries(DESCRIPTIONS)) assert.ok(text.length > 0, code);
+});
+
+test("the core describes each of its codes; the package's errors and the CLI use the same words", async () => {
+    const wasm = await loadWasm();
+    const names = wasm.errorNames();
+    const descriptions = wasm.errorDescriptions();
+    assert.equal(descriptions.length, names.length);
+    assert.equal(new Set(descriptions).size, descriptions.length, "each code has its own words");
+    for (const [i, text] of descriptions.entries()) {
+        assert.ok(text.length > 0 && !text.includes(": "), `${names[i]}: "${text}"`);
+    }
+    const described = new Map(names.map((name, i) => [name, descriptions[i]]));
+    assert.equal(described.get("bad_magic"), "not a GGUF or safetensors file");
+    const text = new TextEncoder().encode("not a model at all, just some text");
+    const here = await open(text).then(
+        () => assert.fail("opened"),
+        (e) => e,
+    );
+    const there = await openInWorker(text.slice()).then(
+        () => assert.fail("opened in a worker"),
+        (e) => e,
+    );
+    assert.equal(here.code, "bad_magic");
+    assert.equal(here.description, described.get("bad_magic"));
+    assert.equal(there.description, here.description);
+    // A source error has no core description; the page's words apply.
+    assert.equal(new WeightstreamError("http", "u: HTTP 404").description, undefined);
+    // The CLI prints the same words after the code: "FILE: bad_magic: not a GGUF or safetensors file: WHAT (byte 0)".
+    if (cliPath) {
+        const dir = mkdtempSync(path.join(tmpdir(), "ws-errors-"));
+        const file = path.join(dir, "text.bin"); // no format hint, as the bytes opened above
+        writeFileSync(file, text);
+        try {
+            const r = cliError(file);
+            assert.equal(r.status, 1);
+            assert.equal(r.code, "bad_magic");
+            assert.equal(
+                r.stderr,
+                `weightstream: error: ${file}: bad_magic: ${here.description}: ${here.what} (byte 0)\n`,
+            );
+        } finally {
+            rmSync(dir, { recursive: true });
+        }
+    }
 });
 
 test("the banner reads code, offset, file and what: the same from this thread and from the worker", async () => {
@@ -94,7 +145,7 @@ test("the banner reads code, offset, file and what: the same from this thread an
         code: "truncated",
         offset: 8,
         file: undefined,
-        text: `x.gguf: ${DESCRIPTIONS.truncated}: ${here.what}`,
+        text: `x.gguf: ${here.description}: ${here.what}`,
     });
     assert.deepEqual(bannerParts(there, "x.gguf"), parts);
     // An error of one file of several names it; one without `what` says its message.
@@ -105,7 +156,7 @@ test("the banner reads code, offset, file and what: the same from this thread an
         code: "bad_split",
         offset: 4,
         file: "b.gguf",
-        text: `${DESCRIPTIONS.bad_split}: b.gguf: split.no`,
+        text: `${inPart.description}: b.gguf: split.no`,
     });
     assert.deepEqual(bannerParts(new WeightstreamError("http", "u: HTTP 404")), {
         code: "http",

@@ -52,7 +52,13 @@ for (const model of corpus()) {
                     [[0, 1], 7],
                     [[3, 1], 4096],
                 ]) {
-                    const want = cliStats(model.file, [t.name, "--rows", `${rows[0]}:${rows[1]}`, "--bins", `${bins}`]);
+                    const want = cliStats(model.file, [
+                        t.name,
+                        "--rows",
+                        `${rows[0]}:${rows[0] + rows[1]}`,
+                        "--bins",
+                        `${bins}`,
+                    ]);
                     assert.deepEqual(
                         await m.stats(t.name, { rows, bins }),
                         want.get(t.name),

@@ -3,11 +3,20 @@
 // error name for file problems ("bad_magic", "truncated", ... as the CLI reports them) or one of the
 // package's own codes for the source (see index.d.ts).
 
+// The core's description of each of its codes (error_description() in core/status.cpp), set once the module
+// is loaded (wasm.js): the words the CLI prints after a code, so the package and the page never keep a copy.
+const coreDescriptions = new Map();
+
+/** Records the core's descriptions: `names[i]` is described by `descriptions[i]` (errorNames() order). */
+export function setCoreDescriptions(names, descriptions) {
+    names.forEach((name, i) => coreDescriptions.set(name, descriptions[i]));
+}
+
 export class WeightstreamError extends Error {
     /**
      * @param {string} code
      * @param {string} message
-     * @param {{offset?: number, what?: string, status?: number, cause?: unknown}} [details]
+     * @param {{offset?: number, what?: string, status?: number, cause?: unknown, description?: string}} [details]
      */
     constructor(code, message, details = {}) {
         super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -16,6 +25,9 @@ export class WeightstreamError extends Error {
         this.offset = details.offset;
         if (details.what !== undefined) this.what = details.what;
         if (details.status !== undefined) this.status = details.status;
+        // A core code's meaning; an error revived from a worker brings the one its realm had.
+        const description = details.description ?? coreDescriptions.get(code);
+        if (description !== undefined) this.description = description;
     }
 }
 

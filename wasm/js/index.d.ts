@@ -944,4 +944,9 @@ export class WeightstreamError extends Error {
     readonly status?: number;
     /** A model in several files: the file the problem is in (its name, as in ModelInfo.files). */
     readonly file?: string;
+    /**
+     * What a core code means ("not a GGUF or safetensors file" for bad_magic): the core's words, the ones the
+     * CLI prints after the code. Set on errors with a CoreErrorCode once the module has loaded.
+     */
+    readonly description?: string;
 }

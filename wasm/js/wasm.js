@@ -2,7 +2,7 @@
 // Loads the WebAssembly module once per realm. In Node the generated loader cannot fetch a file path, so the
 // .wasm is read here and handed over as wasmBinary; browsers and workers fetch it next to dist/weightstream.js.
 import createWeightstreamModule from "./dist/weightstream.js";
-import { WeightstreamError } from "./errors.js";
+import { WeightstreamError, setCoreDescriptions } from "./errors.js";
 
 const isNode = typeof process === "object" && typeof process.versions?.node === "string";
 
@@ -16,7 +16,9 @@ async function instantiate() {
         const fs = await import(/* @vite-ignore */ fsName);
         options.wasmBinary = await fs.readFile(new URL("./dist/weightstream.wasm", import.meta.url));
     }
-    return createWeightstreamModule(options);
+    const module = await createWeightstreamModule(options);
+    setCoreDescriptions(module.errorNames(), module.errorDescriptions());
+    return module;
 }
 
 /** The instantiated module (shared by every model). */

@@ -41,6 +41,7 @@ function errorRecord(e) {
             what: e.what,
             status: e.status,
             file: e.file,
+            description: e.description,
         };
     }
     if (e instanceof TypeError) return { kind: "type", message: e.message };
