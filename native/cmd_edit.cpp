@@ -32,10 +32,6 @@ namespace {
 
 constexpr uint64_t kMaxTemplateBytes = uint64_t(64) << 20;  // a chat template larger than this is refused
 
-constexpr const char* kUsageLine =
-    "usage: weightstream edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE] "
-    "[--force]\n       weightstream edit IN --in-place [--set ...] [--delete ...] [--set-chat-template FILE]";
-
 bool read_text_file(const std::string& path, std::string* out, std::string* error) {
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) {
@@ -92,7 +88,7 @@ int cmd_edit(const std::vector<std::string>& argv) {
         return kExitUsage;
     }
     const bool in_place = args.has("--in-place");
-    if (args.positional.size() != (in_place ? 1u : 2u)) return fail(kExitUsage, kUsageLine);
+    if (args.positional.size() != (in_place ? 1u : 2u)) return usage_error();
     if (in_place && args.has("--force")) return fail(kExitUsage, "--force has no meaning with --in-place");
     const std::string& in_path = args.positional[0];
 
