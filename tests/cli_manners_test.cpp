@@ -245,7 +245,7 @@ TEST_CASE("convert --json and quantize --json describe the file they wrote") {
     }
 }
 
-TEST_CASE("--filter selects exactly the matching tensors: a glob of the whole name, or /regex/ anywhere") {
+TEST_CASE("filter: --filter selects exactly the matching tensors: a glob of the whole name, or /regex/ anywhere") {
     const std::vector<std::string> all = names_of(json_cli("tensors " + quote(kTypes) + " --json")["tensors"]);
     REQUIRE(all.size() > 10);
     struct Case {
@@ -354,7 +354,7 @@ TEST_CASE("counts are singular for one and plural otherwise") {
     CHECK(run_cli("info " + quote(path)).out.find("  F32               2 tensors ") != std::string::npos);
 }
 
-TEST_CASE("--rows is a Python slice: each slice equals numpy's cut of the whole dump") {
+TEST_CASE("rows: --rows is a Python slice: each slice equals numpy's cut of the whole dump") {
     // q4_0.weight: 8 rows of 512 elements.
     const std::string whole = run_cli("dump " + quote(kTypes) + " q4_0.weight").out;
     const size_t row = 512 * 4;
