@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "cli.h"
+#include "header_cache.h"
 #include "http_source.h"
+#include "io_metrics.h"
 
 namespace {
 
@@ -147,8 +149,20 @@ int main(int argc, char** argv) {
     // The URL options, anywhere among the command's arguments: taken here, for every command at once.
     std::vector<std::string> rest;
     ws::HttpOptions& http = ws::http_options();
+    ws::IoOptions& io = ws::io_options();
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--io" || a == "--no-cache") {
+            if (a == "--io") io.io = true;
+            if (a == "--no-cache") ws::set_header_cache_disabled(true);
+            continue;
+        }
+        if (a == "--trace") {
+            if (i + 1 >= argc) return ws::cli::fail(ws::cli::kExitUsage, a + " needs a value");
+            io.trace_path = argv[++i];
+            if (io.trace_path.empty()) return ws::cli::fail(ws::cli::kExitUsage, "--trace needs a file name");
+            continue;
+        }
         if (a == "--header" || a == "--timeout") {
             if (i + 1 >= argc) return ws::cli::fail(ws::cli::kExitUsage, a + " needs a value");
             const std::string v = argv[++i];
@@ -171,7 +185,14 @@ int main(int argc, char** argv) {
     }
     if (const char* token = std::getenv("HF_TOKEN")) http.bearer_token = token;
     for (const Command& c : kCommands) {
-        if (command == c.name) return c.run(rest);
+        if (command != c.name) continue;
+        const int status = c.run(rest);
+        // The trace of a failed command too: it shows where the time went before the failure.
+        std::string why;
+        if (!io.trace_path.empty() && !ws::write_trace(&why)) {
+            return ws::cli::fail(ws::cli::kExitIo, why);
+        }
+        return status;
     }
     return ws::cli::fail(ws::cli::kExitUsage, "unknown command '" + command + "' (see weightstream --help)");
 }
