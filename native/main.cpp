@@ -115,7 +115,14 @@ constexpr const char* kUsage =
     "  --timeout SECONDS         connect timeout, and the longest a response may stall (default 30)\n"
     "HF_TOKEN in the environment is sent as a bearer token to the URL's own host (never to the host of a\n"
     "redirect) and is never printed. Failed requests are retried with backoff; a file that changes on the\n"
-    "server while it is read fails with source_changed (exit 3).\n";
+    "server while it is read fails with source_changed (exit 3).\n"
+    "  --no-cache                no header cache (also WEIGHTSTREAM_CACHE=0). Else a URL's header is kept in\n"
+    "                            $XDG_CACHE_HOME/weightstream (~/.cache/weightstream) and used after a 1-byte\n"
+    "                            request confirms its ETag (304): a second info URL costs one request\n"
+    "  --io                      --json gets \"io\" for a local FILE too (a URL's always has it): requests,\n"
+    "                            bytes_fetched, bytes_from_cache, retries, time_to_first_byte_ms, io_ms,\n"
+    "                            decoded_bytes, decode_ms, decode_gbps (info, tensors, stats, hash)\n"
+    "  --trace FILE              Chrome trace-event JSON (Perfetto): a span per request and per decoded tensor\n";
 
 struct Command {
     const char* name;
