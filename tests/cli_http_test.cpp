@@ -364,6 +364,16 @@ TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redire
         CHECK(log[0]["status"] == 503);
         CHECK(log[1]["status"] == 503);
         CHECK(log[2]["status"] == 206);
+        // io counts the retries and every request, the refused ones too.
+        faults().clear_log();
+        const ws_test::CliResult r = run_cli("info " + quote(base + "/busy/types.gguf") + " --json");
+        REQUIRE(r.status == 0);
+        const std::vector<json> again = faults().log();
+        size_t refused = 0;
+        for (const json& e : again) refused += e["status"] == 503;
+        const json io = json::parse(r.out)["io"];
+        CHECK(io["retries"] == refused);
+        CHECK(io["requests"] == again.size());
     }
     SECTION("429 with Retry-After: 1 waits a second") {
         faults().clear_log();
