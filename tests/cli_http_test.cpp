@@ -364,14 +364,15 @@ TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redire
         CHECK(log[0]["status"] == 503);
         CHECK(log[1]["status"] == 503);
         CHECK(log[2]["status"] == 206);
-        // io counts the retries and every request, the refused ones too.
+        // io counts the retries and every request, the refused ones too (a query: a path not yet seen).
         faults().clear_log();
-        const ws_test::CliResult r = run_cli("info " + quote(base + "/busy/types.gguf") + " --json");
+        const ws_test::CliResult r = run_cli("info " + quote(base + "/busy/types.gguf?io=1") + " --json");
         REQUIRE(r.status == 0);
         const std::vector<json> again = faults().log();
         size_t refused = 0;
         for (const json& e : again) refused += e["status"] == 503;
         const json io = json::parse(r.out)["io"];
+        CHECK(refused == 2);
         CHECK(io["retries"] == refused);
         CHECK(io["requests"] == again.size());
     }
