@@ -337,8 +337,6 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     if (ranged) {
         headers =
             curl_slist_append(headers, ("Range: bytes=" + std::to_string(from) + "-" + std::to_string(to - 1)).c_str());
-        // The server itself refuses another version: If-Range answers a changed file with 200 (the whole new
-        // file), which read() reports as the change.
         if (condition_.set) {
             // A header cache's question: has the file changed since? (304 if not)
             if (!condition_.etag.empty()) {
@@ -347,6 +345,8 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
                 headers = curl_slist_append(headers, ("If-Modified-Since: " + condition_.last_modified).c_str());
             }
         }
+        // The server itself refuses another version: If-Range answers a changed file with 200 (the whole new
+        // file), which read() reports as the change.
         if (pin_.set) {
             const bool strong = !pin_.etag.empty() && pin_.etag.compare(0, 2, "W/") != 0;
             const std::string& validator = strong ? pin_.etag : pin_.last_modified;
