@@ -31,6 +31,7 @@
 
 #include "block_stream.h"
 #include "dequant.h"
+#include "io_metrics.h"
 #include "model_json.h"
 #include "progress.h"
 #include "stream_input.h"
@@ -129,7 +130,12 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
     if (model.files.size() == 1 && model.files[0].is_stream()) {
         if (!hash_stream(model, &rows, &progress, &status)) return status;
     } else {
-        if (!remote) rows = hash_tensors(model, threads, HashWork::kDigests, &progress);
+        if (!remote) {
+            const uint64_t started = io_now_us();
+            rows = hash_tensors(model, threads, HashWork::kDigests, &progress);
+            // The tensors are hashed at once on the threads: one span for all of them.
+            record_decode("all tensors", "", total, started, io_now_us() - started);
+        }
         // The first problem in directory order, as a serial run meets it. A remote model's tensors are
         // fetched one at a time (memory: one tensor) and hashed on the threads as they come.
         for (size_t i = 0; i < rows.size(); ++i) {
@@ -141,7 +147,9 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
                     progress.finish();
                     return status;
                 }
+                const uint64_t started = io_now_us();
                 rows[i] = hash_tensors(model, {&t}, {data}, threads, HashWork::kDigests, &progress)[0];
+                record_decode(t.name, t.dtype_name(), t.nbytes, started, io_now_us() - started);
             }
             if (!rows[i].present) {
                 TensorBytes held;
@@ -169,7 +177,9 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
                  {"raw_sha256", rows[i].raw},
                  {"f32_sha256", rows[i].decodable ? nlohmann::json(rows[i].f32) : nlohmann::json(nullptr)}});
         }
-        std::printf("%s\n", json_dump(nlohmann::json{{"tensors", std::move(tensors)}}).c_str());
+        nlohmann::json out{{"tensors", std::move(tensors)}};
+        if (io_in_json()) out["io"] = io_json();
+        std::printf("%s\n", json_dump(out).c_str());
         return kExitOk;
     }
     // sha256sum-like lines: raw digest, float32 digest ("-" when the type has no decoder), dtype, name.

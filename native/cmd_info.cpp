@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cli.h"
+#include "io_metrics.h"
 #include "model_facts.h"
 #include "model_json.h"
 
@@ -172,11 +173,34 @@ int run(const std::vector<std::string>& argv, bool with_metadata) {
         if (tensors.empty()) warn("--filter " + args.get("--filter") + " matches no tensor");
     }
     if (args.has("--json")) {
-        // Written as it is produced: a vocabulary's JSON is megabytes.
+        // Written as it is produced: a vocabulary's JSON is megabytes. With "io" (io_metrics.h), the object's
+        // end ("\n}") is held back and "io" written as its last member.
+        const bool io = io_in_json();
+        struct Held {
+            bool hold;
+            std::string tail;  // the last bytes written, not yet printed
+        } held{io, {}};
         JsonWriter w(
-            1, [](void*, const char* data, size_t size) { std::fwrite(data, 1, size, stdout); }, nullptr);
+            1,
+            [](void* context, const char* data, size_t size) {
+                auto* h = static_cast<Held*>(context);
+                if (!h->hold) {
+                    std::fwrite(data, 1, size, stdout);
+                    return;
+                }
+                h->tail.append(data, size);
+                const size_t keep = std::min<size_t>(h->tail.size(), 2);
+                std::fwrite(h->tail.data(), 1, h->tail.size() - keep, stdout);
+                h->tail.erase(0, h->tail.size() - keep);
+            },
+            &held);
         write_model_json(model.info, JsonParts{with_metadata, true, true}, &w);
         w.finish();
+        if (io) {
+            std::string text = json_dump(io_json());
+            for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 2) text.insert(at + 1, " ");
+            std::printf(",\n \"io\": %s\n}", text.c_str());
+        }
         std::fputc('\n', stdout);
         return kExitOk;
     }

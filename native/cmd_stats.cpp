@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dequant.h"
+#include "io_metrics.h"
 #include "model_json.h"
 #include "progress.h"
 #include "row_window.h"
@@ -160,7 +161,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
             progress.finish();
             return status;
         }
-        uint64_t n_elements = t->n_elements;
+        uint64_t n_elements = t->n_elements, decoded = t->nbytes;
         uint64_t row_start = 0, row_n = 0;
         if (rows) {
             const bool inside = slice.resolve(row_count(*t), &row_start, &row_n);
@@ -176,8 +177,10 @@ int cmd_stats(const std::vector<std::string>& argv) {
             }
             data += w.value().offset - t->offset;
             n_elements = w.value().n_elements;
+            decoded = w.value().nbytes;
         }
         Stats st;
+        const uint64_t started = io_now_us();
         const Status s = window_stats(t->dtype, data, n_elements, model.info.big_endian, std::min(threads, 64u),
                                       static_cast<uint32_t>(bins), &progress, &st);
         if (!s.ok()) {
@@ -185,6 +188,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
             return fail(kExitInvalid, describe(model.paths[t->file_index], make_error(s.code, t->info_offset, s.what)) +
                                           ": tensor " + printable(t->name, 200));
         }
+        record_decode(t->name, t->dtype_name(), decoded, started, io_now_us() - started);
         nlohmann::json j = stats_to_json(*t, st);
         if (rows) j["rows"] = {row_start, row_n};
         tensors.push_back(std::move(j));
@@ -193,7 +197,9 @@ int cmd_stats(const std::vector<std::string>& argv) {
     for (const std::string& w : warnings) warn(w);
 
     if (args.has("--json")) {
-        std::printf("%s\n", json_dump(nlohmann::json{{"tensors", std::move(tensors)}}).c_str());
+        nlohmann::json out{{"tensors", std::move(tensors)}};
+        if (io_in_json()) out["io"] = io_json();
+        std::printf("%s\n", json_dump(out).c_str());
         return kExitOk;
     }
     size_t width = 4;

@@ -13,6 +13,7 @@
 #include <ctime>
 
 #include "cli.h"
+#include "io_metrics.h"
 
 namespace ws {
 namespace {
@@ -336,6 +337,14 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     if (ranged) {
         headers =
             curl_slist_append(headers, ("Range: bytes=" + std::to_string(from) + "-" + std::to_string(to - 1)).c_str());
+        if (condition_.set) {
+            // A header cache's question: has the file changed since? (304 if not)
+            if (!condition_.etag.empty()) {
+                headers = curl_slist_append(headers, ("If-None-Match: " + condition_.etag).c_str());
+            } else {
+                headers = curl_slist_append(headers, ("If-Modified-Since: " + condition_.last_modified).c_str());
+            }
+        }
         // The server itself refuses another version: If-Range answers a changed file with 200 (the whole new
         // file), which read() reports as the change.
         if (pin_.set) {
@@ -369,7 +378,24 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &stop_);
+    RequestRecord record;
+    record.start_us = io_now_us();
     r->code = curl_easy_perform(curl);
+    record.dur_us = io_now_us() - record.start_us;
+    record.file = url_name(shown_);
+    record.ranged = ranged;
+    record.from = from;
+    record.to = to;
+    record.status = r->status;
+    record.conditional = condition_.set;
+    curl_off_t downloaded = 0, first_byte = 0;
+    if (curl_easy_getinfo(curl, CURLINFO_SIZE_DOWNLOAD_T, &downloaded) == CURLE_OK && downloaded > 0) {
+        record.bytes = static_cast<uint64_t>(downloaded);
+    }
+    if (curl_easy_getinfo(curl, CURLINFO_STARTTRANSFER_TIME_T, &first_byte) == CURLE_OK && first_byte > 0) {
+        record.first_byte_us = static_cast<uint64_t>(first_byte);
+    }
+    record_request(record);
     curl_easy_cleanup(curl);
     curl_slist_free_all(headers);
     return r->code == CURLE_OK;
@@ -429,6 +455,12 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
             error->message = "the server answered a range of it with the whole file (200)";
             return Outcome::kFailed;
         }
+        if (r.status == 304 && condition_.set) {
+            pin_ = condition_;
+            size_known_ = true;
+            size_ = condition_.total;
+            return Outcome::kNotModified;
+        }
         if (r.status == 412) {
             error->changed = true;
             error->message = "the server's precondition failed (412)";
@@ -477,9 +509,22 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
                 why + " (at byte " + std::to_string(pos) + ", after " + std::to_string(options.retries) + " retries)";
             return Outcome::kFailed;
         }
+        record_retry();
         sleep_ms(std::max(backoff_ms(options.retry_delay_ms, failures), wait));
     }
     return Outcome::kOk;
+}
+
+HttpFile::Outcome HttpFile::revalidate(const std::string& etag, const std::string& last_modified, uint64_t size,
+                                       std::vector<uint8_t>* out, HttpError* error) {
+    condition_.set = true;
+    condition_.etag = etag;
+    condition_.last_modified = last_modified;
+    condition_.total_known = true;
+    condition_.total = size;
+    const Outcome got = read(0, 1, out, error);
+    condition_ = Pin();
+    return got;
 }
 
 int HttpFile::open_stream(std::string* error) {
@@ -537,6 +582,7 @@ void HttpFile::stream_body(int fd) {
             std::fflush(stderr);
             _exit(cli::kExitIo);
         }
+        record_retry();
         sleep_ms(std::max(backoff_ms(options.retry_delay_ms, failures), wait));
     }
 }

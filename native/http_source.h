@@ -62,12 +62,23 @@ public:
     HttpFile& operator=(const HttpFile&) = delete;
 
     enum class Outcome {
-        kOk,       // *out holds the bytes (fewer than asked at the end of the file)
-        kNoRange,  // the first request was answered with the whole file: use open_stream()
-        kFailed,   // *error says why
+        kOk,           // *out holds the bytes (fewer than asked at the end of the file)
+        kNoRange,      // the first request was answered with the whole file: use open_stream()
+        kFailed,       // *error says why
+        kNotModified,  // revalidate(): the server confirmed the cached version (304); the file is pinned to it
     };
     // Reads [offset, offset + length) into *out (replacing its contents). Thread-safe (reads are serialised).
     Outcome read(uint64_t offset, uint64_t length, std::vector<uint8_t>* out, HttpError* error);
+
+    // The first request, for a header cached under `etag` (else `last_modified`) and `size`: one byte at 0
+    // with If-None-Match (else If-Modified-Since). kNotModified pins the file to that version (later reads
+    // carry If-Range as after any first response); kOk means another version (its byte 0 is in *out, the
+    // file pinned to it); kNoRange and kFailed as for read().
+    Outcome revalidate(const std::string& etag, const std::string& last_modified, uint64_t size,
+                       std::vector<uint8_t>* out, HttpError* error);
+    // The version the file is pinned to (empty before the first response, or when the server sent none).
+    const std::string& etag() const { return pin_.etag; }
+    const std::string& last_modified() const { return pin_.last_modified; }
 
     // The file's size, once a response has told it.
     bool size_known() const { return size_known_; }
@@ -104,6 +115,7 @@ private:
     bool size_known_ = false;
     uint64_t size_ = 0;
     Pin pin_;
+    Pin condition_;  // revalidate()'s version, for perform() to ask about
     std::mutex mutex_;
     std::thread stream_thread_;
     std::atomic<bool> stop_{false};

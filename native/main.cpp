@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "cli.h"
+#include "header_cache.h"
 #include "http_source.h"
+#include "io_metrics.h"
 #include "usage.h"
 
 namespace {
@@ -49,13 +51,21 @@ bool take_colour_option(std::vector<std::string>* args) {
     return true;
 }
 
-// Takes the URL options (--header, --timeout; anywhere among the command's arguments) out of args into
-// http_options(), for every command at once, and HF_TOKEN from the environment. False after a usage error.
+// Takes the URL and I/O options (--header, --timeout, --no-cache, --io, --trace; anywhere among the command's
+// arguments) out of args into http_options() and io_options(), for every command at once, and HF_TOKEN from
+// the environment. False after a usage error.
 bool take_http_options(std::vector<std::string>* args) {
     ws::HttpOptions& http = ws::http_options();
+    ws::IoOptions& io = ws::io_options();
     for (size_t i = 0; i < args->size();) {
         const std::string a = (*args)[i];
-        if (a != "--header" && a != "--timeout") {
+        if (a == "--io" || a == "--no-cache") {
+            if (a == "--io") io.io = true;
+            if (a == "--no-cache") ws::set_header_cache_disabled(true);
+            args->erase(args->begin() + static_cast<std::ptrdiff_t>(i));
+            continue;
+        }
+        if (a != "--header" && a != "--timeout" && a != "--trace") {
             ++i;
             continue;
         }
@@ -65,7 +75,13 @@ bool take_http_options(std::vector<std::string>* args) {
         }
         const std::string v = (*args)[i + 1];
         args->erase(args->begin() + static_cast<std::ptrdiff_t>(i), args->begin() + static_cast<std::ptrdiff_t>(i + 2));
-        if (a == "--header") {
+        if (a == "--trace") {
+            if (v.empty()) {
+                ws::cli::fail(ws::cli::kExitUsage, "--trace needs a file name");
+                return false;
+            }
+            io.trace_path = v;
+        } else if (a == "--header") {
             if (v.find(':') == std::string::npos || v.find_first_of("\r\n") != std::string::npos) {
                 ws::cli::fail(ws::cli::kExitUsage, "--header needs 'Name: value' (its value is not shown)");
                 return false;
@@ -128,7 +144,13 @@ int main(int argc, char** argv) {
         }
         ws::cli::set_command(command);
         if (!take_http_options(&rest)) return ws::cli::kExitUsage;
-        return c.run(rest);
+        const int status = c.run(rest);
+        // The trace of a failed command too: it shows where the time went before the failure.
+        std::string why;
+        if (!ws::io_options().trace_path.empty() && !ws::write_trace(&why)) {
+            return ws::cli::fail(ws::cli::kExitIo, why);
+        }
+        return status;
     }
     return ws::cli::fail(ws::cli::kExitUsage, "unknown command '" + command + "' (see weightstream --help)");
 }

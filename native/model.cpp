@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "header_cache.h"
 #include "header_parser.h"
+#include "io_metrics.h"
 #include "le_bytes.h"
 #include "model_plan.h"
 #include "stream_input.h"
@@ -32,10 +34,42 @@ bool gguf_without_tensors(const std::vector<uint8_t>& first) {
 // kHeaderReadAhead or a tenth of the header's lower bound (fed + needed), whichever is larger, so that the
 // bytes read never exceed the header + 64 KiB + 10 % while a long vocabulary grows its reads geometrically.
 // A server that ignores Range: the file becomes a stream (file) read front to back.
+// With the header cache on, an entry of the URL is used once the server confirms its version (a 304 to a
+// 1-byte conditional request, or a 206 of the same strong ETag and size), and the parse of the network
+// path is stored for the next run.
 bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelInfo* info, LoadError* error) {
     std::vector<uint8_t> chunk;
     HttpError why;
-    const HttpFile::Outcome first = http->read(0, kHeaderReadAhead, &chunk, &why);
+    const bool use_cache = header_cache_enabled();
+    CachedHeader cached;
+    HttpFile::Outcome first = HttpFile::Outcome::kFailed;
+    if (use_cache && header_cache_load(http->url(), &cached)) {
+        first = http->revalidate(cached.etag, cached.last_modified, cached.size, &chunk, &why);
+        const bool same_version =
+            first == HttpFile::Outcome::kNotModified ||
+            (first == HttpFile::Outcome::kOk && !cached.etag.empty() && cached.etag.compare(0, 2, "W/") != 0 &&
+             http->etag() == cached.etag && http->size_known() && http->size() == cached.size);
+        if (same_version) {
+            ParseOptions cached_options = options;
+            cached_options.file_size = cached.size;
+            HeaderParser parser(cached_options);
+            if (parser.feed(cached.bytes.data(), cached.bytes.size()).ok()) {
+                record_bytes_from_cache(cached.bytes.size());
+                *info = parser.take_info();
+                info->file_size = cached.size;
+                return true;
+            }
+            // Not a header these options accept whole: the network decides (the file stays pinned).
+        }
+        if (first == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
+        if (first != HttpFile::Outcome::kNoRange) {  // (a server without Range: streamed below)
+            chunk.clear();
+            first = HttpFile::Outcome::kOk;
+            if (!http->size_known() || http->size() > 0) first = http->read(0, kHeaderReadAhead, &chunk, &why);
+        }
+    } else {
+        first = http->read(0, kHeaderReadAhead, &chunk, &why);
+    }
     if (first == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
     if (first == HttpFile::Outcome::kNoRange) {
         std::string message;
@@ -55,6 +89,8 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
     HeaderParser parser(options);
     uint64_t fed = 0;
     Status s = make_error(Error::kNeedMoreData, 0, "header");
+    std::vector<uint8_t> consumed;  // what the parser was fed, for the header cache
+    bool keep = use_cache;
     for (;;) {
         if (chunk.empty()) {
             s = make_error(Error::kTruncated, fed, "header");
@@ -62,6 +98,8 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
         }
         s = parser.feed(chunk.data(), chunk.size());
         fed += chunk.size();
+        keep = keep && fed <= kHeaderCacheBytes / 4;
+        if (keep) consumed.insert(consumed.end(), chunk.begin(), chunk.end());
         if (s.code != Error::kNeedMoreData) break;
         const uint64_t needed = parser.bytes_needed();
         uint64_t length = needed + std::max(kHeaderReadAhead, (fed + needed) / 10);
@@ -76,6 +114,14 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
     }
     *info = parser.take_info();
     info->file_size = http->size_known() ? http->size() : 0;
+    if (keep && http->size_known() && (!http->etag().empty() || !http->last_modified().empty())) {
+        CachedHeader entry;
+        entry.etag = http->etag();
+        entry.last_modified = http->last_modified();
+        entry.size = http->size();
+        entry.bytes = std::move(consumed);
+        header_cache_store(http->url(), entry);
+    }
     return true;
 }
 

@@ -190,6 +190,13 @@ constexpr const char* kCommon =
     "then only the bytes a command needs (split parts and shards next to the URL). With any command:\n"
     "  --header 'Name: value'    sent with every request (repeatable)\n"
     "  --timeout SECONDS         connect timeout, and the longest a response may stall (default 30)\n"
+    "  --no-cache                no header cache (also WEIGHTSTREAM_CACHE=0). Else a URL's header is kept in\n"
+    "                            $XDG_CACHE_HOME/weightstream (~/.cache/weightstream) and used after a 1-byte\n"
+    "                            conditional request confirms the file (304)\n"
+    "  --io                      --json gets \"io\" for a local FILE too (a URL's always has it): requests,\n"
+    "                            bytes_fetched, bytes_from_cache, retries, time_to_first_byte_ms, io_ms,\n"
+    "                            decoded_bytes, decode_ms, decode_gbps\n"
+    "  --trace FILE              Chrome trace-event JSON (Perfetto): a span per request and per decoded tensor\n"
     "HF_TOKEN in the environment is sent as a bearer token to the URL's own host (never to the host of a\n"
     "redirect) and is never printed. Failed requests are retried with backoff; a file that changes on the\n"
     "server while it is read fails with source_changed (exit 3). weightstream --version prints the version.\n";

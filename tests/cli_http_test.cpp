@@ -160,8 +160,23 @@ ws_test::FaultServer& faults() {
     return f;
 }
 
-// Runs the command on the URL and on the local file; both must succeed with the same stdout, the URL's
-// folder written as the local one.
+// JSON output without its "io" member (io_metrics.h: a remote model's --json has one, a local one's not):
+// the text around it is left byte for byte as it was.
+std::string without_io(const std::string& text) {
+    const size_t start = text.find("\n \"io\": {");
+    if (start == std::string::npos) return text;
+    const size_t close = text.find('}', start);  // "io" holds numbers and nulls only
+    std::string out = text;
+    if (close + 1 < out.size() && out[close + 1] == ',') {
+        out.erase(start, close + 2 - start);  // the first member
+    } else if (start > 0 && out[start - 1] == ',') {
+        out.erase(start - 1, close + 1 - (start - 1));  // the last member
+    }
+    return out;
+}
+
+// Runs the command on the URL and on the local file; both must succeed with the same stdout (but for the
+// URL's "io"), the URL's folder written as the local one.
 void same_as_local(const std::string& command_before, const std::string& base, const std::string& name,
                    const std::string& command_after = "") {
     const std::string local = served().dir.file(name);
@@ -170,7 +185,11 @@ void same_as_local(const std::string& command_before, const std::string& base, c
     INFO(command_before << " " << name << ": " << there.err);
     REQUIRE(here.status == 0);
     REQUIRE(there.status == 0);
-    std::string out = there.out;
+    CHECK(here.out.find("\n \"io\": {") == std::string::npos);
+    if (command_after.find("--json") != std::string::npos) {
+        CHECK(there.out.find("\n \"io\": {") != std::string::npos);
+    }
+    std::string out = without_io(there.out);
     for (size_t at; (at = out.find(base + "/")) != std::string::npos;) out.replace(at, base.size(), served().dir.path);
     CHECK(out == here.out);
 }
@@ -345,6 +364,17 @@ TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redire
         CHECK(log[0]["status"] == 503);
         CHECK(log[1]["status"] == 503);
         CHECK(log[2]["status"] == 206);
+        // io counts the retries and every request, the refused ones too (a query: a path not yet seen).
+        faults().clear_log();
+        const ws_test::CliResult r = run_cli("info " + quote(base + "/busy/types.gguf?io=1") + " --json");
+        REQUIRE(r.status == 0);
+        const std::vector<json> again = faults().log();
+        size_t refused = 0;
+        for (const json& e : again) refused += e["status"] == 503;
+        const json io = json::parse(r.out)["io"];
+        CHECK(refused == 2);
+        CHECK(io["retries"] == refused);
+        CHECK(io["requests"] == again.size());
     }
     SECTION("429 with Retry-After: 1 waits a second") {
         faults().clear_log();
@@ -427,4 +457,216 @@ TEST_CASE("a bearer token goes to the URL's host only and neither it nor a --hea
     CHECK(log[1]["host"].get<std::string>().find("localhost") == 0);
     CHECK(log[1]["authorization"].is_null());
     CHECK(log[1]["x_test"] == "hidden-header-value");
+}
+
+namespace {
+
+// The header cache on, in a fresh XDG_CACHE_HOME, for the life of the object (tests/main.cpp turns it off).
+struct CacheOn {
+    ws_test::TempDir home;
+    CacheOn() {
+        setenv("WEIGHTSTREAM_CACHE", "1", 1);
+        setenv("XDG_CACHE_HOME", home.path.c_str(), 1);
+    }
+    ~CacheOn() {
+        setenv("WEIGHTSTREAM_CACHE", "0", 1);
+        unsetenv("XDG_CACHE_HOME");
+    }
+    std::vector<std::string> entries() const {
+        std::vector<std::string> found;
+        const std::string dir = home.path + "/weightstream/headers";
+        if (DIR* d = opendir(dir.c_str())) {
+            while (const dirent* e = readdir(d)) {
+                if (e->d_name[0] != '.') found.push_back(dir + "/" + e->d_name);
+            }
+            closedir(d);
+        }
+        return found;
+    }
+};
+
+// A run's "io" object (and that it has one).
+json io_of(const ws_test::CliResult& r) {
+    const json j = json::parse(r.out);
+    REQUIRE(j.contains("io"));
+    return j["io"];
+}
+
+}  // namespace
+
+TEST_CASE("a second info of a URL costs one conditional request and no body byte, with the same output") {
+    if (!have_nginx()) return;
+    CacheOn cache;
+    for (const std::string name : {"vocab.gguf", "two.gguf", "jfk.safetensors", "split-00002-of-00003.gguf"}) {
+        const std::string url = nginx().base() + "/" + name;
+        nginx().clear_log();
+        const ws_test::CliResult cold = run_cli("info " + quote(url) + " --json");
+        const std::vector<std::string> cold_log = nginx().log();
+        INFO(name << ": " << cold.err);
+        REQUIRE(cold.status == 0);
+        const json cold_io = io_of(cold);
+        CHECK(cold_io["requests"] == cold_log.size());
+        CHECK(cold_io["bytes_fetched"] == total_bytes(cold_log));
+        CHECK(cold_io["bytes_from_cache"] == 0);
+
+        nginx().clear_log();
+        const ws_test::CliResult warm = run_cli("info " + quote(url) + " --json");
+        const std::vector<std::string> warm_log = nginx().log();
+        REQUIRE(warm.status == 0);
+        CHECK(without_io(warm.out) == without_io(cold.out));
+        const size_t parts = name.find("split") != std::string::npos ? 3 : 1;
+        REQUIRE(warm_log.size() == parts);  // one revalidation per file
+        for (const std::string& line : warm_log) {
+            CHECK(line.find(" 304 0 ") != std::string::npos);
+            CHECK(line.find("\"bytes=0-0\"") != std::string::npos);
+        }
+        const json warm_io = io_of(warm);
+        CHECK(warm_io["requests"] == parts);
+        CHECK(warm_io["bytes_fetched"] == 0);
+        // The cache served exactly what the network did.
+        CHECK(warm_io["bytes_from_cache"] == cold_io["bytes_fetched"]);
+        // The text output too.
+        const ws_test::CliResult text = run_cli("info " + quote(url));
+        const ws_test::CliResult text_cold = run_cli("info " + quote(url) + " --no-cache");
+        CHECK(text.out == text_cold.out);
+    }
+    // One entry per file, named by a hash: no URL in a file name.
+    CHECK(cache.entries().size() == 6);
+    for (const std::string& e : cache.entries()) CHECK(e.find("gguf") == std::string::npos);
+}
+
+TEST_CASE("the header cache refetches a replaced file and ignores --no-cache runs and corrupt entries") {
+    if (!have_nginx()) return;
+    CacheOn cache;
+    const std::string path = served().dir.file("cached.gguf");
+    ws_test::write_file(path, two_tensor_model());
+    const std::string url = nginx().base() + "/cached.gguf";
+    nginx().clear_log();
+    const ws_test::CliResult cold = run_cli("info " + quote(url) + " --json");
+    const std::vector<std::string> cold_log = nginx().log();
+    REQUIRE(cold.status == 0);
+    REQUIRE(cache.entries().size() == 1);
+
+    SECTION("--no-cache and WEIGHTSTREAM_CACHE=0 send the full reads") {
+        for (const std::string how : {"--no-cache", "env"}) {
+            if (how == "env") setenv("WEIGHTSTREAM_CACHE", "0", 1);
+            nginx().clear_log();
+            const ws_test::CliResult r = run_cli("info " + quote(url) + " --json" + (how == "env" ? "" : " " + how));
+            setenv("WEIGHTSTREAM_CACHE", "1", 1);
+            INFO(how);
+            REQUIRE(r.status == 0);
+            CHECK(nginx().log() == cold_log);
+            CHECK(io_of(r)["bytes_from_cache"] == 0);
+        }
+    }
+    SECTION("a corrupt, truncated or empty entry is ignored and replaced") {
+        const std::string entry = cache.entries()[0];
+        const std::vector<uint8_t> good = ws_test::read_file(entry);
+        for (int how = 0; how < 3; ++how) {
+            std::vector<uint8_t> bad = good;
+            if (how == 0) bad[bad.size() - 10] ^= 0x40;  // a header byte: the checksum fails
+            if (how == 1) bad.resize(bad.size() / 2);
+            if (how == 2) bad.clear();
+            ws_test::write_file(entry, bad);
+            nginx().clear_log();
+            const ws_test::CliResult r = run_cli("info " + quote(url) + " --json");
+            INFO(how << ": " << r.err);
+            REQUIRE(r.status == 0);
+            CHECK(r.err.empty());
+            CHECK(without_io(r.out) == without_io(cold.out));
+            CHECK(nginx().log() == cold_log);
+            CHECK(ws_test::read_file(entry) == good);  // stored again
+        }
+    }
+    SECTION("a replaced file (another ETag) is fetched again, not served from the cache") {
+        auto v2 = two_tensor_model();
+        v2.resize(v2.size() + 32, 0);
+        ws_test::write_file(path + ".new", v2);
+        REQUIRE(std::rename((path + ".new").c_str(), path.c_str()) == 0);
+        nginx().clear_log();
+        const ws_test::CliResult r = run_cli("info " + quote(url) + " --json");
+        const std::vector<std::string> log = nginx().log();
+        INFO(r.err);
+        REQUIRE(r.status == 0);
+        REQUIRE(log.size() == cold_log.size() + 1);
+        CHECK(log[0].find(" 206 1 \"bytes=0-0\"") != std::string::npos);  // the conditional: changed
+        const json j = json::parse(r.out);
+        CHECK(j["file_size"] == v2.size());
+        CHECK(j["io"]["bytes_from_cache"] == 0);
+        const ws_test::CliResult local = run_cli("info " + quote(path) + " --json");
+        std::string out = without_io(r.out);
+        CHECK(out == local.out);
+    }
+    std::remove(path.c_str());
+}
+
+TEST_CASE("--json's io counts what nginx's log shows and --trace has a span per request and per tensor") {
+    if (!have_nginx()) return;
+    const std::string url = nginx().base() + "/two.gguf";
+    const json local = json::parse(run_cli("info " + quote(served().dir.file("two.gguf")) + " --json").out);
+    uint64_t tensor_bytes = 0;
+    for (const json& t : local["tensors"]) tensor_bytes += t["nbytes"].get<uint64_t>();
+    ws_test::TempDir out;
+    for (const std::string command : {"info", "tensors", "stats", "hash"}) {
+        nginx().clear_log();
+        const std::string trace = out.file(command + ".json");
+        const ws_test::CliResult r = run_cli(command + " " + quote(url) + " --json --trace " + quote(trace));
+        const std::vector<std::string> log = nginx().log();
+        INFO(command << ": " << r.err);
+        REQUIRE(r.status == 0);
+        const json io = io_of(r);
+        CHECK(io["requests"] == log.size());
+        CHECK(io["bytes_fetched"] == total_bytes(log));
+        CHECK(io["retries"] == 0);
+        CHECK(io["time_to_first_byte_ms"].is_number());
+        CHECK(io["io_ms"].get<double>() > 0);
+        const bool decodes = command == "stats" || command == "hash";
+        CHECK(io["decoded_bytes"] == (decodes ? tensor_bytes : 0));
+        CHECK(io["decode_gbps"].is_null() == !decodes);
+
+        const std::vector<uint8_t> bytes = ws_test::read_file(trace);
+        const json events = json::parse(bytes.begin(), bytes.end())["traceEvents"];
+        std::vector<json> http, decode;
+        for (const json& e : events) {
+            CHECK(e["ph"] == "X");
+            CHECK(e["ts"].is_number_unsigned());
+            CHECK(e["dur"].is_number_unsigned());
+            CHECK(e["pid"] == 1);
+            CHECK(e["tid"].is_number_unsigned());
+            (e["cat"] == "http" ? http : decode).push_back(e);
+        }
+        REQUIRE(http.size() == log.size());
+        for (size_t i = 0; i < log.size(); ++i) {
+            // "GET /two.gguf HTTP/1.1 206 65536 "bytes=0-65535""
+            CHECK(log[i].find("\"" + http[i]["args"]["range"].get<std::string>() + "\"") != std::string::npos);
+            CHECK(http[i]["args"]["status"] == 206);
+            CHECK(http[i]["args"]["bytes"] == ws_test::logged_bytes(log[i]));
+            CHECK(http[i]["args"]["file"] == "two.gguf");
+        }
+        CHECK(decode.size() == (decodes ? 2 : 0));
+        for (size_t i = 0; i < decode.size(); ++i) {
+            CHECK(decode[i]["name"] == local["tensors"][i]["name"]);
+            CHECK(decode[i]["args"]["bytes"] == local["tensors"][i]["nbytes"]);
+        }
+    }
+}
+
+TEST_CASE("a local model's --json has io only with --io, and then no request") {
+    const std::string path = served().dir.file("two.gguf");
+    const ws_test::CliResult plain = run_cli("stats " + quote(path) + " --json");
+    const ws_test::CliResult with = run_cli("stats " + quote(path) + " --json --io");
+    REQUIRE(plain.status == 0);
+    REQUIRE(with.status == 0);
+    CHECK(!json::parse(plain.out).contains("io"));
+    const json io = io_of(with);
+    CHECK(io["requests"] == 0);
+    CHECK(io["bytes_fetched"] == 0);
+    CHECK(io["time_to_first_byte_ms"].is_null());
+    CHECK(io["io_ms"] == 0);
+    CHECK(io["decoded_bytes"] == 256 * 256 * 4 + 256 * 512 / 32 * 34);
+    CHECK(without_io(with.out) == plain.out);
+    const ws_test::CliResult info = run_cli("info " + quote(path) + " --json --io");
+    REQUIRE(info.status == 0);
+    CHECK(io_of(info)["decoded_bytes"] == 0);
+    CHECK(without_io(info.out) == run_cli("info " + quote(path) + " --json").out);
 }
