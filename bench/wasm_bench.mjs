@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The package's benchmarks under Node (npm run bench:wasm). Four parts, each reported as medians of several
+// The package's benchmarks under Node (npm run bench:wasm). Five parts, each reported as medians of several
 // runs and as ratios measured in the same run (the machine is shared and its absolute speed moves):
+//   ggml    Q4_0, Q4_1, BF16: our wasm decoders over ggml's own loops compiled by emcc -O3 -msimd128 into the
+//           same module (bench/ggml_loops.h), in >= 10 alternating rounds.
 //   decode  per type: WebAssembly GB/s over native GB/s, single-threaded. Both sides run bench/dequant_bench.h
 //           (the same synthetic tensors, 64 MiB of float32 out, best of 5): natively `weightstream bench --json
 //           --threads 1 --type T`, in wasm build/wasm/weightstream_bench.js (wasm/bench_bindings.cpp) over the
@@ -15,7 +17,7 @@
 //           @huggingface/gguf on the same bytes in the same run (both from memory; and both from the file).
 //   stream  a generated GGUF of >= 1 GiB (written to a temporary folder, deleted after) through model.stream()
 //           in a fresh Node process: peak WebAssembly memory, peak RSS, throughput.
-// Usage: node bench/wasm_bench.mjs [--only decode,quantize,parse,stream] [--rounds N] [--json FILE]
+// Usage: node bench/wasm_bench.mjs [--only decode,ggml,quantize,parse,stream] [--rounds N] [--json FILE]
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -121,6 +123,38 @@ function printDecode(d) {
         );
     }
     console.log(`wasm/native: min ${fmt(d.min_ratio)}, median ${fmt(d.median_ratio)} (target >= 0.5 for every type)`);
+}
+
+// ---- ggml -----------------------------------------------------------------------------------------------------
+
+// Our wasm decoders against ggml's own loops for the same types (bench/ggml_loops.h: dequantize_row_q4_0/_q4_1's
+// scalar loops, ggml_bf16_to_fp32_row's shift loop) compiled into the same module by emcc -O3 -msimd128, as
+// ggml's wasm build compiles them: at least 10 alternating rounds in one run, the ratio (ours over ggml's) a
+// median of the rounds' ratios.
+const GGML_TYPES = ["Q4_0", "Q4_1", "BF16"];
+
+async function ggml(rounds) {
+    const module = await loadBenchModule();
+    const ids = new Map(module.benchTypes().map(({ id, name }) => [name, id]));
+    const n = Math.max(10, rounds);
+    const rows = [];
+    for (const name of GGML_TYPES) {
+        const r = module.benchGgmlLoop(ids.get(name), OUTPUT_BYTES, n);
+        if (!r.verified) throw new Error(`wasm decode of ${name} differs from ggml's loop`);
+        rows.push({ dtype: name, rounds: r.rounds, gbps: r.gbps, ggml_gbps: r.ggml_gbps, ratio: r.ratio });
+    }
+    return { output_mib: OUTPUT_BYTES / MIB, types: rows };
+}
+
+function printGgml(g) {
+    console.log(`\n== wasm decode against ggml's loops (emcc -O3 -msimd128), ${g.output_mib} MiB of float32 out`);
+    console.log(`${"dtype".padEnd(8)} ${"ours GB/s".padStart(10)} ${"ggml GB/s".padStart(10)} ${"ratio".padStart(7)}`);
+    for (const r of g.types) {
+        console.log(
+            `${r.dtype.padEnd(8)} ${fmt(r.gbps).padStart(10)} ${fmt(r.ggml_gbps).padStart(10)} ` +
+                `${fmt(r.ratio, 3).padStart(7)}  (median of ${r.rounds} rounds)`,
+        );
+    }
 }
 
 // ---- quantize -------------------------------------------------------------------------------------------------
@@ -478,7 +512,7 @@ function printStream(s) {
 
 const { values: args } = parseArgs({
     options: {
-        only: { type: "string", default: "decode,quantize,parse,stream" },
+        only: { type: "string", default: "decode,ggml,quantize,parse,stream" },
         rounds: { type: "string", default: "3" },
         json: { type: "string" },
         "stream-child": { type: "string" },
@@ -495,6 +529,7 @@ if (args["stream-child"]) {
     const rounds = Math.max(1, Number(args.rounds));
     const report = {};
     if (only.has("decode")) printDecode((report.decode = await decode(rounds)));
+    if (only.has("ggml")) printGgml((report.ggml = await ggml(rounds)));
     if (only.has("quantize")) printQuantize((report.quantize = await quantize(rounds)));
     if (only.has("parse")) printParse((report.parse = await parse(rounds)));
     if (only.has("stream")) printStream((report.stream = await stream()));

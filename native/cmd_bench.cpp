@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "dequant.h"
 #include "dequant_bench.h"
+#include "ggml_loops.h"
 #include "gguf_writer.h"
 #include "header_parser.h"
 #include "model_json.h"
@@ -58,6 +59,49 @@ double gbps(uint64_t bytes, double seconds) {
 // The decoded output of one thread must equal the threaded output before either is timed.
 bool outputs_agree(const std::vector<float>& a, const std::vector<float>& b) {
     return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+constexpr int kGgmlRounds = 12;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Our single-thread decode of t against ggml's loop for it (bench/ggml_loops.h), after checking that both give
+// the same bits: kGgmlRounds rounds, each timing one run of each into the same buffer, which first alternating (so both
+// meet the same load). Medians of each side's GB/s and of the per-round ratios (ours over ggml's). False if the bits
+// differ.
+bool versus_ggml_loop(DType t, DequantRowFn ggml, const std::vector<uint8_t>& src, uint64_t n, std::vector<float>* out,
+                      std::vector<float>* check, double* ours_gbps, double* ggml_gbps, double* ratio) {
+    ggml(src.data(), check->data(), static_cast<int64_t>(n));
+    if (!dequantize(t, src.data(), n, out->data()).ok() || !outputs_agree(*out, *check)) return false;
+    std::vector<double> ours, theirs, ratios;
+    for (int r = 0; r < kGgmlRounds; ++r) {
+        // Both write the same buffer, and which goes first alternates: the second run of a pair is measurably
+        // favoured (the first one's writes leave the buffer's pages and lines in a better state).
+        const auto ours_run = [&] {
+            return bench::best_seconds(1, [&] { (void)dequantize(t, src.data(), n, out->data()); });
+        };
+        const auto ggml_run = [&] {
+            return bench::best_seconds(1, [&] { ggml(src.data(), out->data(), static_cast<int64_t>(n)); });
+        };
+        double a = 0, b = 0;
+        if (r % 2 == 0) {
+            a = ours_run();
+            b = ggml_run();
+        } else {
+            b = ggml_run();
+            a = ours_run();
+        }
+        ours.push_back(gbps(kOutputBytes, a));
+        theirs.push_back(gbps(kOutputBytes, b));
+        ratios.push_back(b / a);
+    }
+    *ours_gbps = median(ours);
+    *ggml_gbps = median(theirs);
+    *ratio = median(ratios);
+    return true;
 }
 
 nlohmann::json bench_types(const std::vector<DType>& types, unsigned threads, bool json, int* exit_status) {
@@ -95,11 +139,24 @@ nlohmann::json bench_types(const std::vector<DType>& types, unsigned threads, bo
                                        })));
         }
         best_store = std::max(best_store, store);
-        results.push_back({{"dtype", dtype_name(t)},
-                           {"gbps_out", one},
-                           {"ratio_to_store", one / store},
-                           {"store_gbps", store},
-                           {"threads", 1}});
+        nlohmann::json row = {{"dtype", dtype_name(t)},
+                              {"gbps_out", one},
+                              {"ratio_to_store", one / store},
+                              {"store_gbps", store},
+                              {"threads", 1}};
+        if (const DequantRowFn ggml = bench::ggml_loop(t)) {
+            double ours_gbps = 0, ggml_gbps = 0, ratio = 0;
+            if (!versus_ggml_loop(t, ggml, src, n, &out, &check, &ours_gbps, &ggml_gbps, &ratio)) {
+                *exit_status = fail(kExitInvalid, std::string("bench: ") + dtype_name(t) + " ggml loop differs");
+                return nullptr;
+            }
+            row["ggml_loop"] = {
+                {"rounds", kGgmlRounds}, {"gbps_out", ours_gbps}, {"ggml_gbps_out", ggml_gbps}, {"ratio", ratio}};
+            if (!json)
+                std::printf("%-12s against ggml's loop: %.2f GB/s vs %.2f GB/s, ratio %.3f (median of %d rounds)\n",
+                            dtype_name(t), ours_gbps, ggml_gbps, ratio, kGgmlRounds);
+        }
+        results.push_back(row);
         results.push_back({{"dtype", dtype_name(t)},
                            {"gbps_out", many},
                            {"ratio_to_store", many / store},
@@ -307,11 +364,6 @@ bool write_hash_model(const std::string& path, std::string* why) {
     ok = std::fclose(f) == 0 && ok;
     if (!ok) *why = "cannot write " + path;
     return ok;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 double gb_per_s(const std::function<void()>& run, uint64_t bytes) {

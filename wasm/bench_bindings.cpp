@@ -6,6 +6,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -14,6 +15,7 @@
 #include "dequant.h"
 #include "dequant_bench.h"
 #include "dtype.h"
+#include "ggml_loops.h"
 #include "quantize.h"
 #include "quantize_bench.h"
 
@@ -65,6 +67,59 @@ val bench_decode(int id, double output_bytes, int reps) {
     return r;
 }
 
+// Our decode of type `id` against ggml's loop for it (bench/ggml_loops.h, compiled here by emcc -O3 -msimd128
+// as ggml's wasm build compiles it) over output_bytes of float32 from the synthetic tensor: rounds rounds, each
+// one run of ours and one of ggml's into the same buffer, which first alternating. {verified, rounds, gbps, ggml_gbps,
+// ratio}: verified says both gave the same bits, gbps and ggml_gbps are medians of output GB/s, ratio the median of
+// ours over ggml's.
+val bench_ggml_loop(int id, double output_bytes, int rounds) {
+    const DType t = static_cast<DType>(static_cast<uint32_t>(id));
+    val r = val::object();
+    r.set("verified", false);
+    const DequantRowFn ggml = bench::ggml_loop(t);
+    if (!dtype_decodable(t) || !ggml || rounds <= 0) return r;
+    std::vector<float> out(static_cast<size_t>(output_bytes) / sizeof(float)), check(out.size());
+    const uint64_t n = out.size() / dequant_floats_per_element(t);
+    const std::vector<uint8_t> src = bench::synthetic_tensor(t, n, 1);
+    if (src.empty()) return r;
+    ggml(src.data(), check.data(), static_cast<int64_t>(n));
+    if (!dequantize(t, src.data(), n, out.data()).ok()) return r;
+    r.set("verified", std::memcmp(out.data(), check.data(), out.size() * sizeof(float)) == 0);
+    const double bytes = static_cast<double>(out.size() * sizeof(float));
+    std::vector<double> ours, theirs, ratios;
+    for (int i = 0; i < rounds; ++i) {
+        // Both write the same buffer, and which goes first alternates: the second run of a pair is measurably
+        // favoured (the first one's writes leave the buffer's pages and lines in a better state).
+        const auto ours_run = [&] {
+            return bench::best_seconds(1, [&] { (void)dequantize(t, src.data(), n, out.data()); });
+        };
+        const auto ggml_run = [&] {
+            return bench::best_seconds(1, [&] { ggml(src.data(), out.data(), static_cast<int64_t>(n)); });
+        };
+        double a = 0, b = 0;
+        if (i % 2 == 0) {
+            a = ours_run();
+            b = ggml_run();
+        } else {
+            b = ggml_run();
+            a = ours_run();
+        }
+        ours.push_back(bytes / a / 1e9);
+        theirs.push_back(bytes / b / 1e9);
+        ratios.push_back(b / a);
+    }
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        const size_t m = v.size() / 2;
+        return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+    };
+    r.set("rounds", rounds);
+    r.set("gbps", median(ours));
+    r.set("ggml_gbps", median(theirs));
+    r.set("ratio", median(ratios));
+    return r;
+}
+
 // Every type quantize_rows() produces: [{id, name, imatrix}] in the native benchmark's order, imatrix "none"
 // (ggml ignores one), "optional" or "required".
 val bench_quantize_types() {
@@ -110,6 +165,7 @@ EMSCRIPTEN_BINDINGS(weightstream_bench) {
     emscripten::function("benchTypes", &ws::bench_types);
     emscripten::function("benchStore", &ws::bench_store);
     emscripten::function("benchDecode", &ws::bench_decode);
+    emscripten::function("benchGgmlLoop", &ws::bench_ggml_loop);
     emscripten::function("benchQuantizeTypes", &ws::bench_quantize_types);
     emscripten::function("benchQuantize", &ws::bench_quantize);
 }
