@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "http_source.h"
 
-#include <curl/curl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <ctime>
 
 #include "cli.h"
+#include "curl_library.h"
 #include "io_metrics.h"
 
 namespace ws {
@@ -104,14 +104,6 @@ std::string strip_userinfo(const std::string& url) {
     const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
     if (at == std::string::npos || at < host) return url;
     return url.substr(0, host) + url.substr(at + 1);
-}
-
-void curl_init_once() {
-    static const bool done = [] {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        return true;
-    }();
-    (void)done;
 }
 
 }  // namespace
@@ -206,9 +198,7 @@ std::string url_without_userinfo(const std::string& url) {
     return strip_userinfo(url);
 }
 
-HttpFile::HttpFile(std::string url) : url_(std::move(url)), shown_(strip_userinfo(url_)) {
-    curl_init_once();
-}
+HttpFile::HttpFile(std::string url) : url_(std::move(url)), shown_(strip_userinfo(url_)) {}
 
 HttpFile::~HttpFile() {
     stop_ = true;
@@ -322,9 +312,11 @@ bool HttpFile::check_response(Response* r) {
 
 bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     const HttpOptions& options = http_options();
-    CURL* curl = curl_easy_init();
+    std::string unloaded;
+    const CurlLibrary* lib = curl_library(&unloaded);
+    CURL* curl = lib ? lib->easy_init() : nullptr;
     if (!curl) {
-        r->error.message = "curl_easy_init failed";
+        r->error.message = lib ? "curl_easy_init failed" : unloaded;
         r->fatal = true;
         return false;
     }
@@ -333,16 +325,16 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     r->from = from;
     r->to = to;
     struct curl_slist* headers = nullptr;
-    for (const std::string& h : options.headers) headers = curl_slist_append(headers, h.c_str());
+    for (const std::string& h : options.headers) headers = lib->slist_append(headers, h.c_str());
     if (ranged) {
         headers =
-            curl_slist_append(headers, ("Range: bytes=" + std::to_string(from) + "-" + std::to_string(to - 1)).c_str());
+            lib->slist_append(headers, ("Range: bytes=" + std::to_string(from) + "-" + std::to_string(to - 1)).c_str());
         if (condition_.set) {
             // A header cache's question: has the file changed since? (304 if not)
             if (!condition_.etag.empty()) {
-                headers = curl_slist_append(headers, ("If-None-Match: " + condition_.etag).c_str());
+                headers = lib->slist_append(headers, ("If-None-Match: " + condition_.etag).c_str());
             } else {
-                headers = curl_slist_append(headers, ("If-Modified-Since: " + condition_.last_modified).c_str());
+                headers = lib->slist_append(headers, ("If-Modified-Since: " + condition_.last_modified).c_str());
             }
         }
         // The server itself refuses another version: If-Range answers a changed file with 200 (the whole new
@@ -350,37 +342,37 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
         if (pin_.set) {
             const bool strong = !pin_.etag.empty() && pin_.etag.compare(0, 2, "W/") != 0;
             const std::string& validator = strong ? pin_.etag : pin_.last_modified;
-            if (!validator.empty()) headers = curl_slist_append(headers, ("If-Range: " + validator).c_str());
+            if (!validator.empty()) headers = lib->slist_append(headers, ("If-Range: " + validator).c_str());
         }
     }
-    curl_easy_setopt(curl, CURLOPT_URL, url_.c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, options.max_redirects);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "weightstream");
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
+    lib->easy_setopt(curl, CURLOPT_URL, url_.c_str());
+    lib->easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    lib->easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    lib->easy_setopt(curl, CURLOPT_MAXREDIRS, options.max_redirects);
+    lib->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    lib->easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    lib->easy_setopt(curl, CURLOPT_USERAGENT, "weightstream");
+    lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
     // A stall: less than 1 byte/s for the timeout (in whole seconds, curl's unit) aborts the attempt.
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (options.connect_timeout_ms + 999) / 1000));
+    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (options.connect_timeout_ms + 999) / 1000));
     if (!options.bearer_token.empty()) {
         // Sent to the URL's host only: libcurl does not send it on to the host of a redirect.
-        curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-        curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, options.bearer_token.c_str());
+        lib->easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+        lib->easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, options.bearer_token.c_str());
     }
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, r->curl_error);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &stop_);
+    lib->easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    lib->easy_setopt(curl, CURLOPT_HEADERDATA, r);
+    lib->easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    lib->easy_setopt(curl, CURLOPT_WRITEDATA, r);
+    lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, r->curl_error);
+    lib->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    lib->easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    lib->easy_setopt(curl, CURLOPT_XFERINFODATA, &stop_);
     RequestRecord record;
     record.start_us = io_now_us();
-    r->code = curl_easy_perform(curl);
+    r->code = lib->easy_perform(curl);
     record.dur_us = io_now_us() - record.start_us;
     record.file = url_name(shown_);
     record.ranged = ranged;
@@ -389,15 +381,15 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     record.status = r->status;
     record.conditional = condition_.set;
     curl_off_t downloaded = 0, first_byte = 0;
-    if (curl_easy_getinfo(curl, CURLINFO_SIZE_DOWNLOAD_T, &downloaded) == CURLE_OK && downloaded > 0) {
+    if (lib->easy_getinfo(curl, CURLINFO_SIZE_DOWNLOAD_T, &downloaded) == CURLE_OK && downloaded > 0) {
         record.bytes = static_cast<uint64_t>(downloaded);
     }
-    if (curl_easy_getinfo(curl, CURLINFO_STARTTRANSFER_TIME_T, &first_byte) == CURLE_OK && first_byte > 0) {
+    if (lib->easy_getinfo(curl, CURLINFO_STARTTRANSFER_TIME_T, &first_byte) == CURLE_OK && first_byte > 0) {
         record.first_byte_us = static_cast<uint64_t>(first_byte);
     }
     record_request(record);
-    curl_easy_cleanup(curl);
-    curl_slist_free_all(headers);
+    lib->easy_cleanup(curl);
+    lib->slist_free_all(headers);
     return r->code == CURLE_OK;
 }
 
@@ -408,14 +400,14 @@ long retry_after_ms(long status, const std::string& value) {
     if ((status != 429 && status != 503) || value.empty()) return 0;
     uint64_t seconds = 0;
     if (parse_number(value, &seconds)) return static_cast<long>(std::min<uint64_t>(seconds * 1000, kMaxRetryAfterMs));
-    const time_t when = curl_getdate(value.c_str(), nullptr);
+    const time_t when = curl_library(nullptr)->getdate(value.c_str(), nullptr);
     if (when < 0) return 0;
     const double ms = std::difftime(when, std::time(nullptr)) * 1000;
     return static_cast<long>(std::min<double>(std::max(ms, 0.0), kMaxRetryAfterMs));
 }
 
 std::string curl_words(const HttpFile::Response& r) {
-    return r.curl_error[0] ? std::string(r.curl_error) : std::string(curl_easy_strerror(r.code));
+    return r.curl_error[0] ? std::string(r.curl_error) : std::string(curl_library(nullptr)->easy_strerror(r.code));
 }
 
 std::string http_words(const HttpFile::Response& r) {
