@@ -600,7 +600,7 @@ TEST_CASE("the header cache refetches a replaced file and ignores --no-cache run
     std::remove(path.c_str());
 }
 
-TEST_CASE("--json's io counts what nginx's log shows and --trace has a span per request and per tensor") {
+TEST_CASE("io: --json's io counts what nginx's log shows and --trace has a span per request and per tensor") {
     if (!have_nginx()) return;
     const std::string url = nginx().base() + "/two.gguf";
     const json local = json::parse(run_cli("info " + quote(served().dir.file("two.gguf")) + " --json").out);
