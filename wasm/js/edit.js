@@ -4,9 +4,10 @@
 // file only checks the caller's changes, hands them to the core as JSON text, and moves bytes: the header,
 // then every tensor's stored bytes read through the model's sources, each followed by its zero padding.
 // The stream is pulled: nothing past the header is read before the consumer asks for it.
-import { abortReason, statusError, throwIfAborted } from "./errors.js";
+import { statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
+import { generatorStream } from "./quantize.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -84,35 +85,5 @@ async function* run(source, options, changes, signal) {
 export function editStream(source, options, changes) {
     const { signal } = options;
     const steps = run(source, options, changes, signal);
-    let onAbort = null;
-    const stop = () => signal?.removeEventListener("abort", onAbort);
-    return new ReadableStream(
-        {
-            start(controller) {
-                if (!signal) return;
-                onAbort = () => {
-                    controller.error(abortReason(signal));
-                    steps.return().catch(() => {});
-                };
-                signal.addEventListener("abort", onAbort, { once: true });
-            },
-            async pull(controller) {
-                try {
-                    const { done, value } = await steps.next();
-                    if (done) {
-                        stop();
-                        controller.close();
-                    } else controller.enqueue(value);
-                } catch (e) {
-                    stop();
-                    throw e;
-                }
-            },
-            async cancel() {
-                stop();
-                await steps.return();
-            },
-        },
-        { highWaterMark: 0 },
-    );
+    return generatorStream(steps, signal);
 }

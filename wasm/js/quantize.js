@@ -295,6 +295,14 @@ async function* run(source, options, quantizeOptions) {
 export function quantizeStream(source, options, quantizeOptions) {
     const { signal } = quantizeOptions;
     const steps = run(source, options, quantizeOptions);
+    return generatorStream(steps, signal);
+}
+
+/**
+ * A byte stream pulled from the async generator `steps` one chunk at a time (no read-ahead); `signal` aborts
+ * it (the stream errors with the signal's reason and the generator is closed). quantize() and edit() share it.
+ */
+export function generatorStream(steps, signal) {
     let onAbort = null;
     const stop = () => signal?.removeEventListener("abort", onAbort);
     return new ReadableStream(
