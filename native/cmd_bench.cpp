@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "crypto_library.h"
 #include "dequant.h"
 #include "dequant_bench.h"
 #include "ggml_loops.h"
@@ -398,6 +399,11 @@ double sha256_gbps() {
 }
 
 nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds, bool json, int* exit_status) {
+    std::string unloaded;
+    if (!crypto_library(&unloaded)) {
+        *exit_status = fail(kExitIo, "bench --hash: " + unloaded);
+        return nullptr;
+    }
     std::string path = given;
     if (path.empty()) {
         const char* tmp = std::getenv("TMPDIR");

@@ -30,6 +30,7 @@
 #include <memory>
 
 #include "block_stream.h"
+#include "crypto_library.h"
 #include "dequant.h"
 #include "io_metrics.h"
 #include "model_json.h"
@@ -465,6 +466,12 @@ int cmd_hash(const std::vector<std::string>& argv) {
     if (manifest && args.has("--json")) return fail(kExitUsage, "hash: --json is not a manifest option");
     // A manifest's whole-model digests are of every tensor: a filtered one would not be llama-gguf-hash's.
     if (manifest && args.has("--filter")) return fail(kExitUsage, "hash: --filter is not a manifest option");
+    // SHA-1/SHA-256 (libcrypto) for the fingerprints, a manifest that asks for them, and a check (whose
+    // manifest may name them); XXH-only manifests load nothing.
+    const bool sha = !manifest || args.has("--sha1") || args.has("--sha256") || args.has("--all") ||
+                     args.has("--uuid") || args.has("--check") || args.has("-c");
+    std::string unloaded;
+    if (sha && !crypto_library(&unloaded)) return fail(kExitIo, "hash: " + unloaded);
     return manifest ? hash_manifest(args, args.positional[0], threads)
                     : hash_fingerprints(args, args.positional[0], threads);
 }

@@ -22,7 +22,6 @@
 //   Exit status: 0 every model ok, 1 some model's verdict is not ok (invalid, or unreadable: verdict
 //   "io"), 2 usage, 3 the list itself cannot be read (a list file, a directory, OUT) or written.
 #include <dirent.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,10 +38,12 @@
 #include <set>
 #include <thread>
 
+#include "crypto_library.h"
 #include "model_json.h"
 #include "model_plan.h"
 #include "parallel.h"
 #include "split.h"
+#include "tensor_hash.h"
 #include "tensor_io.h"
 #include "verify.h"
 
@@ -194,16 +195,9 @@ bool read_resume(const std::string& path, std::set<std::string>* done, std::stri
 }
 
 std::string sha256_hex(const std::string& bytes) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
-    static const char kHex[] = "0123456789abcdef";
-    std::string s;
-    for (unsigned int i = 0; i < len; ++i) {
-        s += kHex[digest[i] >> 4];
-        s += kHex[digest[i] & 15];
-    }
-    return s;
+    Hasher h(HashAlgo::kSha256);
+    h.update(bytes.data(), bytes.size());
+    return h.hex();
 }
 
 // What the first bytes of a file that is not a model are instead.
@@ -411,8 +405,9 @@ int cmd_scan(const std::vector<std::string>& argv) {
         return fail(kExitUsage, "--shard needs I/N with 0 <= I < N, not '" + args.get("--shard") + "'");
     }
 
-    std::vector<std::string> given = args.positional;
     std::string error;
+    if (!crypto_library(&error)) return fail(kExitIo, "scan: " + error);  // for chat_template_sha256
+    std::vector<std::string> given = args.positional;
     for (const auto& o : args.options) {
         if (o.first == "--list" && !read_list(o.second, &given, &error)) return fail(kExitIo, error);
     }

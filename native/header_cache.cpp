@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "cli.h"
+#include "crypto_library.h"
 #include "output_file.h"
 #include "tensor_hash.h"
 
@@ -127,7 +128,8 @@ void set_header_cache_disabled(bool disabled) {
 }
 
 bool header_cache_enabled() {
-    if (g_disabled) return false;
+    // Entries are named and checked by SHA-256: without libcrypto there is no cache (never an error).
+    if (g_disabled || !crypto_library(nullptr)) return false;
     const char* env = std::getenv("WEIGHTSTREAM_CACHE");
     return !(env && std::string(env) == "0");
 }

@@ -22,9 +22,10 @@ namespace ws::cli {
 enum class HashAlgo { kXxh64, kXxh3, kSha1, kSha256 };
 const char* hash_algo_name(HashAlgo a);  // "xxh64", "xxh3", "sha1", "sha256"
 
-// One running digest: OpenSSL EVP for SHA-1/SHA-256 (SHA-NI where the CPU has it), libxxhash for XXH64
-// (seed 0) and XXH3-64. hex() ends it: the digest as lowercase hex, for XXH the 64-bit value written most
-// significant byte first (xxHash's canonical form, as llama-gguf-hash prints it). digest() ends it as bytes.
+// One running digest: OpenSSL EVP for SHA-1/SHA-256 (SHA-NI where the CPU has it; a command checks that
+// crypto_library() loads before it makes one, which aborts otherwise), xxHash for XXH64 (seed 0) and XXH3-64. hex()
+// ends it: the digest as lowercase hex, for XXH the 64-bit value written most significant byte first (xxHash's
+// canonical form, as llama-gguf-hash prints it). digest() ends it as bytes.
 class Hasher {
 public:
     explicit Hasher(HashAlgo algo);

@@ -2,6 +2,7 @@
 // The CLI's manners (issue 14): per-command help, usage hints, --json of verify/convert/quantize, --filter,
 // colour only on a terminal, plurals, --rows as a Python slice, and the core's words for an error.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <regex>
@@ -408,4 +409,26 @@ TEST_CASE("an error's words are the core's: code, description, field, byte") {
         CHECK(!d.empty());
         CHECK(seen.insert(d).second);
     }
+}
+
+TEST_CASE("start-up: a command maps only the libraries it uses (libcurl for URLs, libcrypto for SHA digests)") {
+    // The dynamic loader names every library it maps (LD_DEBUG=libs, on stderr).
+    const auto loaded = [](const std::string& args) {
+        REQUIRE(setenv("LD_DEBUG", "libs", 1) == 0);
+        const ws_test::CliResult r = run_cli(args);
+        unsetenv("LD_DEBUG");
+        INFO(args << "\n" << r.err);
+        REQUIRE(r.status == 0);
+        REQUIRE(r.err.find("libc.so.6") != std::string::npos);  // the loader did report
+        std::set<std::string> libs;
+        for (const char* lib : {"libcrypto.so", "libcurl.so", "libxxhash.so"}) {
+            if (r.err.find(lib) != std::string::npos) libs.insert(lib);
+        }
+        return libs;
+    };
+    CHECK(loaded("--version").empty());
+    CHECK(loaded("info " + quote(kTypes) + " --json").empty());
+    CHECK(loaded("hash --manifest --xxh64 --xxh3 " + quote(kTypes)).empty());
+    CHECK(loaded("hash --manifest --sha256 " + quote(kTypes)) == std::set<std::string>{"libcrypto.so"});
+    CHECK(loaded("hash " + quote(kTypes) + " --json") == std::set<std::string>{"libcrypto.so"});
 }
