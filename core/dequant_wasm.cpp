@@ -110,6 +110,30 @@ inline v128_t nibbles_hi(v128_t q) {
     return wasm_v128_and(wasm_u16x8_shr(q, 4), wasm_i8x16_splat(0x0f));
 }
 
+// w[j]: bytes 4j..4j+3 of q zero-extended into the four 32-bit lanes, one shuffle each. Unlike the widening
+// extends, LLVM keeps this shape through f32x4.convert_i32x4_s (one instruction), where convert(extend) is
+// scalarized lane by lane (see u32_to_f32_minus).
+inline void bytes_to_u32x4(v128_t q, v128_t w[4]) {
+    const v128_t z = wasm_i32x4_splat(0);
+    w[0] = wasm_i8x16_shuffle(q, z, 0, 16, 16, 16, 1, 16, 16, 16, 2, 16, 16, 16, 3, 16, 16, 16);
+    w[1] = wasm_i8x16_shuffle(q, z, 4, 16, 16, 16, 5, 16, 16, 16, 6, 16, 16, 16, 7, 16, 16, 16);
+    w[2] = wasm_i8x16_shuffle(q, z, 8, 16, 16, 16, 9, 16, 16, 16, 10, 16, 16, 16, 11, 16, 16, 16);
+    w[3] = wasm_i8x16_shuffle(q, z, 12, 16, 16, 16, 13, 16, 16, 16, 14, 16, 16, 16, 15, 16, 16, 16);
+}
+
+// A block of 32 4-bit quants (the 16 bytes q): y[4j+l] = op(low nibble of byte 4j+l), y[16+4j+l] = op(its
+// high nibble), each nibble as an exact float32.
+template <typename Op>
+inline void store_nibbles32(float* y, v128_t q, const Op& op) {
+    v128_t w[4];
+    bytes_to_u32x4(q, w);
+    const v128_t low4 = wasm_i32x4_splat(0x0f);
+    for (int j = 0; j < 4; ++j) {
+        store_4(y + 4 * j, op(wasm_f32x4_convert_i32x4(wasm_v128_and(w[j], low4))));
+        store_4(y + 16 + 4 * j, op(wasm_f32x4_convert_i32x4(wasm_u32x4_shr(w[j], 4))));
+    }
+}
+
 // Byte j = 0xff where bit j of the 16 bits is set, else 0.
 inline v128_t bits_to_bytes(uint32_t bits16) {
     const v128_t spread = wasm_i8x16_swizzle(wasm_i32x4_splat(static_cast<int32_t>(bits16)),
@@ -535,23 +559,38 @@ void u16(const uint8_t* src, float* dst, int64_t k) {
 // ---- legacy quants ----------------------------------------------------------------------------------------
 
 void q4_0(const uint8_t* src, float* y, int64_t k) {
-    const v128_t eight = wasm_i8x16_splat(8);
+    const v128_t minus_eight = wasm_f32x4_splat(-8.0f);
     for (int64_t i = 0; i < k / QK4_0; ++i, y += QK4_0) {
         const uint8_t* b = src + i * sizeof(block_q4_0);
         const v128_t q = load_16(b + offsetof(block_q4_0, qs));
-        const Mul op = mul_by(half(b));
-        store_i8x16(y, wasm_i8x16_sub(nibbles_lo(q), eight), op);
-        store_i8x16(y + 16, wasm_i8x16_sub(nibbles_hi(q), eight), op);
+        // float(x - 8) * d as ggml writes it: x - 8 is exact in float32 as well.
+        store_nibbles32(y, q, AddMul{minus_eight, wasm_f32x4_splat(half(b))});
     }
 }
 
+// A block's two f16 scales (d, then m: the 4 bytes at p) as the splats of d and m. Both normal (as in
+// practice): scale_half's few integer operations, on both at once in 32-bit lanes; else scale_half each.
+inline MulAdd scale_pair(const uint8_t* p) {
+    const v128_t h = wasm_u32x4_extend_low_u16x8(wasm_v128_load32_zero(p));  // lanes: d, m, 0, 0
+    const v128_t exponent = wasm_v128_and(h, wasm_i32x4_splat(0x7c00));
+    const v128_t odd =
+        wasm_v128_or(wasm_i32x4_eq(exponent, wasm_i32x4_splat(0)), wasm_i32x4_eq(exponent, wasm_i32x4_splat(0x7c00)));
+    if (wasm_i32x4_bitmask(odd) & 3) {
+        return MulAdd{wasm_f32x4_splat(half(p)), wasm_f32x4_splat(half(p + 2))};
+    }
+    const v128_t bits = wasm_v128_or(
+        wasm_i32x4_add(wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x7fff)), 13), wasm_i32x4_splat(112 << 23)),
+        wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
+    return MulAdd{wasm_i32x4_shuffle(bits, bits, 0, 0, 0, 0), wasm_i32x4_shuffle(bits, bits, 1, 1, 1, 1)};
+}
+
 void q4_1(const uint8_t* src, float* y, int64_t k) {
+    static_assert(offsetof(block_q4_1, m) == offsetof(block_q4_1, d) + 2, "d and m are adjacent");
     for (int64_t i = 0; i < k / QK4_1; ++i, y += QK4_1) {
         const uint8_t* b = src + i * sizeof(block_q4_1);
         const v128_t q = load_16(b + offsetof(block_q4_1, qs));
-        const MulAdd op{wasm_f32x4_splat(half(b)), wasm_f32x4_splat(half(b + offsetof(block_q4_1, m)))};
-        store_i8x16(y, nibbles_lo(q), op);
-        store_i8x16(y + 16, nibbles_hi(q), op);
+        const MulAdd op = scale_pair(b + offsetof(block_q4_1, d));
+        store_nibbles32(y, q, op);
     }
 }
 
