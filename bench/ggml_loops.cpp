@@ -4,16 +4,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "dequant_internal.h"
 #include "quant_blocks.h"
 
 namespace ws::bench {
 namespace {
-
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__) && defined(__GNUC__)
-#define WS_GGML_NATIVE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WS_GGML_NATIVE_CLONES
-#endif
 
 float bits_to_float(uint32_t bits) {
     float f;
@@ -38,11 +33,24 @@ float ggml_fp16_to_fp32(uint16_t h) {
     return bits_to_float(sign | (two_w < (1u << 27) ? float_to_bits(denormalized) : float_to_bits(normalized)));
 }
 
-WS_GGML_NATIVE_CLONES void bf16_loop(const uint8_t* src, float* dst, int64_t k) {
-    // ggml reads ggml_bf16_t {uint16_t bits} in host order: a little-endian host, as ours.
+// ggml reads ggml_bf16_t {uint16_t bits} in host order: a little-endian host, as ours.
+inline __attribute__((always_inline)) void bf16_row(const uint8_t* src, float* dst, int64_t k) {
     const auto* x = reinterpret_cast<const uint16_t*>(src);
     for (int64_t i = 0; i < k; ++i) dst[i] = bits_to_float(static_cast<uint32_t>(x[i]) << 16);
 }
+void bf16_loop(const uint8_t* src, float* dst, int64_t k) {
+    bf16_row(src, dst, k);
+}
+#if WS_DEQUANT_X86
+// The loop compiled for the widest ISA, as ggml's -march=native build is, picked by the core's own CPUID
+// check (a target_clones resolver would bring libgcc's CPU probe into every start of the CLI).
+__attribute__((target("avx2"))) void bf16_loop_avx2(const uint8_t* src, float* dst, int64_t k) {
+    bf16_row(src, dst, k);
+}
+__attribute__((target("avx512f"))) void bf16_loop_avx512(const uint8_t* src, float* dst, int64_t k) {
+    bf16_row(src, dst, k);
+}
+#endif
 
 // GGML_RESTRICT on both, as ggml declares them: what lets the compiler vectorize the loop.
 void q4_0_blocks(const block_q4_0* __restrict x, float* __restrict dst, int64_t k) {
@@ -84,6 +92,10 @@ void q4_1_loop(const uint8_t* src, float* dst, int64_t k) {
 DequantRowFn ggml_loop(DType t) {
     switch (t) {
         case DType::BF16:
+#if WS_DEQUANT_X86
+            if (detail::x86_features().avx512dq_vl) return bf16_loop_avx512;
+            if (detail::x86_features().avx2_f16c) return bf16_loop_avx2;
+#endif
             return bf16_loop;
         case DType::Q4_0:
             return q4_0_loop;
