@@ -6,14 +6,8 @@
 namespace ws {
 namespace {
 
-struct Loaded {
-    CryptoLibrary api{};
-    bool ok = false;
-    std::string error;
-};
-
-Loaded load() {
-    Loaded l;
+LoadedApi<CryptoLibrary> load() {
+    LoadedApi<CryptoLibrary> l;
     SharedLibrary lib("libcrypto.so.3");  // OpenSSL 3's SONAME, the one Debian's libssl-dev links against
     CryptoLibrary& a = l.api;
     l.ok = lib.resolve("EVP_MD_CTX_new", &a.md_ctx_new) && lib.resolve("EVP_MD_CTX_free", &a.md_ctx_free) &&
@@ -27,9 +21,8 @@ Loaded load() {
 }  // namespace
 
 const CryptoLibrary* crypto_library(std::string* error) {
-    static const Loaded loaded = load();
-    if (!loaded.ok && error) *error = loaded.error;
-    return loaded.ok ? &loaded.api : nullptr;
+    static const LoadedApi<CryptoLibrary> loaded = load();
+    return loaded.get(error);
 }
 
 }  // namespace ws

@@ -6,14 +6,8 @@
 namespace ws {
 namespace {
 
-struct Loaded {
-    CurlLibrary api{};
-    bool ok = false;
-    std::string error;
-};
-
-Loaded load() {
-    Loaded l;
+LoadedApi<CurlLibrary> load() {
+    LoadedApi<CurlLibrary> l;
     SharedLibrary lib("libcurl.so.4");  // Debian's libcurl4 (the SONAME the development package links against)
     CURLcode (*global_init)(long) = nullptr;
     CurlLibrary& a = l.api;
@@ -33,9 +27,8 @@ Loaded load() {
 }  // namespace
 
 const CurlLibrary* curl_library(std::string* error) {
-    static const Loaded loaded = load();
-    if (!loaded.ok && error) *error = loaded.error;
-    return loaded.ok ? &loaded.api : nullptr;
+    static const LoadedApi<CurlLibrary> loaded = load();
+    return loaded.get(error);
 }
 
 }  // namespace ws

@@ -35,4 +35,18 @@ private:
     std::string error_;
 };
 
+// A library's functions once resolved (Api: a struct of function pointers), or why they are not.
+template <typename Api>
+struct LoadedApi {
+    Api api{};
+    bool ok = false;
+    std::string error;
+
+    // &api, or nullptr with *error (when not null) saying why.
+    const Api* get(std::string* why) const {
+        if (!ok && why) *why = error;
+        return ok ? &api : nullptr;
+    }
+};
+
 }  // namespace ws
