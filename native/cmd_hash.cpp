@@ -105,8 +105,9 @@ bool hash_stream(LoadedModel& model, std::vector<TensorDigests>* rows, Progress*
 }
 
 int hash_fingerprints(const Args& args, const std::string& path, unsigned threads) {
-    TensorFilter filter;
     std::string error;
+    if (!crypto_library(&error)) return fail(kExitIo, "hash: " + error);  // the fingerprints are SHA-256
+    TensorFilter filter;
     if (args.has("--filter") && !filter.parse(args.get("--filter"), &error)) return usage_error(error);
     LoadedModel model;
     int status = kExitOk;
@@ -201,6 +202,13 @@ struct ManifestOptions {
 
     bool any() const {
         return uuid || std::any_of(algo, algo + kNumAlgos, [](bool b) { return b; });
+    }
+    // SHA-1 or SHA-256 (libcrypto) is among the digests: the uuid is a SHA-1.
+    bool needs_sha() const {
+        for (size_t a = 0; a < kNumAlgos; ++a) {
+            if (algo[a] && (kAlgos[a] == HashAlgo::kSha1 || kAlgos[a] == HashAlgo::kSha256)) return true;
+        }
+        return uuid;
     }
 };
 
@@ -411,6 +419,8 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
         }
     }
     if (!opt.any()) opt.algo[0] = true;  // llama-gguf-hash's default: xxh64
+    std::string unloaded;                // XXH-only manifests load nothing
+    if (opt.needs_sha() && !crypto_library(&unloaded)) return fail(kExitIo, "hash: " + unloaded);
 
     uint64_t total = 0;
     for (size_t i : selected) total += model.info.tensors[i].nbytes;
@@ -466,12 +476,6 @@ int cmd_hash(const std::vector<std::string>& argv) {
     if (manifest && args.has("--json")) return fail(kExitUsage, "hash: --json is not a manifest option");
     // A manifest's whole-model digests are of every tensor: a filtered one would not be llama-gguf-hash's.
     if (manifest && args.has("--filter")) return fail(kExitUsage, "hash: --filter is not a manifest option");
-    // SHA-1/SHA-256 (libcrypto) for the fingerprints, a manifest that asks for them, and a check (whose
-    // manifest may name them); XXH-only manifests load nothing.
-    const bool sha = !manifest || args.has("--sha1") || args.has("--sha256") || args.has("--all") ||
-                     args.has("--uuid") || args.has("--check") || args.has("-c");
-    std::string unloaded;
-    if (sha && !crypto_library(&unloaded)) return fail(kExitIo, "hash: " + unloaded);
     return manifest ? hash_manifest(args, args.positional[0], threads)
                     : hash_fingerprints(args, args.positional[0], threads);
 }
