@@ -256,11 +256,16 @@ TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT"
                   static_cast<char*>(nullptr));
             _exit(127);
         }
-        // Wait for the temporary file, then interrupt.
-        for (int i = 0; i < 5000 && ws_test::temporary_files(dir.path).empty(); ++i) usleep(1000);
+        // Wait for the temporary file, stop the process there (however fast the machine, it is mid-write) and
+        // interrupt it.
+        for (int i = 0; i < 50000 && ws_test::temporary_files(dir.path).empty(); ++i) usleep(100);
+        REQUIRE(::kill(pid, SIGSTOP) == 0);
+        int stopped = 0;
+        REQUIRE(waitpid(pid, &stopped, WUNTRACED) == pid);
+        REQUIRE(WIFSTOPPED(stopped));
         REQUIRE(ws_test::temporary_files(dir.path).size() == 1);
-        usleep(20000);
-        ::kill(pid, sig);
+        REQUIRE(::kill(pid, sig) == 0);
+        REQUIRE(::kill(pid, SIGCONT) == 0);
         int raw = 0;
         REQUIRE(waitpid(pid, &raw, 0) == pid);
         REQUIRE(WIFSIGNALED(raw));  // it was still running: the test interrupted a write
