@@ -355,14 +355,22 @@ std::string sha256_of_zeros(uint64_t n) {
     return s;
 }
 
+// A new FIFO in dir, fed by the shell command `writer` in the background. Each feed has a FIFO of its own: a
+// writer that outlives its reader (endless zeros until SIGPIPE) cannot write into the next reader's stream.
+std::string fed_fifo(const ws_test::TempDir& dir, const std::string& writer) {
+    static int count = 0;
+    const std::string fifo = dir.file("fifo" + std::to_string(count++));
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    REQUIRE(std::system(("(" + writer + ") > " + quote(fifo) + " 2>/dev/null &").c_str()) == 0);
+    return fifo;
+}
+
 }  // namespace
 
 TEST_CASE("info of a FIFO fed endless bytes stops with a clear error or after the header, in bounded memory") {
     ws_test::TempDir dir;
-    const std::string fifo = dir.file("fifo");
-    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
     // Endless zeros: not a model, known after 9 bytes.
-    REQUIRE(std::system(("cat /dev/zero > " + quote(fifo) + " 2>/dev/null &").c_str()) == 0);
+    const std::string fifo = fed_fifo(dir, "cat /dev/zero");
     const Measured zeros = run_measured({"info", fifo});
     CHECK(zeros.status == 1);
     CHECK(zeros.err ==
@@ -376,16 +384,13 @@ TEST_CASE("info of a FIFO fed endless bytes stops with a clear error or after th
     // A real header followed by endless data: the header is printed, the data never read.
     const std::string header = dir.file("header.gguf");
     ws_test::write_file(header, header_only(1, int64_t(1) << 40));  // a 2 TiB F16 tensor
-    REQUIRE(std::system(("(cat " + quote(header) + "; cat /dev/zero) > " + quote(fifo) + " 2>/dev/null &").c_str()) ==
-            0);
-    const ws_test::CliResult r = run_cli("tensors " + quote(fifo) + " --json");
+    const ws_test::CliResult r =
+        run_cli("tensors " + quote(fed_fifo(dir, "cat " + quote(header) + "; cat /dev/zero")) + " --json");
     REQUIRE(r.status == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     REQUIRE(j["tensors"].size() == 1);
     CHECK(j["tensors"][0]["nbytes"] == uint64_t(1) << 41);
-    REQUIRE(std::system(("(cat " + quote(header) + "; cat /dev/zero) > " + quote(fifo) + " 2>/dev/null &").c_str()) ==
-            0);
-    const Measured m = run_measured({"info", fifo});
+    const Measured m = run_measured({"info", fed_fifo(dir, "cat " + quote(header) + "; cat /dev/zero")});
     CHECK(m.status == 0);
     CHECK(m.max_rss_kb < baseline_rss_kb() + 24 * 1024);
 }
@@ -416,25 +421,19 @@ TEST_CASE("hash of a pipe streams the tensors: the same digests as the file, in 
     // 512 MiB of F16 zeros through a pipe (the mmap path is never taken): bounded memory.
     const std::string header = dir.file("header.gguf");
     ws_test::write_file(header, header_only(1, int64_t(1) << 28));
-    const std::string fifo = dir.file("fifo");
-    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-    REQUIRE(std::system(("(cat " + quote(header) + "; head -c 536870912 /dev/zero) > " + quote(fifo) + " &").c_str()) ==
-            0);
-    const Measured m = run_measured({"hash", fifo});
+    const Measured m = run_measured({"hash", fed_fifo(dir, "cat " + quote(header) + "; head -c 536870912 /dev/zero")});
     CHECK(m.status == 0);
     CHECK(m.out == sha256_of_zeros(uint64_t(1) << 29) + "  " + sha256_of_zeros(uint64_t(1) << 30) + "  F16      w\n");
     INFO("peak RSS " << m.max_rss_kb << " KB");
     CHECK(m.max_rss_kb < baseline_rss_kb() + 40 * 1024);
     // A stream that ends inside the tensor is truncated there.
-    REQUIRE(std::system(("(cat " + quote(header) + "; head -c 1000000 /dev/zero) > " + quote(fifo) + " &").c_str()) ==
-            0);
+    const std::string fifo = fed_fifo(dir, "cat " + quote(header) + "; head -c 1000000 /dev/zero");
     const Measured cut = run_measured({"hash", fifo});
     CHECK(cut.status == 1);
     CHECK(cut.err == "weightstream: error: " + fifo + ": truncated: the file ends too early: tensor.data (byte " +
                          std::to_string(header_only(1, 1).size() + 1000000) + "): tensor w\n");
     // Commands that seek in the data say so.
-    REQUIRE(std::system(("cat " + quote(header) + " > " + quote(fifo) + " &").c_str()) == 0);
-    const Measured verify = run_measured({"stats", fifo});
+    const Measured verify = run_measured({"stats", fed_fifo(dir, "cat " + quote(header))});
     CHECK(verify.status == 3);
     CHECK(verify.err.find(": not a regular file: this command needs to seek in the tensor data") != std::string::npos);
 }
