@@ -107,9 +107,9 @@ describe("helpers over the corpus, against info --json", () => {
     }
 });
 
-test("file types and bits per weight of llama-quantize's own outputs (recipes), as it named and printed them", async (t) => {
+test("file types and bits per weight of llama-quantize's own outputs (recipes), as it named and printed them", async () => {
     const recipes = path.join(sharedTestData, "recipes");
-    if (!existsSync(path.join(recipes, "manifest.json"))) return t.skip("no ../shared/testdata/recipes");
+    requireSetup(!existsSync(path.join(recipes, "manifest.json")) && "no ../shared/testdata/recipes");
     const manifest = JSON.parse(readFileSync(path.join(recipes, "manifest.json"), "utf8"));
     const kept = manifest.runs.filter((r) => r.output_kept);
     assert.equal(kept.length, 3);

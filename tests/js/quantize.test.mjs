@@ -16,7 +16,7 @@ import { WeightstreamWorker } from "weightstream/worker";
 import { loadWasm } from "../../wasm/js/wasm.js";
 import { writeGguf } from "./gguf-writer.mjs";
 import { quantizeCorpus } from "./quantize-corpus.mjs";
-import { sha256, sharedTestData, testData } from "./helpers.mjs";
+import { requireSetup, sha256, sharedTestData, testData } from "./helpers.mjs";
 
 const recipes = path.join(sharedTestData, "recipes");
 const manifest = existsSync(path.join(recipes, "manifest.json"))
@@ -59,9 +59,9 @@ async function collect(stream) {
     return Buffer.concat(chunks);
 }
 
-const noCorpus = manifest ? false : "shared recipes corpus not present (../shared/testdata/recipes)";
+requireSetup(!manifest && "the shared recipes corpus is not next to the checkout (../shared/testdata/recipes)");
 
-describe("quantize() reproduces llama-quantize byte for byte", { skip: noCorpus }, () => {
+describe("quantize() reproduces llama-quantize byte for byte", () => {
     for (const run of manifest?.runs ?? []) {
         test(run.command, async () => {
             const got = await digest(quantize(path.join(recipes, run.model), optionsOf(run)));
@@ -71,7 +71,7 @@ describe("quantize() reproduces llama-quantize byte for byte", { skip: noCorpus 
     }
 });
 
-describe("quantizePlan() gives llama-quantize's layout before quantizing", { skip: noCorpus }, () => {
+describe("quantizePlan() gives llama-quantize's layout before quantizing", () => {
     for (const run of manifest?.runs ?? []) {
         test(run.command, async () => {
             const { type, ...options } = optionsOf(run);
@@ -108,14 +108,14 @@ test("quantizeFileTypes() lists every file type once, by the names quantize() ta
     }
 });
 
-test("the recipes cover every option quantize() maps to a llama-quantize flag", { skip: noCorpus }, () => {
+test("the recipes cover every option quantize() maps to a llama-quantize flag", () => {
     assert.equal(manifest.runs.length, 47);
     const flags = new Set(manifest.runs.flatMap((r) => r.options.filter((o) => o.startsWith("--"))));
     for (const f of ["--pure", "--tensor-type", "--leave-output-tensor", "--output-tensor-type", "--imatrix"])
         assert.ok(flags.has(f), f);
 });
 
-describe("weightstream/worker quantize()", { skip: noCorpus }, () => {
+describe("weightstream/worker quantize()", () => {
     test("gives the same bytes, chunks transferred, from a path, bytes and a File", async () => {
         const worker = new WeightstreamWorker();
         try {

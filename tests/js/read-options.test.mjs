@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 
 import { open } from "weightstream";
 
-import { bytesOf, corpus, testData } from "./helpers.mjs";
+import { bytesOf, corpus, requireSetup, testData } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 
 const typesFile = path.join(testData, "ggml/ggml-types.gguf");
@@ -272,7 +272,9 @@ test('as: "native" gives the stored values exactly, in their own typed array; qu
     }
 });
 
-describe("nginx", { skip: !nginxPath && "nginx not installed" }, () => {
+requireSetup(!nginxPath && "nginx not installed");
+
+describe("nginx", () => {
     let server;
     before(async () => {
         server = await startNginx();

@@ -19,7 +19,7 @@ import { nginxPath, startNginx } from "./nginx.mjs";
 const KIB64 = 64 * 1024;
 const deepseekFile = path.join(sharedTestData, "ggml/vocab/ggml-vocab-deepseek-llm.gguf");
 const smallFile = path.join(testData, "ggml/ggml-types.gguf");
-const hasDeepseek = existsSync(deepseekFile);
+requireSetup(!existsSync(deepseekFile) && "the shared corpus is not next to the checkout (../shared/testdata)");
 
 requireSetup(!nginxPath && "nginx not installed");
 
@@ -62,8 +62,7 @@ describe("remote open over nginx", () => {
         return { model, tracker, opened: await served(tracker, op) };
     }
 
-    test("the deepseek vocabulary header: at most 3 requests, header + 64 KiB + 10 %, as the local open", async (t) => {
-        if (!hasDeepseek) return t.skip("the shared corpus is not present");
+    test("the deepseek vocabulary header: at most 3 requests, header + 64 KiB + 10 %, as the local open", async () => {
         const local = await open(deepseekFile);
         const { model, opened } = await openCounted(server.rangeBase + server.urlPath(deepseekFile));
         try {
@@ -88,8 +87,7 @@ describe("remote open over nginx", () => {
         }
     });
 
-    test("the same header with tensor data after it: header + 64 KiB + 10 %, as the local open", async (t) => {
-        if (!hasDeepseek) return t.skip("the shared corpus is not present");
+    test("the same header with tensor data after it: header + 64 KiB + 10 %, as the local open", async () => {
         const bytes = withTensor(readFileSync(deepseekFile), 1 << 20);
         writeFileSync(path.join(server.generatedDir, "deepseek-tensor.gguf"), bytes);
         const local = await open(new Uint8Array(bytes));
