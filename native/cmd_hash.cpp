@@ -23,6 +23,7 @@
 // llama-gguf-hash reads GGUF only: a safetensors model is refused (exit 2). A part of a split GGUF gives the
 // lines llama-gguf-hash gives for that file alone: its own tensors (the other parts must be present, as for
 // every command). Names are printed through printable() (control bytes escaped), as every name is here.
+// A URL's manifest is the downloaded file's, named by the URL: its tensors are fetched one at a time.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -170,16 +171,16 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
         progress.finish();
     }
     if (args.has("--json")) {
-        nlohmann::json tensors = nlohmann::json::array();
+        nlohmann::json listed = nlohmann::json::array();
         for (size_t i = 0; i < rows.size(); ++i) {
-            const TensorInfo& t = model.info.tensors[i];
-            tensors.push_back(
+            const TensorInfo& t = tensors[i];
+            listed.push_back(
                 {{"name", t.name},
                  {"dtype", t.dtype_name()},
                  {"raw_sha256", rows[i].raw},
                  {"f32_sha256", rows[i].decodable ? nlohmann::json(rows[i].f32) : nlohmann::json(nullptr)}});
         }
-        nlohmann::json out{{"tensors", std::move(tensors)}};
+        nlohmann::json out{{"tensors", std::move(listed)}};
         if (io_in_json()) out["io"] = io_json();
         std::printf("%s\n", json_dump(out).c_str());
         return kExitOk;
@@ -220,74 +221,95 @@ struct ManifestLine {
     bool tensor;  // a per-tensor line (else a whole-model one)
 };
 
-// The lines of `hash --manifest` for the tensors `selected` (directory order) of a mapped model.
-std::vector<ManifestLine> manifest_lines(const LoadedModel& model, const std::vector<size_t>& selected,
-                                         const std::string& file, const ManifestOptions& opt, unsigned threads,
-                                         Progress* progress) {
+// The lines of `hash --manifest` for the tensors `selected` (directory order), false after printing why a
+// tensor's bytes cannot be had. A mapped model's tensors are hashed in one batch; a remote one's are fetched
+// one at a time (memory: one tensor), each a batch of its own. In a batch every digest is a task: per tensor
+// and digest (when layers are listed), and per digest (and the uuid) the whole model's next bytes, its running
+// state carried from batch to batch.
+bool manifest_lines(const LoadedModel& model, const std::vector<size_t>& selected, const std::string& file,
+                    const ManifestOptions& opt, unsigned threads, Progress* progress, std::vector<ManifestLine>* lines,
+                    int* status) {
     const std::vector<TensorInfo>& tensors = model.info.tensors;
-    uint64_t all_bytes = 0;
-    for (size_t i : selected) all_bytes += tensors[i].nbytes;
-    // Tasks: per tensor and digest (when layers are listed), then per digest the whole model, then the uuid.
-    std::vector<uint64_t> costs;
-    const size_t layer_tasks = opt.no_layer ? 0 : selected.size() * kNumAlgos;
-    for (size_t k = 0; k < layer_tasks; ++k) {
-        costs.push_back(opt.algo[k % kNumAlgos] ? tensors[selected[k / kNumAlgos]].nbytes + 1 : 0);
-    }
-    for (size_t a = 0; a < kNumAlgos; ++a) costs.push_back(opt.algo[a] ? all_bytes + 1 : 0);
-    costs.push_back(opt.uuid ? all_bytes + 1 : 0);
-    std::vector<std::string> hex(costs.size());
-    // Progress counts the input once: through the first whole-model digest run (or the uuid's).
-    size_t paced = layer_tasks + kNumAlgos;
+    std::unique_ptr<Hasher> whole[kNumAlgos + 1];  // kAlgos order, then the uuid's SHA-1
     for (size_t a = 0; a < kNumAlgos; ++a) {
-        if (opt.algo[a]) {
-            paced = layer_tasks + a;
-            break;
-        }
+        if (opt.algo[a]) whole[a] = std::make_unique<Hasher>(kAlgos[a]);
     }
+    if (opt.uuid) {
+        whole[kNumAlgos] = std::make_unique<Hasher>(HashAlgo::kSha1);
+        whole[kNumAlgos]->update(kLlamaCppUuidNamespace, sizeof kLlamaCppUuidNamespace);
+    }
+    // Progress counts the input once: through the first whole-model digest (or the uuid's).
+    const size_t paced = static_cast<size_t>(
+        std::find_if(whole, whole + kNumAlgos + 1, [](const auto& h) { return h != nullptr; }) - whole);
     std::atomic<uint64_t> done{0};
-    run_tasks(
-        costs, threads,
-        [&](size_t task) {
-            if (costs[task] == 0) return;
-            if (task < layer_tasks) {
-                const TensorInfo& t = tensors[selected[task / kNumAlgos]];
-                Hasher h(kAlgos[task % kNumAlgos]);
-                h.update(model.tensor_data(t), t.nbytes);
-                hex[task] = h.hex();
-                return;
-            }
-            const bool uuid = task == layer_tasks + kNumAlgos;
-            Hasher h(uuid ? HashAlgo::kSha1 : kAlgos[task - layer_tasks]);
-            if (uuid) h.update(kLlamaCppUuidNamespace, sizeof kLlamaCppUuidNamespace);
-            for (size_t i : selected) {
-                h.update(model.tensor_data(tensors[i]), tensors[i].nbytes);
-                if (task == paced) done.fetch_add(tensors[i].nbytes, std::memory_order_relaxed);
-            }
-            if (!uuid) {
-                hex[task] = h.hex();
-                return;
-            }
-            std::vector<uint8_t> id = h.digest();                 // 20 bytes: the first 16 are the UUID
-            id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x50);  // version 5
-            id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);  // variant 0b10
-            const std::string h32 = to_hex(id.data(), 16);
-            hex[task] = h32.substr(0, 8) + "-" + h32.substr(8, 4) + "-" + h32.substr(12, 4) + "-" + h32.substr(16, 4) +
-                        "-" + h32.substr(20, 12);
-        },
-        progress, [&] { return done.load(std::memory_order_relaxed); });
+    const bool layers = !opt.no_layer;
+    std::vector<std::string> layer_hex(layers ? selected.size() * kNumAlgos : 0);
 
-    std::vector<ManifestLine> lines;
+    std::vector<size_t> batch;  // indices into selected, with their bytes
+    std::vector<const uint8_t*> data;
+    auto hash_batch = [&] {
+        uint64_t batch_bytes = 0;
+        for (size_t k : batch) batch_bytes += tensors[selected[k]].nbytes;
+        // Tasks: per tensor of the batch and digest, then per whole-model digest (zero cost: nothing to do).
+        std::vector<uint64_t> costs;
+        for (size_t j = 0; layers && j < batch.size() * kNumAlgos; ++j) {
+            costs.push_back(opt.algo[j % kNumAlgos] ? tensors[selected[batch[j / kNumAlgos]]].nbytes + 1 : 0);
+        }
+        const size_t layer_tasks = costs.size();
+        for (const auto& h : whole) costs.push_back(h ? batch_bytes + 1 : 0);
+        run_tasks(
+            costs, threads,
+            [&](size_t task) {
+                if (costs[task] == 0) return;
+                if (task < layer_tasks) {
+                    const size_t j = task / kNumAlgos;
+                    Hasher h(kAlgos[task % kNumAlgos]);
+                    h.update(data[j], tensors[selected[batch[j]]].nbytes);
+                    layer_hex[batch[j] * kNumAlgos + task % kNumAlgos] = h.hex();
+                    return;
+                }
+                const size_t w = task - layer_tasks;
+                for (size_t j = 0; j < batch.size(); ++j) {
+                    const uint64_t n = tensors[selected[batch[j]]].nbytes;
+                    whole[w]->update(data[j], n);
+                    if (w == paced) done.fetch_add(n, std::memory_order_relaxed);
+                }
+            },
+            progress, [&] { return done.load(std::memory_order_relaxed); });
+        batch.clear();
+        data.clear();
+    };
+    TensorBytes held;  // a remote tensor's bytes, until its batch is hashed
+    for (size_t k = 0; k < selected.size(); ++k) {
+        const TensorInfo& t = tensors[selected[k]];
+        const uint8_t* bytes = tensor_bytes_or_fail(model, t, &held, status);
+        if (!bytes) return false;
+        batch.push_back(k);
+        data.push_back(bytes);
+        if (model.remote(t)) hash_batch();
+    }
+    hash_batch();
+
     const std::string shown_file = printable(file, SIZE_MAX);
-    for (size_t k = 0; k < layer_tasks; ++k) {
-        if (!opt.algo[k % kNumAlgos]) continue;
-        lines.push_back({hash_algo_name(kAlgos[k % kNumAlgos]), hex[k],
-                         shown_file + ":" + printable(tensors[selected[k / kNumAlgos]].name, SIZE_MAX), true});
+    for (size_t j = 0; j < layer_hex.size(); ++j) {
+        if (!opt.algo[j % kNumAlgos]) continue;
+        lines->push_back({hash_algo_name(kAlgos[j % kNumAlgos]), layer_hex[j],
+                          shown_file + ":" + printable(tensors[selected[j / kNumAlgos]].name, SIZE_MAX), true});
     }
     for (size_t a = 0; a < kNumAlgos; ++a) {
-        if (opt.algo[a]) lines.push_back({hash_algo_name(kAlgos[a]), hex[layer_tasks + a], shown_file, false});
+        if (opt.algo[a]) lines->push_back({hash_algo_name(kAlgos[a]), whole[a]->hex(), shown_file, false});
     }
-    if (opt.uuid) lines.push_back({"uuid", hex[layer_tasks + kNumAlgos], shown_file, false});
-    return lines;
+    if (opt.uuid) {
+        std::vector<uint8_t> id = whole[kNumAlgos]->digest();  // 20 bytes: the first 16 are the UUID
+        id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x50);   // version 5
+        id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);   // variant 0b10
+        const std::string h32 = to_hex(id.data(), 16);
+        lines->push_back({"uuid",
+                          h32.substr(0, 8) + "-" + h32.substr(8, 4) + "-" + h32.substr(12, 4) + "-" +
+                              h32.substr(16, 4) + "-" + h32.substr(20, 12),
+                          shown_file, false});
+    }
+    return true;
 }
 
 // A manifest as llama-gguf-hash reads it: the types named by the first field of any line, and for each
@@ -382,33 +404,23 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
                                     "only (this is " +
                                     format_name(model.info.format) + ")");
     }
-    if (model.files.size() == 1 && model.files[0].is_stream()) {
-        return fail(kExitUsage, path + ": --manifest and --check need a file that can be mapped, not a stream");
-    }
-    if (std::any_of(model.info.tensors.begin(), model.info.tensors.end(),
-                    [&](const TensorInfo& t) { return model.remote(t); })) {
-        return fail(kExitUsage, path + ": --manifest and --check read local files only (download it first)");
-    }
     // The tensors of the file named (for a part of a split GGUF, that part's), in its directory order.
     const size_t part =
         static_cast<size_t>(std::find(model.paths.begin(), model.paths.end(), path) - model.paths.begin());
     std::vector<size_t> selected;
     for (size_t i = 0; i < model.info.tensors.size(); ++i) {
-        const TensorInfo& t = model.info.tensors[i];
-        if (model.files.size() > 1 && t.file_index != part) continue;
-        TensorBytes held;
-        if (!tensor_bytes_or_fail(model, t, &held, &status)) return status;
-        selected.push_back(i);
+        if (model.files.size() == 1 || model.info.tensors[i].file_index == part) selected.push_back(i);
     }
 
+    std::string heading;  // --check's first line, printed once the model is hashed (nothing on an error)
     if (check) {
-        std::printf("manifest  %s", printable(manifest_path, SIZE_MAX).c_str());
-        // The header lists sha256, sha1, xxh64, xxh3, uuid: strongest first, the order the default is picked.
+        heading = "manifest  " + printable(manifest_path, SIZE_MAX);
+        // The heading lists sha256, sha1, xxh64, xxh3, uuid: strongest first, the order the default is picked.
         static const size_t kStrongestFirst[] = {3, 2, 0, 1, 4};
         for (size_t k : kStrongestFirst) {
-            if (manifest.has_type[k]) std::printf("  %s", k < kNumAlgos ? hash_algo_name(kAlgos[k]) : "uuid");
+            if (manifest.has_type[k])
+                heading += std::string("  ") + (k < kNumAlgos ? hash_algo_name(kAlgos[k]) : "uuid");
         }
-        std::printf("\n");
         if (!opt.any()) {
             for (size_t k : kStrongestFirst) {
                 if (!manifest.has_type[k]) continue;
@@ -425,12 +437,15 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
     uint64_t total = 0;
     for (size_t i : selected) total += model.info.tensors[i].nbytes;
     Progress progress("hash", total);
-    const std::vector<ManifestLine> lines = manifest_lines(model, selected, path, opt, threads, &progress);
+    std::vector<ManifestLine> lines;
+    const bool hashed = manifest_lines(model, selected, path, opt, threads, &progress, &lines, &status);
     progress.finish();
+    if (!hashed) return status;
     if (!check) {
         for (const ManifestLine& l : lines) std::printf("%-8s  %s  %s\n", l.type, l.hash.c_str(), l.name.c_str());
         return kExitOk;
     }
+    std::printf("%s\n", heading.c_str());
     bool layer_found = false, layer_mismatch = false, model_found = false, model_mismatch = false;
     for (const ManifestLine& l : lines) {
         const auto it = manifest.entries.find({l.type, l.name});

@@ -200,16 +200,15 @@ uint64_t total_bytes(const std::vector<std::string>& log) {
     return n;
 }
 
-bool have_nginx() {
-    if (ws_test::nginx_path()) return true;
-    WARN("nginx is not installed: skipped");
-    return false;
+// A missing nginx is a setup failure, not a skip.
+void require_nginx() {
+    if (!ws_test::nginx_path()) FAIL("nginx is not installed: run scripts/setup.sh");
 }
 
 }  // namespace
 
 TEST_CASE("every command on a URL prints what it prints for the local file") {
-    if (!have_nginx()) return;
+    require_nginx();
     const std::string base = nginx().base();
     for (const std::string name : {"two.gguf", "types.gguf", "jfk.safetensors", "split-00002-of-00003.gguf",
                                    "model.safetensors.index.json", "vocab.gguf"}) {
@@ -262,7 +261,7 @@ TEST_CASE("every command on a URL prints what it prints for the local file") {
 }
 
 TEST_CASE("info on a URL fetches the header and at most 64 KiB more and dump adds the tensor's bytes only") {
-    if (!have_nginx()) return;
+    require_nginx();
     const std::string url = nginx().base() + "/two.gguf";
     const json local = json::parse(run_cli("info " + quote(served().dir.file("two.gguf")) + " --json").out);
     const uint64_t data_offset = local["data_offset"].get<uint64_t>();
@@ -298,13 +297,10 @@ TEST_CASE("info on a URL fetches the header and at most 64 KiB more and dump add
 }
 
 TEST_CASE("a vocabulary-heavy header takes few requests and at most its size + 64 KiB + 10 %") {
-    if (!have_nginx()) return;
+    require_nginx();
     SECTION("the deepseek vocabulary GGUF (no tensors): at most 3 requests") {
         const std::string file = std::string(WS_SHARED_TESTDATA) + "/ggml/vocab/ggml-vocab-deepseek-llm.gguf";
-        if (access(file.c_str(), R_OK) != 0) {
-            WARN("the shared corpus is not here: skipped");
-            return;
-        }
+        REQUIRE(access(file.c_str(), R_OK) == 0);  // the shared corpus, next to the checkout
         ws_test::write_file(served().dir.file("deepseek.gguf"), ws_test::read_file(file));
         const uint64_t size = ws_test::read_file(file).size();
         nginx().clear_log();
@@ -328,16 +324,56 @@ TEST_CASE("a vocabulary-heavy header takes few requests and at most its size + 6
 }
 
 TEST_CASE("a server that ignores Range is read in one streamed pass") {
-    if (!have_nginx()) return;
+    require_nginx();
     const std::string base = nginx().base() + "/norange";
     for (const std::string name : {"two.gguf", "types.gguf"}) {
         same_as_local("info", base, name, "--json");
         same_as_local("tensors", base, name, "--json");
         same_as_local("hash", base, name, "--json");
     }
-    const ws_test::CliResult r = run_cli("verify " + quote(base + "/two.gguf"));
-    CHECK(r.status == 3);
-    CHECK(r.err.find("the server ignores Range requests") != std::string::npos);
+    for (const std::string command : {"verify", "hash --manifest"}) {
+        INFO(command);
+        const ws_test::CliResult r = run_cli(command + " " + quote(base + "/two.gguf"));
+        CHECK(r.status == 3);
+        CHECK(r.err.find("the server ignores Range requests") != std::string::npos);
+        CHECK(r.out.empty());
+    }
+}
+
+TEST_CASE("hash --manifest and --check on a URL: llama-gguf-hash's lines, each tensor fetched once") {
+    require_nginx();
+    const std::string base = nginx().base();
+    for (const std::string name : {"two.gguf", "types.gguf", "split-00002-of-00003.gguf", "vocab.gguf"}) {
+        same_as_local("hash --manifest --all --uuid", base, name);
+        same_as_local("hash --manifest --threads 2 --xxh3 --no-layer", base, name);
+    }
+    const std::string file = served().dir.file("two.gguf");
+    const std::string url = base + "/two.gguf";
+    nginx().clear_log();
+    const ws_test::CliResult made = run_cli("hash --manifest --all --uuid " + quote(url));
+    REQUIRE(made.status == 0);
+    // The header's request, then one per tensor (a.weight starts inside the first 64 KiB: its rest only).
+    const std::vector<std::string> log = nginx().log();
+    CHECK(log.size() == 3);
+    CHECK(total_bytes(log) <= ws_test::read_file(file).size() + 65536);
+
+    ws_test::TempDir dir;
+    ws_test::write_file(dir.file("url.manifest"), std::vector<uint8_t>(made.out.begin(), made.out.end()));
+    const ws_test::CliResult checked = run_cli("hash --check " + quote(dir.file("url.manifest")) + " " + quote(url));
+    INFO(checked.out << checked.err);
+    CHECK(checked.status == 0);
+    // sha256, the strongest type, is checked: the two tensors and the model.
+    CHECK(checked.out.find("sha256    ") != std::string::npos);
+    size_t ok = 0;
+    for (size_t at = 0; (at = checked.out.find("  -  Ok\n", at)) != std::string::npos; ++at) ++ok;
+    CHECK(ok == 3);
+    CHECK(checked.out.find("\nVerification results for " + dir.file("url.manifest") + " - Success\n") !=
+          std::string::npos);
+    // The local file's manifest names the local path: none of its lines are the URL's.
+    const ws_test::CliResult local = run_cli("hash --manifest --all " + quote(file));
+    REQUIRE(local.status == 0);
+    ws_test::write_file(dir.file("local.manifest"), std::vector<uint8_t>(local.out.begin(), local.out.end()));
+    CHECK(run_cli("hash --check " + quote(dir.file("local.manifest")) + " " + quote(url)).status == 3);
 }
 
 TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redirects followed") {
@@ -495,7 +531,7 @@ json io_of(const ws_test::CliResult& r) {
 }  // namespace
 
 TEST_CASE("a second info of a URL costs one conditional request and no body byte, with the same output") {
-    if (!have_nginx()) return;
+    require_nginx();
     CacheOn cache;
     for (const std::string name : {"vocab.gguf", "two.gguf", "jfk.safetensors", "split-00002-of-00003.gguf"}) {
         const std::string url = nginx().base() + "/" + name;
@@ -536,7 +572,7 @@ TEST_CASE("a second info of a URL costs one conditional request and no body byte
 }
 
 TEST_CASE("the header cache refetches a replaced file and ignores --no-cache runs and corrupt entries") {
-    if (!have_nginx()) return;
+    require_nginx();
     CacheOn cache;
     const std::string path = served().dir.file("cached.gguf");
     ws_test::write_file(path, two_tensor_model());
@@ -601,7 +637,7 @@ TEST_CASE("the header cache refetches a replaced file and ignores --no-cache run
 }
 
 TEST_CASE("io: --json's io counts what nginx's log shows and --trace has a span per request and per tensor") {
-    if (!have_nginx()) return;
+    require_nginx();
     const std::string url = nginx().base() + "/two.gguf";
     const json local = json::parse(run_cli("info " + quote(served().dir.file("two.gguf")) + " --json").out);
     uint64_t tensor_bytes = 0;
