@@ -25,6 +25,7 @@
 
 #include "compare.h"
 #include "dequant.h"
+#include "io_metrics.h"
 #include "model_json.h"
 #include "progress.h"
 #include "tensor_io.h"
@@ -333,7 +334,9 @@ int cmd_diff(const std::vector<std::string>& argv) {
     auto worker = [&] {
         for (size_t k = next.fetch_add(1); k < jobs.size(); k = next.fetch_add(1)) {
             const size_t i = jobs[k].row;
+            const uint64_t started = io_now_us();
             report.tensors[i] = run_pair(ma, mb, *pairs[i], report.tensors[i], &done);
+            record_decode(report.tensors[i].a, "", jobs[k].bytes, started, io_now_us() - started);  // both sides
             finished.fetch_add(1);
         }
     };
@@ -351,7 +354,9 @@ int cmd_diff(const std::vector<std::string>& argv) {
     progress.finish();
 
     if (args.has("--json")) {
-        std::printf("%s\n", json_dump(compare_report_to_json(report)).c_str());
+        nlohmann::json out = compare_report_to_json(report);
+        if (io_in_json()) out["io"] = io_json();
+        std::printf("%s\n", json_dump(out).c_str());
     } else {
         print_human(report, ma, mb);
     }

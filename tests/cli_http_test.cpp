@@ -256,7 +256,15 @@ TEST_CASE("every command on a URL prints what it prints for the local file") {
     REQUIRE(dl.status == 0);
     REQUIRE(du.status == 0);
     json a = json::parse(dl.out), b = json::parse(du.out);
-    a.erase("a"), a.erase("b"), b.erase("a"), b.erase("b");
+    CHECK_FALSE(a.contains("io"));
+    // Both models' requests and both sides of every pair decoded.
+    REQUIRE(b.contains("io"));
+    CHECK(b["io"]["requests"].get<int>() >= 4);
+    const json listed = json::parse(run_cli("tensors " + quote(served().dir.file("two.gguf")) + " --json").out);
+    uint64_t tensor_bytes = 0;
+    for (const json& t : listed["tensors"]) tensor_bytes += t["nbytes"].get<uint64_t>();
+    CHECK(b["io"]["decoded_bytes"].get<uint64_t>() == 2 * tensor_bytes);
+    a.erase("a"), a.erase("b"), b.erase("a"), b.erase("b"), b.erase("io");
     CHECK(a == b);
 }
 
