@@ -7,7 +7,7 @@ import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
 import { CompareDetail, CompareView } from "./compare_view.js";
-import { EditView, editedName, saveAs } from "./edit_view.js";
+import { EditView, editedName } from "./edit_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
 import { LayerMap } from "./layer_map.js";
@@ -15,6 +15,7 @@ import { MetadataView } from "./metadata_view.js";
 import { NetworkView } from "./network_view.js";
 import { OPEN_OPTIONS, chooseFiles } from "./parts.js";
 import { summarize } from "./summary.js";
+import { saveAs } from "./save.js";
 import { renderSummary } from "./summary_view.js";
 import { QuantizeView } from "./quantize_view.js";
 import {
@@ -596,77 +597,51 @@ function outputName(type) {
     return `${base || "model"}-${type}.gguf`;
 }
 
-function download(blob, name) {
-    const url = URL.createObjectURL(blob);
-    const a = el("a", { href: url, download: name, hidden: true });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
-// Quantizes the model on show with the plan's recipe in the worker and saves the output: through the File
-// System Access API where the browser has it (the stream piped into the file as it is made; a cancel or an
-// error aborts the writable, which discards what it holds), else as a download of the whole output.
+// Quantizes the model on show with the plan's recipe in the worker and saves the output (save.js: through the
+// File System Access API as it is made, else as a download of the whole output; a cancel saves nothing).
 async function quantizeAndSave() {
     const plan = quantizeView.plan;
     if (!model || !plan || quantizing) return;
     const name = outputName(plan.type);
-    let writable = null;
-    if (typeof window.showSaveFilePicker === "function") {
-        try {
-            const handle = await window.showSaveFilePicker({
-                suggestedName: name,
-                types: [{ description: "GGUF model", accept: { "application/octet-stream": [".gguf"] } }],
-            });
-            writable = await handle.createWritable();
-        } catch (error) {
-            if (!isAbort(error)) showError(error, name); // AbortError: the picker was dismissed
-            return;
-        }
-    }
     const controller = (quantizing = new AbortController());
     const signal = controller.signal;
-    const progress = startProgress(`Quantizing ${modelLabel} to ${plan.type}`, () => controller.abort());
-    const started = performance.now();
+    let progress = null;
+    let started = 0;
     let written = 0;
-    quantizeView.setRunning(true);
-    quantizeView.setStatus("running", `Quantizing to ${plan.type}…`);
     try {
-        worker ??= new WeightstreamWorker();
-        const stream = worker.quantize(modelSource, {
-            ...quantizeOptions(signal),
-            type: plan.type,
-            onProgress: (p) => {
-                written = p.written;
-                const tensor = Math.min(p.tensor + 1, p.tensors);
-                progress.update(p, `tensor ${formatInt(tensor)} of ${formatInt(p.tensors)}`);
-                quantizeView.setStatus(
-                    "running",
-                    `${formatInt(p.tensor)} of ${formatInt(p.tensors)} tensors done · ` +
-                        `${formatBytes(p.written)} of ${formatBytes(p.outputSize)} written`,
-                    { tensor: String(p.tensor), tensors: String(p.tensors), written: String(p.written) },
-                );
+        const saved = await saveAs(
+            name,
+            () => {
+                progress = startProgress(`Quantizing ${modelLabel} to ${plan.type}`, () => controller.abort());
+                started = performance.now();
+                quantizeView.setRunning(true);
+                quantizeView.setStatus("running", `Quantizing to ${plan.type}…`);
+                worker ??= new WeightstreamWorker();
+                return worker.quantize(modelSource, {
+                    ...quantizeOptions(signal),
+                    type: plan.type,
+                    onProgress: (p) => {
+                        written = p.written;
+                        const tensor = Math.min(p.tensor + 1, p.tensors);
+                        progress.update(p, `tensor ${formatInt(tensor)} of ${formatInt(p.tensors)}`);
+                        quantizeView.setStatus(
+                            "running",
+                            `${formatInt(p.tensor)} of ${formatInt(p.tensors)} tensors done · ` +
+                                `${formatBytes(p.written)} of ${formatBytes(p.outputSize)} written`,
+                            { tensor: String(p.tensor), tensors: String(p.tensors), written: String(p.written) },
+                        );
+                    },
+                });
             },
-        });
-        if (writable) {
-            await stream.pipeTo(writable, { signal });
-        } else {
-            const chunks = [];
-            const reader = stream.getReader();
-            for (;;) {
-                const { done, value } = await reader.read();
-                if (done) break;
-                chunks.push(value);
-            }
-            signal.throwIfAborted();
-            download(new Blob(chunks, { type: "application/octet-stream" }), name);
-        }
+            { signal },
+        );
+        if (saved === null) return; // the picker was dismissed
         const ms = performance.now() - started;
         quantizeView.setStatus(
             "done",
-            `Saved ${name}: ${formatBytes(plan.fileSize)} in ${formatDuration(ms)}` + (writable ? "" : " (downloaded)"),
-            { name, bytes: String(plan.fileSize), saved: writable ? "file" : "download" },
+            `Saved ${name}: ${formatBytes(plan.fileSize)} in ${formatDuration(ms)}` +
+                (saved === "file" ? "" : " (downloaded)"),
+            { name, bytes: String(plan.fileSize), saved },
         );
     } catch (error) {
         if (isAbort(error) || signal.aborted) {
@@ -678,7 +653,7 @@ async function quantizeAndSave() {
             failed(error, name);
         }
     } finally {
-        progress.done();
+        progress?.done();
         if (quantizing === controller) quantizing = null;
         quantizeView.setRunning(false);
     }

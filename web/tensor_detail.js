@@ -6,6 +6,7 @@ import { bannerParts } from "./errors.js";
 import { HistogramChart } from "./histogram.js";
 import { Heatmap } from "./heatmap.js";
 import { encodeNpy } from "./npy.js";
+import { download } from "./save.js";
 import { formatBytes, formatF32, formatFloat, formatInt, formatShape } from "./format.js";
 
 // Types whose stored values float32 cannot all hold (integers beyond 2^24, float64): their values are shown
@@ -388,12 +389,7 @@ export class TensorDetail {
                             const bytes = exact
                                 ? encodeNpy(r.exact, npyShape, { descr: exact.descr })
                                 : encodeNpy(r.values, npyShape, { complex });
-                            const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
-                            const a = el("a", { href: url, download: npyName });
-                            document.body.append(a);
-                            a.click();
-                            a.remove();
-                            setTimeout(() => URL.revokeObjectURL(url), 10_000);
+                            download(new Blob([bytes], { type: "application/octet-stream" }), npyName);
                         },
                     },
                 }),
