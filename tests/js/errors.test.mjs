@@ -11,7 +11,6 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import ts from "typescript";
 
 import { WeightstreamError, open } from "weightstream";
 import { openInWorker } from "weightstream/worker";
@@ -19,27 +18,10 @@ import { openInWorker } from "weightstream/worker";
 import { loadWasm } from "../../wasm/js/wasm.js";
 import { DESCRIPTIONS, bannerParts } from "../../web/errors.js";
 import { cliError, cliPath, repoRoot } from "./helpers.mjs";
+import { unionMembers } from "./index-dts.mjs";
 
 // Codes of the core that are not failures: no JavaScript error carries them.
 const NOT_FAILURES = ["ok", "need_more_data"];
-
-/** The string literals of the union type alias `name` in index.d.ts (following aliases it names). */
-function unionMembers(name) {
-    const file = path.join(repoRoot, "wasm/js/index.d.ts");
-    const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
-    const aliases = new Map();
-    for (const s of source.statements) if (ts.isTypeAliasDeclaration(s)) aliases.set(s.name.text, s.type);
-    const members = (type) => {
-        if (ts.isUnionTypeNode(type)) return type.types.flatMap(members);
-        if (ts.isLiteralTypeNode(type) && ts.isStringLiteral(type.literal)) return [type.literal.text];
-        if (ts.isTypeReferenceNode(type) && aliases.has(type.typeName.getText())) {
-            return members(aliases.get(type.typeName.getText()));
-        }
-        throw new Error(`index.d.ts: ${name} holds ${type.getText()}, not a string literal`);
-    };
-    assert.ok(aliases.has(name), `index.d.ts has no type ${name}`);
-    return members(aliases.get(name));
-}
 
 /** Every code that the .js files of `dir` pass to the error constructors named in `constructors`. */
 function codesIn(dir, constructors) {

@@ -10,11 +10,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 
-import ts from "typescript";
 import { dtypes, open, quantizeFileTypes } from "weightstream";
 import { openInWorker } from "weightstream/worker";
 
-import { cliInfo, cliPath, corpus, repoRoot, requireSetup, sharedTestData, testData } from "./helpers.mjs";
+import { loadWasm } from "../../wasm/js/wasm.js";
+import { cliInfo, cliPath, corpus, requireSetup, sharedTestData, testData } from "./helpers.mjs";
+import { unionMembers } from "./index-dts.mjs";
 import { writeSplitGguf } from "./split-fixtures.mjs";
 
 requireSetup(!cliPath && "the native CLI is not built (it is the reference)");
@@ -264,28 +265,24 @@ describe("read() as f16 and f16-bits", () => {
     });
 });
 
-/** The string literals of the union type alias `name` in index.d.ts (following aliases it names). */
-function unionMembers(name) {
-    const file = path.join(repoRoot, "wasm/js/index.d.ts");
-    const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
-    const aliases = new Map();
-    for (const s of source.statements) if (ts.isTypeAliasDeclaration(s)) aliases.set(s.name.text, s.type);
-    const members = (type) => {
-        if (ts.isUnionTypeNode(type)) return type.types.flatMap(members);
-        if (ts.isLiteralTypeNode(type) && ts.isStringLiteral(type.literal)) return [type.literal.text];
-        if (ts.isTypeReferenceNode(type) && aliases.has(type.typeName.getText())) {
-            return members(aliases.get(type.typeName.getText()));
-        }
-        throw new Error(`index.d.ts: ${name} holds ${type.getText()}, not a string literal`);
-    };
-    assert.ok(aliases.has(name), `index.d.ts has no type ${name}`);
-    return members(aliases.get(name));
-}
-
 test("index.d.ts's DTypeName is the core's dtype list, in order", async () => {
     const names = (await dtypes()).map((d) => d.name);
     assert.ok(names.length >= 49, `${names.length} dtypes`);
     assert.deepEqual(unionMembers("DTypeName"), names);
+});
+
+test("index.d.ts's QuantizeFileType is every file type the core names, and its aliases", async () => {
+    const listed = new Map((await quantizeFileTypes()).map((f) => [f.name, f.id]));
+    const offered = unionMembers("QuantizeFileType", { open: true });
+    assert.equal(new Set(offered).size, offered.length, "a name offered twice");
+    for (const name of listed.keys()) assert.ok(offered.includes(name), `${name} is not offered`);
+    const wasm = await loadWasm();
+    // The others are aliases: names the core reads as a listed type (Q4_K for Q4_K_M), not listed themselves.
+    const aliases = offered.filter((name) => !listed.has(name));
+    for (const name of aliases) {
+        const id = wasm.ftypeFromName(name);
+        assert.ok([...listed.values()].includes(id), `${name} (${id}) names no listed file type`);
+    }
 });
 
 test("index.d.ts's ReadAs is what read() takes", async () => {
