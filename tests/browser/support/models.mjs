@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Test models for the page tests, written here (nothing is downloaded): a small GGUF writer (v3, every
-// metadata value type, F32/F16/Q8_0 tensors), a safetensors writer, and the models the tests open.
+// Test models for the page tests, written here (nothing is downloaded): GGUF files through the package tests'
+// writer (tests/js/gguf-writer.mjs) with F32/F16/Q8_0 tensors encoded here, a safetensors writer, and the
+// models the tests open.
+import { ggufHeader, writeGguf as ggufFile } from "../../js/gguf-writer.mjs";
 
-const VALUE_TYPES = {
-    uint8: 0, int8: 1, uint16: 2, int16: 3, uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9,
-    uint64: 10, int64: 11, float64: 12,
-};
 const GGML_TYPES = { F32: 0, F16: 1, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14 };
 
 /** Deterministic pseudo-random numbers (mulberry32) and normal deviates. */
@@ -48,76 +46,6 @@ export function toHalf(value) {
     return sign | half;
 }
 
-class ByteWriter {
-    constructor() {
-        this.buffer = new Uint8Array(1 << 16);
-        this.view = new DataView(this.buffer.buffer);
-        this.length = 0;
-    }
-    #reserve(n) {
-        if (this.length + n <= this.buffer.length) return this.length;
-        let size = this.buffer.length * 2;
-        while (size < this.length + n) size *= 2;
-        const bigger = new Uint8Array(size);
-        bigger.set(this.buffer.subarray(0, this.length));
-        this.buffer = bigger;
-        this.view = new DataView(bigger.buffer);
-        return this.length;
-    }
-    bytes(u8) {
-        const at = this.#reserve(u8.length); // first: it may replace this.buffer
-        this.buffer.set(u8, at);
-        this.length += u8.length;
-    }
-    #put(n, fn) {
-        const at = this.#reserve(n);
-        fn(this.view, at);
-        this.length += n;
-    }
-    u8(v) { this.#put(1, (d, o) => d.setUint8(o, v)); }
-    i8(v) { this.#put(1, (d, o) => d.setInt8(o, v)); }
-    u16(v) { this.#put(2, (d, o) => d.setUint16(o, v, true)); }
-    i16(v) { this.#put(2, (d, o) => d.setInt16(o, v, true)); }
-    u32(v) { this.#put(4, (d, o) => d.setUint32(o, v, true)); }
-    i32(v) { this.#put(4, (d, o) => d.setInt32(o, v, true)); }
-    u64(v) { this.#put(8, (d, o) => d.setBigUint64(o, BigInt(v), true)); }
-    i64(v) { this.#put(8, (d, o) => d.setBigInt64(o, BigInt(v), true)); }
-    f32(v) { this.#put(4, (d, o) => d.setFloat32(o, v, true)); }
-    f64(v) { this.#put(8, (d, o) => d.setFloat64(o, v, true)); }
-    string(s) {
-        const b = ENCODER.encode(s);
-        this.u64(b.length);
-        this.bytes(b);
-    }
-    pad(alignment) {
-        const n = (alignment - (this.length % alignment)) % alignment;
-        if (n) this.bytes(new Uint8Array(n));
-    }
-    toBytes() {
-        return this.buffer.slice(0, this.length);
-    }
-}
-
-const ENCODER = new TextEncoder();
-
-function writeValue(w, type, value) {
-    switch (type) {
-        case "uint8": return w.u8(value);
-        case "int8": return w.i8(value);
-        case "uint16": return w.u16(value);
-        case "int16": return w.i16(value);
-        case "uint32": return w.u32(value);
-        case "int32": return w.i32(value);
-        case "uint64": return w.u64(value);
-        case "int64": return w.i64(value);
-        case "float32": return w.f32(value);
-        case "float64": return w.f64(value);
-        case "bool": return w.u8(value ? 1 : 0);
-        case "string": return w.string(value);
-        default: throw new Error(`no writer for ${type}`);
-    }
-}
-
 /** Encodes values (Float32Array-like) as a GGML type's bytes. */
 export function encodeTensor(dtype, values) {
     const n = values.length;
@@ -140,48 +68,22 @@ export function encodeTensor(dtype, values) {
     throw new Error(`no encoder for ${dtype}`);
 }
 
+// This file's metadata [key, type, value, itemType?] and tensors {name, dtype, ne, nbytes} in the form of the
+// package tests' GGUF writer (tests/js/gguf-writer.mjs), which writes the layout.
+const writerKv = (kv) => kv.map(([key, type, value, itemType]) => ({ key, type, value, itemType }));
+const writerTensors = (tensors) => tensors.map(({ name, dtype, ne, nbytes }) => ({ name, type: GGML_TYPES[dtype], ne, nbytes }));
+
 /**
  * A GGUF v3 file. kv: [key, type, value] or [key, "array", items, itemType]; tensors: {name, dtype,
  * ne (innermost first), values} or {name, dtype, ne, bytes}.
  */
 export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
-    const w = new ByteWriter();
-    w.bytes(new TextEncoder().encode("GGUF"));
-    w.u32(3);
-    w.i64(tensors.length);
-    w.i64(kv.length);
-    for (const [key, type, value, itemType] of kv) {
-        w.string(key);
-        w.u32(VALUE_TYPES[type]);
-        if (type === "array") {
-            w.u32(VALUE_TYPES[itemType]);
-            w.u64(value.length);
-            for (const item of value) writeValue(w, itemType, item);
-        } else {
-            writeValue(w, type, value);
-        }
-    }
     const data = tensors.map((t) => t.bytes ?? encodeTensor(t.dtype, t.values));
-    let offset = 0;
-    const offsets = data.map((d) => {
-        const o = offset;
-        offset += d.length;
-        offset += (alignment - (offset % alignment)) % alignment;
-        return o;
+    return ggufFile({
+        kv: writerKv(kv),
+        tensors: tensors.map((t, i) => ({ name: t.name, type: GGML_TYPES[t.dtype], ne: t.ne, data: data[i] })),
+        alignment,
     });
-    tensors.forEach((t, i) => {
-        w.string(t.name);
-        w.u32(t.ne.length);
-        for (const d of t.ne) w.i64(d);
-        w.u32(GGML_TYPES[t.dtype]);
-        w.u64(offsets[i]);
-    });
-    w.pad(alignment);
-    data.forEach((d) => {
-        w.bytes(d);
-        w.pad(alignment);
-    });
-    return w.toBytes();
 }
 
 /** A safetensors file: tensors {name, dtype: "F32" | "F16", shape, values}, metadata string -> string. */
@@ -430,34 +332,10 @@ export function largeGguf({ count = 5000, vocab = 150000 } = {}) {
  */
 export function ggufHeaderOnly({ kv = [], tensors }) {
     const alignment = 32;
-    const w = new ByteWriter();
-    w.bytes(new TextEncoder().encode("GGUF"));
-    w.u32(3);
-    w.i64(tensors.length);
-    w.i64(kv.length);
-    for (const [key, type, value, itemType] of kv) {
-        w.string(key);
-        w.u32(VALUE_TYPES[type]);
-        if (type === "array") {
-            w.u32(VALUE_TYPES[itemType]);
-            w.u64(value.length);
-            for (const item of value) writeValue(w, itemType, item);
-        } else {
-            writeValue(w, type, value);
-        }
-    }
-    let offset = 0;
-    for (const t of tensors) {
-        w.string(t.name);
-        w.u32(t.ne.length);
-        for (const d of t.ne) w.i64(d);
-        w.u32(GGML_TYPES[t.dtype]);
-        w.u64(offset);
-        offset += t.nbytes + ((alignment - (t.nbytes % alignment)) % alignment);
-    }
-    w.pad(alignment);
-    const header = w.toBytes();
-    return { header, size: header.length + offset };
+    const { bytes, offsets } = ggufHeader({ kv: writerKv(kv), tensors: writerTensors(tensors), alignment });
+    const last = tensors.length - 1;
+    const end = last < 0 ? 0 : offsets[last] + Math.ceil(tensors[last].nbytes / alignment) * alignment;
+    return { header: bytes, size: bytes.length + end };
 }
 
 // Bytes of `elements` values of a GGML type (block elements, block bytes).
