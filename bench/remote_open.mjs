@@ -15,6 +15,8 @@ import { parseArgs } from "node:util";
 import { gguf } from "@huggingface/gguf";
 import { open } from "weightstream";
 
+import { withF32Tensor } from "../tests/js/gguf-writer.mjs";
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
     options: {
@@ -33,25 +35,7 @@ const deepseekPath = [
 if (!deepseekPath) throw new Error("the reference corpus (ggml-vocab-deepseek-llm.gguf) is not present");
 const deepseek = readFileSync(deepseekPath);
 
-/** A GGUF without tensors with one F32 tensor of `n` values added after its header. */
-function withTensor(header, n) {
-    const name = Buffer.from("weight");
-    const entry = Buffer.alloc(8 + name.length + 4 + 8 + 4 + 8);
-    let at = entry.writeBigUInt64LE(BigInt(name.length), 0);
-    at += name.copy(entry, at);
-    at = entry.writeUInt32LE(1, at);
-    at = entry.writeBigUInt64LE(BigInt(n), at);
-    at = entry.writeUInt32LE(0, at); // F32
-    entry.writeBigUInt64LE(0n, at);
-    const head = Buffer.concat([header, entry]);
-    head.writeBigUInt64LE(1n, 8); // n_tensors
-    const padded = Math.ceil(head.length / 32) * 32;
-    const data = Buffer.alloc(n * 4);
-    for (let i = 0; i < n; ++i) data.writeFloatLE(i / n, i * 4);
-    return { bytes: Buffer.concat([head, Buffer.alloc(padded - head.length), data]), header: head.length };
-}
-
-const tensorCase = withTensor(deepseek, 4 << 20);
+const tensorCase = withF32Tensor(deepseek, 4 << 20);
 const files = [
     { name: "deepseek-llm vocab (3.97 MB header)", path: "/deepseek.gguf", bytes: deepseek, header: deepseek.length },
     {

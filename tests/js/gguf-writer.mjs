@@ -151,3 +151,23 @@ export function writeGguf({ kv = [], tensors = [], alignment = 32 }) {
     }
     return out.bytes();
 }
+
+/**
+ * A GGUF without tensors (v3, little-endian, alignment 32: a real vocabulary file) with one F32 tensor "weight"
+ * of `n` values appended: its directory entry after the header, then the values. Returns {bytes, header (the
+ * header's new length, before the padding)}.
+ */
+export function withF32Tensor(tensorless, n) {
+    const entry = new Bytes();
+    entry.string("weight");
+    entry.u32(1);
+    entry.u64(n);
+    entry.u32(0); // F32
+    entry.u64(0);
+    const head = Buffer.concat([Buffer.from(tensorless), Buffer.from(entry.bytes())]);
+    head.writeBigUInt64LE(1n, 8); // n_tensors
+    const data = Buffer.alloc(n * 4);
+    for (let i = 0; i < n; ++i) data.writeFloatLE((i % 1000) / 8, i * 4);
+    const padding = Buffer.alloc((32 - (head.length % 32)) % 32);
+    return { bytes: new Uint8Array(Buffer.concat([head, padding, data])), header: head.length };
+}

@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { open } from "weightstream";
 import { openInWorker } from "weightstream/worker";
 
+import { withF32Tensor } from "./gguf-writer.mjs";
 import { requireSetup, sharedTestData, testData } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 
@@ -22,24 +23,6 @@ const smallFile = path.join(testData, "ggml/ggml-types.gguf");
 requireSetup(!existsSync(deepseekFile) && "the shared corpus is not next to the checkout (../shared/testdata)");
 
 requireSetup(!nginxPath && "nginx not installed");
-
-/** A GGUF without tensors with one F32 tensor of `n` values added after its header. */
-function withTensor(header, n) {
-    const name = Buffer.from("weight");
-    const entry = Buffer.alloc(8 + name.length + 4 + 8 + 4 + 8);
-    let at = entry.writeBigUInt64LE(BigInt(name.length), 0);
-    at += name.copy(entry, at);
-    at = entry.writeUInt32LE(1, at);
-    at = entry.writeBigUInt64LE(BigInt(n), at);
-    at = entry.writeUInt32LE(0, at); // F32
-    entry.writeBigUInt64LE(0n, at);
-    const head = Buffer.concat([header, entry]);
-    head.writeBigUInt64LE(1n, 8); // n_tensors
-    const padded = Math.ceil(head.length / 32) * 32;
-    const data = Buffer.alloc(n * 4);
-    for (let i = 0; i < n; ++i) data.writeFloatLE((i % 1000) / 8, i * 4);
-    return Buffer.concat([head, Buffer.alloc(padded - head.length), data]);
-}
 
 describe("remote open over nginx", () => {
     let server;
@@ -88,7 +71,7 @@ describe("remote open over nginx", () => {
     });
 
     test("the same header with tensor data after it: header + 64 KiB + 10 %, as the local open", async () => {
-        const bytes = withTensor(readFileSync(deepseekFile), 1 << 20);
+        const { bytes } = withF32Tensor(readFileSync(deepseekFile), 1 << 20);
         writeFileSync(path.join(server.generatedDir, "deepseek-tensor.gguf"), bytes);
         const local = await open(new Uint8Array(bytes));
         const { model, tracker, opened } = await openCounted(`${server.rangeBase}/generated/deepseek-tensor.gguf`);
