@@ -18,6 +18,7 @@ import { cliPath, requireSetup } from "./helpers.mjs";
 import { nginxPath, startNginx } from "./nginx.mjs";
 
 requireSetup(!cliPath && "build/bin/weightstream not built");
+requireSetup(!nginxPath && "nginx not installed");
 
 const KIB64 = 64 * 1024;
 // The core's error code in the CLI's one-line error ("weightstream: error: FILE: CODE: what (byte N)").
@@ -229,7 +230,7 @@ describe("compare() of hostile pairs", () => {
     });
 });
 
-describe("compare() of two nginx URLs", { skip: !nginxPath && "nginx not installed" }, () => {
+describe("compare() of two nginx URLs", () => {
     let server;
     before(async () => {
         server = await startNginx();

@@ -200,9 +200,9 @@ describe("nginx", () => {
         }
     });
 
-    test("Range: the 3.9 MB header of a real vocabulary opens in few growing reads", async (t) => {
+    test("Range: the 3.9 MB header of a real vocabulary opens in few growing reads", async () => {
         const item = models.find((m) => m.label.endsWith("ggml-vocab-deepseek-llm.gguf"));
-        if (!item) return t.skip("the shared corpus is not present");
+        requireSetup(!item && "the shared corpus is not next to the checkout (../shared/testdata)");
         const tracker = server.tracker();
         const op = tracker.op();
         const model = await open(server.rangeBase + server.urlPath(item.file), { fetch: tracker.fetch });
