@@ -188,6 +188,13 @@ std::string url_dir(const std::string& url) {
     return path.substr(0, slash + 1);
 }
 
+std::string url_sibling(const std::string& url, const std::string& name) {
+    const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+    const size_t fragment = url.find('#', end == std::string::npos ? url.size() : end);
+    const std::string query = end == std::string::npos || url[end] == '#' ? "" : url.substr(end, fragment - end);
+    return url_dir(url) + name + query;
+}
+
 std::string url_name(const std::string& url) {
     const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
     const std::string path = url.substr(0, end);

@@ -41,8 +41,11 @@ HttpOptions& http_options();
 
 // True for an http:// or https:// URL (scheme in any case).
 bool is_url(const std::string& s);
-// The URL's directory (up to and including its last '/' before any query or fragment), for its siblings.
+// The URL's directory (up to and including its last '/' before any query or fragment).
 std::string url_dir(const std::string& url);
+// The URL of file `name` next to `url`: its directory, then `name`, then its query (a download flag, say; as
+// the package's siblingUrl keeps it), without its fragment. For split parts and shards.
+std::string url_sibling(const std::string& url, const std::string& name);
 // The URL as messages show it: without a user:password part.
 std::string url_without_userinfo(const std::string& url);
 // The URL's file name (after the last '/', without query or fragment), for the model plan.

@@ -288,7 +288,12 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
 
     // The source given is `path` itself; its siblings are next to it.
     std::vector<std::string> paths;
-    for (const PlanPart& part : plan.parts()) paths.push_back(part.source == kSibling ? dir + part.name : path);
+    for (const PlanPart& part : plan.parts()) {
+        if (part.source != kSibling)
+            paths.push_back(path);
+        else
+            paths.push_back(url ? url_sibling(path, part.name) : dir + part.name);
+    }
     std::vector<ModelInfo> infos;
     if (!load_parts(paths, options, model, &infos, error)) return false;
     if (plan.kind() == PlanKind::kSingle) {

@@ -268,6 +268,20 @@ TEST_CASE("every command on a URL prints what it prints for the local file") {
     CHECK(a == b);
 }
 
+TEST_CASE("split parts and shards next to a URL are fetched with its query, as the package fetches them") {
+    require_nginx();
+    for (const std::string name : {"split-00002-of-00003.gguf", "model.safetensors.index.json"}) {
+        INFO(name);
+        nginx().clear_log();
+        const ws_test::CliResult r = run_cli("info " + quote(nginx().base() + "/" + name + "?download=true#part"));
+        INFO(r.err);
+        REQUIRE(r.status == 0);
+        const std::vector<std::string> log = nginx().log();
+        CHECK(log.size() >= 3);  // the file named, then its siblings
+        for (const std::string& line : log) CHECK(line.find("?download=true HTTP/") != std::string::npos);
+    }
+}
+
 TEST_CASE("info on a URL fetches the header and at most 64 KiB more and dump adds the tensor's bytes only") {
     require_nginx();
     const std::string url = nginx().base() + "/two.gguf";
