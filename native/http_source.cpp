@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "curl_library.h"
 #include "io_metrics.h"
+#include "utf8.h"
 
 namespace ws {
 namespace {
@@ -181,24 +182,73 @@ bool is_url(const std::string& s) {
     return head.compare(0, 7, "http://") == 0 || head == "https://";
 }
 
+namespace {
+
+// Where the URL's path ends: at its query or fragment, or at its end.
+size_t path_end(const std::string& url) {
+    const size_t scheme = url.find("://");
+    const size_t end = url.find_first_of("?#", scheme == std::string::npos ? 0 : scheme + 3);
+    return end == std::string::npos ? url.size() : end;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// decodeURIComponent(s), or s as it is where that throws (a '%' without two hex digits after it, escapes that
+// are not well-formed UTF-8), as the package's urlFileName decodes a URL's file name.
+std::string percent_decoded(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        const int hi = i + 2 < s.size() ? hex_digit(s[i + 1]) : -1, lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+        if (lo < 0) return s;
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+    }
+    return utf8_valid(out) ? out : s;
+}
+
+// encodeURIComponent(s): every byte but A-Z a-z 0-9 - _ . ! ~ * ' ( ) as %XX, as the package's siblingUrl
+// writes a sibling's name.
+std::string percent_encoded(const std::string& s) {
+    static const char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (std::isalnum(u) || std::strchr("-_.!~*'()", c) != nullptr) {
+            out += c;
+        } else {
+            out += '%';
+            out += kHex[u >> 4];
+            out += kHex[u & 15];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string url_dir(const std::string& url) {
-    const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
-    const std::string path = url.substr(0, end);
-    const size_t slash = path.rfind('/');
-    return path.substr(0, slash + 1);
+    const std::string path = url.substr(0, path_end(url));
+    return path.substr(0, path.rfind('/') + 1);
 }
 
 std::string url_sibling(const std::string& url, const std::string& name) {
-    const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
-    const size_t fragment = url.find('#', end == std::string::npos ? url.size() : end);
-    const std::string query = end == std::string::npos || url[end] == '#' ? "" : url.substr(end, fragment - end);
-    return url_dir(url) + name + query;
+    const size_t end = path_end(url);
+    const size_t fragment = std::min(url.find('#', end), url.size());
+    return url_dir(url) + percent_encoded(name) + url.substr(end, fragment - end);
 }
 
 std::string url_name(const std::string& url) {
-    const size_t end = url.find_first_of("?#", url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
-    const std::string path = url.substr(0, end);
-    return path.substr(path.rfind('/') + 1);
+    const std::string path = url.substr(0, path_end(url));
+    return percent_decoded(path.substr(path.rfind('/') + 1));
 }
 
 std::string url_without_userinfo(const std::string& url) {

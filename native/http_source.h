@@ -43,12 +43,13 @@ HttpOptions& http_options();
 bool is_url(const std::string& s);
 // The URL's directory (up to and including its last '/' before any query or fragment).
 std::string url_dir(const std::string& url);
-// The URL of file `name` next to `url`: its directory, then `name`, then its query (a download flag, say; as
-// the package's siblingUrl keeps it), without its fragment. For split parts and shards.
+// The URL of file `name` next to `url`: its directory, then `name` percent-encoded, then its query (a download
+// flag, say), without its fragment: the package's siblingUrl. For split parts and shards.
 std::string url_sibling(const std::string& url, const std::string& name);
 // The URL as messages show it: without a user:password part.
 std::string url_without_userinfo(const std::string& url);
-// The URL's file name (after the last '/', without query or fragment), for the model plan.
+// The URL's file name (after the last '/', without query or fragment), percent-decoded where it decodes to
+// UTF-8 (else as it is): the package's urlFileName. For the model plan, which names the siblings.
 std::string url_name(const std::string& url);
 
 // What a failed read says.

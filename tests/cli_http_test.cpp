@@ -4,6 +4,7 @@
 // tensor's bytes only); tests/support/fault_server.py's faults are survived (drops resumed, 503 and 429
 // retried, no Range streamed, redirects followed) or reported (a file replaced while read: source_changed,
 // exit 3); a token and a header value never appear in any output.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -126,6 +127,36 @@ void write_shards(const std::string& dir) {
     ws_test::write_file(dir + "/model.safetensors.index.json", std::vector<uint8_t>(text.begin(), text.end()));
 }
 
+// A sharded safetensors model whose index and shards have names a URL must escape (a space, '#', '%'), and a
+// split GGUF named with a space.
+void write_escaped_names(const std::string& dir) {
+    std::vector<ws::TensorInfo> tensors = {tensor("a.weight", ws::DType::F32, 4, 2)};
+    auto one = ws::safetensors_write({}, tensors, {floats(8, 1.0f)});
+    tensors[0].name = "b.weight";
+    auto two = ws::safetensors_write({}, tensors, {floats(8, 2.0f)});
+    REQUIRE(one.ok());
+    REQUIRE(two.ok());
+    ws_test::write_file(dir + "/shard #1 100%.safetensors", one.value());
+    ws_test::write_file(dir + "/shard #2 100%.safetensors", two.value());
+    const std::string text =
+        json({{"weight_map", {{"a.weight", "shard #1 100%.safetensors"}, {"b.weight", "shard #2 100%.safetensors"}}}})
+            .dump();
+    ws_test::write_file(dir + "/my model.safetensors.index.json", std::vector<uint8_t>(text.begin(), text.end()));
+    for (uint32_t k = 0; k < 2; ++k) {
+        ws::MetadataEntry no, count, total;
+        no.key = "split.no";
+        no.value = ws_test::val_u16(static_cast<uint16_t>(k));
+        count.key = "split.count";
+        count.value = ws_test::val_u16(2);
+        total.key = "split.tensors.count";
+        total.value = ws_test::val_i32(2);
+        auto bytes = ws::gguf_write({no, count, total}, {tensor("t" + std::to_string(k), ws::DType::F32, 8, 1)},
+                                    {floats(8, 10.0f * k)});
+        REQUIRE(bytes.ok());
+        ws_test::write_file(ws::split_part_path(dir + "/my split", k + 1, 2), bytes.value());
+    }
+}
+
 // The folder every server serves: the fixtures above and copies of committed ones.
 struct Served {
     ws_test::TempDir dir;
@@ -142,6 +173,7 @@ struct Served {
                             ws_test::read_file(std::string(WS_TESTDATA) + "/safetensors/jfk-codes.safetensors"));
         write_split(dir.path);
         write_shards(dir.path);
+        write_escaped_names(dir.path);
     }
 };
 
@@ -279,6 +311,30 @@ TEST_CASE("split parts and shards next to a URL are fetched with its query, as t
         const std::vector<std::string> log = nginx().log();
         CHECK(log.size() >= 3);  // the file named, then its siblings
         for (const std::string& line : log) CHECK(line.find("?download=true HTTP/") != std::string::npos);
+    }
+}
+
+TEST_CASE("names a URL escapes: the file's name decoded for the plan, its siblings' encoded, as the package does") {
+    require_nginx();
+    const struct {
+        std::string local, url;
+    } cases[] = {{"my model.safetensors.index.json", "my%20model.safetensors.index.json"},
+                 {"my split-00002-of-00002.gguf", "my%20split-00002-of-00002.gguf"}};
+    for (const auto& c : cases) {
+        INFO(c.url);
+        nginx().clear_log();
+        const ws_test::CliResult here = run_cli("tensors " + quote(served().dir.file(c.local)) + " --json");
+        const ws_test::CliResult there = run_cli("tensors " + quote(nginx().base() + "/" + c.url) + " --json");
+        INFO(there.err);
+        REQUIRE(here.status == 0);
+        REQUIRE(there.status == 0);
+        CHECK(without_io(there.out) == here.out);
+        const std::vector<std::string> log = nginx().log();
+        for (const std::string& line : log) CHECK(line.find(" 200 ") == std::string::npos);  // no 404, no whole file
+        const std::string sibling = c.url.find("split") != std::string::npos ? "my%20split-00001-of-00002.gguf"
+                                                                             : "shard%20%232%20100%25.safetensors";
+        CHECK(std::any_of(log.begin(), log.end(),
+                          [&](const std::string& l) { return l.find("/" + sibling + " HTTP/") != std::string::npos; }));
     }
 }
 
