@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// The layer map: one row per layer (blk.N, or layers.N of a safetensors checkpoint), one column per tensor
-// role (attn_q, attn_k, ..., ffn_down: the name after the layer, without ".weight"), each cell coloured by
-// the tensor's stored type, with a legend; a cell opens its tensor. A mixed quantization (Q4_K_M's Q6_K
+// The layer map: one row per layer as the core groups them (Model.layers: blk.N, or layers.N of a safetensors
+// checkpoint; the towers of a multimodal model apart), one column per tensor role (attn_q, attn_k, ...,
+// ffn_down: the name after the layer, without ".weight"), each cell coloured by the tensor's stored type, with
+// a legend; a cell opens its tensor. A mixed quantization (Q4_K_M's Q6_K
 // ffn_down in some layers, an i-quant recipe's exceptions) shows as a pattern at a glance.
 import { el, clear } from "./dom.js";
 import { formatBytes, formatInt, formatShape } from "./format.js";
-
-const LAYER = /^(.*?(?:^|\.)(?:blk|layers|h|blocks|block)\.)(\d+)\.(.+)$/;
+import { keyedLayers } from "./summary.js";
 
 // The usual order of a transformer block's tensors (llama.cpp's names); other roles follow in file order.
 const ROLE_ORDER = [
@@ -47,25 +47,24 @@ const PALETTE = [
 ];
 
 /**
- * The map of `tensors`: {layers: [N...], roles: [role...], cells: Map("N/role" -> tensor), dtypes} or null
- * when no tensor is in a layer.
+ * The map of a model's layers (Model.layers): {layers: [key...], roles: [role...], cells: Map("key/role" ->
+ * tensor), dtypes} or null when no tensor is in a layer.
  */
-export function layerMap(tensors) {
+export function layerMap(layers) {
     const cells = new Map();
-    const layers = new Set();
+    const keys = [];
     const roles = [];
     const seen = new Set();
-    for (const t of tensors) {
-        const m = LAYER.exec(t.name);
-        if (!m) continue;
-        const layer = Number(m[2]);
-        const role = m[3].replace(/\.weight$/, "");
-        layers.add(layer);
-        if (!seen.has(role)) {
-            seen.add(role);
-            roles.push(role);
+    for (const layer of keyedLayers(layers)) {
+        keys.push(layer.key);
+        for (const t of layer.tensors) {
+            const role = t.name.slice(layer.name.length + 1).replace(/\.weight$/, "");
+            if (!seen.has(role)) {
+                seen.add(role);
+                roles.push(role);
+            }
+            cells.set(`${layer.key}/${role}`, t);
         }
-        cells.set(`${layer}/${role}`, t);
     }
     if (cells.size === 0) return null;
     const rank = (role) => {
@@ -80,7 +79,7 @@ export function layerMap(tensors) {
         if (!bits.has(t.dtype)) bits.set(t.dtype, Number(t.n_elements) ? Number(t.nbytes) / Number(t.n_elements) : 0);
     }
     const dtypes = [...bits.keys()].sort((a, b) => bits.get(a) - bits.get(b) || a.localeCompare(b));
-    return { layers: [...layers].sort((a, b) => a - b), roles, cells, dtypes };
+    return { layers: keys, roles, cells, dtypes };
 }
 
 function swatch(colour) {
@@ -101,9 +100,9 @@ export class LayerMap {
         this.#onOpen = onOpen;
     }
 
-    /** Takes the tensors of a model; false when none is in a layer. The map is drawn by show(). */
-    setTensors(tensors) {
-        this.#map = layerMap(tensors);
+    /** Takes the layers of a model (Model.layers); false when none has a tensor. The map is drawn by show(). */
+    setLayers(layers) {
+        this.#map = layerMap(layers);
         this.#drawn = false;
         clear(this.#root);
         return this.#map !== null;
@@ -132,7 +131,7 @@ export class LayerMap {
         );
         const body = el("tbody");
         for (const layer of map.layers) {
-            const tr = el("tr", { dataset: { layer: String(layer) } }, el("th", { class: "num", text: String(layer) }));
+            const tr = el("tr", { dataset: { layer } }, el("th", { class: "num", text: layer }));
             for (const role of map.roles) {
                 const t = map.cells.get(`${layer}/${role}`);
                 if (!t) {
@@ -147,7 +146,7 @@ export class LayerMap {
                         "data-testid": "layer-cell",
                         "aria-label": `${t.name}: ${t.dtype}`,
                     },
-                    dataset: { tensor: t.name, dtype: t.dtype, layer: String(layer), role },
+                    dataset: { tensor: t.name, dtype: t.dtype, layer, role },
                     on: { click: () => this.#onOpen(t) },
                 });
                 cell.style.background = colour.get(t.dtype); // CSSOM: the page's CSP refuses style attributes

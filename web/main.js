@@ -294,7 +294,9 @@ async function editAndSave(changes) {
     }
 }
 
-function showModel(info, label) {
+// Shows the model just opened (a worker Model: its info, and the core's layer grouping).
+function showModel(opened, label) {
+    const info = opened.info;
     const s = summarize(info, label);
     $("#welcome").hidden = true;
     $("#model").hidden = false;
@@ -310,11 +312,11 @@ function showModel(info, label) {
     $("#model-headline").textContent = parts.join(" · ");
     document.title = `${s.name || label} · weightstream`;
     renderSummary($("#summary"), s, info);
-    table.setTensors(info.tensors);
+    table.setTensors(info.tensors, opened.layers);
     metadataView.setMetadata(info.metadata);
     $("#tab-tokenizer").hidden = !tokenizerView.setMetadata(info.metadata);
     $("#tab-template").hidden = !templateView.setMetadata(info.metadata);
-    $("#tab-layers").hidden = !layerMap.setTensors(info.tensors);
+    $("#tab-layers").hidden = !layerMap.setLayers(opened.layers);
     editView.setModel(info.metadata, info.format === "gguf" && !(info.files?.length > 1));
     detail.clear();
     detailRoot.classList.remove("open");
@@ -691,7 +693,7 @@ async function openModel(source, label, address) {
         endQuantize();
         hideError();
         const shown = performance.now();
-        showModel(opened.info, label);
+        showModel(opened, label);
         network.setModel(opened);
         if (address !== undefined) {
             shownUrl = address;

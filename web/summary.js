@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // What a person looks for first in a model, derived from its info (pure; no DOM).
 
-// Layer index in the usual tensor naming schemes: GGUF "blk.N.", Hugging Face "model.layers.N.",
-// GPT-2 style "transformer.h.N.", and "blocks.N." / "block.N.".
-const LAYER = /(?:^|\.)(?:blk|layers|h|blocks|block)\.(\d+)\./;
-
-/** The layer number in a tensor name, or -1. */
-export function layerOf(name) {
-    const m = LAYER.exec(name);
-    return m ? Number(m[1]) : -1;
+/**
+ * The core's layer groups (Model.layers: {name, index, tensors}, core/model_facts.h) with a `key` each: the
+ * layer number when every group has the same prefix (blk.0 … blk.N), else the group's name ("blk.3", "v.blk.3":
+ * the towers of a multimodal model stay apart). The page groups and labels layers by it, never by names itself.
+ */
+export function keyedLayers(layers) {
+    const prefixes = new Set(layers.map((l) => l.name.replace(/\d+$/, "")));
+    return layers.map((l) => ({ ...l, key: prefixes.size > 1 ? l.name : String(l.index) }));
 }
 
 /** key -> metadata entry. */
@@ -39,30 +39,23 @@ const toNumber = (v) => (typeof v === "bigint" ? Number(v) : v);
 export function summarize(info, fileName = "") {
     const map = metadataMap(info.metadata);
     const arch = scalar(map, "general.architecture");
-    let parameters = 0n;
-    let tensorBytes = 0n;
+    // The core's derived facts (core/model_facts.h, `info --json`'s "facts"): the parameter count, tensor bytes,
+    // layers, llama-quantize's name of general.file_type, and bits per weight as llama.cpp prints them.
+    const { facts: derived } = info;
     const byDtype = new Map();
-    const layers = new Set();
     for (const t of info.tensors) {
-        parameters += BigInt(t.n_elements);
-        tensorBytes += BigInt(t.nbytes);
         const d = byDtype.get(t.dtype) ?? { dtype: t.dtype, count: 0, bytes: 0n };
         d.count += 1;
         d.bytes += BigInt(t.nbytes);
         byDtype.set(t.dtype, d);
-        const layer = layerOf(t.name);
-        if (layer >= 0) layers.add(layer);
     }
-    const total = Number(tensorBytes);
+    const total = derived.data_bytes;
     const dtypeMix = [...byDtype.values()]
         .map((d) => ({ dtype: d.dtype, count: d.count, bytes: d.bytes, share: total ? Number(d.bytes) / total : 0 }))
         .sort((a, b) => (b.bytes > a.bytes ? 1 : b.bytes < a.bytes ? -1 : a.dtype < b.dtype ? -1 : 1));
 
     const archKey = (suffix) => (arch ? scalar(map, `${arch}.${suffix}`) : undefined);
     const blockCount = archKey("block_count");
-    // The core's derived facts (core/model_facts.h, `info --json`'s "facts"): llama-quantize's name of
-    // general.file_type, and bits per weight as llama.cpp prints them.
-    const { facts: derived } = info;
     const vocabSize = arrayLength(map, "tokenizer.ggml.tokens") ?? archKey("vocab_size");
 
     // Every other scalar general.* and <arch>.* key, in file order.
@@ -79,13 +72,13 @@ export function summarize(info, fileName = "") {
         version: info.version,
         architecture: typeof arch === "string" ? arch : undefined,
         name: scalar(map, "general.name") ?? fileName,
-        parameters,
-        tensorBytes,
+        parameters: derived.parameter_count,
+        tensorBytes: derived.data_bytes,
         tensorCount: info.tensors.length,
         fileSize: info.file_size,
         bitsPerWeight: derived.bits_per_weight ?? undefined,
-        layers: blockCount !== undefined ? toNumber(blockCount) : layers.size || undefined,
-        layersFromNames: blockCount === undefined && layers.size > 0,
+        layers: blockCount !== undefined ? toNumber(blockCount) : derived.layers || undefined,
+        layersFromNames: blockCount === undefined && derived.layers > 0,
         contextLength: toNumber(archKey("context_length")),
         vocabSize: toNumber(vocabSize),
         fileType: derived.file_type ?? (derived.file_type_id === null ? undefined : `type ${derived.file_type_id}`),

@@ -5,7 +5,7 @@
 // that a shape such as 151,936 x 16,384 or a 12-digit offset is never cut.
 import { el, clear } from "./dom.js";
 import { formatBytes, formatCount, formatInt, formatShape } from "./format.js";
-import { layerOf } from "./summary.js";
+import { keyedLayers } from "./summary.js";
 import { VirtualList } from "./virtual_list.js";
 
 const ROW_HEIGHT = 30;
@@ -13,7 +13,8 @@ const ROW_HEIGHT = 30;
 const ROW_HEIGHT_NARROW = 48;
 const NARROW = "(max-width: 700px)";
 const COLLATOR = new Intl.Collator("en", { numeric: true });
-const NOT_IN_LAYER = -1;
+// The group of the tensors in no layer, listed first.
+const NOT_IN_LAYER = { key: "-1", label: "not in a layer" };
 
 const COLUMNS = [
     { key: "name", label: "Name", className: "c-name" },
@@ -53,6 +54,8 @@ export class TensorTable {
     #groupToggle;
     #countLabel;
     #tensors = [];
+    #groups = []; // NOT_IN_LAYER, then the core's layers in its order: {key, label}
+    #groupOf = new Map(); // tensor -> its entry of #groups
     #multiFile = false;
     #items = [];
     #sort = { key: null, dir: 1 };
@@ -117,9 +120,19 @@ export class TensorTable {
         fit();
     }
 
-    /** Shows the tensors of a model (resets sort, filters and selection). */
-    setTensors(tensors) {
+    /**
+     * Shows the tensors of a model (resets sort, filters and selection), grouped by layer as the core groups them
+     * (Model.layers: the same tensor objects, each layer {name, index, tensors}).
+     */
+    setTensors(tensors, layers) {
         this.#tensors = tensors;
+        this.#groups = [NOT_IN_LAYER];
+        this.#groupOf = new Map();
+        for (const layer of keyedLayers(layers)) {
+            const group = { key: layer.key, label: `layer ${layer.key}` };
+            this.#groups.push(group);
+            for (const t of layer.tensors) this.#groupOf.set(t, group);
+        }
         this.#multiFile = new Set(tensors.map((t) => t.file ?? "")).size > 1;
         this.#viewport.classList.toggle("multi-file", this.#multiFile);
         this.#sort = { key: null, dir: 1 };
@@ -300,24 +313,25 @@ export class TensorTable {
         if (this.#groupToggle.checked) {
             const groups = new Map();
             for (const i of indices) {
-                const layer = layerOf(this.#tensors[i].name);
-                let g = groups.get(layer);
-                if (!g) groups.set(layer, (g = []));
+                const group = this.#groupOf.get(this.#tensors[i]) ?? NOT_IN_LAYER;
+                let g = groups.get(group);
+                if (!g) groups.set(group, (g = []));
                 g.push(i);
             }
             const items = [];
-            for (const layer of [...groups.keys()].sort((a, b) => a - b)) {
-                const members = groups.get(layer);
+            for (const group of this.#groups) {
+                const members = groups.get(group);
+                if (!members) continue;
                 let bytes = 0;
                 let params = 0;
                 for (const i of members) {
                     bytes += Number(this.#tensors[i].nbytes);
                     params += Number(this.#tensors[i].n_elements);
                 }
-                const key = String(layer);
+                const key = group.key;
                 items.push({
                     group: key,
-                    label: layer === NOT_IN_LAYER ? "not in a layer" : `layer ${layer}`,
+                    label: group.label,
                     count: members.length,
                     bytes,
                     params,
