@@ -519,16 +519,25 @@ TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redire
 
 TEST_CASE("a file replaced on the server while it is read is source_changed with exit 3") {
     const std::string base = faults().base();
-    for (const std::string mode : {"changing", "changing-tag"}) {
-        faults().clear_log();
-        const ws_test::CliResult r = run_cli("hash " + quote(base + "/" + mode + "/two.gguf"));
-        INFO(mode << ": " << r.err);
-        CHECK(r.status == 3);
-        CHECK(r.err.find(base + "/" + mode + "/two.gguf: source_changed: the file changed") != std::string::npos);
-        CHECK(r.out.empty());
-        const std::vector<json> log = faults().log();
-        REQUIRE(log.size() >= 2);
-        CHECK(log[1]["if_range"].is_string());  // the pin went with the second request
+    ws_test::TempDir dir;
+    const std::string manifest = dir.file("m");
+    const std::string line = "sha256    00  two.gguf\n";
+    ws_test::write_file(manifest, std::vector<uint8_t>(line.begin(), line.end()));
+    // The server replaces the file after the first request of a path (query included): a query per command.
+    const std::vector<std::string> commands = {"hash", "hash --manifest --all", "hash --check " + quote(manifest)};
+    for (size_t c = 0; c < commands.size(); ++c) {
+        for (const std::string mode : {"changing", "changing-tag"}) {
+            faults().clear_log();
+            const std::string url = base + "/" + mode + "/two.gguf?run=" + std::to_string(c);
+            const ws_test::CliResult r = run_cli(commands[c] + " " + quote(url));
+            INFO(commands[c] << ", " << mode << ": " << r.err);
+            CHECK(r.status == 3);
+            CHECK(r.err.find(url + ": source_changed: the file changed") != std::string::npos);
+            CHECK(r.out.empty());
+            const std::vector<json> log = faults().log();
+            REQUIRE(log.size() >= 2);
+            CHECK(log[1]["if_range"].is_string());  // the pin went with the second request
+        }
     }
 }
 
