@@ -250,7 +250,7 @@ bool manifest_lines(const LoadedModel& model, const std::vector<size_t>& selecte
     auto hash_batch = [&] {
         uint64_t batch_bytes = 0;
         for (size_t k : batch) batch_bytes += tensors[selected[k]].nbytes;
-        // Tasks: per tensor of the batch and digest, then per whole-model digest (zero cost: nothing to do).
+        // Tasks: per tensor of the batch and digest, then per whole-model digest; cost 0: a digest not asked for.
         std::vector<uint64_t> costs;
         for (size_t j = 0; layers && j < batch.size() * kNumAlgos; ++j) {
             costs.push_back(opt.algo[j % kNumAlgos] ? tensors[selected[batch[j / kNumAlgos]]].nbytes + 1 : 0);
