@@ -2,8 +2,8 @@
 // What a command's I/O cost, the package's model.metrics (wasm/js/metrics.js) for the CLI: one set of
 // counters per process (a command's models, diff's two, with their split parts and shards count together),
 // filled by http_source.cpp (every request), model.cpp (header bytes served from the header cache) and the
-// commands that decode (stats, hash, diff). `--json` output prints them as "io" (io_json()); `--trace FILE` writes every
-// request and every decoded tensor as a Chrome trace-event span (write_trace()). Thread-safe.
+// commands that decode (stats, hash, diff). `--json` output prints them as "io" (io_json()); `--trace FILE`
+// writes every request and every decoded tensor as a Chrome trace-event span (write_trace()). Thread-safe.
 #pragma once
 
 #include <cstdint>
