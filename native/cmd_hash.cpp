@@ -140,12 +140,12 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
             record_decode("all tensors", "", total, started, io_now_us() - started);
         }
         // The first problem in directory order, as a serial run meets it. A remote model's tensors are
-        // fetched one at a time (memory: one tensor) and hashed on the threads as they come.
+        // fetched one at a time, the next while this one is hashed on the threads (memory: two tensors).
+        TensorFetcher fetcher(model);
         for (size_t i = 0; i < rows.size(); ++i) {
             const TensorInfo& t = tensors[i];
             if (remote) {
-                TensorBytes held;
-                const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
+                const uint8_t* data = fetcher.next(t, i + 1 < rows.size() ? &tensors[i + 1] : nullptr, &status);
                 if (!data) {
                     progress.finish();
                     return status;
@@ -223,9 +223,9 @@ struct ManifestLine {
 
 // The lines of `hash --manifest` for the tensors `selected` (directory order), false after printing why a
 // tensor's bytes cannot be had. A mapped model's tensors are hashed in one batch; a remote one's are fetched
-// one at a time (memory: one tensor), each a batch of its own. In a batch every digest is a task: per tensor
-// and digest (when layers are listed), and per digest (and the uuid) the whole model's next bytes, its running
-// state carried from batch to batch.
+// one at a time, the next while this one is hashed (TensorFetcher; memory: two tensors), each a batch of its
+// own. In a batch every digest is a task: per tensor and digest (when layers are listed), and per digest (and
+// the uuid) the whole model's next bytes, its running state carried from batch to batch.
 bool manifest_lines(const LoadedModel& model, const std::vector<size_t>& selected, const std::string& file,
                     const ManifestOptions& opt, unsigned threads, Progress* progress, std::vector<ManifestLine>* lines,
                     int* status) {
@@ -279,10 +279,10 @@ bool manifest_lines(const LoadedModel& model, const std::vector<size_t>& selecte
         batch.clear();
         data.clear();
     };
-    TensorBytes held;  // a remote tensor's bytes, until its batch is hashed
+    TensorFetcher fetcher(model);  // a remote tensor's bytes, until its batch is hashed; the next one meanwhile
     for (size_t k = 0; k < selected.size(); ++k) {
         const TensorInfo& t = tensors[selected[k]];
-        const uint8_t* bytes = tensor_bytes_or_fail(model, t, &held, status);
+        const uint8_t* bytes = fetcher.next(t, k + 1 < selected.size() ? &tensors[selected[k + 1]] : nullptr, status);
         if (!bytes) return false;
         batch.push_back(k);
         data.push_back(bytes);

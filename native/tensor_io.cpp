@@ -66,6 +66,37 @@ const uint8_t* range_bytes_or_fail(const LoadedModel& model, const TensorInfo& t
     return held->data;
 }
 
+TensorFetcher::~TensorFetcher() {
+    join();
+}
+
+void TensorFetcher::join() {
+    if (fetching_.joinable()) fetching_.join();
+}
+
+const uint8_t* TensorFetcher::next(const TensorInfo& t, const TensorInfo* then, int* exit_status) {
+    join();
+    const uint8_t* bytes = nullptr;
+    if (fetched_ && ahead_of_ == &t) {
+        std::swap(current_, ahead_);  // the buffers move, and data with them
+        bytes = current_.data;
+    } else {
+        bytes = tensor_bytes_or_fail(model_, t, &current_, exit_status);
+    }
+    fetched_ = false;
+    ahead_of_ = nullptr;
+    if (!bytes || !then || !model_.remote(*then) || then->file_index >= model_.files.size() ||
+        model_.files[then->file_index].is_stream() || !model_.tensor_in_file(*then)) {
+        return bytes;
+    }
+    ahead_of_ = then;
+    fetching_ = std::thread([this, then] {
+        LoadError ignored;  // next() fetches again and says why
+        fetched_ = model_.read_tensor(*then, then->offset, then->nbytes, &ahead_, &ignored);
+    });
+    return bytes;
+}
+
 std::string decode_problem(const LoadedModel& model, const TensorInfo& t) {
     if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
     if (model.info.big_endian && !big_endian_order_defined(t.dtype)) {
