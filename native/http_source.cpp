@@ -233,12 +233,13 @@ std::string percent_encoded(const std::string& s) {
     return out;
 }
 
-}  // namespace
-
+// The URL's directory: up to and including its path's last '/'.
 std::string url_dir(const std::string& url) {
     const std::string path = url.substr(0, path_end(url));
     return path.substr(0, path.rfind('/') + 1);
 }
+
+}  // namespace
 
 std::string url_sibling(const std::string& url, const std::string& name) {
     const size_t end = path_end(url);

@@ -41,8 +41,6 @@ HttpOptions& http_options();
 
 // True for an http:// or https:// URL (scheme in any case).
 bool is_url(const std::string& s);
-// The URL's directory (up to and including its last '/' before any query or fragment).
-std::string url_dir(const std::string& url);
 // The URL of file `name` next to `url`: its directory, then `name` percent-encoded, then its query (a download
 // flag, say), without its fragment: the package's siblingUrl. For split parts and shards.
 std::string url_sibling(const std::string& url, const std::string& name);

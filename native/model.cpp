@@ -260,7 +260,7 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error) {
     *model = LoadedModel();
     const bool url = is_url(path);
-    const std::string dir = url ? url_dir(path) : dir_of(path);
+    const std::string dir = url ? std::string() : dir_of(path);  // a local file's folder (a URL's: url_sibling)
     PlanOptions plan_options;
     plan_options.max_split_parts = options.max_split_parts;
     ModelPlan plan;
@@ -288,12 +288,8 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
 
     // The source given is `path` itself; its siblings are next to it.
     std::vector<std::string> paths;
-    for (const PlanPart& part : plan.parts()) {
-        if (part.source != kSibling)
-            paths.push_back(path);
-        else
-            paths.push_back(url ? url_sibling(path, part.name) : dir + part.name);
-    }
+    const auto sibling = [&](const std::string& name) { return url ? url_sibling(path, name) : dir + name; };
+    for (const PlanPart& part : plan.parts()) paths.push_back(part.source == kSibling ? sibling(part.name) : path);
     std::vector<ModelInfo> infos;
     if (!load_parts(paths, options, model, &infos, error)) return false;
     if (plan.kind() == PlanKind::kSingle) {

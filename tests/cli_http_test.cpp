@@ -86,31 +86,31 @@ std::vector<uint8_t> vocab_model() {
     return bytes.value();
 }
 
-void write_split(const std::string& dir) {
-    for (uint32_t k = 0; k < 3; ++k) {
+// A split GGUF of `parts` files named `base`-0000K-of-0000N.gguf in dir, one tensor in each.
+void write_split(const std::string& dir, const std::string& base, uint32_t parts) {
+    for (uint32_t k = 0; k < parts; ++k) {
         std::vector<ws::MetadataEntry> meta;
         if (k == 0) meta.push_back(ws::string_entry("general.architecture", "llama"));
         ws::MetadataEntry no, count, total;
         no.key = "split.no";
         no.value = ws_test::val_u16(static_cast<uint16_t>(k));
         count.key = "split.count";
-        count.value = ws_test::val_u16(3);
+        count.value = ws_test::val_u16(static_cast<uint16_t>(parts));
         total.key = "split.tensors.count";
-        total.value = ws_test::val_i32(3);
+        total.value = ws_test::val_i32(static_cast<int32_t>(parts));
         meta.insert(meta.end(), {no, count, total});
         auto bytes = ws::gguf_write(meta, {tensor("t" + std::to_string(k), ws::DType::F32, 8, k + 1)},
                                     {floats(8 * (k + 1), 100.0f * k)});
         REQUIRE(bytes.ok());
-        ws_test::write_file(ws::split_part_path(dir + "/split", k + 1, 3), bytes.value());
+        ws_test::write_file(ws::split_part_path(dir + "/" + base, k + 1, parts), bytes.value());
     }
 }
 
-void write_shards(const std::string& dir) {
+// A sharded safetensors model in dir: the index `index` and each shard (file, its tensors of 8 F32 values).
+using Shards = std::vector<std::pair<std::string, std::vector<std::string>>>;
+void write_shards(const std::string& dir, const std::string& index, const Shards& shards) {
     json weight_map = json::object();
-    const std::vector<std::pair<std::string, std::vector<std::string>>> shards = {
-        {"model-00001-of-00002.safetensors", {"a.weight", "b.weight"}},
-        {"model-00002-of-00002.safetensors", {"c.weight"}},
-    };
+    uint64_t total_size = 0;
     for (const auto& [file, names] : shards) {
         std::vector<ws::TensorInfo> tensors;
         std::vector<std::vector<uint8_t>> data;
@@ -118,43 +118,14 @@ void write_shards(const std::string& dir) {
             tensors.push_back(tensor(name, ws::DType::F32, 4, 2));
             data.push_back(floats(8, 1.0f));
             weight_map[name] = file;
+            total_size += 32;
         }
         auto bytes = ws::safetensors_write({ws::string_entry("format", "pt")}, tensors, data);
         REQUIRE(bytes.ok());
         ws_test::write_file(dir + "/" + file, bytes.value());
     }
-    const std::string text = json({{"metadata", {{"total_size", 96}}}, {"weight_map", weight_map}}).dump();
-    ws_test::write_file(dir + "/model.safetensors.index.json", std::vector<uint8_t>(text.begin(), text.end()));
-}
-
-// A sharded safetensors model whose index and shards have names a URL must escape (a space, '#', '%'), and a
-// split GGUF named with a space.
-void write_escaped_names(const std::string& dir) {
-    std::vector<ws::TensorInfo> tensors = {tensor("a.weight", ws::DType::F32, 4, 2)};
-    auto one = ws::safetensors_write({}, tensors, {floats(8, 1.0f)});
-    tensors[0].name = "b.weight";
-    auto two = ws::safetensors_write({}, tensors, {floats(8, 2.0f)});
-    REQUIRE(one.ok());
-    REQUIRE(two.ok());
-    ws_test::write_file(dir + "/shard #1 100%.safetensors", one.value());
-    ws_test::write_file(dir + "/shard #2 100%.safetensors", two.value());
-    const std::string text =
-        json({{"weight_map", {{"a.weight", "shard #1 100%.safetensors"}, {"b.weight", "shard #2 100%.safetensors"}}}})
-            .dump();
-    ws_test::write_file(dir + "/my model.safetensors.index.json", std::vector<uint8_t>(text.begin(), text.end()));
-    for (uint32_t k = 0; k < 2; ++k) {
-        ws::MetadataEntry no, count, total;
-        no.key = "split.no";
-        no.value = ws_test::val_u16(static_cast<uint16_t>(k));
-        count.key = "split.count";
-        count.value = ws_test::val_u16(2);
-        total.key = "split.tensors.count";
-        total.value = ws_test::val_i32(2);
-        auto bytes = ws::gguf_write({no, count, total}, {tensor("t" + std::to_string(k), ws::DType::F32, 8, 1)},
-                                    {floats(8, 10.0f * k)});
-        REQUIRE(bytes.ok());
-        ws_test::write_file(ws::split_part_path(dir + "/my split", k + 1, 2), bytes.value());
-    }
+    const std::string text = json({{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}}).dump();
+    ws_test::write_file(dir + "/" + index, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 // The folder every server serves: the fixtures above and copies of committed ones.
@@ -171,9 +142,14 @@ struct Served {
                             ws_test::read_file(std::string(WS_TESTDATA) + "/ggml/ggml-types.gguf"));
         ws_test::write_file(dir.file("jfk.safetensors"),
                             ws_test::read_file(std::string(WS_TESTDATA) + "/safetensors/jfk-codes.safetensors"));
-        write_split(dir.path);
-        write_shards(dir.path);
-        write_escaped_names(dir.path);
+        write_split(dir.path, "split", 3);
+        write_shards(dir.path, "model.safetensors.index.json",
+                     {{"model-00001-of-00002.safetensors", {"a.weight", "b.weight"}},
+                      {"model-00002-of-00002.safetensors", {"c.weight"}}});
+        // Names a URL must escape (a space, '#', '%').
+        write_shards(dir.path, "my model.safetensors.index.json",
+                     {{"shard #1 100%.safetensors", {"a.weight"}}, {"shard #2 100%.safetensors", {"b.weight"}}});
+        write_split(dir.path, "my split", 2);
     }
 };
 
