@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstring>
 
-#include "dequant.h"
-#include "quant_blocks.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws::bench {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "dtype.h"
+#include "weightstream/dtype.h"
 
 namespace ws::bench {
 

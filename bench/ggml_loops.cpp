@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dequant_internal.h"
-#include "quant_blocks.h"
+#include "decode/dequant_internal.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws::bench {
 namespace {

@@ -3,8 +3,8 @@
 // in the same run (no ggml in the repository): the loops ggml runs when it has no SIMD path of its own.
 #pragma once
 
-#include "dequant.h"
-#include "dtype.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
 
 namespace ws::bench {
 

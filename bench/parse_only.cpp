@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "header_parser.h"
+#include "weightstream/header_parser.h"
 
 int main(int argc, char** argv) {
     if (argc != 2) return 2;

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "dequant_bench.h"
-#include "quantize.h"
+#include "weightstream/quantize.h"
 
 namespace ws::bench {
 namespace {

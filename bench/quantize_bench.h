@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The quantize benchmark shared by `weightstream bench --quantize` (native/cmd_bench.cpp) and the wasm build
+// The quantize benchmark shared by `weightstream bench --quantize` (native/cli/cmd_bench.cpp) and the wasm build
 // under Node (wasm/bench_bindings.cpp, bench/wasm_bench.mjs): one input per type (realistic weights, and an
 // importance matrix where ggml reads one), its reference bytes, a check of the timed quantizer against them,
-// and the timer. Every quantizer in core/quantize.h is ggml's scalar reference code today, so the figure this
-// reports IS the reference path's; a faster path, once there is one, is timed against it here.
+// and the timer. Every quantizer in include/weightstream/quantize.h is ggml's scalar reference code today, so the
+// figure this reports IS the reference path's; a faster path, once there is one, is timed against it here.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/status.h"
 
 namespace ws::bench {
 

@@ -34,7 +34,7 @@ const deepseek = path.join(
     "ggml/vocab/ggml-vocab-deepseek-llm.gguf",
 );
 const MIB = 1 << 20;
-const OUTPUT_BYTES = 64 * MIB; // as natively (native/cmd_bench.cpp)
+const OUTPUT_BYTES = 64 * MIB; // as natively (native/cli/cmd_bench.cpp)
 const REPS = 5;
 
 const median = (values) => {

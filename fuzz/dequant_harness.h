@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dequant.h"
-#include "dtype.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
 
 namespace ws_fuzz {
 

@@ -6,8 +6,8 @@
 // must end done(), refuse one byte more, and report truncation when fed less.
 #include <memory>
 
-#include "block_stream.h"
 #include "dequant_harness.h"
+#include "weightstream/block_stream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 10) return 0;

@@ -2,8 +2,8 @@
 // libFuzzer target: the GGUF header parser.
 #include <algorithm>
 
-#include "gguf.h"
 #include "parser_harness.h"
+#include "weightstream/gguf.h"
 
 namespace {
 

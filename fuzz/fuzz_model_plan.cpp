@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target: the model plan (core/model_plan.h), from names and an index to the merge. Input:
+// libFuzzer target: the model plan (include/weightstream/model_plan.h), from names and an index to the merge. Input:
 //   byte 0      options: bit 0 split, bit 1 model_files_only, bits 2..7 max_split_parts (0: the default)
 //   then        the sources, one a line ('\n'): a first byte '1' (named, with siblings), '0' (named,
 //               without) or another (unnamed), then the name
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "model_plan.h"
 #include "parser_harness.h"
+#include "weightstream/model_plan.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "parser_harness.h"
-#include "safetensors.h"
+#include "weightstream/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ws::Result<ws::SafetensorsIndex> parsed = ws::parse_safetensors_index(data, size);

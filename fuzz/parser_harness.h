@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "model_facts.h"
-#include "model_info.h"
-#include "parse_options.h"
+#include "weightstream/model_facts.h"
+#include "weightstream/model_info.h"
+#include "weightstream/parse_options.h"
 
 namespace ws_fuzz {
 

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "dtype.h"
 #include "support/gguf_catalogue.h"
 #include "support/safetensors_catalogue.h"
+#include "weightstream/dtype.h"
 
 namespace {
 

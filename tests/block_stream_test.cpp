@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "block_stream.h"
+#include "weightstream/block_stream.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
-#include "dtype.h"
-#include "model_info.h"
-#include "row_window.h"
 #include "support/gguf_builder.h"
 #include "support/test_util.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
+#include "weightstream/model_info.h"
+#include "weightstream/row_window.h"
 
 using ws::BlockStream;
 using ws::DType;

@@ -13,12 +13,12 @@
 #include <random>
 #include <set>
 
-#include "dequant.h"
-#include "gguf_writer.h"
-#include "safetensors_writer.h"
 #include "support/gguf_builder.h"
 #include "support/npy_reader.h"
 #include "support/run_cli.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/safetensors_writer.h"
 
 using nlohmann::json;
 using ws::DType;
@@ -158,9 +158,9 @@ Expected expected_stats(const std::vector<float>& x) {
     return e;
 }
 
-// The histogram as core/stats.h defines it: its edges lie on the grid within 2 / 8192 of the range below the
-// equal-width edges, edges[0] = min, edges[32] = max, and bin k counts the finite values in
-// [edges[k], edges[k + 1]) (the last one also max), counted here directly.
+// The histogram as include/weightstream/stats.h defines it: its edges lie on the grid within 2 / 8192 of the range
+// below the equal-width edges, edges[0] = min, edges[32] = max, and bin k counts the finite values in [edges[k],
+// edges[k + 1]) (the last one also max), counted here directly.
 void check_histogram(const json& h, const std::vector<float>& x, const Expected& e) {
     REQUIRE(h["edges"].size() == 33);
     const std::vector<double> edges = h["edges"].get<std::vector<double>>();

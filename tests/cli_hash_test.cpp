@@ -14,9 +14,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "gguf_writer.h"
-#include "split.h"
 #include "support/run_cli.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/split.h"
 
 using nlohmann::json;
 using ws_test::quote;

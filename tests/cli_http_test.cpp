@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Models at URLs through the CLI (native/http_source.h): every command on a URL prints what it prints for
+// Models at URLs through the CLI (native/io/http_source.h): every command on a URL prints what it prints for
 // the local file; nginx's access log shows what was fetched (the header with at most 64 KiB more, then a
 // tensor's bytes only); tests/support/fault_server.py's faults are survived (drops resumed, 503 and 429
 // retried, no Range streamed, redirects followed) or reported (a file replaced while read: source_changed,
@@ -11,12 +11,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "gguf_writer.h"
-#include "safetensors_writer.h"
-#include "split.h"
 #include "support/gguf_builder.h"
 #include "support/http_servers.h"
 #include "support/run_cli.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/safetensors_writer.h"
+#include "weightstream/split.h"
 
 using nlohmann::json;
 using ws_test::quote;

@@ -8,9 +8,9 @@
 #include <regex>
 #include <set>
 
-#include "status.h"
 #include "support/gguf_builder.h"
 #include "support/run_cli.h"
+#include "weightstream/status.h"
 
 using nlohmann::json;
 using ws::DType;

@@ -11,14 +11,14 @@
 #include <cstring>
 #include <set>
 
-#include "dequant.h"
-#include "gguf.h"
-#include "gguf_writer.h"
-#include "quant_recipe.h"
-#include "quantize.h"
 #include "support/recipe_runs.h"
 #include "support/run_cli.h"
 #include "support/test_util.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/quant_recipe.h"
+#include "weightstream/quantize.h"
 
 namespace {
 

@@ -3,11 +3,11 @@
 // written with the project's own writers.
 #include <catch2/catch.hpp>
 
-#include "gguf_writer.h"
-#include "model_plan.h"
-#include "safetensors_writer.h"
-#include "split.h"
 #include "support/run_cli.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/model_plan.h"
+#include "weightstream/safetensors_writer.h"
+#include "weightstream/split.h"
 
 using nlohmann::json;
 using ws_test::quote;

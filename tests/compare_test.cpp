@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 // core/compare and core/hf_names: pairing across naming schemes, the converter's transforms undone, metrics
 // against plain double loops, window and merge invariance, and one hint per known conversion mistake.
-#include "compare.h"
+#include "weightstream/compare.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
 #include <random>
 
-#include "header_parser.h"
-#include "hf_names.h"
 #include "support/compare_fixtures.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/hf_names.h"
 
 using namespace ws_test;
 

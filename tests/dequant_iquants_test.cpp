@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "dequant_iquants.h"
+#include "decode/dequant_iquants.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
-#include "dequant_internal.h"
-#include "iquant_tables.h"
+#include "decode/dequant_internal.h"
+#include "decode/iquant_tables.h"
 #include "support/test_util.h"
+#include "weightstream/dequant.h"
 
 namespace {
 

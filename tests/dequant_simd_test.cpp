@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "dequant.h"
-#include "dequant_internal.h"
-#include "dtype.h"
+#include "decode/dequant_internal.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
 
 using ws::DType;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "dequant.h"
+#include "weightstream/dequant.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
-#include "quant_blocks.h"
 #include "support/test_util.h"
+#include "weightstream/dtype.h"
+#include "weightstream/quant_blocks.h"
 
 using ws::DType;
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "dtype.h"
+#include "weightstream/dtype.h"
 
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <cstring>
 
-#include "dequant.h"
 #include "support/test_util.h"
+#include "weightstream/dequant.h"
 
 using ws::DType;
 

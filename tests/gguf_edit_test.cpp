@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-// core/gguf_edit.h: --set's argument syntax, typed values and inference, and the edited layout (the input's
-// alignment, every tensor re-aligned with the same bytes, in-place only when the data stays where it is).
-#include "gguf_edit.h"
+// include/weightstream/gguf_edit.h: --set's argument syntax, typed values and inference, and the edited layout (the
+// input's alignment, every tensor re-aligned with the same bytes, in-place only when the data stays where it is).
+#include "weightstream/gguf_edit.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "gguf_writer.h"
-#include "header_parser.h"
 #include "support/test_util.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/header_parser.h"
 
 using namespace ws;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "gguf.h"
+#include "weightstream/gguf.h"
 
 #include <dirent.h>
 

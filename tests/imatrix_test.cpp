@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Importance matrices: the three imatrix GGUFs llama-imatrix wrote for the recipe models, legacy .dat
 // files built here, and broken files of both kinds.
-#include "imatrix.h"
+#include "weightstream/imatrix.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
-#include "gguf.h"
-#include "gguf_writer.h"
 #include "support/recipe_runs.h"
 #include "support/test_util.h"
+#include "weightstream/gguf.h"
+#include "weightstream/gguf_writer.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // (../shared/testdata/recipes), the bits per weight llama-quantize printed ("quant size = ... (B BPW)",
 // total bytes * 8 / ml.n_elements) and the file type it wrote; for each input file parsed here, the "model
 // size" BPW of its log. Then layer grouping, file type names and hostile values one at a time.
-#include "model_facts.h"
+#include "weightstream/model_facts.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -12,10 +12,10 @@
 #include <limits>
 #include <regex>
 
-#include "gguf.h"
-#include "model_json.h"
 #include "support/recipe_runs.h"
 #include "support/test_util.h"
+#include "weightstream/gguf.h"
+#include "weightstream/model_json.h"
 
 namespace {
 

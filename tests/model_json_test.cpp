@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The streamed model JSON (core/model_json.h, core/json_writer.h) against the nlohmann DOM it replaced: the
-// same bytes, pretty (`info --json`) and compact (the wasm transfer), for hand-made hostile values and for
-// every model in the fixtures and the shared corpus.
-#include "model_json.h"
+// The streamed model JSON (include/weightstream/model_json.h, include/weightstream/json_writer.h) against the nlohmann
+// DOM it replaced: the same bytes, pretty (`info --json`) and compact (the wasm transfer), for hand-made hostile values
+// and for every model in the fixtures and the shared corpus.
+#include "weightstream/model_json.h"
 
 #include <dirent.h>
 
@@ -10,11 +10,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "header_parser.h"
-#include "model_facts.h"
-#include "row_window.h"
 #include "support/test_util.h"
-#include "utf8.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/model_facts.h"
+#include "weightstream/row_window.h"
+#include "weightstream/utf8.h"
 
 namespace {
 
@@ -40,7 +40,7 @@ json reference_tensor(const ModelInfo& info, const ws::TensorInfo& t) {
     return j;
 }
 
-// "facts" (core/model_facts.h) as a DOM: the writer must serialize the same values the same way.
+// "facts" (include/weightstream/model_facts.h) as a DOM: the writer must serialize the same values the same way.
 json reference_facts(const ModelInfo& info) {
     const ws::ModelFacts f = ws::model_facts(info);
     json j;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The model plan (core/model_plan.h): which files make up a model, from the names of the sources given, and
-// the merge of the parsed parts. Every rule and every error, with the text the CLI and the package show.
-#include "model_plan.h"
+// The model plan (include/weightstream/model_plan.h): which files make up a model, from the names of the sources given,
+// and the merge of the parsed parts. Every rule and every error, with the text the CLI and the package show.
+#include "weightstream/model_plan.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -3,7 +3,7 @@
 // the planned tensor order, types, shapes, offsets and sizes, the metadata (each KV record's sha256), the
 // data offset and the fallback count equal what llama-quantize wrote. Then the rules one at a time on
 // small models built here.
-#include "quant_recipe.h"
+#include "weightstream/quant_recipe.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <regex>
 
-#include "gguf.h"
-#include "imatrix.h"
 #include "support/recipe_runs.h"
 #include "support/test_util.h"
+#include "weightstream/gguf.h"
+#include "weightstream/imatrix.h"
 
 namespace {
 

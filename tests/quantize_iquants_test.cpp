@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "quantize_iquants.h"
+#include "quantize/quantize_iquants.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -12,12 +12,12 @@
 #include <tuple>
 #include <vector>
 
-#include "dequant.h"
-#include "gguf.h"
-#include "iquant_maps.h"
-#include "quant_blocks.h"
-#include "quantize.h"
+#include "quantize/iquant_maps.h"
 #include "support/test_util.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf.h"
+#include "weightstream/quant_blocks.h"
+#include "weightstream/quantize.h"
 
 using ws::DType;
 using ws::Error;

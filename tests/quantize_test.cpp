@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "quantize.h"
+#include "weightstream/quantize.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
-#include "gguf.h"
 #include "support/test_util.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf.h"
 
 using ws::DType;
 using ws::Error;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "safetensors.h"
+#include "weightstream/safetensors.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "header_parser.h"
 #include "support/safetensors_builder.h"
 #include "support/safetensors_catalogue.h"
 #include "support/test_util.h"
+#include "weightstream/header_parser.h"
 
 using ws::Error;
 using ws::ParseOptions;

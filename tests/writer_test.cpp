@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "gguf.h"
-#include "gguf_writer.h"
-#include "safetensors.h"
-#include "safetensors_writer.h"
 #include "support/test_util.h"
+#include "weightstream/gguf.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/safetensors_writer.h"
 
 using ws::DType;
 using ws::Error;

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
 #include "dequant_bench.h"
-#include "dtype.h"
 #include "ggml_loops.h"
-#include "quantize.h"
 #include "quantize_bench.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
+#include "weightstream/quantize.h"
 
 namespace ws {
 namespace {

@@ -16,25 +16,25 @@
 #include <string>
 #include <vector>
 
-#include "block_stream.h"
-#include "compare.h"
-#include "dequant.h"
-#include "dtype.h"
-#include "gguf_edit.h"
-#include "header_parser.h"
-#include "imatrix.h"
 #include "info_transfer.h"
-#include "model_facts.h"
-#include "model_info.h"
-#include "model_json.h"
-#include "model_plan.h"
-#include "quant_recipe.h"
-#include "quantize.h"
-#include "row_window.h"
-#include "safetensors.h"
-#include "stats.h"
-#include "status.h"
-#include "utf8.h"
+#include "weightstream/block_stream.h"
+#include "weightstream/compare.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
+#include "weightstream/gguf_edit.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/imatrix.h"
+#include "weightstream/model_facts.h"
+#include "weightstream/model_info.h"
+#include "weightstream/model_json.h"
+#include "weightstream/model_plan.h"
+#include "weightstream/quant_recipe.h"
+#include "weightstream/quantize.h"
+#include "weightstream/row_window.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/stats.h"
+#include "weightstream/status.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace {
@@ -53,7 +53,7 @@ JsStatus to_js(const Status& s) {
     return JsStatus{static_cast<int>(s.code), error_name(s.code), double(s.offset), s.what};
 }
 
-// A row window (core/row_window.h): sizes as doubles, exact to 2^53.
+// A row window (include/weightstream/row_window.h): sizes as doubles, exact to 2^53.
 struct JsWindow {
     JsStatus status;
     double offset = 0;  // absolute byte offset
@@ -93,8 +93,8 @@ public:
     // wide_integers() (see info_transfer.h).
     std::string info_json() const { return info_json_without_tables(info_); }
 
-    // The tensors by layer (core/model_facts.h layer_groups): {layers: [{name ("blk.3"), index (3)}], of:
-    // Int32Array (tensor i -> the position of its layer in layers; -1 for a tensor in no layer)}.
+    // The tensors by layer (include/weightstream/model_facts.h layer_groups): {layers: [{name ("blk.3"), index (3)}],
+    // of: Int32Array (tensor i -> the position of its layer in layers; -1 for a tensor in no layer)}.
     val layer_groups_js() const {
         const LayerGroups groups = layer_groups(info_);
         std::vector<int32_t> of(info_.tensors.size(), -1);
@@ -255,8 +255,8 @@ public:
         return r;
     }
 
-    // An N-D slice (core/row_window.h slice_plan): begin and end are arrays of numbers, outermost first.
-    // {status, shape, nElements, take, skip, stride, runs: Float64Array of [offset, nbytes, firstRow, rows] per
+    // An N-D slice (include/weightstream/row_window.h slice_plan): begin and end are arrays of numbers, outermost
+    // first. {status, shape, nElements, take, skip, stride, runs: Float64Array of [offset, nbytes, firstRow, rows] per
     // run}, sizes as doubles (exact to 2^53).
     val slice_plan(double tensor_index, const val& begin, const val& end, double max_gap) const {
         val r = val::object();
@@ -361,8 +361,8 @@ private:
     std::vector<uint8_t> staging_;
 };
 
-// Which files make up a model and their merge (core/model_plan.h): the JavaScript reads the files the plan
-// lists, parses each header with a Parser and adds the parsed parts back in plan order.
+// Which files make up a model and their merge (include/weightstream/model_plan.h): the JavaScript reads the files the
+// plan lists, parses each header with a Parser and adds the parsed parts back in plan order.
 class Plan {
 public:
     Plan(double max_split_parts, bool split, bool model_files_only) {
@@ -574,8 +574,8 @@ private:
 
 // ---- compare() (issue 11): begin ------------------------------------------------------------------------------
 // Comparing two open models (wasm/js/compare.js) with the core's pairing, comparator and JSON writer
-// (core/compare.h), as `weightstream diff --json` does natively (native/cmd_diff.cpp). The JavaScript reads,
-// this adapter decodes and compares; per row it selected:
+// (include/weightstream/compare.h), as `weightstream diff --json` does natively (native/cli/cmd_diff.cpp). The
+// JavaScript reads, this adapter decodes and compares; per row it selected:
 //   begin(row)            -> {run, a, b, bytes}: run false when the row is decided without values;
 //   window()              -> {a: {offset, nbytes}, b: {offset, nbytes}} of the next run of whole outer rows,
 //                            or null after the last;
@@ -727,7 +727,7 @@ private:
         return true;
     }
 
-    // native/tensor_io.cpp's decode_problem().
+    // native/io/tensor_io.cpp's decode_problem().
     static std::string decode_problem(const ModelInfo& m, const TensorInfo& t) {
         if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
         if (m.big_endian && !big_endian_order_defined(t.dtype)) {
@@ -814,10 +814,10 @@ private:
     std::vector<float> floats_a_, floats_b_;
 };
 // ---- compare() (issue 11): end --------------------------------------------------------------------------------
-// ---- quantize(): llama-quantize's recipes (core/quant_recipe.h) over an open model ----------------------------
-// The JavaScript (wasm/js/quantize.js) plans once, writes header(), then for each planned tensor calls
-// begin(k), feeds the tensor's stored bytes in order (output() after each feed gives what they completed) and
-// calls finish(). A quantized tensor goes a row window at a time, as the CLI's quantize_rows_streaming does:
+// ---- quantize(): llama-quantize's recipes (include/weightstream/quant_recipe.h) over an open model
+// ---------------------------- The JavaScript (wasm/js/quantize.js) plans once, writes header(), then for each planned
+// tensor calls begin(k), feeds the tensor's stored bytes in order (output() after each feed gives what they completed)
+// and calls finish(). A quantized tensor goes a row window at a time, as the CLI's quantize_rows_streaming does:
 // validate the window's input, decode it, quantize_rows(), validate the output. Rows are independent, so the
 // bytes are the CLI's whatever the window size. Memory: one window (whole rows of one matrix, at most
 // kQuantizeWindowElements floats unless one row is longer) as input bytes, float32 and output, plus the
@@ -1156,7 +1156,8 @@ val dtype_record(DType t) {
 }
 
 // ---- edit() (wasm/js/edit.js) ----
-// Plans a metadata edit (core/gguf_edit.h) of an open GGUF: set = [[key, JSON text of the value, type name or
+// Plans a metadata edit (include/weightstream/gguf_edit.h) of an open GGUF: set = [[key, JSON text of the value, type
+// name or
 // ""]], remove = [keys]. Returns {status, key (the key an error is about, or ""), header (Uint8Array), padding
 // (zero bytes after each tensor, in the model's tensor order), fileSize}; the JavaScript streams each tensor's
 // stored bytes between them. The model must have been opened with its metadata kept.

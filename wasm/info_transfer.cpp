@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstring>
 
-#include "model_json.h"
-#include "utf8.h"
+#include "weightstream/model_json.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The metadata view's Edit… mode: a list of pending changes (keys to set, with an optional GGUF type, and keys
 // to delete) and the chat template as an editable text, turned into edit()'s `changes` (wasm/js/edit.js). The
-// rules (types, inference, what may not be edited) are the core's (core/gguf_edit.h): this view only collects
+// rules (types, inference, what may not be edited) are the core's (include/weightstream/gguf_edit.h): this view only collects
 // the changes and shows the core's error when saving fails. main.js saves the edited file.
 import { el, clear } from "./dom.js";
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Which of the chosen files to hand to the package, and how. The package's open() and the core behind it
-// (core/model_plan.h) sort the files into the parts of one model, check and merge them, and with
+// (include/weightstream/model_plan.h) sort the files into the parts of one model, check and merge them, and with
 // modelFilesOnly leave out what is not a model file, as a dropped Hugging Face folder brings config.json,
 // tokenizer.json and the like along with the weights. One file is opened whatever its name (the core tells
 // the format from the bytes), except an index alone: a File has no folder to find its shards in.

@@ -2,7 +2,7 @@
 // What a person looks for first in a model, derived from its info (pure; no DOM).
 
 /**
- * The core's layer groups (Model.layers: {name, index, tensors}, core/model_facts.h) with a `key` each: the
+ * The core's layer groups (Model.layers: {name, index, tensors}, include/weightstream/model_facts.h) with a `key` each: the
  * layer number when every group has the same prefix (blk.0 … blk.N), else the group's name ("blk.3", "v.blk.3":
  * the towers of a multimodal model stay apart). The page groups and labels layers by it, never by names itself.
  */
@@ -39,7 +39,7 @@ const toNumber = (v) => (typeof v === "bigint" ? Number(v) : v);
 export function summarize(info, fileName = "") {
     const map = metadataMap(info.metadata);
     const arch = scalar(map, "general.architecture");
-    // The core's derived facts (core/model_facts.h, `info --json`'s "facts"): the parameter count, tensor bytes,
+    // The core's derived facts (include/weightstream/model_facts.h, `info --json`'s "facts"): the parameter count, tensor bytes,
     // layers, llama-quantize's name of general.file_type, and bits per weight as llama.cpp prints them.
     const { facts: derived } = info;
     const byDtype = new Map();

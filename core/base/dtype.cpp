@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "dtype.h"
+#include "weightstream/dtype.h"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "json_writer.h"
+#include "weightstream/json_writer.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "utf8.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace {

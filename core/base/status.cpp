@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "status.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

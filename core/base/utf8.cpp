@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "utf8.h"
+#include "weightstream/utf8.h"
 
 #include <cstring>
 
-#include "model_json.h"
+#include "weightstream/model_json.h"
 
 namespace ws {
 namespace {

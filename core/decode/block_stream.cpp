@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "block_stream.h"
+#include "weightstream/block_stream.h"
 
 #include <algorithm>
 #include <cstring>

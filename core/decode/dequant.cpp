@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The kernel table (one row per dtype: scalar reference, fast kernels, big-endian block fields) and the
 // entry points that read it: dequantize(), dequant_row_fn() and swap_to_little_endian().
-#include "dequant.h"
+#include "weightstream/dequant.h"
 
 #include <algorithm>
 
-#include "dequant_internal.h"
-#include "dequant_iquants.h"
+#include "decode/dequant_internal.h"
+#include "decode/dequant_iquants.h"
 
 namespace ws {
 namespace detail {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dequant.h"
-#include "le_bytes.h"
+#include "base/le_bytes.h"
+#include "weightstream/dequant.h"
 
 namespace ws {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "dequant.h"
-#include "dtype.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
 
 namespace ws {
 namespace detail {

@@ -5,13 +5,13 @@
 // are then read in host order like ggml does, which quant_blocks.h pins to little-endian. Sign flips are an
 // XOR of the sign bit: ggml writes `x * (s ? -1.f : 1.f)`, which gcc and clang compile at -O2/-O3 to exactly
 // that (a multiplication by -1 would leave a NaN's sign alone; the flip also flips it).
-#include "dequant_iquants.h"
+#include "decode/dequant_iquants.h"
 
 #include <cstring>
 
-#include "dequant.h"
-#include "iquant_tables.h"
-#include "quant_blocks.h"
+#include "decode/iquant_tables.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 namespace {

@@ -5,10 +5,10 @@
 // d * sc * q left to right.
 #include <cstdint>
 
-#include "dequant.h"
-#include "dequant_internal.h"
-#include "le_bytes.h"
-#include "quant_blocks.h"
+#include "base/le_bytes.h"
+#include "decode/dequant_internal.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 

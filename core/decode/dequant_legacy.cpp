@@ -3,9 +3,9 @@
 // dequantize_row_* (ggml-quants.c): q * d, or q * d + m; the int quant converts to float first.
 #include <cstdint>
 
-#include "dequant.h"
-#include "le_bytes.h"
-#include "quant_blocks.h"
+#include "base/le_bytes.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 

@@ -3,9 +3,9 @@
 // and float32 evaluation order of ggml's dequantize_row_* (ggml-quants.c, ggml-impl.h).
 #include <cstdint>
 
-#include "dequant.h"
-#include "dequant_internal.h"
-#include "quant_blocks.h"
+#include "decode/dequant_internal.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 namespace {

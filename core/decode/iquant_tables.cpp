@@ -3,7 +3,7 @@
 // authors), commit d99724f2b141fed9e1a9f402213506c081433465 (the commit that wrote the reference corpus),
 // transcribed mechanically in ggml's order and format. The tests check each table's sha256 against that
 // source and the value sets given in iquant_tables.h.
-#include "iquant_tables.h"
+#include "decode/iquant_tables.h"
 
 namespace ws {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "row_window.h"
+#include "weightstream/row_window.h"
 
-#include "dtype.h"
+#include "weightstream/dtype.h"
 
 namespace ws {
 namespace {

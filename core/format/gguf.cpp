@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "gguf.h"
+#include "weightstream/gguf.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "dtype.h"
+#include "weightstream/dtype.h"
 
 namespace ws {
 namespace {

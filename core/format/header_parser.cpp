@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "header_parser.h"
+#include "weightstream/header_parser.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "model_facts.h"
+#include "weightstream/model_facts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <map>
 #include <utility>
 
-#include "quant_recipe.h"
+#include "weightstream/quant_recipe.h"
 
 namespace ws {
 namespace {

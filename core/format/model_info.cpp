@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "model_info.h"
+#include "weightstream/model_info.h"
 
 #include <cstring>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "model_json.h"
+#include "weightstream/model_json.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "model_facts.h"
-#include "row_window.h"
-#include "utf8.h"
+#include "weightstream/model_facts.h"
+#include "weightstream/row_window.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace {
@@ -236,7 +236,7 @@ void write_entry(const MetadataEntry& e, const JsonParts& parts, JsonWriter* w) 
     w->end_object();
 }
 
-// "facts": core/model_facts.h's derived facts (from the whole info, whatever the parts).
+// "facts": include/weightstream/model_facts.h's derived facts (from the whole info, whatever the parts).
 void write_facts(const ModelInfo& info, JsonWriter* w) {
     const ModelFacts f = model_facts(info);
     w->begin_object();

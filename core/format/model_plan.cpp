@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "model_plan.h"
+#include "weightstream/model_plan.h"
 
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "split.h"
+#include "weightstream/split.h"
 
 namespace ws {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "safetensors.h"
+#include "weightstream/safetensors.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "le_bytes.h"
+#include "base/le_bytes.h"
 
 namespace ws {
 namespace {

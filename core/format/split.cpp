@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "split.h"
+#include "weightstream/split.h"
 
 #include <unordered_map>
 #include <unordered_set>

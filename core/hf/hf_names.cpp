@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "hf_names.h"
+#include "weightstream/hf_names.h"
 
 #include <nlohmann/json.hpp>
 

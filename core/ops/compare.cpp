@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "compare.h"
+#include "weightstream/compare.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
 
-#include "dequant.h"
-#include "model_json.h"
-#include "quantize.h"
+#include "weightstream/dequant.h"
+#include "weightstream/model_json.h"
+#include "weightstream/quantize.h"
 
 namespace ws {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "stats.h"
+#include "weightstream/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "imatrix.h"
+#include "weightstream/imatrix.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 
-#include "gguf.h"
+#include "weightstream/gguf.h"
 
 namespace ws {
 namespace {

@@ -6,9 +6,9 @@
 // so ordering by level distance gives the same lists. ggml sorts each point's distances to every entry with
 // a total order on (distance, index); walking the distances in increasing order and the entries in index
 // order within one distance gives that order without sorting.
-#include "iquant_maps.h"
+#include "quantize/iquant_maps.h"
 
-#include "iquant_tables.h"
+#include "decode/iquant_tables.h"
 
 namespace ws {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "quant_recipe.h"
+#include "weightstream/quant_recipe.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <map>
 
-#include "dequant.h"
-#include "quant_blocks.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 namespace {

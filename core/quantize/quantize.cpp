@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "quantize.h"
+#include "weightstream/quantize.h"
 
 #include <cstring>
 
-#include "dequant.h"
-#include "quantize_internal.h"
-#include "quantize_iquants.h"
+#include "quantize/quantize_internal.h"
+#include "quantize/quantize_iquants.h"
+#include "weightstream/dequant.h"
 
 namespace ws {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dequant.h"
+#include "weightstream/dequant.h"
 
 namespace ws {
 namespace detail {

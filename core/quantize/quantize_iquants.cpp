@@ -8,17 +8,17 @@
 // trial scales, move level vectors that are not grid entries to their best neighbour, keep the trial with the
 // best weighted fit, then optionally re-round at the fitted scale. The types differ in the trial range, the
 // starting scale and which groups are re-rounded; ScaleSearch names those differences.
-#include "quantize_iquants.h"
+#include "quantize/quantize_iquants.h"
 
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 
-#include "dequant.h"
-#include "iquant_maps.h"
-#include "iquant_tables.h"
-#include "quant_blocks.h"
-#include "quantize_internal.h"
+#include "decode/iquant_tables.h"
+#include "quantize/iquant_maps.h"
+#include "quantize/quantize_internal.h"
+#include "weightstream/dequant.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 namespace {

@@ -26,8 +26,8 @@
 
 #include <cstdint>
 
-#include "dtype.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dequant_internal.h"
-#include "quant_blocks.h"
-#include "quantize_internal.h"
+#include "decode/dequant_internal.h"
+#include "quantize/quantize_internal.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 namespace detail {

@@ -5,9 +5,9 @@
 #include <cfloat>
 #include <cmath>
 
-#include "quant_blocks.h"
-#include "quantize.h"
-#include "quantize_internal.h"
+#include "quantize/quantize_internal.h"
+#include "weightstream/quant_blocks.h"
+#include "weightstream/quantize.h"
 
 namespace ws {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dequant_internal.h"
-#include "iquant_tables.h"
-#include "quant_blocks.h"
-#include "quantize_internal.h"
+#include "decode/dequant_internal.h"
+#include "decode/iquant_tables.h"
+#include "quantize/quantize_internal.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "gguf_edit.h"
+#include "weightstream/gguf_edit.h"
 
 #include <cmath>
 #include <cstring>

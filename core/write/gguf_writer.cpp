@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "gguf_writer.h"
+#include "weightstream/gguf_writer.h"
 
 #include <string>
 #include <unordered_set>

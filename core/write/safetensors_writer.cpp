@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "safetensors_writer.h"
+#include "weightstream/safetensors_writer.h"
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
 
-#include "safetensors.h"
-#include "utf8.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace {

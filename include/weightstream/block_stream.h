@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dequant.h"
-#include "dtype.h"
-#include "model_info.h"
-#include "status.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
+#include "weightstream/model_info.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
-#include "hf_names.h"
-#include "model_info.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/hf_names.h"
+#include "weightstream/model_info.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dtype.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -59,9 +59,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "model_info.h"
-#include "parse_options.h"
-#include "status.h"
+#include "weightstream/model_info.h"
+#include "weightstream/parse_options.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "gguf_writer.h"
-#include "model_info.h"
-#include "status.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/model_info.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <memory>
 
-#include "gguf.h"
-#include "model_info.h"
-#include "parse_options.h"
-#include "safetensors.h"
-#include "status.h"
+#include "weightstream/gguf.h"
+#include "weightstream/model_info.h"
+#include "weightstream/parse_options.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/status.h"
 
 namespace ws {
 
@@ -20,8 +20,8 @@ namespace ws {
 // otherwise. Needs at least 9 bytes to decide (fewer: kUnknown).
 Format detect_format(const uint8_t* data, size_t size);
 
-// Same contract as GgufParser (core/gguf.h); safe on untrusted input. Bytes that announce neither format
-// are kBadMagic, unless ParseOptions::format_hint names one: then that format's parser reports the error.
+// Same contract as GgufParser (include/weightstream/gguf.h); safe on untrusted input. Bytes that announce neither
+// format are kBadMagic, unless ParseOptions::format_hint names one: then that format's parser reports the error.
 class HeaderParser {
 public:
     explicit HeaderParser(const ParseOptions& options = ParseOptions());

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "status.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "status.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

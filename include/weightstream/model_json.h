@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "json_writer.h"
-#include "model_info.h"
-#include "stats.h"
+#include "weightstream/json_writer.h"
+#include "weightstream/model_info.h"
+#include "weightstream/stats.h"
 
 namespace ws {
 
@@ -24,7 +24,7 @@ struct JsonParts {
 };
 // The ModelInfo object of ARCHITECTURE.md, written as it is read (no DOM: a vocabulary is 100k+ strings), the
 // same bytes as json_dump of the equivalent nlohmann object with that indent. Metadata: format, version,
-// endian (GGUF), facts (core/model_facts.h: {parameter_count, data_bytes, bits_per_weight (null without
+// endian (GGUF), facts (include/weightstream/model_facts.h: {parameter_count, data_bytes, bits_per_weight (null without
 // parameters), file_type ("Q4_K_M", or null when general.file_type is absent or an id llama-quantize does not
 // name), file_type_id (null when absent), layers}, from the whole info whatever the parts), file_size,
 // data_offset, alignment, files (several files), metadata [{key, type, item_type,
@@ -33,7 +33,7 @@ struct JsonParts {
 void write_model_json(const ModelInfo& info, const JsonParts& parts, JsonWriter* w);
 std::string model_json(const ModelInfo& info, const JsonParts& parts, int indent);
 // One entry of `stats --json`'s "tensors": name, dtype, n_elements, min, max, mean, std (null without finite
-// values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (core/stats.h).
+// values), nan, pos_inf, neg_inf, zeros and histogram {min, max, counts, edges} (include/weightstream/stats.h).
 nlohmann::json stats_to_json(const TensorInfo& t, const Stats& s);
 
 // Lossless where JSON is not: a float that is NaN or infinite is the string "NaN", "Infinity" or "-Infinity"

@@ -3,7 +3,7 @@
 // GGUF (llama.cpp's `name-00001-of-00003.gguf`), or the shards of a safetensors model with their
 // `*.safetensors.index.json` or without it. The plan works on file names only; the caller opens the files
 // it lists (natively from the folder of the path, in JavaScript from the sources given or next to a URL),
-// parses each header once and hands the parsed parts back to merge() (core/split.h does the merging).
+// parses each header once and hands the parsed parts back to merge() (include/weightstream/split.h does the merging).
 //
 // File-name rules (the CLI's, from a path's extension; case-sensitive like a path):
 //   ".gguf" / ".safetensors" hint the format (the bytes decide; the hint names the parser of an error);
@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "model_info.h"
-#include "safetensors.h"
-#include "split.h"
-#include "status.h"
+#include "weightstream/model_info.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/split.h"
+#include "weightstream/status.h"
 
 namespace ws {
 
@@ -98,8 +98,8 @@ public:
     uint32_t failed_source() const { return failed_source_; }
 
     // Merges the parsed parts, given in parts() order, into one model whose tensors know their file
-    // (core/split.h). Shards without index: a shard holding no tensor is left out (kept() lists the parts
-    // the model's files are). On an error, *failed_part (when given) is the part the Status offset is in, or
+    // (include/weightstream/split.h). Shards without index: a shard holding no tensor is left out (kept() lists the
+    // parts the model's files are). On an error, *failed_part (when given) is the part the Status offset is in, or
     // kNoPart (the index, or the model as a whole). Call at most once.
     Result<ModelInfo> merge(std::vector<ModelInfo> parts, uint32_t* failed_part = nullptr);
     // After merge(): the parts (indices into parts()) that are the merged model's files, in order.

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "model_info.h"
+#include "weightstream/model_info.h"
 
 namespace ws {
 

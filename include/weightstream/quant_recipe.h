@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
-#include "gguf_writer.h"
-#include "imatrix.h"
-#include "model_info.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/imatrix.h"
+#include "weightstream/model_info.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "model_info.h"
-#include "status.h"
+#include "weightstream/model_info.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

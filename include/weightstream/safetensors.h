@@ -36,9 +36,9 @@
 #include <utility>
 #include <vector>
 
-#include "model_info.h"
-#include "parse_options.h"
-#include "status.h"
+#include "weightstream/model_info.h"
+#include "weightstream/parse_options.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "model_info.h"
-#include "safetensors.h"
-#include "status.h"
+#include "weightstream/model_info.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "usage.h"
+#include "cli/usage.h"
 
 namespace ws::cli {
 namespace {

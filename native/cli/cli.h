@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
+#include "io/model.h"
 
 namespace ws::cli {
 

@@ -24,19 +24,19 @@
 #include <string>
 #include <thread>
 
-#include "cli.h"
-#include "crypto_library.h"
-#include "dequant.h"
+#include "cli/cli.h"
+#include "cli/tensor_hash.h"
 #include "dequant_bench.h"
 #include "ggml_loops.h"
-#include "gguf_writer.h"
-#include "header_parser.h"
-#include "model_json.h"
-#include "parallel.h"
-#include "quantize.h"
+#include "io/crypto_library.h"
+#include "io/parallel.h"
+#include "io/tensor_io.h"
 #include "quantize_bench.h"
-#include "tensor_hash.h"
-#include "tensor_io.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/model_json.h"
+#include "weightstream/quantize.h"
 
 namespace ws::cli {
 namespace {

@@ -22,8 +22,8 @@
 //     of --dtype when some tensor got it (convert_hf_to_gguf.py's --outtype), else llama_model_loader's guess
 //     from the most common tensor type (dropped, with a warning, for a type llama.cpp has no file type for);
 //     general.quantization_version 2 is added with quantized output.
-// A safetensors checkpoint whose config.json (beside it) names a family core/hf_names.h knows is converted as
-// convert_hf_to_gguf.py converts it: GGUF tensor names (tensors the converter drops are dropped, with a
+// A safetensors checkpoint whose config.json (beside it) names a family include/weightstream/hf_names.h knows is
+// converted as convert_hf_to_gguf.py converts it: GGUF tensor names (tensors the converter drops are dropped, with a
 // warning), q/k rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by
 // general.architecture and the family's hyperparameters from config.json (hf_hparams()). What llama.cpp would
 // still need (the tokenizer, which this command does not convert) is a warning, as is a checkpoint with
@@ -42,20 +42,20 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "dequant.h"
-#include "gguf_writer.h"
-#include "header_parser.h"
-#include "hf_names.h"
-#include "imatrix.h"
-#include "mapped_file.h"
-#include "model_json.h"
-#include "progress.h"
-#include "quant_recipe.h"
-#include "quantize.h"
-#include "quantize_io.h"
-#include "safetensors_writer.h"
-#include "tensor_io.h"
-#include "utf8.h"
+#include "cli/progress.h"
+#include "cli/quantize_io.h"
+#include "io/mapped_file.h"
+#include "io/tensor_io.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/hf_names.h"
+#include "weightstream/imatrix.h"
+#include "weightstream/model_json.h"
+#include "weightstream/quant_recipe.h"
+#include "weightstream/quantize.h"
+#include "weightstream/safetensors_writer.h"
+#include "weightstream/utf8.h"
 
 namespace ws::cli {
 namespace {
@@ -321,7 +321,7 @@ void erase_key(std::vector<MetadataEntry>* kv, const std::string& key) {
 }
 
 // A Hugging Face checkpoint converted as convert_hf_to_gguf.py converts it: a safetensors model whose
-// config.json names a family core/hf_names.h knows.
+// config.json names a family include/weightstream/hf_names.h knows.
 struct HfCheckpoint {
     std::string family;      // the GGUF architecture ("llama", "qwen2", ...)
     nlohmann::json hparams;  // config.json, or its text_config for a multimodal checkpoint

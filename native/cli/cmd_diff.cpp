@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]`: compares two models tensor by tensor
-// (core/compare.h does the pairing, the metrics and the hints; this file decodes windows and prints).
+// (include/weightstream/compare.h does the pairing, the metrics and the hints; this file decodes windows and prints).
 //
 // Work is parallel over tensor pairs (largest first); each worker decodes its pair window by window, so memory
 // does not grow with tensor or model size. Per worker: the two decoded windows (whole outer rows, about
@@ -9,7 +9,7 @@
 // (the transposition hint), and for a big-endian GGUF one window of its stored bytes (swapped in a copy):
 // about 20 MiB per worker for ordinary tensors (38 MiB of anonymous memory measured
 // with 2 threads on a 2 GiB F16 against a 1.1 GiB Q8_0 model). The mapped files' pages come on top, as for every
-// command. A pair's numbers do not depend on --threads (core/compare.h fixes the summation order).
+// command. A pair's numbers do not depend on --threads (include/weightstream/compare.h fixes the summation order).
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,12 +23,12 @@
 #include <regex>
 #include <thread>
 
-#include "compare.h"
-#include "dequant.h"
-#include "io_metrics.h"
-#include "model_json.h"
-#include "progress.h"
-#include "tensor_io.h"
+#include "cli/progress.h"
+#include "io/io_metrics.h"
+#include "io/tensor_io.h"
+#include "weightstream/compare.h"
+#include "weightstream/dequant.h"
+#include "weightstream/model_json.h"
 
 namespace ws::cli {
 namespace {

@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <vector>
 
-#include "dequant.h"
-#include "npy.h"
-#include "progress.h"
-#include "row_window.h"
-#include "tensor_io.h"
+#include "cli/npy.h"
+#include "cli/progress.h"
+#include "io/tensor_io.h"
+#include "weightstream/dequant.h"
+#include "weightstream/row_window.h"
 
 namespace ws::cli {
 namespace {

@@ -2,7 +2,7 @@
 // `edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE] [--force]` and
 // `edit IN --in-place ...`: a GGUF's metadata changed, its tensors streamed through byte for byte.
 //
-// The header is core/gguf_edit.h's (the package's edit() writes the same bytes). Out of place, OUT is
+// The header is include/weightstream/gguf_edit.h's (the package's edit() writes the same bytes). Out of place, OUT is
 // written through OutputFile (a temporary file renamed over OUT when complete); an existing OUT is replaced
 // only with --force, and OUT may not be IN. --in-place rewrites only IN's header region, and only when the
 // new header ends within the old header's padding (so no tensor moves); otherwise nothing is written and the
@@ -22,10 +22,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "cli.h"
-#include "gguf_edit.h"
-#include "output_file.h"
-#include "tensor_io.h"
+#include "cli/cli.h"
+#include "io/output_file.h"
+#include "io/tensor_io.h"
+#include "weightstream/gguf_edit.h"
 
 namespace ws::cli {
 namespace {

@@ -30,15 +30,15 @@
 #include <map>
 #include <memory>
 
-#include "block_stream.h"
-#include "crypto_library.h"
-#include "dequant.h"
-#include "io_metrics.h"
-#include "model_json.h"
-#include "progress.h"
-#include "stream_input.h"
-#include "tensor_hash.h"
-#include "tensor_io.h"
+#include "cli/progress.h"
+#include "cli/tensor_hash.h"
+#include "io/crypto_library.h"
+#include "io/io_metrics.h"
+#include "io/stream_input.h"
+#include "io/tensor_io.h"
+#include "weightstream/block_stream.h"
+#include "weightstream/dequant.h"
+#include "weightstream/model_json.h"
 
 namespace ws::cli {
 namespace {

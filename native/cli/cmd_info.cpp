@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <map>
 
-#include "cli.h"
-#include "io_metrics.h"
-#include "model_facts.h"
-#include "model_json.h"
+#include "cli/cli.h"
+#include "io/io_metrics.h"
+#include "weightstream/model_facts.h"
+#include "weightstream/model_json.h"
 
 namespace ws::cli {
 namespace {

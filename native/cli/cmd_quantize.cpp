@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: MIT
 // `quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...] [--pure]
 //  [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--leave-output-tensor] [--allow-requantize]`:
-// llama-quantize's recipes (core/quant_recipe.h), streamed. The plan gives the header and every tensor's
-// place; tensors are then written one after the other, each decoded and quantized a row window at a time,
-// so memory stays around one window of floats and its output whatever the model size. The output goes to
-// OUT.tmp and is renamed over OUT only when complete; a failure leaves an existing OUT untouched.
+// llama-quantize's recipes (include/weightstream/quant_recipe.h), streamed. The plan gives the header and every
+// tensor's place; tensors are then written one after the other, each decoded and quantized a row window at a time, so
+// memory stays around one window of floats and its output whatever the model size. The output goes to OUT.tmp and is
+// renamed over OUT only when complete; a failure leaves an existing OUT untouched.
 #include <algorithm>
 #include <cstdio>
 #include <regex>
 
-#include "imatrix.h"
-#include "mapped_file.h"
-#include "model_json.h"
-#include "progress.h"
-#include "quant_recipe.h"
-#include "quantize.h"
-#include "quantize_io.h"
-#include "tensor_io.h"
+#include "cli/progress.h"
+#include "cli/quantize_io.h"
+#include "io/mapped_file.h"
+#include "io/tensor_io.h"
+#include "weightstream/imatrix.h"
+#include "weightstream/model_json.h"
+#include "weightstream/quant_recipe.h"
+#include "weightstream/quantize.h"
 
 namespace ws::cli {
 namespace {

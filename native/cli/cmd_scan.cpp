@@ -38,14 +38,14 @@
 #include <set>
 #include <thread>
 
-#include "crypto_library.h"
-#include "model_json.h"
-#include "model_plan.h"
-#include "parallel.h"
-#include "split.h"
-#include "tensor_hash.h"
-#include "tensor_io.h"
-#include "verify.h"
+#include "cli/tensor_hash.h"
+#include "cli/verify.h"
+#include "io/crypto_library.h"
+#include "io/parallel.h"
+#include "io/tensor_io.h"
+#include "weightstream/model_json.h"
+#include "weightstream/model_plan.h"
+#include "weightstream/split.h"
 
 namespace ws::cli {
 namespace {

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: MIT
 // `stats FILE [TENSOR ... | --filter PATTERN] [--rows SLICE] [--bins N] [--json] [--threads N]`: per tensor (or window
 // of rows) min, max, mean and population std of the finite values, counts of NaN, +Inf, -Inf and zeros, and a histogram
-// of the finite values: the core's statistics (core/stats.h), the numbers the package's model.stats() gives,
-// independent of --threads.
+// of the finite values: the core's statistics (include/weightstream/stats.h), the numbers the package's model.stats()
+// gives, independent of --threads.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <thread>
 
-#include "dequant.h"
-#include "io_metrics.h"
-#include "model_json.h"
-#include "progress.h"
-#include "row_window.h"
-#include "stats.h"
-#include "tensor_io.h"
+#include "cli/progress.h"
+#include "io/io_metrics.h"
+#include "io/tensor_io.h"
+#include "weightstream/dequant.h"
+#include "weightstream/model_json.h"
+#include "weightstream/row_window.h"
+#include "weightstream/stats.h"
 
 namespace ws::cli {
 namespace {

@@ -5,12 +5,12 @@
 #include <cstddef>
 #include <cstdio>
 
-#include "dequant.h"
-#include "model_json.h"
-#include "progress.h"
-#include "quant_blocks.h"
-#include "tensor_io.h"
-#include "verify.h"
+#include "cli/progress.h"
+#include "cli/verify.h"
+#include "io/tensor_io.h"
+#include "weightstream/dequant.h"
+#include "weightstream/model_json.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws::cli {
 namespace {

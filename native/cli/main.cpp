@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "header_cache.h"
-#include "http_source.h"
-#include "io_metrics.h"
-#include "usage.h"
+#include "cli/cli.h"
+#include "cli/usage.h"
+#include "io/header_cache.h"
+#include "io/http_source.h"
+#include "io/io_metrics.h"
 
 namespace {
 

@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
-#include "gguf.h"
-#include "gguf_writer.h"
-#include "model_info.h"
-#include "quantize.h"
-#include "safetensors.h"
-#include "safetensors_writer.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/model_info.h"
+#include "weightstream/quantize.h"
+#include "weightstream/safetensors.h"
+#include "weightstream/safetensors_writer.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "npy.h"
+#include "cli/npy.h"
 
 namespace ws::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "quantize_io.h"
+#include "cli/quantize_io.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "parallel.h"
-#include "quant_recipe.h"
-#include "quantize.h"
-#include "tensor_io.h"
+#include "io/parallel.h"
+#include "io/tensor_io.h"
+#include "weightstream/quant_recipe.h"
+#include "weightstream/quantize.h"
 
 namespace ws::cli {
 namespace {

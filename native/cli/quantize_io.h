@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "dtype.h"
-#include "status.h"
+#include "weightstream/dtype.h"
+#include "weightstream/status.h"
 
 namespace ws::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "tensor_hash.h"
+#include "cli/tensor_hash.h"
 
 // xxHash compiled in from its header (libxxhash-dev), so no shared library is loaded for it.
 #define XXH_INLINE_ALL
@@ -13,9 +13,9 @@
 #include <mutex>
 #include <thread>
 
-#include "crypto_library.h"
-#include "dequant.h"
-#include "tensor_io.h"
+#include "io/crypto_library.h"
+#include "io/tensor_io.h"
+#include "weightstream/dequant.h"
 
 namespace ws::cli {
 namespace {

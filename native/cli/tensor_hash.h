@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "progress.h"
-#include "status.h"
+#include "cli/progress.h"
+#include "io/model.h"
+#include "weightstream/status.h"
 
 namespace ws::cli {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "usage.h"
+#include "cli/usage.h"
 
 namespace ws::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "model.h"
+#include "cli/cli.h"
+#include "io/model.h"
 
 namespace ws::cli {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "crypto_library.h"
+#include "io/crypto_library.h"
 
-#include "shared_library.h"
+#include "io/shared_library.h"
 
 namespace ws {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "curl_library.h"
+#include "io/curl_library.h"
 
-#include "shared_library.h"
+#include "io/shared_library.h"
 
 namespace ws {
 namespace {

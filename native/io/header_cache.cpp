@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "header_cache.h"
+#include "io/header_cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,10 +10,10 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "cli.h"
-#include "crypto_library.h"
-#include "output_file.h"
-#include "tensor_hash.h"
+#include "cli/cli.h"
+#include "cli/tensor_hash.h"
+#include "io/crypto_library.h"
+#include "io/output_file.h"
 
 namespace ws {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "http_source.h"
+#include "io/http_source.h"
 
 #include <unistd.h>
 
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <ctime>
 
-#include "cli.h"
-#include "curl_library.h"
-#include "io_metrics.h"
-#include "utf8.h"
+#include "cli/cli.h"
+#include "io/curl_library.h"
+#include "io/io_metrics.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace {

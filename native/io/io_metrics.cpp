@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "io_metrics.h"
+#include "io/io_metrics.h"
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <vector>
 
-#include "model_json.h"
-#include "output_file.h"
+#include "io/output_file.h"
+#include "weightstream/model_json.h"
 
 namespace ws {
 namespace {

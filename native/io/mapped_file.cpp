@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "mapped_file.h"
+#include "io/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 namespace ws {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "output_file.h"
+#include "io/output_file.h"
 
 namespace ws {
 

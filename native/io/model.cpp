@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "model.h"
+#include "io/model.h"
 
 #include <algorithm>
 
-#include "header_cache.h"
-#include "header_parser.h"
-#include "io_metrics.h"
-#include "le_bytes.h"
-#include "model_plan.h"
-#include "stream_input.h"
+#include "base/le_bytes.h"
+#include "io/header_cache.h"
+#include "io/io_metrics.h"
+#include "io/stream_input.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/model_plan.h"
 
 namespace ws {
 namespace {

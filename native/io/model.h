@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "http_source.h"
-#include "mapped_file.h"
-#include "model_info.h"
-#include "parse_options.h"
-#include "status.h"
+#include "io/http_source.h"
+#include "io/mapped_file.h"
+#include "weightstream/model_info.h"
+#include "weightstream/parse_options.h"
+#include "weightstream/status.h"
 
 namespace ws {
 

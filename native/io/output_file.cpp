@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "output_file.h"
+#include "io/output_file.h"
 
 #include <fcntl.h>
 #include <sys/random.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "parallel.h"
+#include "io/parallel.h"
 
 #include <algorithm>
 #include <thread>
 #include <vector>
 
-#include "dequant.h"
+#include "weightstream/dequant.h"
 
 namespace ws {
 

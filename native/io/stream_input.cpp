@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "stream_input.h"
+#include "io/stream_input.h"
 
 #include <algorithm>
 #include <memory>
 
-#include "header_parser.h"
+#include "weightstream/header_parser.h"
 
 namespace ws {
 

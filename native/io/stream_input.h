@@ -10,8 +10,8 @@
 #include <functional>
 #include <string>
 
-#include "mapped_file.h"
-#include "model.h"
+#include "io/mapped_file.h"
+#include "io/model.h"
 
 namespace ws {
 

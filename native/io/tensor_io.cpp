@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "tensor_io.h"
+#include "io/tensor_io.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <memory>
 
-#include "dequant.h"
-#include "parallel.h"
+#include "io/parallel.h"
+#include "weightstream/dequant.h"
 
 namespace ws::cli {
 

@@ -9,11 +9,11 @@
 #include <string>
 #include <thread>
 
-#include "cli.h"
-#include "dtype.h"
-#include "model.h"
-#include "output_file.h"
-#include "status.h"
+#include "cli/cli.h"
+#include "io/model.h"
+#include "io/output_file.h"
+#include "weightstream/dtype.h"
+#include "weightstream/status.h"
 
 namespace ws::cli {
 

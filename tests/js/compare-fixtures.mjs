@@ -2,7 +2,7 @@
 // Fixtures for compare(): a tiny Hugging Face-style llama checkpoint (HF names, BF16, config.json) and the F32
 // GGUF llama.cpp's converter makes of it, written with the tests' own writers. The conversion rules are written
 // out here on their own (the names as literal patterns, the Q/K permutation as convert_hf_to_gguf.py's
-// reshape(n_head, 2, rows / n_head / 2, cols).swapaxes(1, 2)), independently of core/hf_names.cpp, and can be
+// reshape(n_head, 2, rows / n_head / 2, cols).swapaxes(1, 2)), independently of core/hf/hf_names.cpp, and can be
 // broken on purpose. Quantized GGUFs are made from the F32 one by `weightstream convert --dtype`.
 import { writeGguf } from "./gguf-writer.mjs";
 import { rng } from "./helpers.mjs";

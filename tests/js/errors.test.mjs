@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// One list of error codes: the core's (errorNames() of the wasm module, from core/status.h) is the
+// One list of error codes: the core's (errorNames() of the wasm module, from include/weightstream/status.h) is the
 // CoreErrorCode type of index.d.ts, entry for entry; every code the package's JavaScript and the page reject
 // with is an ErrorCode. One list of words for them: the core describes its codes (errorDescriptions(), the words
 // the CLI prints after a code) and the package's errors carry them as `description`; the page describes

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The Model helpers (model_view.js) against the native CLI and against values computed here from the tensor
 // table: get() and metadataMap against `info --json`'s metadata; parameterCount, bitsPerWeight, fileType
-// and layers against its "facts" (core/model_facts.h) and against sums, the core's file type list
+// and layers against its "facts" (include/weightstream/model_facts.h) and against sums, the core's file type list
 // (quantizeFileTypes()) and a grouping written here from the rule in index.d.ts. Over the whole corpus, a
 // split model and in a worker. Then read()'s half types, and index.d.ts's unions against the core's lists.
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The page groups tensors by layer only as the core does (Model.layers, core/model_facts.h): web/summary.js
+// The page groups tensors by layer only as the core does (Model.layers, include/weightstream/model_facts.h): web/summary.js
 // keyedLayers and summarize, web/layer_map.js layerMap, over a model opened by the package whose two towers
 // (blk.N and v.blk.N, as a multimodal GGUF names them) share layer numbers and must stay apart.
 import assert from "node:assert/strict";

@@ -224,7 +224,7 @@ describe("parts that do not fit together", () => {
     });
 });
 
-describe("the plan's rules and caps (core/model_plan.h)", () => {
+describe("the plan's rules and caps (include/weightstream/model_plan.h)", () => {
     // A fetch that records what is asked, and answers 404 after `delay` ms.
     function notFound(delay = 0) {
         const calls = { urls: [], inFlight: 0, most: 0 };

@@ -2,7 +2,7 @@
 // Fixtures for the comparison tests: a tiny Hugging Face-style checkpoint of one family (HF names, BF16,
 // config.json) and the GGUF that llama.cpp's converter would make of it, written with the project's own writers
 // (safetensors_writer, gguf_writer, quantize). The conversion rules are written out here independently of
-// core/hf_names.cpp (the names as literal patterns, the permutation as the reshape/swapaxes of
+// core/hf/hf_names.cpp (the names as literal patterns, the permutation as the reshape/swapaxes of
 // convert_hf_to_gguf.py), and each can be broken on purpose, one mistake at a time.
 #pragma once
 
@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
-#include "gguf_writer.h"
-#include "model_info.h"
-#include "quantize.h"
-#include "safetensors_writer.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/model_info.h"
+#include "weightstream/quantize.h"
+#include "weightstream/safetensors_writer.h"
 
 namespace ws_test {
 

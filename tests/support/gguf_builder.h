@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "dtype.h"
-#include "model_info.h"
+#include "weightstream/dtype.h"
+#include "weightstream/model_info.h"
 
 namespace ws_test {
 

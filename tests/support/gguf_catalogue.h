@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gguf_builder.h"
-#include "status.h"
+#include "weightstream/status.h"
 
 namespace ws_test {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "safetensors_builder.h"
-#include "status.h"
+#include "weightstream/status.h"
 
 namespace ws_test {
 

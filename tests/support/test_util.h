@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model_info.h"
+#include "weightstream/model_info.h"
 
 namespace ws_test {
 

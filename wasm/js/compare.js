@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // compare(a, b): two models compared tensor by tensor, resolving to the object `weightstream diff --json`
 // prints. The core pairs the tensors (by name, or a Hugging Face checkpoint against its GGUF by llama.cpp's
-// conversion rules), compares them and writes the JSON (core/compare.h, through the Comparison adapter of
+// conversion rules), compares them and writes the JSON (include/weightstream/compare.h, through the Comparison adapter of
 // wasm/bindings.cpp); this file only reads: each model's header, config.json beside a safetensors side, and
 // then, pair by pair, a window of whole rows of each side at a time, so memory stays at about a window of each
 // side whatever the models' sizes.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // edit(): a GGUF's metadata changed, its tensors streamed through unchanged. The core builds the new header
-// (core/gguf_edit.h, the one place the CLI's `weightstream edit` uses too, so the bytes are the same); this
+// (include/weightstream/gguf_edit.h, the one place the CLI's `weightstream edit` uses too, so the bytes are the same); this
 // file only checks the caller's changes, hands them to the core as JSON text, and moves bytes: the header,
 // then every tensor's stored bytes read through the model's sources, each followed by its zero padding.
 // The stream is pulled: nothing past the header is read before the consumer asks for it.

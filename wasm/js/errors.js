@@ -3,7 +3,7 @@
 // error name for file problems ("bad_magic", "truncated", ... as the CLI reports them) or one of the
 // package's own codes for the source (see index.d.ts).
 
-// The core's description of each of its codes (error_description() in core/status.cpp), set once the module
+// The core's description of each of its codes (error_description() in core/base/status.cpp), set once the module
 // is loaded (wasm.js): the words the CLI prints after a code, so the package and the page never keep a copy.
 const coreDescriptions = new Map();
 

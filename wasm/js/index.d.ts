@@ -6,7 +6,7 @@ export type Integer = number | bigint;
 
 /**
  * Every element type this build knows, as dtypes() lists them and TensorInfo.dtype names them: ggml's types
- * (core/dtype.h; the ids ggml removed are not listed) and the safetensors dtypes without a ggml counterpart.
+ * (include/weightstream/dtype.h; the ids ggml removed are not listed) and the safetensors dtypes without a ggml counterpart.
  * tests/js/helpers.test.mjs checks this list against the core's, entry for entry.
  */
 export type DTypeName =
@@ -161,7 +161,7 @@ export interface TensorInfo {
 }
 
 /**
- * What the core derives from the header (core/model_facts.h), as `info --json` prints it under "facts" and
+ * What the core derives from the header (include/weightstream/model_facts.h), as `info --json` prints it under "facts" and
  * as llama.cpp reports them when it loads a model.
  */
 export interface ModelFacts {
@@ -422,7 +422,7 @@ export interface StatsOptions {
  * the finite values min, max, mean and population std (null when none is finite), counts of NaN, +Inf, -Inf
  * and zeros, and a histogram over [min, max] whose bin k holds the values v with edges[k] <= v < edges[k + 1]
  * (the last bin also max). The edges are the equal-width ones rounded down to a fine power-of-two grid (less
- * than 2/8192 of the range below); see core/stats.h. One pass: the tensor's bytes are fetched and decoded once,
+ * than 2/8192 of the range below); see include/weightstream/stats.h. One pass: the tensor's bytes are fetched and decoded once,
  * in bounded memory, and never reach JavaScript.
  */
 export interface TensorStats {
@@ -519,12 +519,12 @@ export interface Model {
     readonly bitsPerWeight: number | null;
     /**
      * llama-quantize's name of general.file_type: "Q4_K_M", "Q8_0", "F16", "BF16", "F32", ... (the names
-     * quantize() and `weightstream quantize --type` take, from core/quant_recipe.h); null when the key is
+     * quantize() and `weightstream quantize --type` take, from include/weightstream/quant_recipe.h); null when the key is
      * absent (safetensors) or holds an id llama-quantize does not name (its number is in info.facts.file_type_id).
      */
     readonly fileType: string | null;
     /**
-     * The tensors grouped by layer (core/model_facts.h): one entry per "blk.N" (GGUF) or "...layers.N",
+     * The tensors grouped by layer (include/weightstream/model_facts.h): one entry per "blk.N" (GGUF) or "...layers.N",
      * "...h.N", "...layer.N", "...blocks.N" (Hugging Face) prefix, ordered by the prefix (in order of first
      * appearance) and then by N. Only layers that have tensors are listed.
      */
@@ -772,7 +772,7 @@ export interface QuantizeOptions extends Omit<OpenOptions, "onProgress"> {
 }
 
 /**
- * Quantizes a model as llama-quantize does (core/quant_recipe.h): a stream of the output GGUF, the bytes
+ * Quantizes a model as llama-quantize does (include/weightstream/quant_recipe.h): a stream of the output GGUF, the bytes
  * `weightstream quantize IN OUT --type ...` writes for the same options. `source` is what open() takes. The
  * stream is pulled: tensors are read one at a time, in output order, through the model's sources (a forward
  * stream works when that order is the file's), and a tensor goes through WebAssembly a row window at a time
@@ -782,7 +782,7 @@ export interface QuantizeOptions extends Omit<OpenOptions, "onProgress"> {
  */
 export function quantize(source: Source | NamedSource | Sources, options: QuantizeOptions): ReadableStream<Uint8Array>;
 
-/** One of llama-quantize's file types, as the core lists them (core/quant_recipe.h ftype_list). */
+/** One of llama-quantize's file types, as the core lists them (include/weightstream/quant_recipe.h ftype_list). */
 export interface QuantizeFileTypeInfo {
     /** The canonical name ("Q4_K_M"; the aliases Q3_K, Q4_K and Q5_K are not listed). */
     name: string;
@@ -872,7 +872,7 @@ export interface MetadataChanges {
 }
 
 /**
- * Edits a GGUF's metadata (core/gguf_edit.h): a stream of the new file, byte for byte what `weightstream edit
+ * Edits a GGUF's metadata (include/weightstream/gguf_edit.h): a stream of the new file, byte for byte what `weightstream edit
  * IN OUT` writes for the same changes: the new header, then every tensor's stored bytes unchanged, re-aligned
  * to the file's alignment. `source` is what open() takes (one little-endian GGUF; safetensors, split and
  * big-endian models error with "unsupported", what "format"). The stream is pulled: tensors are read one at a
@@ -889,7 +889,7 @@ export function edit(
 // ---- end of edit() ----
 
 /**
- * The core's names for invalid files, as the CLI prints them (core/status.h; tests/js/errors.test.mjs checks
+ * The core's names for invalid files, as the CLI prints them (include/weightstream/status.h; tests/js/errors.test.mjs checks
  * this list against the core's). "internal" is a bug: an invariant that input should not reach.
  */
 export type CoreErrorCode =

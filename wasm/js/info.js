@@ -18,7 +18,7 @@ function listOf(typed, fn) {
 
 function scalarItems(itemType, bytes, length) {
     const { buffer } = bytes;
-    // JSON has no NaN or infinities: the CLI prints their names as strings (core/model_json.h).
+    // JSON has no NaN or infinities: the CLI prints their names as strings (include/weightstream/model_json.h).
     const finite = (x) => (Number.isFinite(x) ? x : Number.isNaN(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
     const wide = (x) => (x > MAX_SAFE || x < -MAX_SAFE ? x : Number(x));
     switch (itemType) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What a Model tells of its header without reading data, the same for a model opened here and in a worker:
-// metadata by key, and the core's derived facts (core/model_facts.h): the parameter count, bits per weight
+// metadata by key, and the core's derived facts (include/weightstream/model_facts.h): the parameter count, bits per weight
 // and file type from info.facts (`info --json`'s "facts"), the tensors by layer from the core's grouping
 // (Model.layerGroups() of the bindings, which crosses from a worker with the description).
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Models stored in several files, opened as one: llama.cpp's split GGUF (`name-00001-of-00003.gguf`) and
 // Hugging Face's sharded safetensors (`model.safetensors.index.json` naming the shard of every tensor). Which
-// files make up the model is the core's plan (core/model_plan.h), the same as the CLI's: any part of a split
+// files make up the model is the core's plan (include/weightstream/model_plan.h), the same as the CLI's: any part of a split
 // or the index found at a URL or path brings in its siblings next to it, and several sources given together
 // (Files from a file picker, paths, URLs, {name, source} records) are sorted into the parts of one model by
 // their names. This file only reads: the index, and each part's header once; the core merges the parts, so

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// quantize(): llama-quantize's recipes run by the core (core/quant_recipe.h, core/quantize.h) over a model
+// quantize(): llama-quantize's recipes run by the core (include/weightstream/quant_recipe.h, include/weightstream/quantize.h) over a model
 // opened as open() opens it; this file only moves bytes. The core's plan gives the output header and the
 // place, type and size of every tensor; each tensor's stored bytes are then read through the model's
 // sources and pushed into the core's Quantizer, which quantizes a row window at a time and hands back the
@@ -220,7 +220,7 @@ export async function quantizePlan(source, options, quantizeOptions) {
     }
 }
 
-/** See quantizeFileTypes() in index.d.ts: the core's list (core/quant_recipe.h ftype_list). */
+/** See quantizeFileTypes() in index.d.ts: the core's list (include/weightstream/quant_recipe.h ftype_list). */
 export async function quantizeFileTypes() {
     return (await loadWasm()).ftypeList();
 }

@@ -8,7 +8,7 @@
 // inside each block's bytes. Two V8 costs shape the code:
 // SIMD128 has no byte shifts (V8 emulates them: 16-bit shifts are used wherever a mask follows), and an ordered
 // lane compare that clang proves unsigned becomes four x86 instructions (lanes are tested with equalities).
-#include "dequant_internal.h"
+#include "decode/dequant_internal.h"
 
 #if defined(__wasm_simd128__)
 
@@ -18,10 +18,10 @@
 #include <cstddef>
 #include <cstring>
 
-#include "dequant_iquants.h"
-#include "iquant_tables.h"
-#include "le_bytes.h"
-#include "quant_blocks.h"
+#include "base/le_bytes.h"
+#include "decode/dequant_iquants.h"
+#include "decode/iquant_tables.h"
+#include "weightstream/quant_blocks.h"
 
 namespace ws::detail::simd128 {
 

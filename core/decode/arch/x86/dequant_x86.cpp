@@ -10,7 +10,7 @@
 // - no FMA: the target is "avx2,f16c" without "fma", and the build has -ffp-contract=off besides.
 // Loads stay inside each block's bytes and element-wise types finish with the scalar kernel, so nothing
 // outside src/dst is touched.
-#include "dequant_internal.h"
+#include "decode/dequant_internal.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
 
@@ -23,10 +23,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dequant_iquants.h"
-#include "iquant_tables.h"
-#include "le_bytes.h"
-#include "quant_blocks.h"
+#include "base/le_bytes.h"
+#include "decode/dequant_iquants.h"
+#include "decode/iquant_tables.h"
+#include "weightstream/quant_blocks.h"
 
 #define WS_AVX2 __attribute__((target("avx2,f16c")))
 
