@@ -149,6 +149,14 @@ DequantRowFn dequant_row_fn_wasm(DType t) {
 
 }  // namespace detail
 
+std::string decode_problem(const ModelInfo& m, const TensorInfo& t) {
+    if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
+    if (m.big_endian && !big_endian_order_defined(t.dtype)) {
+        return "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
+    }
+    return "";
+}
+
 bool dtype_decodable(DType t) {
     return detail::dtype_codec(t).scalar != nullptr;
 }

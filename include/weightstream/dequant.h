@@ -16,8 +16,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "weightstream/dtype.h"
+#include "weightstream/model_info.h"
 #include "weightstream/status.h"
 
 namespace ws {
@@ -49,6 +51,10 @@ Status swap_to_little_endian(DType t, uint8_t* blocks, uint64_t n_bytes);
 
 // Whether swap_to_little_endian() takes tensors of type t.
 bool big_endian_order_defined(DType t);
+
+// Why tensor t of model m cannot be decoded to floats, in words ("type Q8_1 has no float decoder", a big-endian
+// type with no defined layout), or "" when it can: the one wording of the CLI, compare's hints and the package.
+std::string decode_problem(const ModelInfo& m, const TensorInfo& t);
 
 // Floats written per element: 2 for C64, else 1.
 inline uint32_t dequant_floats_per_element(DType t) {

@@ -2,39 +2,33 @@
 // `diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]`: compares two models tensor by tensor
 // (include/weightstream/compare.h does the pairing, the metrics and the hints; this file decodes windows and prints).
 //
-// Work is parallel over tensor pairs (largest first); each worker decodes its pair window by window, so memory
-// does not grow with tensor or model size. Per worker: the two decoded windows (whole outer rows, about
-// kWindowElements floats per side, at least one row and for a Q/K permutation at least one head of rows), the
-// comparator's transformed and re-encoded copies of one window, and for 2-D pairs four doubles per row element
-// (the transposition hint), and for a big-endian GGUF one window of its stored bytes (swapped in a copy):
-// about 20 MiB per worker for ordinary tensors (38 MiB of anonymous memory measured
-// with 2 threads on a 2 GiB F16 against a 1.1 GiB Q8_0 model). The mapped files' pages come on top, as for every
-// command. A pair's numbers do not depend on --threads (include/weightstream/compare.h fixes the summation order).
+// The comparison is the core's CompareJob (weightstream/compare_job.h), run by the job driver (io/job_driver.h):
+// pair by pair, a window of whole outer rows of both sides at a time, each window decoded on up to --threads
+// threads, so memory does not grow with tensor or model size: the two decoded windows (about
+// kCompareWindowElements floats per side), the comparator's transformed and re-encoded copies of one window,
+// and for 2-D pairs four doubles per row element (the transposition hint). The mapped files' pages come on top,
+// as for every command. A pair's numbers do not depend on --threads (core/compare.h fixes the summation order).
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
 #include <regex>
-#include <thread>
 
 #include "cli/progress.h"
 #include "io/io_metrics.h"
+#include "io/job_driver.h"
 #include "io/tensor_io.h"
-#include "weightstream/compare.h"
-#include "weightstream/dequant.h"
+#include "weightstream/compare_job.h"
 #include "weightstream/model_json.h"
 
 namespace ws::cli {
 namespace {
 
 constexpr int kExitOverThreshold = 4;                     // --max-nmse exceeded
-constexpr uint64_t kWindowElements = uint64_t(1) << 20;   // floats per side per window (4 MiB)
 constexpr uint64_t kMaxConfigBytes = uint64_t(16) << 20;  // config.json larger than this is ignored
 
 std::string dir_of(const std::string& path) {
@@ -64,101 +58,6 @@ bool read_config(const std::string& model_path, HfConfig* out) {
     }
     *out = std::move(config).value();
     return true;
-}
-
-// Decodes rows [row0, row0 + n_rows) of a tensor whose outer rows have row_elements elements. big_endian: data
-// is a big-endian GGUF's; the window's bytes are swapped in *scratch (the mapping is read-only) before decoding,
-// as for_each_decoded() does for the other commands (decode_problem() has refused types with no defined order).
-Status decode_rows(const TensorInfo& t, const uint8_t* data, uint64_t row0, uint64_t n_rows, uint64_t row_elements,
-                   bool big_endian, std::vector<uint8_t>* scratch, float* out) {
-    const DTypeTraits& traits = dtype_traits(t.dtype);
-    const uint64_t first = row0 * row_elements, n = n_rows * row_elements;
-    if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
-        return make_error(Error::kBadShape, t.info_offset, "diff.window");
-    }
-    const uint8_t* from = data + first / traits.block_elems * traits.block_bytes;
-    if (big_endian) {
-        const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
-        scratch->assign(from, from + nbytes);
-        WS_TRY(swap_to_little_endian(t.dtype, scratch->data(), nbytes));
-        from = scratch->data();
-    }
-    return dequantize(t.dtype, from, n, out);
-}
-
-// Rows per window: about kWindowElements elements, a multiple of the comparator's unit and of what keeps
-// both sides' windows on block boundaries.
-uint64_t window_rows(const PairPlan& p, uint64_t unit, DType a, DType b) {
-    uint64_t m = std::max<uint64_t>(unit, 1);
-    for (DType t : {a, b}) {
-        const uint64_t blk = dtype_traits(t).block_elems;
-        const uint64_t q = blk / std::gcd(blk, std::max<uint64_t>(p.row_elements, 1));
-        m = std::lcm(m, q);
-    }
-    const uint64_t target = std::max<uint64_t>(1, kWindowElements / std::max<uint64_t>(p.row_elements, 1));
-    return std::max<uint64_t>(m, target / m * m);
-}
-
-struct Job {
-    size_t row = 0;      // index in the report's rows
-    uint64_t bytes = 0;  // stored bytes of both sides (for the progress bar and the order of work)
-};
-
-// Compares one pair; the row gets its verdict, metrics and hint (or incomparable with the reason).
-CompareRow run_pair(const LoadedModel& ma, const LoadedModel& mb, const PairPlan& p, CompareRow row,
-                    std::atomic<uint64_t>* done) {
-    const TensorInfo& ta = ma.info.tensors[static_cast<size_t>(p.a)];
-    const TensorInfo& tb = mb.info.tensors[static_cast<size_t>(p.b)];
-    const uint64_t total = ta.nbytes + tb.nbytes;
-    auto incomparable = [&](const std::string& why) {
-        row.verdict = Verdict::kIncomparable;
-        row.hint = why;
-        done->fetch_add(total);
-        return row;
-    };
-    std::string problem = decode_problem(ma, ta);
-    if (!problem.empty()) return incomparable("A: " + problem);
-    problem = decode_problem(mb, tb);
-    if (!problem.empty()) return incomparable("B: " + problem);
-    if (!ma.tensor_in_file(ta)) return incomparable("A: the tensor's data lies outside its file (truncated?)");
-    if (!mb.tensor_in_file(tb)) return incomparable("B: the tensor's data lies outside its file (truncated?)");
-    // A side at a URL: the pair's tensors fetched whole (one tensor per side per worker). A URL that cannot
-    // be read ends the command as an unreadable file does (exit 3): the worker cannot return it.
-    TensorBytes held_a, held_b;
-    LoadError error;
-    if (!ma.read_tensor(ta, ta.offset, ta.nbytes, &held_a, &error) ||
-        !mb.read_tensor(tb, tb.offset, tb.nbytes, &held_b, &error)) {
-        if (!error.io) return incomparable("the tensor's data lies outside its file (truncated?)");
-        fail_load(error);
-        std::fflush(stderr);
-        _exit(kExitIo);
-    }
-    const uint8_t* da = held_a.data;
-    const uint8_t* db = held_b.data;
-    if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
-        return incomparable("complex values are not compared");
-    }
-
-    PairComparator cmp(p, ta.dtype, tb.dtype);
-    const uint64_t step = window_rows(p, cmp.window_rows(), ta.dtype, tb.dtype);
-    const uint64_t window = std::min(step, p.rows) * p.row_elements;
-    std::vector<float> wa(static_cast<size_t>(window)), wb(static_cast<size_t>(window));
-    std::vector<uint8_t> swapped;  // a big-endian side's window of stored bytes
-    uint64_t reported = 0;
-    for (uint64_t r = 0; r < p.rows; r += step) {
-        const uint64_t n = std::min(step, p.rows - r);
-        Status s = decode_rows(ta, da, p.a_row0 + r, n, p.row_elements, ma.info.big_endian, &swapped, wa.data());
-        if (!s.ok()) return incomparable(std::string("A: cannot decode the tensor (") + error_name(s.code) + ")");
-        s = decode_rows(tb, db, p.b_row0 + r, n, p.row_elements, mb.info.big_endian, &swapped, wb.data());
-        if (!s.ok()) return incomparable(std::string("B: cannot decode the tensor (") + error_name(s.code) + ")");
-        s = cmp.add_window(r, n, wa.data(), wb.data());
-        if (!s.ok()) return incomparable(std::string("internal error: ") + s.what);
-        const uint64_t now = p.rows ? total * (r + n) / p.rows : total;
-        done->fetch_add(now - reported);
-        reported = now;
-    }
-    done->fetch_add(total - reported);
-    return cmp.finish(std::move(row));
 }
 
 // Worst first: incomparable, then different by nmse (largest first), only_a, only_b, identical.
@@ -297,61 +196,44 @@ int cmd_diff(const std::vector<std::string>& argv) {
         options.config_b = &config_b;
     }
 
-    const ComparePlan plan = pair_models(ma.info, mb.info, options);
-    CompareReport report;
-    report.a = {args.positional[0], ma.info.format};
-    report.b = {args.positional[1], mb.info.format};
-    report.mapping = plan.mapping;
-    report.metadata = diff_metadata(ma.info, mb.info);
-    std::vector<const PairPlan*> pairs;
-    for (const PairPlan& p : plan.pairs) {
-        CompareRow row = plan_row(ma.info, mb.info, p);
-        if (filtered && !(!row.a.empty() && std::regex_search(row.a, filter)) &&
-            !(!row.b.empty() && std::regex_search(row.b, filter))) {
-            continue;
+    CompareJob job(ma.info, mb.info, options, {args.positional[0], ma.info.format},
+                   {args.positional[1], mb.info.format});
+    if (filtered) {
+        std::vector<size_t> selected;
+        const std::vector<PairPlan>& pairs = job.plan().pairs;
+        for (size_t i = 0; i < pairs.size(); ++i) {
+            const PairPlan& p = pairs[i];
+            const std::string a = p.a < 0 ? "" : ma.info.tensors[static_cast<size_t>(p.a)].name;
+            const std::string b = p.b < 0 ? "" : mb.info.tensors[static_cast<size_t>(p.b)].name;
+            if ((!a.empty() && std::regex_search(a, filter)) || (!b.empty() && std::regex_search(b, filter))) {
+                selected.push_back(i);
+            }
         }
-        report.tensors.push_back(std::move(row));
-        pairs.push_back(&p);
+        job.select(selected);
     }
 
-    std::vector<Job> jobs;
-    uint64_t total = 0;
-    for (size_t i = 0; i < pairs.size(); ++i) {
-        const PairPlan& p = *pairs[i];
-        if (p.a < 0 || p.b < 0 || !p.problem.empty()) continue;
-        const uint64_t bytes =
-            ma.info.tensors[static_cast<size_t>(p.a)].nbytes + mb.info.tensors[static_cast<size_t>(p.b)].nbytes;
-        jobs.push_back({i, bytes});
-        total += bytes;
-    }
-    // Largest pairs first, so the last thread to finish is not left with a big one.
-    std::stable_sort(jobs.begin(), jobs.end(), [](const Job& x, const Job& y) { return x.bytes > y.bytes; });
-
-    Progress progress("diff", total);
-    std::atomic<uint64_t> done{0};
-    std::atomic<size_t> next{0};
-    std::atomic<size_t> finished{0};
-    auto worker = [&] {
-        for (size_t k = next.fetch_add(1); k < jobs.size(); k = next.fetch_add(1)) {
-            const size_t i = jobs[k].row;
-            const uint64_t started = io_now_us();
-            report.tensors[i] = run_pair(ma, mb, *pairs[i], report.tensors[i], &done);
-            record_decode(report.tensors[i].a, "", jobs[k].bytes, started, io_now_us() - started);  // both sides
-            finished.fetch_add(1);
+    std::vector<JobSource> sources = sources_of(ma);
+    for (const JobSource& s : sources_of(mb)) sources.push_back(s);
+    Progress progress("diff", job.total_work());
+    DriveOptions drive_options;
+    drive_options.threads = threads;
+    uint64_t row_started = io_now_us(), row_bytes = 0;
+    drive_options.progress = [&](const JobStep& step) {
+        progress.add(step.work);
+        row_bytes += step.work;
+        for (size_t r : job.take_finished()) {  // a decode span per compared pair (both sides)
+            if (!job.report().tensors[r].has_metrics && row_bytes == 0) continue;
+            const uint64_t now = io_now_us();
+            record_decode(job.report().tensors[r].a, "", row_bytes, row_started, now - row_started);
+            row_started = now;
+            row_bytes = 0;
         }
     };
-    const size_t n_workers = std::min<size_t>(std::max(1u, threads), std::max<size_t>(jobs.size(), 1));
-    std::vector<std::thread> workers;
-    for (size_t w = 0; w < n_workers; ++w) workers.emplace_back(worker);
-    uint64_t shown = 0;
-    while (finished.load() < jobs.size()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const uint64_t now = done.load();
-        progress.add(now - shown);
-        shown = now;
-    }
-    for (std::thread& t : workers) t.join();
+    const DriveResult result = drive(job, sources, drive_options);
     progress.finish();
+    if (result.kind == DriveResult::Kind::kSource) return fail_load(result.load);
+    if (!result.ok()) return fail(kExitInvalid, std::string("internal error: ") + result.status.what);
+    const CompareReport& report = job.report();
 
     if (args.has("--json")) {
         nlohmann::json out = compare_report_to_json(report);

@@ -107,7 +107,7 @@ int cmd_dump(const std::vector<std::string>& argv) {
         if (!t) return status;
     }
     const std::string& file = model.paths[t->file_index];
-    const std::string problem = as == As::kRaw ? "" : decode_problem(model, *t);
+    const std::string problem = as == As::kRaw ? "" : decode_problem(model.info, *t);
     if (!problem.empty()) {
         return fail(kExitInvalid, describe(file, make_error(Error::kUnsupported, t->info_offset, "tensor.type")) +
                                       ": tensor " + printable(t->name, 200) + ": " + problem +

@@ -66,7 +66,7 @@ bool hash_stream(LoadedModel& model, std::vector<TensorDigests>* rows, Progress*
     for (size_t index : order) {
         const TensorInfo& t = tensors[index];
         TensorDigests& row = (*rows)[index];
-        row.decodable = decode_problem(model, t).empty();
+        row.decodable = decode_problem(model.info, t).empty();
         const bool decode = row.decodable && t.dtype != DType::F32;
         Hasher raw(HashAlgo::kSha256), f32(HashAlgo::kSha256);
         BlockStream blocks(decode ? t.dtype : DType::F32, decode ? t.n_elements : 0);

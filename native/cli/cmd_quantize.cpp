@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: MIT
 // `quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...] [--pure]
 //  [--output-tensor-type TYPE] [--token-embedding-type TYPE] [--leave-output-tensor] [--allow-requantize]`:
-// llama-quantize's recipes (include/weightstream/quant_recipe.h), streamed. The plan gives the header and every
-// tensor's place; tensors are then written one after the other, each decoded and quantized a row window at a time, so
-// memory stays around one window of floats and its output whatever the model size. The output goes to OUT.tmp and is
-// renamed over OUT only when complete; a failure leaves an existing OUT untouched.
+// llama-quantize's recipes as the core's QuantizeJob (weightstream/quantize_job.h), run by the job driver
+// (io/job_driver.h): the header, then every tensor a row window at a time, so memory stays around one window
+// of floats and its output whatever the model size. The output goes to a temporary file renamed over OUT only
+// when complete; a failure leaves an existing OUT untouched.
 #include <algorithm>
 #include <cstdio>
 #include <regex>
 
 #include "cli/progress.h"
-#include "cli/quantize_io.h"
+#include "io/job_driver.h"
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_json.h"
 #include "weightstream/quant_recipe.h"
-#include "weightstream/quantize.h"
+#include "weightstream/quantize_job.h"
 
 namespace ws::cli {
 namespace {
-
-constexpr size_t kCopyPiece = size_t(16) << 20;
 
 // Why a plan failed, in words, for the fields plan_quantization() names.
 std::string plan_problem(const Status& s) {
@@ -30,6 +28,8 @@ std::string plan_problem(const Status& s) {
     if (what == "imatrix.size") return "the importance matrix entry has another size than the tensor's rows";
     if (what == "tensor.type") return "cannot quantize from this tensor type (quantized: needs --allow-requantize)";
     if (what == "tensor.ne") return "the tensor's rows do not fit the target type's blocks and it has no fallback";
+    if (what == "endianness") return "a big-endian GGUF stores its data byte-swapped and cannot be quantized";
+    if (what == "dtype") return "this build cannot quantize to the type planned for it";
     if (what == "expert_used_count") return "a model with experts needs <arch>.expert_used_count";
     return error_name(s.code);
 }
@@ -101,10 +101,6 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     LoadedModel model;
     int status = kExitOk;
     if (!load(in_path, false, &model, &status)) return status;
-    if (model.info.big_endian) {
-        return fail(kExitInvalid, describe(in_path, make_error(Error::kUnsupported, 0, "endianness")) +
-                                      ": a big-endian GGUF stores its data byte-swapped and cannot be quantized");
-    }
 
     Imatrix imatrix;
     if (args.has("--imatrix")) {
@@ -121,102 +117,66 @@ int cmd_quantize(const std::vector<std::string>& argv) {
                      counted(static_cast<uint64_t>(std::max<int64_t>(0, imatrix.chunk_count)), "chunk").c_str());
     }
 
-    Result<QuantPlan> planned = plan_quantization(model.info, options);
+    Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(model.info, options);
     if (regex_failed) return fail(kExitUsage, "--tensor-type: a regular expression is too complex to match");
-    if (!planned.ok()) {
-        const Status& s = planned.status();
-        std::string where;
+    if (!made.ok()) {
+        const Status& s = made.status();
+        std::string where, name;
         for (const TensorInfo& t : model.info.tensors) {
-            if (t.info_offset == s.offset && s.offset != 0) where = ": tensor " + printable(t.name, 200);
+            if (t.info_offset == s.offset && s.offset != 0) name = t.name;
         }
+        if (!name.empty()) where = ": tensor " + printable(name, 200);
         return fail(kExitInvalid, describe(in_path, s) + where + ": " + plan_problem(s));
     }
-    const QuantPlan& plan = planned.value();
+    QuantizeJob& job = *made.value();
+    const QuantPlan& plan = job.plan();
     for (const std::string& w : plan.warnings) warn(w);
-    for (const PlannedTensor& p : plan.tensors) {
-        if (p.quantize && !quantize_supported(p.out.dtype)) {
-            return fail(kExitInvalid, "tensor " + printable(p.out.name, 200) + ": quantizing to " +
-                                          dtype_name(p.out.dtype) + " is not supported by this build");
-        }
-    }
 
-    uint64_t total = 0;
-    for (const PlannedTensor& p : plan.tensors) total += model.info.tensors[p.input_index].nbytes;
     OutputFile out;
-    if (!out.open(out_path, input_files(model)) || !out.write(plan.layout.header.data(), plan.layout.header.size())) {
-        return fail(kExitIo, out.error());
-    }
-    Progress progress("quantize", total);
-    auto io_error = [&] {
-        progress.finish();
-        return fail(kExitIo, out.error());
+    if (!out.open(out_path, input_files(model))) return fail(kExitIo, out.error());
+    Progress progress("quantize", job.total_work());
+    size_t tensors_begun = 0;
+    int64_t last_tensor = -1;
+    DriveOptions drive_options;
+    drive_options.threads = threads;
+    drive_options.drop_pages = true;
+    drive_options.write = [&](const uint8_t* bytes, size_t n) { return out.write(bytes, n); };
+    drive_options.progress = [&](const JobStep& step) {
+        if (step.tensor >= 0 && step.tensor != last_tensor) {
+            last_tensor = step.tensor;
+            progress.set_label("quantize [" + std::to_string(++tensors_begun) + "/" +
+                               std::to_string(plan.tensors.size()) + "]");
+        }
+        progress.add(step.work);
     };
-    size_t quantized = 0;
-    for (size_t i = 0; i < plan.tensors.size(); ++i) {
-        const PlannedTensor& p = plan.tensors[i];
-        const TensorInfo& t = model.info.tensors[p.input_index];
-        progress.set_label("quantize [" + std::to_string(i + 1) + "/" + std::to_string(plan.tensors.size()) + "]");
-        TensorBytes held;
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
-        if (!data) {
-            progress.finish();
-            return status;
-        }
-        const bool mapped = model.files[t.file_index].mapped();
-        auto bad_tensor = [&](const Status& s, const std::string& why) {
-            progress.finish();
-            return fail(kExitInvalid, describe(model.paths[t.file_index], make_error(s.code, t.offset, s.what)) +
-                                          ": tensor " + printable(t.name, 200) + ": " + why);
-        };
-        uint64_t written = 0;
-        if (!p.quantize) {
-            // Copied as stored; llama-quantize's loader still checks the values.
-            if (!validate_row_data(t.dtype, data, t.nbytes)) {
-                return bad_tensor(make_error(Error::kBadShape, 0, "tensor.data"), "NaN or infinite values");
-            }
-            for (uint64_t done = 0; done < t.nbytes;) {
-                const size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyPiece, t.nbytes - done));
-                if (!out.write(data + done, n)) return io_error();
-                done += n;
-                progress.add(n);
-            }
-            written = t.nbytes;
-        } else {
-            RowJob job;
-            job.in_type = t.dtype;
-            job.src = data;
-            std::copy(t.ne, t.ne + 4, job.ne);
-            job.out_type = p.out.dtype;
-            job.imatrix = p.imatrix ? p.imatrix->values.data() : nullptr;
-            job.drop_pages = mapped;
-            bool write_ok = true;
-            const Status s = quantize_rows_streaming(
-                job, threads,
-                [&](const uint8_t* bytes, size_t n) {
-                    written += n;
-                    return write_ok = out.write(bytes, n);
-                },
-                [&](uint64_t n) { progress.add(n); });
-            if (!write_ok) return io_error();
-            if (!s.ok()) {
-                const std::string what = s.what;
-                return bad_tensor(s, what == "tensor.data" ? "NaN or infinite values (llama-quantize refuses them)"
-                                     : what == "quantized.data"
-                                         ? "a quantized block scale came out NaN or infinite"
-                                         : std::string("cannot quantize to ") + dtype_name(p.out.dtype));
-            }
-            ++quantized;
-        }
-        if (written != p.out.nbytes) {
-            progress.finish();
-            return fail(kExitInvalid, "internal error: tensor " + printable(t.name, 200) + " came out at " +
-                                          std::to_string(written) + " bytes, the layout has " +
-                                          std::to_string(p.out.nbytes));
-        }
-        if (!out.write_zeros(static_cast<size_t>(plan.layout.tensor_padding[i]))) return io_error();
-    }
+    const DriveResult result = drive(job, sources_of(model), drive_options);
     progress.finish();
+    switch (result.kind) {
+        case DriveResult::Kind::kOk:
+            break;
+        case DriveResult::Kind::kOutput:
+            return fail(kExitIo, out.error());
+        case DriveResult::Kind::kSource:
+            return fail_load(result.load);
+        case DriveResult::Kind::kJob: {
+            const Status& s = result.status;
+            const TensorInfo& t = model.info.tensors[static_cast<size_t>(std::max<int64_t>(0, result.tensor))];
+            const std::string what = s.what;
+            DType planned = DType::kUnknown;
+            for (const PlannedTensor& p : plan.tensors) {
+                if (static_cast<int64_t>(p.input_index) == result.tensor) planned = p.out.dtype;
+            }
+            const std::string why = what == "tensor.data"      ? "NaN or infinite values (llama-quantize refuses them)"
+                                    : what == "quantized.data" ? "a quantized block scale came out NaN or infinite"
+                                    : s.code == Error::kTruncated
+                                        ? "the tensor's data lies outside its file (truncated?)"
+                                        : std::string("cannot quantize to ") + dtype_name(planned);
+            return fail(kExitInvalid,
+                        describe(model.paths[t.file_index], s) + ": tensor " + printable(t.name, 200) + ": " + why);
+        }
+    }
     if (!out.commit()) return fail(kExitIo, out.error());
+    const size_t quantized = job.quantized();
     if (args.has("--json")) {
         nlohmann::json tensors = nlohmann::json::array();
         for (const PlannedTensor& p : plan.tensors) {

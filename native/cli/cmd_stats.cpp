@@ -125,7 +125,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
         for (size_t i = 1; i < args.positional.size(); ++i) {
             const TensorInfo* t = find_tensor_or_fail(model, args.positional[0], args.positional[i], &status);
             if (!t) return status;
-            const std::string problem = decode_problem(model, *t);
+            const std::string problem = decode_problem(model.info, *t);
             if (!problem.empty()) {
                 return fail(kExitInvalid, describe(model.paths[t->file_index],
                                                    make_error(Error::kUnsupported, t->info_offset, "tensor.type")) +
@@ -147,7 +147,7 @@ int cmd_stats(const std::vector<std::string>& argv) {
     nlohmann::json tensors = nlohmann::json::array();
     std::vector<std::string> warnings;
     for (const TensorInfo* t : selected) {
-        const std::string problem = decode_problem(model, *t);
+        const std::string problem = decode_problem(model.info, *t);
         if (!problem.empty()) {
             tensors.push_back(
                 {{"name", t->name}, {"dtype", t->dtype_name()}, {"n_elements", t->n_elements}, {"error", problem}});

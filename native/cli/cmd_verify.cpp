@@ -142,7 +142,7 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
             set_failure(&v, kExitInvalid, file, s, describe(file, s) + ": tensor " + t.name);
             return v;
         }
-        const std::string problem = decode_problem(*model, t);
+        const std::string problem = decode_problem(model->info, t);
         if (!problem.empty()) {
             v.warnings.push_back(
                 printable(file + ": tensor " + printable(t.name, 200) + ": not decoded: " + problem, SIZE_MAX));
@@ -154,7 +154,7 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
 
     Progress progress("verify", total, options.progress);
     for (const TensorInfo& t : model->info.tensors) {
-        if (!decode_problem(*model, t).empty()) continue;
+        if (!decode_problem(model->info, t).empty()) continue;
         TensorBytes held;
         LoadError read_error;
         if (!model->read_tensor(t, t.offset, t.nbytes, &held, &read_error)) {

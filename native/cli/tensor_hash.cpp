@@ -177,7 +177,7 @@ std::vector<TensorDigests> hash_tensors(const LoadedModel& model, const std::vec
         const TensorInfo& t = *tensors[i];
         TensorDigests& row = rows[i];
         row.present = data[i] != nullptr;
-        row.decodable = decode_problem(model, t).empty();
+        row.decodable = decode_problem(model.info, t).empty();
         // Little-endian F32 decodes to its own bytes: its float digest is the raw one.
         decode[i] = row.decodable && !(t.dtype == DType::F32 && !model.info.big_endian);
         if (!row.present) continue;

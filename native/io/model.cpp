@@ -228,19 +228,33 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
                               LoadError* error) const {
     out->buffer.clear();
     out->data = nullptr;
-    if (!remote(t)) {
-        const uint8_t* base = tensor_data(t);
-        if (!base || offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes) return false;
-        out->data = base + (offset - t.offset);
-        return true;
-    }
-    if (files[t.file_index].is_stream()) {
+    if (offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes) return false;
+    if (!remote(t) && !tensor_data(t)) return false;
+    return read_range(t.file_index, offset, nbytes, out, error);
+}
+
+bool LoadedModel::read_range(size_t file, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const {
+    out->buffer.clear();
+    out->data = nullptr;
+    if (file >= files.size()) return false;
+    const bool is_remote = file < remotes.size() && remotes[file];
+    if (files[file].is_stream()) {
         error->io = true;
-        error->file = paths[t.file_index];
-        error->message = "the server ignores Range requests, and this command needs to seek in the tensor data";
+        error->file = paths[file];
+        error->message = is_remote ? "the server ignores Range requests, and this command needs to seek in the "
+                                     "tensor data (download it first; info, tensors and hash read it as it comes)"
+                                   : "not a regular file: this command needs to seek in the tensor data (save it "
+                                     "to a file first; info, tensors and hash read a pipe as it comes)";
         return false;
     }
-    HttpFile& http = *remotes[t.file_index];
+    if (!is_remote) {
+        const MappedFile& f = files[file];
+        if (offset > f.size() || nbytes > f.size() - offset) return false;
+        out->data = f.data() + offset;
+        return true;
+    }
+    HttpFile& http = *remotes[file];
+    if (http.size_known() && (offset > http.size() || nbytes > http.size() - offset)) return false;
     HttpError why;
     if (http.read(offset, nbytes, &out->buffer, &why) == HttpFile::Outcome::kFailed) {
         return remote_failed(http, why, error);
@@ -248,11 +262,11 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
     if (out->buffer.size() != nbytes) {
         error->io = true;
         error->file = http.shown_url();
-        error->message =
-            "the file ends at byte " + std::to_string(offset + out->buffer.size()) + ", inside tensor " + t.name;
+        error->message = "the file ends at byte " + std::to_string(offset + out->buffer.size()) + ", inside bytes [" +
+                         std::to_string(offset) + ", " + std::to_string(offset + nbytes) + ")";
         return false;
     }
-    static const uint8_t kNoBytes = 0;  // an empty tensor's bytes: somewhere, not nullptr (the failure)
+    static const uint8_t kNoBytes = 0;  // an empty range's bytes: somewhere, not nullptr (the failure)
     out->data = nbytes > 0 ? out->buffer.data() : &kNoBytes;
     return true;
 }

@@ -59,6 +59,10 @@ struct LoadedModel {
     // with *error set (io: the URL could not be read, or it changed: "source_changed: ...") or, for a
     // local file, when the range is outside the file (error->io false).
     bool read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
+    // Bytes [offset, offset + nbytes) of file `file`: from the mapping, or fetched. False with *error set (io:
+    // the file is a stream, which cannot seek, or its URL could not be read or changed) or, when the range
+    // lies outside the file, with error->io false.
+    bool read_range(size_t file, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
 };
 
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error);

@@ -94,14 +94,6 @@ const uint8_t* TensorFetcher::next(const TensorInfo& t, const TensorInfo* then, 
     return bytes;
 }
 
-std::string decode_problem(const LoadedModel& model, const TensorInfo& t) {
-    if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
-    if (model.info.big_endian && !big_endian_order_defined(t.dtype)) {
-        return "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
-    }
-    return "";
-}
-
 Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsigned threads,
                         const std::function<bool(const float*, uint64_t, uint64_t)>& fn, bool big_endian) {
     WS_TRY(check_decodable(t, n_elements));  // before the block arithmetic below

@@ -62,10 +62,6 @@ private:
     std::thread fetching_;
 };
 
-// Why this tensor cannot be decoded to float32 here ("" when it can): no decoder for its type, or a
-// big-endian GGUF holding a type whose big-endian layout is undefined (see swap_to_little_endian()).
-std::string decode_problem(const LoadedModel& model, const TensorInfo& t);
-
 // Decodes n_elements values of type t at src piece by piece, in element order, calling
 // fn(floats, first_element, n) for each piece (floats holds n * dequant_floats_per_element(t) values and is
 // valid during the call only). Each piece is decoded on up to `threads` threads; the pieces and their

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// Job: one operation (quantize, compare, convert, ...) as a push-driven state machine, the one seam between
+// the core, which decides, and a driver, which moves bytes and threads: the native driver over mappings and
+// Range requests (native/io/job_driver.h), the JavaScript pump over the package's sources (wasm/js/pump.js).
+//
+// A driver runs a job step by step:
+//
+//   JobStep step;
+//   while (job.next(&step)) {                    // the next step: the byte ranges it reads, in order
+//       fetch step.inputs -> spans               // exactly those bytes (a mapping, a Range request, a Blob)
+//       for part in 0..k-1: job.run(spans, part, k)   // 1 <= k <= step.max_parts, the parts on any threads
+//       ByteSpan out; job.complete(&out)         // ends the step: its verdict; `out` goes to the output
+//   }
+//   report = job's own accessor (quantize_report(), compare_report(), ...)
+//
+// Contracts:
+//   - The output file is the concatenation of every step's `out`, in step order. A job without an output file
+//     (compare) gives empty spans.
+//   - run() of the parts of one step may run concurrently (each part a disjoint range of the step's rows); the
+//     results, and so the output bytes, are the same for every k. Nothing else of a job runs concurrently.
+//   - complete() gives the step's verdict (a run() records its part's problems for it, so that the error
+//     reported is the same for every k). A failed complete() ends the job: the driver calls nothing more but
+//     the accessors.
+//   - `out` may point into the step's inputs (a piece copied through): the driver keeps them until it has
+//     consumed `out`.
+//   - No I/O, no threads, no exceptions inside; memory is bounded by a step (a window of rows), never by a
+//     model. Every byte fed is untrusted and checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weightstream/status.h"
+
+namespace ws {
+
+// A run of bytes owned by someone else.
+struct ByteSpan {
+    const uint8_t* data = nullptr;
+    uint64_t size = 0;
+};
+
+// Bytes of one of the job's sources: the files it was made over, numbered as the job says (a model's files
+// are its TensorInfo::file_index; a second model's follow the first's).
+struct ByteRange {
+    uint32_t source = 0;
+    uint64_t offset = 0;  // absolute, in that file
+    uint64_t size = 0;
+};
+
+struct JobStep {
+    std::vector<ByteRange> inputs;  // what run() reads, in this order
+    uint32_t max_parts = 1;         // run() may be split into at most this many parts
+    uint64_t work = 0;              // input bytes this step accounts for (progress), summed over steps = total
+    int64_t tensor = -1;            // the input tensor it works on (for messages and progress), or -1
+};
+
+class Job {
+public:
+    virtual ~Job() = default;
+
+    // Prepares the next step in *step; false when there is none (the job is finished) or it failed.
+    virtual bool next(JobStep* step) = 0;
+    // Runs part `part` of `parts` of the current step over `inputs` (one span per step.inputs entry, each of
+    // exactly its size). Thread-safe against the other parts of the same step only.
+    virtual void run(const ByteSpan* inputs, uint32_t part, uint32_t parts) = 0;
+    // Ends the current step after all its parts ran: its verdict, and *out its output, valid until the next
+    // call.
+    virtual Status complete(ByteSpan* out) = 0;
+    // The driver could not read `range`, an input of the current step: it lies outside its file (a truncated
+    // file). The job takes it in (compare: the pair becomes incomparable; ok, and the step is over without
+    // run() or complete()) or fails with the error to report (the default: kTruncated "tensor.data" at the
+    // range's offset).
+    virtual Status unreadable(const ByteRange& range);
+
+    // The input bytes the whole job reads (the sum of the steps' work).
+    virtual uint64_t total_work() const = 0;
+};
+
+}  // namespace ws

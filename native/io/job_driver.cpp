@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+#include "io/job_driver.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace ws {
+namespace {
+
+// Drops the whole pages of [p, p + n) from this process (a read-only file mapping: they are re-read from the
+// file if touched again).
+void drop_pages(const uint8_t* p, uint64_t n) {
+    static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+    const uintptr_t last = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+// Runs the parts of one step at a time: the calling thread and up to threads - 1 workers, kept for the whole
+// job (a step can be a few milliseconds of work, so threads are not started per step).
+class PartRunner {
+public:
+    explicit PartRunner(unsigned threads) {
+        for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    }
+    ~PartRunner() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        for (std::thread& t : workers_) t.join();
+    }
+    unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+    // Runs job.run(inputs, i, parts) for every i < parts, returning when all have.
+    void run(Job& job, const ByteSpan* inputs, uint32_t parts) {
+        if (parts <= 1 || workers_.empty()) {
+            for (uint32_t i = 0; i < parts; ++i) job.run(inputs, i, parts);
+            return;
+        }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            job_ = &job;
+            inputs_ = inputs;
+            parts_ = parts;
+            next_ = 0;
+            done_ = 0;
+            ++generation_;
+        }
+        wake_.notify_all();
+        take_parts();
+        std::unique_lock<std::mutex> lock(mutex_);
+        finished_.wait(lock, [this] { return done_ == parts_; });
+        job_ = nullptr;
+    }
+
+private:
+    void work() {
+        uint64_t seen = 0;
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+                if (stopping_) return;
+                seen = generation_;
+            }
+            take_parts();
+        }
+    }
+    void take_parts() {
+        for (;;) {
+            uint32_t part;
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (!job_ || next_ >= parts_) return;
+                part = next_++;
+            }
+            job_->run(inputs_, part, parts_);
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (++done_ == parts_) finished_.notify_one();
+        }
+    }
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_, finished_;
+    bool stopping_ = false;
+    uint64_t generation_ = 0;
+    Job* job_ = nullptr;
+    const ByteSpan* inputs_ = nullptr;
+    uint32_t parts_ = 0, next_ = 0, done_ = 0;
+};
+
+}  // namespace
+
+std::vector<JobSource> sources_of(const LoadedModel& model) {
+    std::vector<JobSource> sources;
+    for (size_t i = 0; i < model.files.size(); ++i) sources.push_back({&model, i});
+    return sources;
+}
+
+DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOptions& options) {
+    DriveResult result;
+    PartRunner runner(std::max(1u, options.threads));
+    JobStep step;
+    std::vector<TensorBytes> held;
+    std::vector<ByteSpan> inputs;
+    while (job.next(&step)) {
+        held.resize(step.inputs.size());
+        inputs.assign(step.inputs.size(), ByteSpan());
+        bool skipped = false;
+        for (size_t i = 0; i < step.inputs.size() && !skipped; ++i) {
+            const ByteRange& r = step.inputs[i];
+            if (r.source >= sources.size()) {
+                result.kind = DriveResult::Kind::kJob;
+                result.status = make_error(Error::kInternal, r.offset, "job.source");
+                return result;
+            }
+            const JobSource& s = sources[r.source];
+            LoadError error;
+            if (!s.model->read_range(s.file, r.offset, r.size, &held[i], &error)) {
+                if (error.io) {
+                    result.kind = DriveResult::Kind::kSource;
+                    result.source = r.source;
+                    result.load = std::move(error);
+                    return result;
+                }
+                const Status taken = job.unreadable(r);
+                if (!taken.ok()) {
+                    result.kind = DriveResult::Kind::kJob;
+                    result.status = taken;
+                    result.tensor = step.tensor;
+                    result.source = r.source;
+                    return result;
+                }
+                skipped = true;
+                break;
+            }
+            inputs[i] = {held[i].data, r.size};
+        }
+        if (!skipped) {
+            runner.run(job, inputs.data(), std::min<uint32_t>(std::max<uint32_t>(1, step.max_parts), runner.threads()));
+            ByteSpan out;
+            const Status s = job.complete(&out);
+            if (!s.ok()) {
+                result.kind = DriveResult::Kind::kJob;
+                result.status = s;
+                result.tensor = step.tensor;
+                result.source = step.inputs.empty() ? 0 : step.inputs[0].source;
+                return result;
+            }
+            if (out.size > 0 && options.write && !options.write(out.data, static_cast<size_t>(out.size))) {
+                result.kind = DriveResult::Kind::kOutput;
+                return result;
+            }
+        }
+        if (options.drop_pages) {
+            for (size_t i = 0; i < step.inputs.size(); ++i) {
+                if (held[i].data && held[i].buffer.empty()) drop_pages(held[i].data, step.inputs[i].size);
+            }
+        }
+        if (options.progress) options.progress(step);
+    }
+    return result;
+}
+
+}  // namespace ws

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// The native driver of the core's jobs (weightstream/job.h): every command that runs a job runs it here. It
+// feeds each step the bytes it asks for — a span of the mapping for a local file (no copy), the range fetched
+// for a file at a URL —, runs the step's parts on up to `threads` threads (the job's bytes do not depend on
+// how many), and hands the step's output to `write` in order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "io/model.h"
+#include "weightstream/job.h"
+
+namespace ws {
+
+// A job's source: file `file` of `model` (a job's ByteRange::source indexes a list of these).
+struct JobSource {
+    const LoadedModel* model = nullptr;
+    size_t file = 0;
+};
+
+// The sources of a job over one model: its files, in TensorInfo::file_index order.
+std::vector<JobSource> sources_of(const LoadedModel& model);
+
+struct DriveOptions {
+    unsigned threads = 1;
+    // Give a mapped input's pages back once its step is done: a model read once front to back (quantize,
+    // convert) then does not stay resident.
+    bool drop_pages = false;
+    // The output, in order; false stops the run (kOutput: the caller knows why).
+    std::function<bool(const uint8_t*, size_t)> write;
+    // After each step: the step, done (its work counts toward job.total_work()).
+    std::function<void(const JobStep&)> progress;
+};
+
+struct DriveResult {
+    enum class Kind { kOk, kJob, kSource, kOutput } kind = Kind::kOk;
+    Status status;        // kJob: the job's error
+    int64_t tensor = -1;  // kJob: the step's tensor (JobStep::tensor), -1 if none
+    uint32_t source = 0;  // kJob, kSource: the source of the step's first input (or the one that failed)
+    LoadError load;       // kSource: why a source could not be read
+    bool ok() const { return kind == Kind::kOk; }
+};
+
+// Runs `job` to its end over `sources`.
+DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOptions& options);
+
+}  // namespace ws
