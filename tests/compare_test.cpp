@@ -558,11 +558,12 @@ TEST_CASE("pair JSON has exactly the documented shape") {
     CHECK(q["a"] == "model.layers.0.self_attn.q_proj.weight");
     CHECK(q["b"] == "blk.0.attn_q.weight");
     CHECK(q["transform"] == "permute_q");
+    CHECK(q["heads"] == f.n_head);
     CHECK(q["shape_a"] == nlohmann::json({32 * 2, 64}));
     std::vector<std::string> keys;
     for (auto it = q.begin(); it != q.end(); ++it) keys.push_back(it.key());
-    CHECK(keys == std::vector<std::string>{"a", "b", "dtype_a", "dtype_b", "hint", "metrics", "shape_a", "shape_b",
-                                           "transform", "verdict"});
+    CHECK(keys == std::vector<std::string>{"a", "b", "dtype_a", "dtype_b", "heads", "hint", "metrics", "shape_a",
+                                           "shape_b", "transform", "verdict"});
     keys.clear();
     for (auto it = q["metrics"].begin(); it != q["metrics"].end(); ++it) keys.push_back(it.key());
     CHECK(keys == std::vector<std::string>{"cosine", "max_abs", "max_abs_index", "n_diff", "n_inf_a", "n_inf_b",
@@ -572,6 +573,7 @@ TEST_CASE("pair JSON has exactly the documented shape") {
     CHECK(last["metrics"].is_null());
     CHECK(last["hint"].is_null());
     CHECK(last["transform"].is_null());
+    CHECK(last["heads"].is_null());
     CHECK(j["summary"] ==
           nlohmann::json({{"identical", 5}, {"different", 16}, {"only_a", 0}, {"only_b", 1}, {"incomparable", 0}}));
 }

@@ -400,3 +400,22 @@ TEST_CASE("model plan: a single file is not merged") {
     REQUIRE(plan.plan({named("a.gguf")}).ok());
     CHECK(plan.merge({gguf_part(0, 1, 1, {"a"})}).status().code == Error::kInternal);
 }
+
+TEST_CASE("folder_models lists a folder's models: a split once by its lowest part, an index for its shards") {
+    const std::vector<std::string> names = {
+        "README.md",
+        "b.gguf",
+        "m-00003-of-00003.gguf",
+        "m-00002-of-00003.gguf",
+        "s.safetensors.index.json",
+        "s-00001-of-00002.safetensors",
+        "s-00002-of-00002.safetensors",
+        "t-00001-of-00002.safetensors",  // no index: a model of its own
+        "A.SAFETENSORS",
+        "m-00001-of-00002.gguf",  // another split (another count), listed first: by prefix, then count
+        "config.json",
+    };
+    CHECK(ws::folder_models(names) == std::vector<std::string>{"b.gguf", "s.safetensors.index.json",
+                                                               "t-00001-of-00002.safetensors", "A.SAFETENSORS",
+                                                               "m-00001-of-00002.gguf", "m-00002-of-00003.gguf"});
+}

@@ -23,6 +23,7 @@
 #include "weightstream/dtype.h"
 #include "weightstream/gguf_edit.h"
 #include "weightstream/header_parser.h"
+#include "weightstream/hf_checkpoint.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_facts.h"
 #include "weightstream/model_info.h"
@@ -907,6 +908,13 @@ public:
 
     val header() const { return copy_to_js("Uint8Array", plan_.layout.header.data(), plan_.layout.header.size()); }
     double file_size() const { return double(plan_.layout.file_size); }
+    // The output's bits per weight as llama.cpp will report it (model_facts.h's TensorTotals over the planned
+    // tensors); NaN without parameters.
+    double bits_per_weight() const {
+        TensorTotals totals;
+        for (const PlannedTensor& p : plan_.tensors) totals.add(p.out);
+        return totals.bits_per_weight();
+    }
     double fallbacks() const { return plan_.n_fallback; }
     val warnings() const {
         val list = val::array();
@@ -1189,6 +1197,27 @@ val edit_plan_js(const Model& model, const val& set, const val& remove) {
 }
 // ---- end of edit() ----
 
+// ---- read({transform}): a Hugging Face tensor's values as convert_hf_to_gguf.py writes them ----
+// hf_convert_rows() (include/weightstream/hf_checkpoint.h) in place on `values`, a Float32Array of whole rows of
+// row_elements floats: rows [first_row, first_row + values.length / row_elements) of a tensor of `rows` rows stored
+// as dtype `dtype`. transform: a name transform_name() gives ("permute_q", "plus_one", ...).
+JsStatus hf_convert_rows_js(const std::string& transform, int dtype, double heads, double rows, double first_row,
+                            double row_elements, const val& values) {
+    Transform t;
+    const size_t n = values["length"].as<size_t>();
+    const uint64_t cols = to_u64(row_elements);
+    if (!transform_from_name(transform, &t)) return to_js(make_error(Error::kInternal, 0, "transform"));
+    if (cols == 0 || n % cols != 0) return to_js(make_error(Error::kBadShape, 0, "rows"));
+    std::vector<float> src(n), dst(n);
+    if (n) val(typed_memory_view(n, src.data())).call<void>("set", values);
+    const HfRows window{to_u64(rows), to_u64(first_row), n / cols, cols};
+    const Status s = hf_convert_rows(t, static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(heads), window,
+                                     src.data(), dst.data());
+    if (s.ok() && n) values.call<void>("set", val(typed_memory_view(n, dst.data())));
+    return to_js(s);
+}
+// ---- end of read({transform}) ----
+
 // Every dtype this build knows: the ggml ids, then the safetensors-only ones.
 val dtypes() {
     val list = val::array();
@@ -1311,6 +1340,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("failedTensor", &Quantizer::failed_tensor)
         .function("header", &Quantizer::header)
         .function("fileSize", &Quantizer::file_size)
+        .function("bitsPerWeight", &Quantizer::bits_per_weight)
         .function("fallbacks", &Quantizer::fallbacks)
         .function("warnings", &Quantizer::warnings)
         .function("tensors", &Quantizer::tensors)
@@ -1326,6 +1356,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     // ---- end of quantize() ----
 
     function("editPlan", &ws::edit_plan_js);
+    function("hfConvertRows", &ws::hf_convert_rows_js);
     function("dtypes", &ws::dtypes);
     function("errorNames", &ws::error_names);
     function("errorDescriptions", &ws::error_descriptions);

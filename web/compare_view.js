@@ -385,17 +385,18 @@ export class CompareDetail {
             return;
         }
         const d = result.diff;
+        let maxAbs = 0;
+        for (const v of d.values) if (Math.abs(v) > maxAbs) maxAbs = Math.abs(v);
         heat.append(
             el("p", {
                 class: "muted",
+                dataset: { maxAbs: String(maxAbs) },
                 attrs: { "data-testid": "compare-diff-window" },
                 text:
                     `rows ${formatInt(d.firstRow)}–${formatInt(d.firstRow + d.rows - 1)} of ${formatInt(d.totalRows)}, ` +
                     `${formatInt(d.cols)} columns${result.note ? ` · ${result.note}` : ""}`,
             }),
         );
-        let maxAbs = 0;
-        for (const v of d.values) if (Math.abs(v) > maxAbs) maxAbs = Math.abs(v);
         const map = new Heatmap(heat, { onPick: () => {} });
         map.setData({
             values: d.values,

@@ -348,35 +348,6 @@ function endComparison() {
     compareRoot.classList.remove("open");
 }
 
-// convert_hf_to_gguf.py's Q/K permutation of rows (each head's [2, half] rows to [half, 2]) over a window of
-// whole heads: what the comparison applied to the Hugging Face side before comparing.
-function permuteRows(values, rows, cols, headRows) {
-    const out = new Float32Array(values.length);
-    const half = headRows / 2;
-    for (let h = 0; h * headRows < rows; ++h) {
-        for (let two = 0; two < 2; ++two) {
-            for (let j = 0; j < half; ++j) {
-                const from = h * headRows + two * half + j;
-                const to = h * headRows + j * 2 + two;
-                out.set(values.subarray(from * cols, (from + 1) * cols), to * cols);
-            }
-        }
-    }
-    return out;
-}
-
-function metadataNumber(info, key) {
-    const entry = info.metadata.find((m) => m.key === key);
-    return entry && typeof entry.value !== "object" ? Number(entry.value) : null;
-}
-
-// The heads of a permuted pair, from the GGUF side's metadata (as the core takes them).
-function headsOf(row, gguf) {
-    const arch = gguf.info.metadata.find((m) => m.key === "general.architecture")?.value;
-    const key = row.transform === "permute_q" ? "attention.head_count" : "attention.head_count_kv";
-    return metadataNumber(gguf.info, `${arch}.${key}`) ?? metadataNumber(gguf.info, `${arch}.attention.head_count`);
-}
-
 /** Both sides' statistics and the difference (after the pair's transform) over a window of rows. */
 async function loadPair(row) {
     reading?.abort();
@@ -400,26 +371,19 @@ async function loadPair(row) {
             return { statsA, statsB, diff: null, note: "No difference map: the pair is not compared row for row." };
         }
         let count = Math.min(ga.rows, Math.max(1, Math.floor(MAX_WINDOW_VALUES / Math.max(1, ga.rowLength))));
-        let headRows = 0;
-        if (row.transform?.startsWith("permute")) {
-            const heads = headsOf(row, sourceIsA ? other : model);
-            headRows = heads ? ga.rows / heads : 0;
-            if (!Number.isInteger(headRows) || headRows % 2 !== 0) {
-                return { statsA, statsB, diff: null, note: "No difference map: the head count is unknown." };
-            }
-            count = Math.max(headRows, Math.floor(count / headRows) * headRows);
-        }
+        // The Q/K permutation mixes rows within a head: a window of whole heads (a 1-D bias is one row).
+        const headRows = row.heads && ta.shape.length > 1 ? ga.rows / row.heads : 1;
+        count = Math.max(headRows, Math.floor(count / headRows) * headRows);
         const rows = [0, count];
-        let [a, b] = await Promise.all([model.read(row.a, { signal, rows }), other.read(row.b, { signal, rows })]);
-        if (headRows) {
-            if (sourceIsA) a = permuteRows(a, count, ga.rowLength, headRows);
-            else b = permuteRows(b, count, ga.rowLength, headRows);
-        }
+        // The Hugging Face side as convert_hf_to_gguf.py writes it: the package applies the pair's transform (the
+        // core's, with the converter's rounding), so the difference is the conversion's own.
+        const converted = { signal, rows, transform: row.transform, heads: row.heads ?? undefined };
+        const [a, b] = await Promise.all([
+            model.read(row.a, sourceIsA ? converted : { signal, rows }),
+            other.read(row.b, sourceIsA ? { signal, rows } : converted),
+        ]);
         const values = new Float32Array(a.length);
-        const plus = row.transform === "plus_one" ? 1 : 0;
-        for (let i = 0; i < values.length; ++i) {
-            values[i] = sourceIsA ? a[i] + plus - b[i] : a[i] - (b[i] + plus);
-        }
+        for (let i = 0; i < values.length; ++i) values[i] = a[i] - b[i];
         const note = row.transform ? `after ${row.transform}` : "";
         return {
             statsA,

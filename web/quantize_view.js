@@ -9,8 +9,6 @@ import { formatBytes, formatInt, formatShape } from "./format.js";
 
 const DEFAULT_TYPE = "Q4_K_M";
 
-const elements = (shape) => shape.reduce((n, d) => n * d, 1);
-
 export class QuantizeView {
     #typeSelect;
     #imatrixInput;
@@ -176,9 +174,8 @@ export class QuantizeView {
         this.#clearPlan();
         this.#plan = plan;
         this.#start.disabled = running;
-        const weights = plan.tensors.reduce((n, t) => n + elements(t.shape), 0);
         const quantized = plan.tensors.filter((t) => t.quantize).length;
-        const bpw = weights > 0 ? ((plan.fileSize * 8) / weights).toFixed(2) : "–";
+        const bpw = plan.bitsPerWeight === null ? "–" : plan.bitsPerWeight.toFixed(2);
         this.#summary.dataset.state = "planned";
         this.#summary.dataset.size = String(plan.fileSize);
         this.#summary.dataset.type = plan.type;

@@ -98,15 +98,23 @@ LayerGroups layer_groups(const ModelInfo& info) {
     return out;
 }
 
+void TensorTotals::add(const TensorInfo& t) {
+    parameter_count_ = saturating_add(parameter_count_, t.n_elements);
+    data_bytes_ = saturating_add(data_bytes_, t.nbytes);
+}
+
+double TensorTotals::bits_per_weight() const {
+    return parameter_count_ == 0 ? std::nan("")
+                                 : static_cast<double>(data_bytes_) * 8.0 / static_cast<double>(parameter_count_);
+}
+
 ModelFacts model_facts(const ModelInfo& info) {
     ModelFacts f;
-    for (const TensorInfo& t : info.tensors) {
-        f.parameter_count = saturating_add(f.parameter_count, t.n_elements);
-        f.data_bytes = saturating_add(f.data_bytes, t.nbytes);
-    }
-    f.bits_per_weight = f.parameter_count == 0
-                            ? std::nan("")
-                            : static_cast<double>(f.data_bytes) * 8.0 / static_cast<double>(f.parameter_count);
+    TensorTotals totals;
+    for (const TensorInfo& t : info.tensors) totals.add(t);
+    f.parameter_count = totals.parameter_count();
+    f.data_bytes = totals.data_bytes();
+    f.bits_per_weight = totals.bits_per_weight();
     const MetadataEntry* e = info.find("general.file_type");
     if (e && is_integer_type(e->value.type) &&
         !(e->value.type == ValueType::kUint64 && e->value.bits > uint64_t(std::numeric_limits<int64_t>::max()))) {

@@ -2,6 +2,8 @@
 #include "weightstream/model_plan.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,6 +39,19 @@ bool is_model_file_name(const std::string& name) {
            ends_with_any_case(name, ".safetensors.index.json");
 }
 
+// "P-NNNNN-of-NNNNN.safetensors" -> P, or "" when the name is not a shard's.
+std::string shard_prefix(const std::string& name) {
+    static const std::string kSuffix = ".safetensors";
+    if (name.size() < 15 + kSuffix.size() || !ends_with(name, kSuffix.c_str())) return "";
+    const size_t p = name.size() - kSuffix.size() - 15;  // "-NNNNN-of-NNNNN" is 15 characters
+    const std::string tail = name.substr(p, 15);
+    if (tail[0] != '-' || tail.compare(6, 4, "-of-") != 0) return "";
+    for (size_t i : {1, 2, 3, 4, 5, 10, 11, 12, 13, 14}) {
+        if (tail[i] < '0' || tail[i] > '9') return "";
+    }
+    return name.substr(0, p);
+}
+
 std::string joined(const std::vector<std::string>& names) {
     std::string out;
     for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -53,6 +68,31 @@ Format format_from_name(const std::string& name) {
     if (ends_with(name, ".gguf")) return Format::kGguf;
     if (ends_with(name, ".safetensors")) return Format::kSafetensors;
     return Format::kUnknown;
+}
+
+std::vector<std::string> folder_models(const std::vector<std::string>& names) {
+    static const std::string kIndex = ".safetensors.index.json";
+    std::set<std::string> index_prefixes;
+    for (const std::string& f : names) {
+        if (ends_with(f, kIndex.c_str())) index_prefixes.insert(f.substr(0, f.size() - kIndex.size()));
+    }
+    std::vector<std::string> out;
+    std::map<std::string, std::pair<uint32_t, std::string>> splits;  // prefix + count -> lowest part present
+    for (const std::string& f : names) {
+        if (!is_model_file_name(f)) continue;
+        SplitName split;
+        if (parse_split_name(f, &split) && split.count > 1) {
+            const std::string key = split.prefix + "\n" + std::to_string(split.count);
+            auto it = splits.find(key);
+            if (it == splits.end() || split.part < it->second.first) splits[key] = {split.part, f};
+            continue;
+        }
+        const std::string prefix = shard_prefix(f);
+        if (!prefix.empty() && index_prefixes.count(prefix)) continue;  // its index is the model
+        out.push_back(f);
+    }
+    for (const auto& s : splits) out.push_back(s.second.second);
+    return out;
 }
 
 Status ModelPlan::fail(Error code, const char* what, std::string message, uint32_t source) {

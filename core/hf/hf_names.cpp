@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "weightstream/hf_names.h"
 
-#include <nlohmann/json.hpp>
-
 namespace ws {
 namespace {
 
@@ -58,16 +56,6 @@ bool ends_with(const std::string& s, const char* suffix) {
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-std::string string_field(const nlohmann::json& j, const char* key) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int64_t int_field(const nlohmann::json& j, const char* key) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-
 }  // namespace
 
 const char* transform_name(Transform t) {
@@ -94,6 +82,18 @@ const char* transform_name(Transform t) {
             return "vocab_trim";
     }
     return nullptr;
+}
+
+bool transform_from_name(const std::string& name, Transform* out) {
+    for (Transform t :
+         {Transform::kPermuteQ, Transform::kPermuteK, Transform::kPlusOne, Transform::kSplitQ, Transform::kSplitK,
+          Transform::kSplitV, Transform::kSplitGate, Transform::kSplitUp, Transform::kVocabTrim}) {
+        if (name == transform_name(t)) {
+            *out = t;
+            return true;
+        }
+    }
+    return false;
 }
 
 std::string hf_family(const std::string& arch) {
@@ -150,27 +150,6 @@ bool hf_to_gguf_name(const std::string& family, const std::string& hf_name, std:
     if (starts_with(family, "gemma") && ends_with(name, "norm.weight")) *transform = Transform::kPlusOne;
     *gguf_name = gguf + suffix;
     return true;
-}
-
-Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size) {
-    const char* text = reinterpret_cast<const char*>(data);
-    const nlohmann::json j = nlohmann::json::parse(text, text + size, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return make_error(Error::kBadJson, 0, "config.json");
-    HfConfig c;
-    c.model_type = string_field(j, "model_type");
-    const auto archs = j.find("architectures");
-    if (archs != j.end() && archs->is_array() && !archs->empty() && archs->front().is_string()) {
-        c.architecture = archs->front().get<std::string>();
-    }
-    c.n_head = int_field(j, "num_attention_heads");
-    c.n_head_kv = int_field(j, "num_key_value_heads");
-    const auto text_config = j.find("text_config");
-    if (text_config != j.end() && text_config->is_object()) {
-        c.text_model_type = string_field(*text_config, "model_type");
-        if (c.n_head == 0) c.n_head = int_field(*text_config, "num_attention_heads");
-        if (c.n_head_kv == 0) c.n_head_kv = int_field(*text_config, "num_key_value_heads");
-    }
-    return c;
 }
 
 }  // namespace ws

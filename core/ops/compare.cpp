@@ -493,6 +493,7 @@ CompareRow plan_row(const ModelInfo& a, const ModelInfo& b, const PairPlan& pair
         row.shape_b = t.shape();
     }
     row.transform = pair.transform;
+    row.heads = pair.heads;
     row.verdict = pair.a < 0 ? Verdict::kOnlyB : pair.b < 0 ? Verdict::kOnlyA : Verdict::kIncomparable;
     row.hint = pair.problem;
     return row;
@@ -531,39 +532,24 @@ PairComparator::PairComparator(const PairPlan& pair, DType a_dtype, DType b_dtyp
     }
 }
 
-// The source window with the transform applied `times` times (0: as stored), in scratch_ or src itself.
+// The source window with the transform applied `times` times (0: as stored), in scratch_ / twice_ or src itself;
+// nullptr when the transform refuses the window (the pairing and add_window() rule that out).
 const float* PairComparator::transform_source(const float* src, uint64_t first_row, uint64_t n_rows, int times) {
+    const bool changes_values = pair_.transform == Transform::kPermuteQ || pair_.transform == Transform::kPermuteK ||
+                                pair_.transform == Transform::kPlusOne;
+    if (times == 0 || !changes_values) return src;
     const uint64_t n = n_rows * pair_.row_elements;
-    if (times == 0) return src;
-    if (pair_.transform == Transform::kPermuteQ || pair_.transform == Transform::kPermuteK) {
-        // convert_hf_to_gguf.py permute(): per head, rows reshaped to (2, hd/2) and transposed, so stored row
-        // 2j + s of a head is source row s * hd/2 + j.
-        scratch_.resize(static_cast<size_t>(n));
-        const uint64_t hd = window_rows_, half = hd / 2;
-        for (uint64_t o = 0; o < n_rows; ++o) {
-            const uint64_t head0 = (first_row + o) / hd * hd - first_row;
-            uint64_t r = (first_row + o) % hd;
-            for (int k = 0; k < times; ++k) r = (r % 2) * half + r / 2;
-            std::memcpy(&scratch_[static_cast<size_t>(o * pair_.row_elements)], src + (head0 + r) * pair_.row_elements,
-                        static_cast<size_t>(pair_.row_elements) * sizeof(float));
-        }
-        return scratch_.data();
+    const HfRows window{pair_.rows, first_row, n_rows, pair_.row_elements};
+    scratch_.resize(static_cast<size_t>(n));
+    if (!hf_convert_rows(pair_.transform, source_dtype_, pair_.heads, window, src, scratch_.data()).ok()) {
+        return nullptr;
     }
-    if (pair_.transform == Transform::kPlusOne) {
-        // The converter adds in the source's precision: float32 for F32 and BF16 (widened first), f16 for F16.
-        scratch_.assign(src, src + n);
-        for (int k = 0; k < times; ++k) {
-            for (float& v : scratch_) v = v + 1.0f;
-            if (source_dtype_ == DType::F16) {
-                encoded_.resize(static_cast<size_t>(n) * 2);
-                if (quantize(DType::F16, scratch_.data(), n, encoded_.data()).ok()) {
-                    (void)dequantize(DType::F16, encoded_.data(), n, scratch_.data());
-                }
-            }
-        }
-        return scratch_.data();
+    if (times == 1) return scratch_.data();
+    twice_.resize(static_cast<size_t>(n));
+    if (!hf_convert_rows(pair_.transform, source_dtype_, pair_.heads, window, scratch_.data(), twice_.data()).ok()) {
+        return nullptr;
     }
-    return src;
+    return twice_.data();
 }
 
 void PairComparator::add_oriented(MetricsAccumulator* acc, const float* source, const float* target, uint64_t n) const {
@@ -644,6 +630,7 @@ Status PairComparator::add_window(uint64_t first_row, uint64_t n_rows, const flo
     const float* source = pair_.source_is_a ? a : b;
     const float* target = pair_.source_is_a ? b : a;
     const float* converted = transform_source(source, first_row, n_rows, 1);
+    if (!converted) return make_error(Error::kInternal, first_row, "compare.transform");
     // Everything about the converted values first: the hypotheses below reuse the scratch window.
     add_oriented(&main_, converted, target, n);
     const float* av = pair_.source_is_a ? converted : target;
@@ -653,6 +640,7 @@ Status PairComparator::add_window(uint64_t first_row, uint64_t n_rows, const flo
     if (requantize_) count_requantized(av, bv, n);
     for (size_t h = 0; h < hypotheses_.size(); ++h) {
         const float* alt = transform_source(source, first_row, n_rows, h == 0 ? 0 : 2);
+        if (!alt) return make_error(Error::kInternal, first_row, "compare.transform");
         add_oriented(&hypotheses_[h].acc, alt, target, n);
     }
     return ok_status();
@@ -789,6 +777,7 @@ nlohmann::json compare_report_to_json(const CompareReport& report) {
         t["shape_b"] = r.b.empty() ? json(nullptr) : json(r.shape_b);
         const char* transform = transform_name(r.transform);
         t["transform"] = transform ? json(transform) : json(nullptr);
+        t["heads"] = r.heads ? json(r.heads) : json(nullptr);
         t["verdict"] = verdict_name(r.verdict);
         if (r.has_metrics) {
             const CompareMetrics& m = r.metrics;

@@ -12,7 +12,8 @@
 //   compare_report_to_json()   the one JSON writer of the result (`weightstream diff --json`, JS compare()).
 //
 // Element order. A pair's elements are compared in the element order of the GGUF side (of B for two models
-// of the same format); the transform (a Q/K permutation, + 1) is applied to the Hugging Face side first.
+// of the same format); the transform (a Q/K permutation, + 1) is applied to the Hugging Face side first, by
+// hf_convert_rows() (hf_checkpoint.h), the values convert_hf_to_gguf.py writes.
 // max_abs_index is an index in that order.
 //
 // Summation order (what makes the numbers deterministic). The sums behind rmse, nmse and cosine are taken in
@@ -30,7 +31,7 @@
 #include <vector>
 
 #include "weightstream/dtype.h"
-#include "weightstream/hf_names.h"
+#include "weightstream/hf_checkpoint.h"
 #include "weightstream/model_info.h"
 #include "weightstream/status.h"
 
@@ -134,6 +135,7 @@ struct CompareRow {
     std::string dtype_a, dtype_b;
     std::vector<int64_t> shape_a, shape_b;  // outermost first
     Transform transform = Transform::kNone;
+    uint64_t heads = 0;  // the Q/K permutation's head count (JSON "heads", null for 0: no permutation)
     Verdict verdict = Verdict::kIncomparable;
     bool has_metrics = false;
     CompareMetrics metrics;
@@ -145,8 +147,9 @@ struct CompareRow {
 CompareRow plan_row(const ModelInfo& a, const ModelInfo& b, const PairPlan& pair);
 
 // Consumes one pair's values and gives its verdict, metrics and hint.
-// Memory: a window of the transformed source side, one of the requantized/rounded values and, for 2-D
-// pairs with rows of at most 2^18 elements, four doubles per row element (the transposition test).
+// Memory: a window of the transformed source side (two for a Q/K permutation or + 1: once, and twice for the
+// hint), one of the requantized/rounded values and, for 2-D pairs with rows of at most 2^18 elements, four
+// doubles per row element (the transposition test).
 class PairComparator {
 public:
     // a_dtype, b_dtype: the stored types of A's and B's tensor (for the rounding and quantization hints).
@@ -182,6 +185,7 @@ private:
     MetricsAccumulator main_;
     std::vector<Hypothesis> hypotheses_;
     std::vector<float> scratch_;  // the transformed source window
+    std::vector<float> twice_;    // ... with the transform applied twice (a hypothesis)
     std::vector<float> rounded_;  // re-encoded values (rounding and requantization tests)
     std::vector<uint8_t> encoded_;
     // Rounding: pairs where the target equals the source rounded to F16 / BF16, or the other way round.

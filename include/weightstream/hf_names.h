@@ -4,6 +4,7 @@
 // gemma/gemma2/gemma3 and phi3 families. The facts (which module becomes which blk.N.* tensor, which ones are
 // permuted or shifted) come from llama.cpp's convert_hf_to_gguf.py and gguf-py/gguf/tensor_mapping.py; the
 // table is our own and covers the tensors of the text model only (vision towers are not converted).
+// config.json, the metadata and the transforms' values are hf_checkpoint.h.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +32,8 @@ enum class Transform : uint8_t {
 
 // "permute_q", "plus_one", ...; nullptr for kNone (JSON null).
 const char* transform_name(Transform t);
+// The transform transform_name() names `name`; false (out untouched) for any other text.
+bool transform_from_name(const std::string& name, Transform* out);
 
 // The GGUF architecture whose conversion rules apply to `arch` (a GGUF general.architecture or a
 // config.json model_type): "llama" for llama and mistral, "qwen2", "qwen3", "gemma", "gemma2", "gemma3"
@@ -43,18 +46,5 @@ std::string hf_family(const std::string& arch);
 // (rotary_emb.inv_freq, vision towers, an unknown family).
 bool hf_to_gguf_name(const std::string& family, const std::string& hf_name, std::string* gguf_name,
                      Transform* transform);
-
-// What a comparison needs from a checkpoint's config.json.
-struct HfConfig {
-    std::string model_type;       // "llama", "gemma3_text", ... ("" when absent)
-    std::string architecture;     // architectures[0] ("LlamaForCausalLM"), "" when absent
-    int64_t n_head = 0;           // num_attention_heads, 0 when absent
-    int64_t n_head_kv = 0;        // num_key_value_heads, 0 when absent
-    std::string text_model_type;  // text_config.model_type for multimodal checkpoints (gemma3), else ""
-};
-
-// Parses config.json's bytes. Safe on untrusted input: kBadJson when the bytes are not a JSON object; fields
-// of the wrong type count as absent.
-Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size);
 
 }  // namespace ws

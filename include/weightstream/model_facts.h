@@ -29,6 +29,20 @@ struct ModelFacts {
 
 ModelFacts model_facts(const ModelInfo& info);
 
+// The sums behind parameter_count, data_bytes and bits_per_weight, over any list of tensors: model_facts() adds
+// a model's; a quantize plan adds its output's (quantizePlan()'s bitsPerWeight, before anything is written).
+class TensorTotals {
+public:
+    void add(const TensorInfo& t);
+    uint64_t parameter_count() const { return parameter_count_; }
+    uint64_t data_bytes() const { return data_bytes_; }
+    double bits_per_weight() const;  // data_bytes * 8 / parameter_count; NaN when there are no parameters
+
+private:
+    uint64_t parameter_count_ = 0;  // saturating at UINT64_MAX, as data_bytes_
+    uint64_t data_bytes_ = 0;
+};
+
 // The layer a tensor name belongs to: the first dot-separated component "blk" (GGUF, llama.cpp's
 // "blk.%d."), "layers", "layer", "h" or "blocks" (Hugging Face: model.layers.N, transformer.h.N,
 // encoder.layer.N, ...) that is followed by a component of 1 to 9 decimal digits and then by more of the

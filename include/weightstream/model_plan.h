@@ -39,6 +39,13 @@ constexpr uint32_t kSibling = UINT32_MAX;
 // The format a file name announces by its extension, else kUnknown.
 Format format_from_name(const std::string& name);
 
+// The models among the file names of one folder, as `scan` lists them: every model file (".gguf",
+// ".safetensors", ".safetensors.index.json", any case), where the parts of a split GGUF of one prefix and count
+// are one model named by its lowest part present, and the shards "P-NNNNN-of-NNNNN.safetensors" of an index
+// "P.safetensors.index.json" among the names are that index's model (named by the index). Returns the other
+// files in `names` order, then one name per split by prefix and count. Allocates in proportion to the names.
+std::vector<std::string> folder_models(const std::vector<std::string>& names);
+
 // One source handed to the plan.
 struct PlanSource {
     std::string name;       // its file name, without folder ("" with named = false)

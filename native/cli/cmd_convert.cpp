@@ -23,11 +23,11 @@
 //     from the most common tensor type (dropped, with a warning, for a type llama.cpp has no file type for);
 //     general.quantization_version 2 is added with quantized output.
 // A safetensors checkpoint whose config.json (beside it) names a family include/weightstream/hf_names.h knows is
-// converted as convert_hf_to_gguf.py converts it: GGUF tensor names (tensors the converter drops are dropped, with a
-// warning), q/k rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by
-// general.architecture and the family's hyperparameters from config.json (hf_hparams()). What llama.cpp would
-// still need (the tokenizer, which this command does not convert) is a warning, as is a checkpoint with
-// Hugging Face names and no usable config.json.
+// converted as convert_hf_to_gguf.py converts it (include/weightstream/hf_checkpoint.h): GGUF tensor names (tensors
+// the converter drops are dropped, with a warning), q/k rows permuted by the head counts for llama, Gemma's norms
+// + 1, and the metadata replaced by general.architecture and the family's hyperparameters from config.json
+// (hf_hparams()). What llama.cpp would still need (the tokenizer, which this command does not convert) is a
+// warning, as is a checkpoint with Hugging Face names and no usable config.json.
 // Metadata: GGUF -> safetensors writes every key as a string (arrays as JSON text); safetensors -> GGUF
 // writes string keys, with general.alignment read back as the u32 ggml requires. split.* keys are dropped
 // (the output is one file).
@@ -42,6 +42,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "cli/hf_config_file.h"
 #include "cli/progress.h"
 #include "cli/quantize_io.h"
 #include "io/mapped_file.h"
@@ -49,7 +50,7 @@
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
 #include "weightstream/header_parser.h"
-#include "weightstream/hf_names.h"
+#include "weightstream/hf_checkpoint.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_json.h"
 #include "weightstream/quant_recipe.h"
@@ -250,8 +251,6 @@ void widen(DType from, const uint8_t* src, uint64_t n, std::vector<uint8_t>* dst
     }
 }
 
-constexpr uint64_t kMaxConfigBytes = uint64_t(16) << 20;  // a config.json larger than this is not read
-
 std::string dir_of(const std::string& path) {
     const size_t slash = path.rfind('/');
     return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
@@ -263,42 +262,10 @@ bool file_exists(const std::string& path) {
     return f != nullptr;
 }
 
-// A JSON file's value (discarded when the file is missing, over kMaxConfigBytes or not JSON).
-nlohmann::json read_json_file(const std::string& path, bool* found) {
-    *found = false;
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return nlohmann::json(nlohmann::json::value_t::discarded);
-    *found = true;
-    std::string bytes;
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() <= kMaxConfigBytes) bytes.append(buf, n);
-    std::fclose(f);
-    if (bytes.size() > kMaxConfigBytes) return nlohmann::json(nlohmann::json::value_t::discarded);
-    return nlohmann::json::parse(bytes, nullptr, false);
-}
-
 Value u32_value(uint64_t v) {
     Value out;
     out.type = ValueType::kUint32;
     out.bits = v;
-    return out;
-}
-
-Value f32_value(double v) {
-    const float f = static_cast<float>(v);
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    Value out;
-    out.type = ValueType::kFloat32;
-    out.bits = bits;
-    return out;
-}
-
-Value str_value(const std::string& s) {
-    Value out;
-    out.type = ValueType::kString;
-    out.str = s;
     return out;
 }
 
@@ -320,105 +287,22 @@ void erase_key(std::vector<MetadataEntry>* kv, const std::string& key) {
     kv->erase(std::remove_if(kv->begin(), kv->end(), [&](const MetadataEntry& e) { return e.key == key; }), kv->end());
 }
 
-// A Hugging Face checkpoint converted as convert_hf_to_gguf.py converts it: a safetensors model whose
-// config.json names a family include/weightstream/hf_names.h knows.
-struct HfCheckpoint {
-    std::string family;      // the GGUF architecture ("llama", "qwen2", ...)
-    nlohmann::json hparams;  // config.json, or its text_config for a multimodal checkpoint
-    int64_t n_head = 0, n_head_kv = 0;
-};
-
-// The first of `keys` that config.json has as a number (TextModel.find_hparam's order), or nullptr.
-const nlohmann::json* find_hparam(const nlohmann::json& hp, std::initializer_list<const char*> keys) {
-    for (const char* k : keys) {
-        const auto it = hp.find(k);
-        if (it != hp.end() && it->is_number()) return &*it;
-    }
-    return nullptr;
-}
-
-// The hyperparameters convert_hf_to_gguf.py writes for the family (TextModel.set_gguf_parameters, and
-// LlamaModel's vocab_size and rope.dimension_count), typed as gguf-py types them; a missing one that
-// llama.cpp requires is a warning.
-std::vector<MetadataEntry> hf_hparams(const HfCheckpoint& hf, std::vector<std::string>* warnings) {
-    std::vector<MetadataEntry> out;
-    const std::string& arch = hf.family;
-    const nlohmann::json& hp = hf.hparams;
-    set_value(&out, "general.architecture", str_value(arch));
-    auto add_u32 = [&](const char* key, std::initializer_list<const char*> names, bool required) {
-        const nlohmann::json* v = find_hparam(hp, names);
-        if (v && v->is_number_integer() && v->get<int64_t>() >= 0 && v->get<int64_t>() <= 0xffffffffll) {
-            set_value(&out, arch + "." + key, u32_value(v->get<uint64_t>()));
-        } else if (required) {
-            warnings->push_back("config.json has no " + std::string(*names.begin()) + ": " + arch + "." + key +
-                                " not written (llama.cpp requires it)");
-        }
-    };
-    auto add_f32 = [&](const char* key, std::initializer_list<const char*> names) {
-        const nlohmann::json* v = find_hparam(hp, names);
-        if (v) set_value(&out, arch + "." + key, f32_value(v->get<double>()));
-    };
-    add_u32("block_count", {"num_hidden_layers", "n_layers", "n_layer", "num_layers"}, true);
-    add_u32(
-        "context_length",
-        {"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length", "model_max_length"},
-        true);
-    add_u32("embedding_length", {"hidden_size", "n_embd", "dim"}, true);
-    add_u32("feed_forward_length", {"intermediate_size", "n_inner", "hidden_dim"}, true);
-    add_u32("attention.head_count", {"num_attention_heads", "n_head", "n_heads"}, true);
-    add_u32("attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, false);
-    add_f32("rope.freq_base", {"rope_theta"});
-    add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
-    add_f32("attention.layer_norm_epsilon", {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"});
-    add_u32("expert_count", {"num_local_experts", "num_experts"}, false);
-    add_u32("expert_used_count", {"num_experts_per_tok", "num_experts_per_token"}, false);
-    add_u32("attention.key_length", {"head_dim"}, false);
-    add_u32("attention.value_length", {"head_dim"}, false);
-    if (arch == "llama") {
-        add_u32("vocab_size", {"vocab_size"}, false);
-        const nlohmann::json* head_dim = find_hparam(hp, {"head_dim"});
-        const nlohmann::json* hidden = find_hparam(hp, {"hidden_size"});
-        if (head_dim && head_dim->is_number_integer() && head_dim->get<int64_t>() > 0) {
-            set_value(&out, "llama.rope.dimension_count", u32_value(head_dim->get<uint64_t>()));
-        } else if (hidden && hidden->is_number_integer() && hf.n_head > 0 && hidden->get<int64_t>() > 0) {
-            set_value(&out, "llama.rope.dimension_count", u32_value(hidden->get<uint64_t>() / hf.n_head));
-        }
-    }
-    return out;
-}
-
-// Rows of the outermost dim reordered as convert_hf_to_gguf.py's permute() does for ggml's rotary layout:
-// per head of hd rows, row 2j + i of the output is row i * hd/2 + j of the input.
+// The stored rows of a q/k tensor in convert_hf_to_gguf.py's order for `heads` heads (hf_permute_rows(): rows
+// move whole, so the stored bytes are permuted as they are).
 Status permute_rows(const TensorInfo& t, uint64_t heads, const uint8_t* src, std::vector<uint8_t>* out) {
-    const uint32_t n_dims = gguf_n_dims(t.ne);
-    const uint64_t rows = static_cast<uint64_t>(t.ne[n_dims - 1]);
-    if (heads == 0 || rows % (2 * heads) != 0 || rows == 0 || t.nbytes % rows != 0) {
-        return make_error(Error::kBadShape, t.info_offset, "tensor.ne");
-    }
-    const uint64_t row_bytes = t.nbytes / rows, hd = rows / heads, half = hd / 2;
+    const uint64_t rows = static_cast<uint64_t>(t.ne[gguf_n_dims(t.ne) - 1]);
+    const Result<uint64_t> head_rows = hf_head_rows(rows, heads);
+    if (!head_rows.ok() || t.nbytes % rows != 0) return make_error(Error::kBadShape, t.info_offset, "tensor.ne");
     out->resize(static_cast<size_t>(t.nbytes));
-    for (uint64_t h = 0; h < heads; ++h) {
-        for (uint64_t j = 0; j < half; ++j) {
-            for (uint64_t i = 0; i < 2; ++i) {
-                std::memcpy(out->data() + (h * hd + 2 * j + i) * row_bytes, src + (h * hd + i * half + j) * row_bytes,
-                            static_cast<size_t>(row_bytes));
-            }
-        }
-    }
-    return ok_status();
+    return hf_permute_rows(src, rows, head_rows.value(), t.nbytes / rows, out->data());
 }
 
-// Gemma's norm weights + 1, in the source's precision as the converter adds (float32, or float16 for an
-// F16 tensor), as F32 bytes.
+// Gemma's norm weights + 1 as the converter writes them (hf_convert_rows()), as F32 bytes.
 Status plus_one(const TensorInfo& t, const uint8_t* src, std::vector<uint8_t>* out) {
     std::vector<float> x(static_cast<size_t>(t.n_elements));
     WS_TRY(dequantize(t.dtype, src, t.n_elements, x.data()));
-    for (float& v : x) v += 1.0f;
-    if (t.dtype == DType::F16) {
-        std::vector<uint8_t> half(x.size() * 2);
-        WS_TRY(quantize(DType::F16, x.data(), t.n_elements, half.data()));
-        WS_TRY(dequantize(DType::F16, half.data(), t.n_elements, x.data()));
-    }
+    const HfRows all{1, 0, 1, t.n_elements};
+    WS_TRY(hf_convert_rows(Transform::kPlusOne, t.dtype, 0, all, x.data(), x.data()));
     out->resize(x.size() * 4);
     std::memcpy(out->data(), x.data(), out->size());
     return ok_status();
@@ -532,46 +416,25 @@ int cmd_convert(const std::vector<std::string>& argv) {
     const bool big_endian = model.info.big_endian;
 
     // A Hugging Face checkpoint: GGUF names, the converter's transforms and config.json's hyperparameters.
-    HfCheckpoint hf;
+    HfConfig hf;
     std::vector<std::string> warnings;
     const bool from_hf = model.info.format == Format::kSafetensors && target == Format::kGguf;
     if (from_hf) {
-        const std::string config_path = dir_of(in_path) + "config.json";
-        bool found = false;
-        const nlohmann::json config = read_json_file(config_path, &found);
+        std::string problem;
+        const ConfigFile config = read_hf_config(in_path, &hf, &problem);
         bool hf_named = false;
         for (const TensorInfo& t : model.info.tensors) hf_named = hf_named || t.name.rfind("model.", 0) == 0;
-        if (config.is_object()) {
-            const auto str = [](const nlohmann::json& j, const char* k) {
-                const auto it = j.find(k);
-                return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-            };
-            const std::string model_type = str(config, "model_type");
-            hf.family = hf_family(model_type);
-            hf.hparams = config;
-            const auto text = config.find("text_config");
-            if (hf.family.empty() && text != config.end() && text->is_object()) {
-                hf.family = hf_family(str(*text, "model_type"));
-                hf.hparams = *text;
-            }
-            if (hf.family.empty()) {
-                warnings.push_back(config_path + ": model_type '" + printable(model_type, 40) +
-                                   "' is not a family this converter knows (llama, mistral, qwen2, qwen3, gemma, "
-                                   "gemma2, gemma3, phi3): tensor names kept, no hyperparameters written; "
-                                   "llama.cpp will not load the file");
-            }
-        } else if (found) {
-            warnings.push_back(config_path + " is not a JSON object (or is over 16 MiB); ignored");
-        } else if (hf_named) {
+        if (config == ConfigFile::kRead && hf.family.empty()) {
+            warnings.push_back(dir_of(in_path) + "config.json: model_type '" + printable(hf.model_type, 40) +
+                               "' is not a family this converter knows (llama, mistral, qwen2, qwen3, gemma, "
+                               "gemma2, gemma3, phi3): tensor names kept, no hyperparameters written; "
+                               "llama.cpp will not load the file");
+        } else if (config == ConfigFile::kUnusable) {
+            warnings.push_back(problem);
+        } else if (config == ConfigFile::kMissing && hf_named) {
             warnings.push_back("no config.json beside " + in_path +
                                ": Hugging Face tensor names kept, no hyperparameters written; llama.cpp will not "
                                "load the file");
-        }
-        if (!hf.family.empty()) {
-            const nlohmann::json* heads = find_hparam(hf.hparams, {"num_attention_heads", "n_head", "n_heads"});
-            const nlohmann::json* kv = find_hparam(hf.hparams, {"num_key_value_heads", "n_head_kv"});
-            if (heads && heads->is_number_integer()) hf.n_head = heads->get<int64_t>();
-            hf.n_head_kv = kv && kv->is_number_integer() ? kv->get<int64_t>() : hf.n_head;
         }
     }
     const bool hf_mode = !hf.family.empty();
@@ -600,8 +463,9 @@ int cmd_convert(const std::vector<std::string>& argv) {
         plan.input = i;
         plan.transform = transform;
         if (transform == Transform::kPermuteQ || transform == Transform::kPermuteK) {
-            plan.heads = static_cast<uint64_t>(transform == Transform::kPermuteQ ? hf.n_head : hf.n_head_kv);
-            if (hf.n_head <= 0 || hf.n_head_kv <= 0) {
+            const int64_t n_head_kv = hf.n_head_kv > 0 ? hf.n_head_kv : hf.n_head;
+            plan.heads = static_cast<uint64_t>(transform == Transform::kPermuteQ ? hf.n_head : n_head_kv);
+            if (hf.n_head <= 0) {
                 return fail(kExitInvalid, "config.json has no num_attention_heads / num_key_value_heads: tensor " +
                                               printable(model.info.tensors[i].name, 200) +
                                               " needs them for the Q/K permutation");

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <regex>
 
+#include "cli/hf_config_file.h"
 #include "cli/progress.h"
 #include "io/io_metrics.h"
 #include "io/job_driver.h"
@@ -28,36 +29,15 @@
 namespace ws::cli {
 namespace {
 
-constexpr int kExitOverThreshold = 4;                     // --max-nmse exceeded
-constexpr uint64_t kMaxConfigBytes = uint64_t(16) << 20;  // config.json larger than this is ignored
+constexpr int kExitOverThreshold = 4;  // --max-nmse exceeded
 
-std::string dir_of(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
-
-// config.json beside a safetensors model (or its index), parsed; false when there is none or it is unusable
-// (a warning says which).
+// config.json beside a safetensors side, parsed; false when there is none or it is unusable (a warning says
+// which).
 bool read_config(const std::string& model_path, HfConfig* out) {
-    const std::string path = dir_of(model_path) + "config.json";
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return false;
-    std::string bytes;
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && bytes.size() <= kMaxConfigBytes) bytes.append(buf, n);
-    std::fclose(f);
-    if (bytes.size() > kMaxConfigBytes) {
-        warn(path + " is over 16 MiB; ignored");
-        return false;
-    }
-    Result<HfConfig> config = parse_hf_config(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    if (!config.ok()) {
-        warn(path + " is not a JSON object; ignored");
-        return false;
-    }
-    *out = std::move(config).value();
-    return true;
+    std::string problem;
+    const ConfigFile read = read_hf_config(model_path, out, &problem);
+    if (read == ConfigFile::kUnusable) warn(problem);
+    return read == ConfigFile::kRead;
 }
 
 // Worst first: incomparable, then different by nmse (largest first), only_a, only_b, identical.

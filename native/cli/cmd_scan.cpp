@@ -8,7 +8,8 @@
 //   and lists its model files: names ending .gguf, .safetensors or .safetensors.index.json (any case),
 //   where a split GGUF (NAME-NNNNN-of-NNNNN.gguf) is one model, listed once by its lowest part present, and
 //   the shards P-NNNNN-of-NNNNN.safetensors of an index P.safetensors.index.json in the same directory are
-//   that index's model (listed as the index, not one by one); anything else given is listed as it is.
+//   that index's model (listed as the index, not one by one: folder_models(), include/weightstream/model_plan.h);
+//   anything else given is listed as it is.
 //   The list is then sorted by bytes and duplicates are dropped, so it does not depend on the order of
 //   the arguments, of the list file or of the directory entries.
 //   --shard I/N keeps the items k (0-based, in that sorted list) with k mod N == I: N runs with I = 0..N-1
@@ -45,7 +46,6 @@
 #include "io/tensor_io.h"
 #include "weightstream/model_json.h"
 #include "weightstream/model_plan.h"
-#include "weightstream/split.h"
 
 namespace ws::cli {
 namespace {
@@ -62,23 +62,6 @@ bool is_url(const std::string& s) {
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     return s;
-}
-
-bool ends_with_nocase(const std::string& s, const std::string& suffix) {
-    return ends_with(lower(s), suffix);
-}
-
-// "P-NNNNN-of-NNNNN.safetensors" -> P, or "" when the name is not a shard's.
-std::string shard_prefix(const std::string& name) {
-    static const std::string kSuffix = ".safetensors";
-    if (name.size() < 15 + kSuffix.size() || !ends_with(name, kSuffix)) return "";
-    const size_t p = name.size() - kSuffix.size() - 15;  // "-NNNNN-of-NNNNN" is 15 characters
-    const std::string tail = name.substr(p, 15);
-    if (tail[0] != '-' || tail.compare(6, 4, "-of-") != 0) return "";
-    for (size_t i : {1, 2, 3, 4, 5, 10, 11, 12, 13, 14}) {
-        if (tail[i] < '0' || tail[i] > '9') return "";
-    }
-    return name.substr(0, p);
 }
 
 // Lists the models under `dir` (see the contract above) into *out. False (with *error) when a directory
@@ -105,28 +88,7 @@ bool walk(const std::string& dir, std::vector<std::string>* out, std::string* er
     }
     ::closedir(d);
 
-    std::set<std::string> index_prefixes;
-    static const std::string kIndex = ".safetensors.index.json";
-    for (const std::string& f : files) {
-        if (ends_with(f, kIndex)) index_prefixes.insert(f.substr(0, f.size() - kIndex.size()));
-    }
-    std::map<std::string, std::pair<uint32_t, std::string>> splits;  // prefix + count -> lowest part present
-    for (const std::string& f : files) {
-        const bool model =
-            ends_with_nocase(f, ".gguf") || ends_with_nocase(f, ".safetensors") || ends_with_nocase(f, kIndex);
-        if (!model) continue;
-        SplitName split;
-        if (parse_split_name(f, &split) && split.count > 1) {
-            const std::string key = split.prefix + "\n" + std::to_string(split.count);
-            auto it = splits.find(key);
-            if (it == splits.end() || split.part < it->second.first) splits[key] = {split.part, f};
-            continue;
-        }
-        const std::string prefix = shard_prefix(f);
-        if (!prefix.empty() && index_prefixes.count(prefix)) continue;  // its index is the model
-        out->push_back(base + f);
-    }
-    for (const auto& s : splits) out->push_back(base + s.second.second);
+    for (const std::string& f : folder_models(files)) out->push_back(base + f);
     for (const std::string& sub : dirs) {
         if (!walk(base + sub, out, error)) return false;
     }

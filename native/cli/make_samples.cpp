@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -21,6 +22,7 @@
 #include "weightstream/dequant.h"
 #include "weightstream/gguf.h"
 #include "weightstream/gguf_writer.h"
+#include "weightstream/hf_checkpoint.h"
 #include "weightstream/model_info.h"
 #include "weightstream/quantize.h"
 #include "weightstream/safetensors.h"
@@ -240,22 +242,15 @@ void make_vocab(std::vector<std::string>* tokens, std::vector<float>* scores, st
     }
 }
 
-// convert_hf_to_gguf.py's LlamaModel.permute: within each head, HF keeps the two RoPE halves apart, GGUF
-// interleaves them. GGUF row h*hd + 2i + j is HF row h*hd + j*hd/2 + i.
+// convert_hf_to_gguf.py's LlamaModel.permute (ws::hf_permute_rows, the converter's own in weightstream): within
+// each head, HF keeps the two RoPE halves apart, GGUF interleaves them.
 std::vector<float> permute_rope_rows(const std::vector<float>& w, int n_head, int cols) {
-    const int rows = static_cast<int>(w.size()) / cols;
-    const int hd = rows / n_head;
+    const uint64_t rows = w.size() / static_cast<size_t>(cols);
     std::vector<float> out(w.size());
-    for (int h = 0; h < n_head; ++h) {
-        for (int i = 0; i < hd / 2; ++i) {
-            for (int j = 0; j < 2; ++j) {
-                const int dst = h * hd + 2 * i + j;
-                const int src = h * hd + j * (hd / 2) + i;
-                std::memcpy(&out[static_cast<size_t>(dst) * cols], &w[static_cast<size_t>(src) * cols],
-                            sizeof(float) * static_cast<size_t>(cols));
-            }
-        }
-    }
+    const ws::Status s =
+        ws::hf_permute_rows(reinterpret_cast<const uint8_t*>(w.data()), rows, rows / static_cast<uint64_t>(n_head),
+                            sizeof(float) * cols, reinterpret_cast<uint8_t*>(out.data()));
+    if (!s.ok()) std::abort();  // the sample's shapes are fixed: whole heads of an even number of rows
     return out;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The page's comparison in headless Chromium: ?url=A&compare=B lists every pair with the verdicts of
 // `weightstream diff --json`, worst first; a pair's detail overlays both sides' histograms (the counts of
-// `weightstream stats --json` of each) and shows the difference heatmap.
+// `weightstream stats --json` of each) and shows the difference heatmap, of the Hugging Face side as the
+// converter writes it (the package's read({transform}): an F16 Gemma's norms + 1 rounded to F16, no difference).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -9,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { hfSafetensors, llamaCheckpoint, llamaGguf } from "../js/compare-fixtures.mjs";
+import { gemmaF16Checkpoint, hfSafetensors, llamaCheckpoint, llamaGguf } from "../js/compare-fixtures.mjs";
 import { cliJson, cliPath, setUp } from "./support/harness.mjs";
 
 const run = promisify(execFile);
@@ -24,11 +25,22 @@ before(async () => {
     const { writeFile } = await import("node:fs/promises");
     await writeFile(f32, llamaGguf(checkpoint, { mistake: "no_permute" }));
     await run(cliPath, ["convert", f32, q8, "--dtype", "q8_0"]);
+    // An F16 Gemma checkpoint and `weightstream convert`'s GGUF of it (the converter's + 1, rounded to F16).
+    const gemma = gemmaF16Checkpoint();
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(path.join(tmp, "gemma"));
+    for (const [file, bytes] of Object.entries(gemma.files)) await writeFile(path.join(tmp, "gemma", file), bytes);
+    const gemmaGguf = path.join(tmp, "gemma.gguf");
+    await run(cliPath, ["convert", path.join(tmp, "gemma", "model.safetensors"), gemmaGguf]);
     h = await setUp({
         "model.safetensors": hfSafetensors(checkpoint),
         "config.json": JSON.stringify(checkpoint.config),
         "tiny-q8_0.gguf": await readFile(q8),
+        "gemma.gguf": await readFile(gemmaGguf),
     });
+    // The Gemma checkpoint in a folder of its own (config.json beside it, as compare() looks for it).
+    await mkdir(path.join(h.modelDir, "gemma"));
+    for (const [file, bytes] of Object.entries(gemma.files)) await writeFile(path.join(h.modelDir, "gemma", file), bytes);
 });
 after(async () => {
     await h?.tearDown();
@@ -79,6 +91,31 @@ describe("compare view", () => {
             assert.equal(counts[1], statsB.tensors[0].histogram.counts.join(","));
             const window = await page.textContent('[data-testid="compare-diff-window"]');
             assert.match(window, /rows 0–255 of 256, 512 columns/);
+            assert.deepEqual(problems, []);
+        } finally {
+            await context.close();
+        }
+    });
+
+    test("a pair's difference is of the converter's values: an F16 Gemma norm + 1, rounded as the converter adds", async () => {
+        const expected = await cliJson(["diff", h.modelPath("gemma/model.safetensors"), h.modelPath("gemma.gguf"), "--json"]);
+        const norm = expected.tensors.find((t) => t.b === "blk.0.attn_norm.weight");
+        assert.equal(norm.transform, "plus_one");
+        assert.equal(norm.verdict, "identical");
+        const { page, context, problems } = await h.newPage({
+            query: "?url=models/gemma/model.safetensors&compare=models/gemma.gguf",
+        });
+        try {
+            await page.waitForSelector('[data-testid="compare-row"][data-b="blk.0.attn_norm.weight"]', { timeout: 30000 });
+            await page.click('[data-testid="compare-row"][data-b="blk.0.attn_norm.weight"]');
+            await page.waitForSelector('[data-testid="compare-diff-window"]', { timeout: 20000 });
+            // A + 1 in float32 alone would leave differences up to 2^-11 (gemmaF16Checkpoint's values).
+            const window = await page.$eval('[data-testid="compare-diff-window"]', (p) => ({
+                maxAbs: p.dataset.maxAbs,
+                text: p.textContent,
+            }));
+            assert.equal(window.maxAbs, "0");
+            assert.match(window.text, /after plus_one/);
             assert.deepEqual(problems, []);
         } finally {
             await context.close();

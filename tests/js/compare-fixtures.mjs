@@ -140,3 +140,33 @@ export function llamaGguf(checkpoint, { mistake } = {}) {
         tensors,
     });
 }
+
+/**
+ * A tiny Gemma checkpoint in F16 whose norm weights are not exact once + 1 is added in float32: values (1 + m /
+ * 1024) * 2^-7 (m = 1, 2, ...), multiples of 2^-17, while F16 near 1 holds multiples of 2^-10. The converter
+ * adds in half precision, so its + 1 rounds them: {files: {"model.safetensors", "config.json"}, norms: [{name,
+ * values (the stored F16 values)}]}.
+ */
+export function gemmaF16Checkpoint() {
+    const nEmbd = 64;
+    const f16 = (m) => 0x2000 | (m % 1024); // exponent 8: (1 + m / 1024) * 2^-7
+    const f16Value = (bits) => (1 + (bits & 0x3ff) / 1024) * 2 ** (((bits >> 10) & 0x1f) - 15);
+    const tensors = [];
+    const norms = [];
+    const add = (name, shape, bitsOf) => {
+        const n = shape.reduce((x, y) => x * y, 1);
+        const bits = new Uint16Array(n);
+        for (let i = 0; i < n; ++i) bits[i] = bitsOf(i);
+        tensors.push({ name, dtype: "F16", shape, data: new Uint8Array(bits.buffer) });
+        return Float32Array.from(bits, f16Value);
+    };
+    add("model.embed_tokens.weight", [32, nEmbd], (i) => f16(i * 7 + 3));
+    for (const name of ["model.layers.0.input_layernorm.weight", "model.norm.weight"]) {
+        norms.push({ name, values: add(name, [nEmbd], (i) => f16(i * 13 + 1)) });
+    }
+    const config = { architectures: ["GemmaForCausalLM"], model_type: "gemma", num_attention_heads: 4 };
+    return {
+        files: { "model.safetensors": writeSafetensors({ tensors }), "config.json": JSON.stringify(config) },
+        norms,
+    };
+}

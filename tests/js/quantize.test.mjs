@@ -82,6 +82,12 @@ describe("quantizePlan() gives llama-quantize's layout before quantizing", () =>
                 plan.tensors.map((t) => [t.name, t.type, t.offset - plan.headerSize, t.nbytes]),
                 run.tensors.map((t) => [t.name, t.type, t.offset, t.nbytes]),
             );
+            // The core's bits per weight of the output: what llama-quantize printed ("quant size = ... (B BPW)",
+            // two decimals), and tensor bytes over parameters (not the file size, which counts the header).
+            const weights = plan.tensors.reduce((n, t) => n + t.shape.reduce((m, d) => m * d, 1), 0);
+            const bytes = plan.tensors.reduce((n, t) => n + t.nbytes, 0);
+            assert.equal(plan.bitsPerWeight, (bytes * 8) / weights);
+            assert.equal(plan.bitsPerWeight.toFixed(2), run.quant_bpw.toFixed(2));
         });
     }
 });

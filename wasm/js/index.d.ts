@@ -404,6 +404,19 @@ export interface ReadOptions<A extends ReadAs = "f32"> {
      * `shape`. Not on a model opened in a worker (a TypeError).
      */
     into?: ReadArray<A>;
+    /**
+     * Read a Hugging Face tensor's values as llama.cpp's convert_hf_to_gguf.py writes them into its GGUF: the
+     * transform a compare() row names (CompareRow.transform), applied by the core that compare() and
+     * `weightstream convert` use (the Q/K permutation, Gemma's + 1 rounded to F16 for an F16 tensor; the split and
+     * trim transforms only select rows, which `rows` does). as "f32" only, not with `slice` (a TypeError). Default
+     * null: the values as stored.
+     */
+    transform?: CompareTransform | null;
+    /**
+     * The permutation's head count (CompareRow.heads), required for "permute_q" / "permute_k": `rows` must then
+     * be whole heads (first row and count multiples of tensor.rows / heads), else `bad_shape`.
+     */
+    heads?: number;
     signal?: AbortSignal;
     onProgress?: (progress: Progress) => void;
 }
@@ -628,6 +641,8 @@ export interface CompareRow {
     shape_a: number[] | null;
     shape_b: number[] | null;
     transform: CompareTransform | null;
+    /** The Q/K permutation's head count (for permute_q / permute_k), else null. */
+    heads: number | null;
     verdict: CompareVerdict;
     metrics: CompareMetrics | null;
     /** The conversion mistake that explains a difference, or why a pair is incomparable. */
@@ -822,6 +837,11 @@ export interface QuantizePlan {
     type: string;
     /** The output's size in bytes: what quantize() will write, exactly. */
     fileSize: number;
+    /**
+     * The output's tensor bytes * 8 / its parameter count: the bits per weight llama.cpp will report for it (as
+     * Model.bitsPerWeight of the written file); null without parameters.
+     */
+    bitsPerWeight: number | null;
     /** Bytes of the output's header (metadata and tensor directory, with padding). */
     headerSize: number;
     /** Input bytes of the tensors, in all (QuantizeProgress.total). */

@@ -373,6 +373,18 @@ function freeHandle(handle) {
     }
 }
 
+// read()'s transform options, before anything is read.
+function checkTransform(tensor, as, slice, transform, heads) {
+    if (typeof transform !== "string") throw new TypeError("transform: expected a transform's name or null");
+    if (as !== "f32") throw new TypeError('transform: reads values as the converter writes them: {as: "f32"} only');
+    if (slice !== undefined) throw new TypeError("transform: applies to rows ({rows}), not to a slice");
+    if (transform.startsWith("permute")) {
+        if (!Number.isSafeInteger(heads) || heads < 1)
+            throw new TypeError(`heads: expected a positive integer, got ${heads}`);
+        if (tensor.shape.length > 2) throw new TypeError(`transform: ${transform} applies to 1-D and 2-D tensors`);
+    }
+}
+
 function checkRows(rows) {
     if (!Array.isArray(rows) || rows.length !== 2 || !rows.every((n) => Number.isSafeInteger(n) && n >= 0)) {
         throw new TypeError("rows: expected [start, count], two non-negative integers");
@@ -683,11 +695,35 @@ export class Model extends ModelView {
         }
     }
 
+    // read({transform}): `values`, rows [start, start + count) of tensor `index` decoded, made the values
+    // convert_hf_to_gguf.py writes for them, in place, by the core (hf_convert_rows()). A 1-D tensor (a q/k bias)
+    // is one row, permuted element by element.
+    #convert(index, values, rows, transform, heads) {
+        const tensor = this.tensors[index];
+        const flat = tensor.shape.length <= 1;
+        const status = this.#wasm.hfConvertRows(
+            transform,
+            dtypesOf(this.#wasm).get(tensor.dtype).id,
+            heads ?? 0,
+            flat ? values.length : Number(tensor.rows),
+            flat || rows === undefined ? 0 : rows[0],
+            flat ? 1 : Number(tensor.shape.at(-1)),
+            values,
+        );
+        if (status.code === OK) return;
+        if (status.what === "transform")
+            throw new TypeError(
+                `transform: expected a transform compare() names ("permute_q", "plus_one", ...), got ${transform}`,
+            );
+        throw statusError(status, `tensor "${tensor.name}" ${transform}`);
+    }
+
     // chunksOf(offset, nbytes): where the bytes come from (stream() hands out parts of one shared read).
-    async #read(index, { as = "f32", rows, slice, into, signal, onProgress }, chunksOf) {
+    async #read(index, { as = "f32", rows, slice, into, signal, onProgress, transform = null, heads }, chunksOf) {
         if (as !== "f32" && as !== "f16" && as !== "f16-bits" && as !== "raw" && as !== "native")
             throw new TypeError(`as: expected "f32", "f16", "f16-bits", "raw" or "native", got ${as}`);
         if (rows !== undefined && slice !== undefined) throw new TypeError("rows and slice: give one of them");
+        if (transform !== null) checkTransform(this.tensors[index], as, slice, transform, heads);
         throwIfAborted(signal);
         const tensor = this.tensors[index];
         const source = this.#sources[this.#fileOf[index]];
@@ -777,6 +813,7 @@ export class Model extends ModelView {
         const out = output(length);
         await this.#decodeInto(index, mode, offset, nbytes, elements, viewAs(Target, out), 0, chunksOf, report);
         if (swap) swapBytes(viewAs(Uint8Array, out), unit);
+        if (transform !== null) this.#convert(index, out, rows, transform, heads);
         return withShape(out, as === "raw" ? [out.length] : perElement === 2 ? [...shape, 2] : shape);
     }
 }

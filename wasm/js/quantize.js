@@ -192,6 +192,7 @@ export async function quantizePlan(source, options, quantizeOptions) {
         return {
             type: wasm.ftypeList().find((f) => f.id === ftype)?.name ?? quantizeOptions.type,
             fileSize: quantizer.fileSize(),
+            bitsPerWeight: Number.isNaN(quantizer.bitsPerWeight()) ? null : quantizer.bitsPerWeight(),
             headerSize: quantizer.header().length,
             inputSize,
             fallbacks: quantizer.fallbacks(),

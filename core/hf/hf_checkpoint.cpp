@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+#include "weightstream/hf_checkpoint.h"
+
+#include <cstring>
+#include <initializer_list>
+
+#include "weightstream/dequant.h"
+
+namespace ws {
+namespace {
+
+// Whether arrays and objects in `text` nest deeper than kHfConfigMaxDepth (brackets inside strings do not count).
+// Checked before nlohmann parses, so a hostile file cannot make it build a deep tree.
+bool nests_too_deep(const char* text, size_t size) {
+    uint32_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < size; ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;  // the escaped character cannot end the string
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kHfConfigMaxDepth) return true;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return false;
+}
+
+std::string string_field(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The first of `keys` that the hyperparameters have as a number (TextModel.find_hparam's order), or nullptr.
+const nlohmann::json* find_hparam(const nlohmann::json& hp, std::initializer_list<const char*> keys) {
+    for (const char* k : keys) {
+        const auto it = hp.find(k);
+        if (it != hp.end() && it->is_number()) return &*it;
+    }
+    return nullptr;
+}
+
+int64_t int_hparam(const nlohmann::json& hp, std::initializer_list<const char*> keys) {
+    const nlohmann::json* v = find_hparam(hp, keys);
+    return v && v->is_number_integer() ? v->get<int64_t>() : 0;
+}
+
+Value u32_value(uint64_t v) {
+    Value out;
+    out.type = ValueType::kUint32;
+    out.bits = v;
+    return out;
+}
+
+Value f32_value(double v) {
+    const float f = static_cast<float>(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    Value out;
+    out.type = ValueType::kFloat32;
+    out.bits = bits;
+    return out;
+}
+
+void append(std::vector<MetadataEntry>* kv, const std::string& key, Value v) {
+    MetadataEntry e;
+    e.key = key;
+    e.value = std::move(v);
+    kv->push_back(std::move(e));
+}
+
+}  // namespace
+
+Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size) {
+    const char* text = reinterpret_cast<const char*>(data);
+    if (size > kHfConfigMaxBytes) return make_error(Error::kTooLarge, 0, "config.json.size");
+    if (nests_too_deep(text, size)) return make_error(Error::kTooLarge, 0, "config.json.depth");
+    nlohmann::json j = nlohmann::json::parse(text, text + size, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error(Error::kBadJson, 0, "config.json");
+    HfConfig c;
+    c.model_type = string_field(j, "model_type");
+    const auto archs = j.find("architectures");
+    if (archs != j.end() && archs->is_array() && !archs->empty() && archs->front().is_string()) {
+        c.architecture = archs->front().get<std::string>();
+    }
+    c.hparams = j;
+    const auto text_config = j.find("text_config");
+    if (text_config != j.end() && text_config->is_object()) {
+        c.text_model_type = string_field(*text_config, "model_type");
+        for (auto it = text_config->begin(); it != text_config->end(); ++it) c.hparams[it.key()] = it.value();
+    }
+    c.family = hf_family(c.model_type);
+    if (c.family.empty()) c.family = hf_family(c.text_model_type);
+    c.n_head = int_hparam(c.hparams, {"num_attention_heads", "n_head", "n_heads"});
+    c.n_head_kv = int_hparam(c.hparams, {"num_key_value_heads", "n_head_kv"});
+    return c;
+}
+
+std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::string>* warnings) {
+    std::vector<MetadataEntry> out;
+    const std::string& arch = config.family;
+    const nlohmann::json& hp = config.hparams;
+    MetadataEntry architecture;
+    architecture.key = "general.architecture";
+    architecture.value.type = ValueType::kString;
+    architecture.value.str = arch;
+    out.push_back(std::move(architecture));
+    auto add_u32 = [&](const char* key, std::initializer_list<const char*> names, bool required) {
+        const nlohmann::json* v = find_hparam(hp, names);
+        if (v && v->is_number_integer() && v->get<int64_t>() >= 0 && v->get<int64_t>() <= 0xffffffffll) {
+            append(&out, arch + "." + key, u32_value(v->get<uint64_t>()));
+        } else if (required) {
+            warnings->push_back("config.json has no " + std::string(*names.begin()) + ": " + arch + "." + key +
+                                " not written (llama.cpp requires it)");
+        }
+    };
+    auto add_f32 = [&](const char* key, std::initializer_list<const char*> names) {
+        const nlohmann::json* v = find_hparam(hp, names);
+        if (v) append(&out, arch + "." + key, f32_value(v->get<double>()));
+    };
+    add_u32("block_count", {"num_hidden_layers", "n_layers", "n_layer", "num_layers"}, true);
+    add_u32(
+        "context_length",
+        {"max_position_embeddings", "n_ctx", "n_positions", "max_length", "max_sequence_length", "model_max_length"},
+        true);
+    add_u32("embedding_length", {"hidden_size", "n_embd", "dim"}, true);
+    add_u32("feed_forward_length", {"intermediate_size", "n_inner", "hidden_dim"}, true);
+    add_u32("attention.head_count", {"num_attention_heads", "n_head", "n_heads"}, true);
+    add_u32("attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, false);
+    // GemmaModel.set_gguf_parameters writes its own list, without the rope base (testdata/convert/tiny-gemma).
+    if (arch != "gemma") add_f32("rope.freq_base", {"rope_theta"});
+    add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
+    add_f32("attention.layer_norm_epsilon", {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"});
+    add_u32("expert_count", {"num_local_experts", "num_experts"}, false);
+    add_u32("expert_used_count", {"num_experts_per_tok", "num_experts_per_token"}, false);
+    add_u32("attention.key_length", {"head_dim"}, false);
+    add_u32("attention.value_length", {"head_dim"}, false);
+    if (arch == "llama") {
+        add_u32("vocab_size", {"vocab_size"}, false);
+        const nlohmann::json* head_dim = find_hparam(hp, {"head_dim"});
+        const nlohmann::json* hidden = find_hparam(hp, {"hidden_size"});
+        if (head_dim && head_dim->is_number_integer() && head_dim->get<int64_t>() > 0) {
+            append(&out, "llama.rope.dimension_count", u32_value(head_dim->get<uint64_t>()));
+        } else if (hidden && hidden->is_number_integer() && config.n_head > 0 && hidden->get<int64_t>() > 0) {
+            append(&out, "llama.rope.dimension_count",
+                   u32_value(hidden->get<uint64_t>() / static_cast<uint64_t>(config.n_head)));
+        }
+    }
+    return out;
+}
+
+Result<uint64_t> hf_head_rows(uint64_t rows, uint64_t heads) {
+    if (heads == 0 || rows == 0 || rows % heads != 0 || (rows / heads) % 2 != 0) {
+        return make_error(Error::kBadShape, 0, "tensor.ne");
+    }
+    return rows / heads;
+}
+
+Status hf_permute_rows(const uint8_t* src, uint64_t n_rows, uint64_t head_rows, uint64_t row_bytes, uint8_t* dst) {
+    if (head_rows == 0 || head_rows % 2 != 0 || n_rows % head_rows != 0) {
+        return make_error(Error::kInternal, 0, "hf_permute_rows");
+    }
+    const uint64_t half = head_rows / 2;
+    for (uint64_t h = 0; h < n_rows; h += head_rows) {
+        for (uint64_t j = 0; j < half; ++j) {
+            for (uint64_t i = 0; i < 2; ++i) {
+                std::memcpy(dst + (h + 2 * j + i) * row_bytes, src + (h + i * half + j) * row_bytes,
+                            static_cast<size_t>(row_bytes));
+            }
+        }
+    }
+    return ok_status();
+}
+
+Status hf_convert_rows(Transform transform, DType source, uint64_t heads, const HfRows& window, const float* src,
+                       float* dst) {
+    if (window.first_row > window.rows || window.n_rows > window.rows - window.first_row) {
+        return make_error(Error::kBadShape, window.first_row, "rows");
+    }
+    const uint64_t n = window.n_rows * window.row_elements;
+    if (transform == Transform::kPermuteQ || transform == Transform::kPermuteK) {
+        Result<uint64_t> head_rows = hf_head_rows(window.rows, heads);
+        if (!head_rows.ok()) return head_rows.status();
+        const uint64_t hd = head_rows.value();
+        if (window.first_row % hd != 0 || window.n_rows % hd != 0) {
+            return make_error(Error::kBadShape, window.first_row, "rows");
+        }
+        return hf_permute_rows(reinterpret_cast<const uint8_t*>(src), window.n_rows, hd,
+                               window.row_elements * sizeof(float), reinterpret_cast<uint8_t*>(dst));
+    }
+    if (transform == Transform::kPlusOne) {
+        // torch adds in the tensor's dtype: an F16 sum is rounded to F16 (BF16 was widened to float32 first).
+        for (uint64_t i = 0; i < n; ++i) {
+            const float v = src[i] + 1.0f;
+            dst[i] = source == DType::F16 ? fp16_to_fp32(fp32_to_fp16(v)) : v;
+        }
+        return ok_status();
+    }
+    if (dst != src) std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float));
+    return ok_status();
+}
+
+}  // namespace ws
