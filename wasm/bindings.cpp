@@ -18,7 +18,7 @@
 
 #include "info_transfer.h"
 #include "weightstream/block_stream.h"
-#include "weightstream/compare.h"
+#include "weightstream/compare_job.h"
 #include "weightstream/dequant.h"
 #include "weightstream/dtype.h"
 #include "weightstream/gguf_edit.h"
@@ -31,6 +31,7 @@
 #include "weightstream/model_plan.h"
 #include "weightstream/quant_recipe.h"
 #include "weightstream/quantize.h"
+#include "weightstream/quantize_job.h"
 #include "weightstream/row_window.h"
 #include "weightstream/safetensors.h"
 #include "weightstream/stats.h"
@@ -573,42 +574,87 @@ private:
     std::vector<float> floats_;
 };
 
-// ---- compare() (issue 11): begin ------------------------------------------------------------------------------
-// Comparing two open models (wasm/js/compare.js) with the core's pairing, comparator and JSON writer
-// (include/weightstream/compare.h), as `weightstream diff --json` does natively (native/cli/cmd_diff.cpp). The
-// JavaScript reads, this adapter decodes and compares; per row it selected:
-//   begin(row)            -> {run, a, b, bytes}: run false when the row is decided without values;
-//   window()              -> {a: {offset, nbytes}, b: {offset, nbytes}} of the next run of whole outer rows,
-//                            or null after the last;
-//   feed(bytesA, bytesB)  decodes and compares that window (false: the row became incomparable, done);
-//   fail(side, what)      the JavaScript could not read a side's bytes: the row becomes incomparable;
-//   rowJson(row)          the row as the report has it; report() the whole report, both as JSON text.
-// Memory: one window of each side (about kCompareWindowElements floats, at least one row and one head of
-// rows), its bytes, and the comparator's copies (compare.h).
-
-constexpr uint64_t kCompareWindowElements = uint64_t(1) << 20;  // floats per side per window, as the CLI's
-
-class Comparison {
+// ---- Jobs (include/weightstream/job.h): every operation the package runs, through one runner ----------------
+// The JavaScript pump (wasm/js/pump.js) drives any job the same way, a step at a time:
+//   next()              -> {inputs: [{source, offset, size}], work, tensor} of the next step, or null at the end;
+//   setInput(i, bytes)  the bytes of input i (exactly its size), or unreadable(i) when they lie outside the
+//                       file (-> Status: the job takes it in, ok, and the step is over, or fails);
+//   run()               -> Status: the step run in one part and completed;
+//   output()            -> Uint8Array: the step's output (a copy; the job keeps none of it).
+// The job-specific classes below add how a job is made and what it reports.
+class JsJob {
 public:
-    // config_a, config_b: the bytes of config.json beside a safetensors side (Uint8Array), or null; a file
-    // that is not a JSON object is ignored, as the CLI ignores it.
-    Comparison(const Model& a, const Model& b, const val& config_a, const val& config_b, const std::string& path_a,
-               const std::string& path_b)
+    virtual ~JsJob() = default;
+
+    val next() {
+        if (!job_ || !job_->next(&step_)) return val::null();
+        inputs_.resize(step_.inputs.size());
+        val inputs = val::array();
+        for (const ByteRange& r : step_.inputs) {
+            val range = val::object();
+            range.set("source", r.source);
+            range.set("offset", double(r.offset));
+            range.set("size", double(r.size));
+            inputs.call<void>("push", range);
+        }
+        val step = val::object();
+        step.set("inputs", inputs);
+        step.set("work", double(step_.work));
+        step.set("tensor", double(step_.tensor));
+        return step;
+    }
+    bool set_input(double i, const val& bytes) {
+        const uint64_t k = to_u64(i);
+        if (k >= inputs_.size() || bytes["length"].as<double>() != double(step_.inputs[k].size)) return false;
+        copy_from_js(bytes, &inputs_[k]);
+        return true;
+    }
+    JsStatus unreadable(double i) {
+        const uint64_t k = to_u64(i);
+        if (!job_ || k >= step_.inputs.size()) return to_js(make_error(Error::kInternal, 0, "job.input"));
+        return to_js(job_->unreadable(step_.inputs[k]));
+    }
+    JsStatus run() {
+        if (!job_) return to_js(make_error(Error::kInternal, 0, "job"));
+        std::vector<ByteSpan> spans;
+        for (const std::vector<uint8_t>& bytes : inputs_) spans.push_back({bytes.data(), bytes.size()});
+        job_->run(spans.data(), 0, 1);
+        return to_js(job_->complete(&out_));
+    }
+    val output() {
+        val bytes = copy_to_js("Uint8Array", out_.data, static_cast<size_t>(out_.size));
+        out_ = ByteSpan();
+        return bytes;
+    }
+    double total_work() const { return job_ ? double(job_->total_work()) : 0; }
+
+protected:
+    Job* job_ = nullptr;  // the subclass's job, once made
+
+private:
+    JobStep step_;
+    std::vector<std::vector<uint8_t>> inputs_;
+    ByteSpan out_;
+};
+
+// compare(): CompareJob over two open models. config_a, config_b: the bytes of config.json beside a
+// safetensors side (Uint8Array), or null; a file that is not a usable config is ignored, as the CLI ignores it.
+// Both models must stay open while the job lives.
+class JsCompareJob final : public JsJob {
+public:
+    JsCompareJob(const Model& a, const Model& b, const val& config_a, const val& config_b, const std::string& path_a,
+                 const std::string& path_b)
         : a_(a.info()), b_(b.info()) {
         PairingOptions options;
         if (read_config(config_a, &config_a_)) options.config_a = &config_a_;
         if (read_config(config_b, &config_b_)) options.config_b = &config_b_;
-        plan_ = pair_models(a_, b_, options);
-        report_.a = {path_a, a_.format};
-        report_.b = {path_b, b_.format};
-        report_.mapping = plan_.mapping;
-        report_.metadata = diff_metadata(a_, b_);
+        compare_.reset(new CompareJob(a_, b_, options, {path_a, a_.format}, {path_b, b_.format}));
+        job_ = compare_.get();
     }
-
     // Every pair of the plan: [[nameA | null, nameB | null]] (for the JavaScript's tensors filter).
     val pairs() const {
         val list = val::array();
-        for (const PairPlan& p : plan_.pairs) {
+        for (const PairPlan& p : compare_->plan().pairs) {
             val names = val::array();
             names.call<void>("push", p.a < 0 ? val::null() : val(a_.tensors[static_cast<size_t>(p.a)].name));
             names.call<void>("push", p.b < 0 ? val::null() : val(b_.tensors[static_cast<size_t>(p.b)].name));
@@ -616,106 +662,31 @@ public:
         }
         return list;
     }
-
-    // The report's rows: these plan pairs (indices into pairs()), in this order. Returns false for an index
-    // out of range.
+    // The report's rows: these plan pairs (indices into pairs()), in this order; false for one out of range.
     bool select(const val& indices) {
+        std::vector<size_t> rows;
         const size_t n = indices["length"].as<size_t>();
-        report_.tensors.clear();
-        selected_.clear();
         for (size_t k = 0; k < n; ++k) {
             const double i = indices[k].as<double>();
-            if (!(i >= 0 && i < double(plan_.pairs.size()))) return false;
-            selected_.push_back(&plan_.pairs[static_cast<size_t>(i)]);
-            report_.tensors.push_back(plan_row(a_, b_, *selected_.back()));
+            if (!(i >= 0 && i < double(compare_->plan().pairs.size()))) return false;
+            rows.push_back(static_cast<size_t>(i));
         }
-        return true;
+        return compare_->select(rows);
     }
-
-    // Starts row `row` (an index into the selected rows); the checks are the CLI's (run_pair()).
-    val begin(double row) {
-        val r = val::object();
-        r.set("run", false);
-        cmp_.reset();
-        if (!(row >= 0 && row < double(selected_.size()))) return r;
-        row_ = static_cast<size_t>(row);
-        const PairPlan& p = *selected_[row_];
-        if (p.a < 0 || p.b < 0 || !p.problem.empty()) return r;
-        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
-        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-        std::string problem = decode_problem(a_, ta);
-        if (!problem.empty()) {
-            incomparable("A: " + problem);
-            return r;
-        }
-        problem = decode_problem(b_, tb);
-        if (!problem.empty()) {
-            incomparable("B: " + problem);
-            return r;
-        }
-        if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
-            incomparable("complex values are not compared");
-            return r;
-        }
-        cmp_.reset(new PairComparator(p, ta.dtype, tb.dtype));
-        step_ = window_step(p, cmp_->window_rows(), ta.dtype, tb.dtype);
-        next_ = 0;
-        r.set("run", true);
-        r.set("a", double(p.a));
-        r.set("b", double(p.b));
-        r.set("bytes", double(ta.nbytes) + double(tb.nbytes));
-        return r;
+    // The rows finished since the last call, in order: [row index].
+    val finished() {
+        val list = val::array();
+        for (size_t r : compare_->take_finished()) list.call<void>("push", double(r));
+        return list;
     }
-
-    // The byte ranges of the next window of the started row (offsets absolute in each tensor's file), or null
-    // when every window was fed (or the row ended).
-    val window() {
-        if (!cmp_ || next_ >= selected_[row_]->rows) return val::null();
-        const PairPlan& p = *selected_[row_];
-        const uint64_t n = std::min(step_, p.rows - next_);
-        val w = val::object();
-        w.set("rows", double(n));
-        w.set("total", double(p.rows));
-        w.set("a", range(a_.tensors[static_cast<size_t>(p.a)], p.a_row0 + next_, n, p.row_elements));
-        w.set("b", range(b_.tensors[static_cast<size_t>(p.b)], p.b_row0 + next_, n, p.row_elements));
-        return w;
-    }
-
-    // Decodes and compares the window window() gave last: bytes_a and bytes_b are exactly its bytes.
-    bool feed(const val& bytes_a, const val& bytes_b) {
-        if (!cmp_ || next_ >= selected_[row_]->rows) return false;
-        const PairPlan& p = *selected_[row_];
-        const uint64_t n = std::min(step_, p.rows - next_);
-        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
-        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-        Status s = decode(a_, ta, bytes_a, p.a_row0 + next_, n, p.row_elements, &floats_a_);
-        if (!s.ok()) return incomparable(std::string("A: cannot decode the tensor (") + error_name(s.code) + ")");
-        s = decode(b_, tb, bytes_b, p.b_row0 + next_, n, p.row_elements, &floats_b_);
-        if (!s.ok()) return incomparable(std::string("B: cannot decode the tensor (") + error_name(s.code) + ")");
-        s = cmp_->add_window(next_, n, floats_a_.data(), floats_b_.data());
-        if (!s.ok()) return incomparable(std::string("internal error: ") + s.what);
-        next_ += n;
-        if (next_ >= p.rows) {
-            report_.tensors[row_] = cmp_->finish(std::move(report_.tensors[row_]));
-            release();
-        }
-        return true;
-    }
-
-    // side "A" or "B": its bytes could not be read (a truncated file): the row is incomparable, as the CLI
-    // calls a tensor whose data lies outside its file.
-    void fail(const std::string& side) {
-        if (cmp_) incomparable(side + ": the tensor's data lies outside its file (truncated?)");
-    }
-
     std::string row_json(double row) const {
-        if (!(row >= 0 && row < double(report_.tensors.size()))) return "null";
+        const CompareReport& report = compare_->report();
+        if (!(row >= 0 && row < double(report.tensors.size()))) return "null";
         CompareReport one;
-        one.tensors.push_back(report_.tensors[static_cast<size_t>(row)]);
+        one.tensors.push_back(report.tensors[static_cast<size_t>(row)]);
         return json_dump(compare_report_to_json(one)["tensors"][0], -1);
     }
-
-    std::string report() const { return json_dump(compare_report_to_json(report_), -1); }
+    std::string report() const { return json_dump(compare_report_to_json(compare_->report()), -1); }
 
 private:
     static bool read_config(const val& bytes, HfConfig* out) {
@@ -728,113 +699,15 @@ private:
         return true;
     }
 
-    // native/io/tensor_io.cpp's decode_problem().
-    static std::string decode_problem(const ModelInfo& m, const TensorInfo& t) {
-        if (!dtype_decodable(t.dtype)) return "type " + t.dtype_name() + " has no float decoder";
-        if (m.big_endian && !big_endian_order_defined(t.dtype)) {
-            return "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
-        }
-        return "";
-    }
-
-    // Rows per window: about kCompareWindowElements elements, a multiple of the comparator's unit and of what
-    // keeps both sides' windows on block boundaries (the CLI's window_rows()).
-    static uint64_t window_step(const PairPlan& p, uint64_t unit, DType a, DType b) {
-        uint64_t m = std::max<uint64_t>(unit, 1);
-        for (DType t : {a, b}) {
-            const uint64_t blk = dtype_traits(t).block_elems;
-            const uint64_t q = blk / gcd(blk, std::max<uint64_t>(p.row_elements, 1));
-            m = m / gcd(m, q) * q;
-        }
-        const uint64_t target = std::max<uint64_t>(1, kCompareWindowElements / std::max<uint64_t>(p.row_elements, 1));
-        return std::max<uint64_t>(m, target / m * m);
-    }
-    static uint64_t gcd(uint64_t x, uint64_t y) {
-        while (y) {
-            const uint64_t r = x % y;
-            x = y;
-            y = r;
-        }
-        return x;
-    }
-
-    // {offset, nbytes} of rows [row0, row0 + n) of t (rows of row_elements elements); nbytes 0 when the rows
-    // are not on block boundaries (decode() then says bad_shape, as the CLI).
-    static val range(const TensorInfo& t, uint64_t row0, uint64_t n, uint64_t row_elements) {
-        const DTypeTraits& traits = dtype_traits(t.dtype);
-        const uint64_t first = row0 * row_elements, count = n * row_elements;
-        val r = val::object();
-        const bool aligned = first % traits.block_elems == 0 && count % traits.block_elems == 0;
-        r.set("offset", double(t.offset + (aligned ? first / traits.block_elems * traits.block_bytes : 0)));
-        r.set("nbytes", aligned ? double(count / traits.block_elems * traits.block_bytes) : 0.0);
-        return r;
-    }
-
-    // The CLI's decode_rows(), over the bytes the JavaScript read; big-endian data is swapped first.
-    Status decode(const ModelInfo& m, const TensorInfo& t, const val& bytes, uint64_t row0, uint64_t n_rows,
-                  uint64_t row_elements, std::vector<float>* out) {
-        const DTypeTraits& traits = dtype_traits(t.dtype);
-        const uint64_t first = row0 * row_elements, n = n_rows * row_elements;
-        if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
-            return make_error(Error::kBadShape, t.info_offset, "diff.window");
-        }
-        const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
-        if (bytes["length"].as<double>() != double(nbytes)) {
-            return make_error(Error::kTruncated, t.offset, "compare: window bytes");
-        }
-        copy_from_js(bytes, &staging_);
-        if (m.big_endian) WS_TRY(swap_to_little_endian(t.dtype, staging_.data(), staging_.size()));
-        out->resize(static_cast<size_t>(n));
-        return dequantize(t.dtype, staging_.data(), n, out->data());
-    }
-
-    bool incomparable(const std::string& why) {
-        report_.tensors[row_].verdict = Verdict::kIncomparable;
-        report_.tensors[row_].hint = why;
-        release();
-        return false;
-    }
-
-    void release() {
-        cmp_.reset();
-        std::vector<uint8_t>().swap(staging_);
-        std::vector<float>().swap(floats_a_);
-        std::vector<float>().swap(floats_b_);
-    }
-
     const ModelInfo& a_;
     const ModelInfo& b_;
     HfConfig config_a_, config_b_;
-    ComparePlan plan_;
-    std::vector<const PairPlan*> selected_;
-    CompareReport report_;
-    size_t row_ = 0;
-    std::unique_ptr<PairComparator> cmp_;
-    uint64_t step_ = 1, next_ = 0;
-    std::vector<uint8_t> staging_;
-    std::vector<float> floats_a_, floats_b_;
+    std::unique_ptr<CompareJob> compare_;
 };
-// ---- compare() (issue 11): end --------------------------------------------------------------------------------
-// ---- quantize(): llama-quantize's recipes (include/weightstream/quant_recipe.h) over an open model
-// ---------------------------- The JavaScript (wasm/js/quantize.js) plans once, writes header(), then for each planned
-// tensor calls begin(k), feeds the tensor's stored bytes in order (output() after each feed gives what they completed)
-// and calls finish(). A quantized tensor goes a row window at a time, as the CLI's quantize_rows_streaming does:
-// validate the window's input, decode it, quantize_rows(), validate the output. Rows are independent, so the
-// bytes are the CLI's whatever the window size. Memory: one window (whole rows of one matrix, at most
-// kQuantizeWindowElements floats unless one row is longer) as input bytes, float32 and output, plus the
-// bytes of the piece being fed; a copied tensor holds less than one block.
 
-constexpr int64_t kQuantizeWindowElements = int64_t(1) << 22;
-
-// Appends a Uint8Array to `out`.
-void append_from_js(const val& bytes, std::vector<uint8_t>* out) {
-    const size_t n = bytes["length"].as<size_t>();
-    const size_t at = out->size();
-    out->resize(at + n);
-    if (n) val(typed_memory_view(n, out->data() + at)).call<void>("set", bytes);
-}
-
-class Quantizer {
+// quantize(): QuantizeJob, llama-quantize's recipes (include/weightstream/quant_recipe.h), over an open model,
+// which must stay open while the job lives. setImatrix() (optional), then plan(), then the steps.
+class JsQuantizeJob final : public JsJob {
 public:
     // Parses an importance matrix file (GGUF or legacy .dat) for plan(); `name` is what
     // quantize.imatrix.file records (the CLI stores the path as typed).
@@ -850,13 +723,11 @@ public:
     }
 
     // recipe: {ftype, pure, leaveOutputTensor, allowRequantize, outputTensorType, tokenEmbeddingType (dtype ids,
-    // -1: not given), overrides: [{pattern, type}]}; matcher(index, name): whether override `index` matches.
-    // The model must stay open until the last finish().
+    // -1: not given), overrides: [{pattern, type}]}; matcher(index, name): whether override `index` matches
+    // (called during plan() only).
     JsStatus plan(const Model& model, const val& recipe, const val& matcher) {
         const ModelInfo& info = model.info();
         failed_tensor_.clear();
-        planned_ = false;
-        if (info.big_endian) return to_js(make_error(Error::kUnsupported, 0, "endianness"));
         RecipeOptions options;
         options.ftype = static_cast<Ftype>(recipe["ftype"].as<uint32_t>());
         options.pure = recipe["pure"].as<bool>();
@@ -881,52 +752,43 @@ public:
             options.imatrix = &imatrix_;
             options.imatrix_path = imatrix_path_;
         }
-        Result<QuantPlan> planned = plan_quantization(info, options);
-        if (!planned.ok()) {
-            const Status& s = planned.status();
+        Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(info, options);
+        if (!made.ok()) {
+            const Status& s = made.status();
             for (const TensorInfo& t : info.tensors) {
                 if (t.info_offset == s.offset && s.offset != 0) failed_tensor_ = t.name;
             }
             return to_js(s);
         }
-        plan_ = std::move(planned).value();
-        inputs_.clear();
-        for (const PlannedTensor& p : plan_.tensors) {
-            const TensorInfo& t = info.tensors[p.input_index];
-            if (p.quantize && !quantize_supported(p.out.dtype)) {
-                failed_tensor_ = t.name;
-                return to_js(make_error(Error::kUnsupported, t.info_offset, "dtype"));
-            }
-            inputs_.push_back(t);
-            inputs_.back().name.clear();  // the JavaScript has the names
-        }
-        planned_ = true;
+        quantize_ = std::move(made).value();
+        job_ = quantize_.get();
         return to_js(ok_status());
     }
     // After plan() failed: the tensor its error is about, or "".
     std::string failed_tensor() const { return failed_tensor_; }
 
-    val header() const { return copy_to_js("Uint8Array", plan_.layout.header.data(), plan_.layout.header.size()); }
-    double file_size() const { return double(plan_.layout.file_size); }
+    double file_size() const { return double(quantize_->plan().layout.file_size); }
+    double header_size() const { return double(quantize_->plan().layout.header.size()); }
     // The output's bits per weight as llama.cpp will report it (model_facts.h's TensorTotals over the planned
-    // tensors); NaN without parameters.
+    // tensors).
     double bits_per_weight() const {
         TensorTotals totals;
-        for (const PlannedTensor& p : plan_.tensors) totals.add(p.out);
+        for (const PlannedTensor& p : quantize_->plan().tensors) totals.add(p.out);
         return totals.bits_per_weight();
     }
-    double fallbacks() const { return plan_.n_fallback; }
+    double fallbacks() const { return quantize_->plan().n_fallback; }
     val warnings() const {
         val list = val::array();
-        for (const std::string& w : plan_.warnings) list.call<void>("push", w);
+        for (const std::string& w : quantize_->plan().warnings) list.call<void>("push", w);
         return list;
     }
     // [{input (index into the model's tensors), quantize, type, inType, wanted, fallback, requantize, imatrix,
     // offset (absolute, in the output), nbytes, padding}] in output order.
     val tensors() const {
+        const QuantPlan& plan = quantize_->plan();
         val list = val::array();
-        for (size_t i = 0; i < plan_.tensors.size(); ++i) {
-            const PlannedTensor& p = plan_.tensors[i];
+        for (size_t i = 0; i < plan.tensors.size(); ++i) {
+            const PlannedTensor& p = plan.tensors[i];
             val t = val::object();
             t.set("input", double(p.input_index));
             t.set("quantize", p.quantize);
@@ -938,135 +800,21 @@ public:
             t.set("imatrix", p.imatrix != nullptr);
             t.set("offset", double(p.out.offset));
             t.set("nbytes", double(p.out.nbytes));
-            t.set("padding", double(plan_.layout.tensor_padding[i]));
+            t.set("padding", double(plan.layout.tensor_padding[i]));
             list.call<void>("push", t);
         }
         return list;
     }
 
-    // Starts planned tensor `index` (in output order).
-    JsStatus begin(double index) {
-        const uint64_t k = to_u64(index);
-        if (!planned_ || k >= plan_.tensors.size()) return to_js(make_error(Error::kInternal, 0, "quantize: tensor"));
-        current_ = &plan_.tensors[k];
-        const TensorInfo& t = inputs_[k];
-        fed_ = 0;
-        written_ = 0;
-        matrix_ = 0;
-        row_ = 0;
-        staging_.clear();
-        out_.clear();
-        if (!current_->quantize) {
-            // Validated a block at a time (validate_row_data takes whole blocks).
-            const uint32_t block = dtype_traits(t.dtype).block_bytes;
-            unit_ = block ? block : 1;
-            return to_js(ok_status());
-        }
-        const int64_t n_per_row = t.ne[0];
-        if (n_per_row <= 0 || !dtype_bytes_for(t.dtype, static_cast<uint64_t>(n_per_row), &in_row_) ||
-            !dtype_bytes_for(current_->out.dtype, static_cast<uint64_t>(n_per_row), &out_row_)) {
-            return to_js(make_error(Error::kBadShape, t.offset, "tensor.ne"));
-        }
-        window_ = std::max<int64_t>(1, std::min<int64_t>(t.ne[1], kQuantizeWindowElements / n_per_row));
-        floats_.resize(static_cast<size_t>(window_ * n_per_row));
-        return to_js(ok_status());
-    }
-
-    // The next bytes of the current tensor's stored data.
-    JsStatus feed(const val& chunk) {
-        if (!current_) return to_js(make_error(Error::kInternal, 0, "quantize: feed"));
-        const TensorInfo& t = inputs_[static_cast<size_t>(current_ - plan_.tensors.data())];
-        const size_t n = chunk["length"].as<size_t>();
-        if (n > t.nbytes - fed_) return to_js(make_error(Error::kInternal, t.offset, "quantize: too many bytes"));
-        append_from_js(chunk, &staging_);
-        fed_ += n;
-        size_t used = 0;
-        if (!current_->quantize) {
-            used = staging_.size() / unit_ * unit_;
-            if (!validate_row_data(t.dtype, staging_.data(), used)) {
-                return to_js(make_error(Error::kBadShape, t.offset, "tensor.data"));
-            }
-        } else {
-            const int64_t rows_per_matrix = t.ne[1];
-            for (;;) {
-                const int64_t rows = std::min(window_, rows_per_matrix - row_);
-                const uint64_t bytes = static_cast<uint64_t>(rows) * in_row_;
-                if (rows <= 0 || staging_.size() - used < bytes) break;
-                const Status s = quantize_window(t, staging_.data() + used, rows);
-                if (!s.ok()) return to_js(s);
-                used += static_cast<size_t>(bytes);
-                row_ += rows;
-                if (row_ == rows_per_matrix) {
-                    row_ = 0;
-                    ++matrix_;
-                }
-            }
-        }
-        staging_.erase(staging_.begin(), staging_.begin() + static_cast<std::ptrdiff_t>(used));
-        return to_js(ok_status());
-    }
-
-    // The output the bytes fed so far completed (a new array; the Quantizer keeps none of it).
-    val output() {
-        val bytes = copy_to_js("Uint8Array", out_.data(), out_.size());
-        written_ += out_.size();
-        out_.clear();
-        return bytes;
-    }
-
-    // After the tensor's last byte: checks that all of it came and all of its output went out.
-    JsStatus finish() {
-        if (!current_) return to_js(make_error(Error::kInternal, 0, "quantize: finish"));
-        const TensorInfo& t = inputs_[static_cast<size_t>(current_ - plan_.tensors.data())];
-        const PlannedTensor& p = *current_;
-        current_ = nullptr;
-        if (fed_ < t.nbytes) return to_js(make_error(Error::kTruncated, t.offset + fed_, "tensor.data"));
-        if (!staging_.empty()) return to_js(make_error(Error::kBadShape, t.offset, "tensor.data"));
-        const uint64_t out = p.quantize ? written_ + out_.size() : fed_;
-        if (out != p.out.nbytes) return to_js(make_error(Error::kInternal, t.offset, "quantize: output size"));
-        std::vector<uint8_t>().swap(staging_);
-        return to_js(ok_status());
-    }
-
 private:
-    Status quantize_window(const TensorInfo& t, const uint8_t* src, int64_t rows) {
-        const int64_t n_per_row = t.ne[0];
-        const uint64_t src_bytes = static_cast<uint64_t>(rows) * in_row_;
-        if (!validate_row_data(t.dtype, src, src_bytes)) return make_error(Error::kBadShape, t.offset, "tensor.data");
-        Status s = dequantize(t.dtype, src, static_cast<uint64_t>(rows * n_per_row), floats_.data());
-        if (!s.ok()) return make_error(s.code, t.offset, s.what);
-        const float* imatrix =
-            current_->imatrix ? current_->imatrix->values.data() + (matrix_ % t.ne[2]) * n_per_row : nullptr;
-        const size_t at = out_.size();
-        const size_t out_bytes = static_cast<size_t>(static_cast<uint64_t>(rows) * out_row_);
-        out_.resize(at + out_bytes);
-        s = quantize_rows(current_->out.dtype, floats_.data(), rows, n_per_row, imatrix, out_.data() + at);
-        if (!s.ok()) return make_error(s.code, t.offset, s.what);
-        if (!validate_row_data(current_->out.dtype, out_.data() + at, out_bytes)) {
-            return make_error(Error::kBadShape, t.offset, "quantized.data");
-        }
-        return ok_status();
-    }
-
-    Imatrix imatrix_;
+    Imatrix imatrix_;  // referred to by the plan
     std::string imatrix_path_;
     bool has_imatrix_ = false;
-    QuantPlan plan_;
-    bool planned_ = false;
-    std::vector<TensorInfo> inputs_;  // the input tensor of each planned one (names dropped)
     std::string failed_tensor_;
-
-    const PlannedTensor* current_ = nullptr;
-    uint64_t fed_ = 0, written_ = 0;
-    uint32_t unit_ = 1;                  // copied tensor: validation granularity
-    uint64_t in_row_ = 0, out_row_ = 0;  // quantized tensor: bytes per row in and out
-    int64_t window_ = 1, matrix_ = 0, row_ = 0;
-    std::vector<uint8_t> staging_;  // input bytes not yet processed (less than a window, plus a piece)
-    std::vector<float> floats_;     // one window
-    std::vector<uint8_t> out_;      // output not yet taken
+    std::unique_ptr<QuantizeJob> quantize_;
 };
 
-// llama-quantize's file type names (ftype_from_name): the llama_ftype number, or -1.
+// quantize()'s names, checked by the core's tables.
 int ftype_from_js(const std::string& name) {
     Ftype f;
     return ftype_from_name(name, &f) ? static_cast<int>(f) : -1;
@@ -1132,7 +880,6 @@ val quantize_rows_js(int dtype, const val& src, double nrows, double n_per_row, 
     if (s.ok()) r.set("bytes", copy_to_js("Uint8Array", out.data(), out.size()));
     return r;
 }
-// ---- end of quantize() ------------------------------------------------------------------------------------------
 
 const char* kind_name(DTypeKind k) {
     switch (k) {
@@ -1254,12 +1001,14 @@ val error_descriptions() {
 EMSCRIPTEN_BINDINGS(weightstream) {
     using namespace emscripten;
     using ws::Decoder;
+    using ws::JsCompareJob;
+    using ws::JsJob;
+    using ws::JsQuantizeJob;
     using ws::JsStatus;
     using ws::JsWindow;
     using ws::Model;
     using ws::Parser;
     using ws::Plan;
-    using ws::Quantizer;
     using ws::StatsDecoder;
 
     value_object<JsStatus>("Status")
@@ -1319,41 +1068,37 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("finish", &StatsDecoder::finish)
         .function("trim", &StatsDecoder::trim);
 
-    // ---- compare() (issue 11): begin ----
-    class_<ws::Comparison>("Comparison")
+    class_<JsJob>("Job")
+        .function("next", &JsJob::next)
+        .function("setInput", &JsJob::set_input)
+        .function("unreadable", &JsJob::unreadable)
+        .function("run", &JsJob::run)
+        .function("output", &JsJob::output)
+        .function("totalWork", &JsJob::total_work);
+    class_<JsCompareJob, base<JsJob>>("CompareJob")
         .constructor<const Model&, const Model&, const emscripten::val&, const emscripten::val&, const std::string&,
                      const std::string&>()
-        .function("pairs", &ws::Comparison::pairs)
-        .function("select", &ws::Comparison::select)
-        .function("begin", &ws::Comparison::begin)
-        .function("window", &ws::Comparison::window)
-        .function("feed", &ws::Comparison::feed)
-        .function("fail", &ws::Comparison::fail)
-        .function("rowJson", &ws::Comparison::row_json)
-        .function("report", &ws::Comparison::report);
-    // ---- compare() (issue 11): end ----
-    // ---- quantize() ----
-    class_<Quantizer>("Quantizer")
+        .function("pairs", &JsCompareJob::pairs)
+        .function("select", &JsCompareJob::select)
+        .function("finished", &JsCompareJob::finished)
+        .function("rowJson", &JsCompareJob::row_json)
+        .function("report", &JsCompareJob::report);
+    class_<JsQuantizeJob, base<JsJob>>("QuantizeJob")
         .constructor<>()
-        .function("setImatrix", &Quantizer::set_imatrix)
-        .function("plan", &Quantizer::plan)
-        .function("failedTensor", &Quantizer::failed_tensor)
-        .function("header", &Quantizer::header)
-        .function("fileSize", &Quantizer::file_size)
-        .function("bitsPerWeight", &Quantizer::bits_per_weight)
-        .function("fallbacks", &Quantizer::fallbacks)
-        .function("warnings", &Quantizer::warnings)
-        .function("tensors", &Quantizer::tensors)
-        .function("begin", &Quantizer::begin)
-        .function("feed", &Quantizer::feed)
-        .function("output", &Quantizer::output)
-        .function("finish", &Quantizer::finish);
+        .function("setImatrix", &JsQuantizeJob::set_imatrix)
+        .function("plan", &JsQuantizeJob::plan)
+        .function("failedTensor", &JsQuantizeJob::failed_tensor)
+        .function("fileSize", &JsQuantizeJob::file_size)
+        .function("headerSize", &JsQuantizeJob::header_size)
+        .function("bitsPerWeight", &JsQuantizeJob::bits_per_weight)
+        .function("fallbacks", &JsQuantizeJob::fallbacks)
+        .function("warnings", &JsQuantizeJob::warnings)
+        .function("tensors", &JsQuantizeJob::tensors);
     function("ftypeFromName", &ws::ftype_from_js);
     function("ftypeList", &ws::ftype_list_js);
     function("ggmlTypeFromName", &ws::ggml_type_from_js);
     function("parseTensorType", &ws::parse_tensor_type_js);
     function("quantizeRows", &ws::quantize_rows_js);
-    // ---- end of quantize() ----
 
     function("editPlan", &ws::edit_plan_js);
     function("hfConvertRows", &ws::hf_convert_rows_js);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // compare(a, b): two models compared tensor by tensor, resolving to the object `weightstream diff --json`
-// prints. The core pairs the tensors (by name, or a Hugging Face checkpoint against its GGUF by llama.cpp's
-// conversion rules), compares them and writes the JSON (include/weightstream/compare.h, through the Comparison adapter of
-// wasm/bindings.cpp); this file only reads: each model's header, config.json beside a safetensors side, and
-// then, pair by pair, a window of whole rows of each side at a time, so memory stays at about a window of each
-// side whatever the models' sizes.
+// prints. The core's CompareJob (include/weightstream/compare_job.h) pairs the tensors (by name, or a Hugging
+// Face checkpoint against its GGUF by llama.cpp's conversion rules), compares them and writes the JSON; the
+// package's pump (pump.js) runs it. This file only opens: each model's header and config.json beside a
+// safetensors side; the job then reads, pair by pair, a window of whole rows of each side at a time, so memory
+// stays at about a window of each side whatever the models' sizes.
 import { WeightstreamError, isAbort, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { locate, openModel } from "./parts.js";
+import { pump } from "./pump.js";
 import { makeSource } from "./sources.js";
 import { wasmFailure } from "./wasm.js";
 
@@ -93,56 +94,36 @@ function tensorFilter(tensors) {
 }
 
 // Compares the selected rows pair by pair; returns the report's JSON text.
-async function run(comparison, models, options, keep) {
+async function run(job, models, options, keep) {
     const { signal, onProgress, onTensor } = options;
-    const pairs = comparison.pairs();
     const rows = [];
-    pairs.forEach(([a, b], i) => {
+    job.pairs().forEach(([a, b], i) => {
         if (keep(a) || keep(b)) rows.push(i);
     });
-    if (!comparison.select(rows)) throw new WeightstreamError("internal", "compare: bad row selection");
-
-    // First the rows that need values, to know the total of bytes for the progress.
-    const starts = [];
-    let total = 0;
-    for (let r = 0; r < rows.length; ++r) {
-        const start = comparison.begin(r);
-        starts.push(start);
-        if (start.run) total += start.bytes;
-    }
+    if (!job.select(rows)) throw new WeightstreamError("internal", "compare: bad row selection");
+    // The job's sources: A's files, then B's.
+    const [a, b] = models.map((m) => m[MODEL_INTERNALS]());
+    const read = (source, offset, size, signal) =>
+        source < a.files
+            ? a.readRange(source, offset, size, signal)
+            : b.readRange(source - a.files, offset, size, signal);
+    const total = job.totalWork();
     let loaded = 0;
     onProgress?.({ loaded, total });
-    for (let r = 0; r < rows.length; ++r) {
-        throwIfAborted(signal);
-        if (starts[r].run) {
-            const start = comparison.begin(r);
-            let done = 0;
-            for (let w = comparison.window(); w !== null; w = comparison.window()) {
-                const read = (model, index, range, side) =>
-                    model[MODEL_INTERNALS]()
-                        .readBytes(index, range.offset, range.nbytes, signal)
-                        .catch((e) => {
-                            if (e instanceof WeightstreamError && e.code === "truncated") return side;
-                            throw e;
-                        });
-                const [bytesA, bytesB] = await Promise.all([
-                    read(models[0], start.a, w.a, "A"),
-                    read(models[1], start.b, w.b, "B"),
-                ]);
-                if (typeof bytesA === "string" || typeof bytesB === "string") {
-                    comparison.fail(typeof bytesA === "string" ? bytesA : bytesB);
-                    break;
-                }
-                if (!comparison.feed(bytesA, bytesB)) break;
-                const now = Math.round((start.bytes * (done += w.rows)) / w.total);
-                onProgress?.({ loaded: loaded + now, total });
-            }
-            loaded += start.bytes;
-            onProgress?.({ loaded, total });
-        }
-        onTensor?.(JSON.parse(comparison.rowJson(r)), r);
+    const report = () => {
+        for (const r of job.finished()) onTensor?.(JSON.parse(job.rowJson(r)), r);
+    };
+    const onStep = (step) => {
+        loaded += step.work;
+        onProgress?.({ loaded, total });
+        report();
+    };
+    const steps = pump(job, read, { signal, onStep });
+    while (!(await steps.next()).done) {
+        // compare writes no output: the steps only feed the job
     }
-    return comparison.report();
+    report();
+    return job.report();
 }
 
 /** compare() of index.d.ts: `options` normalized by index.js. */
@@ -155,14 +136,14 @@ export async function compareModels(wasm, a, b, options) {
     // Header progress is not reported: compare()'s onProgress counts the bytes of the compared tensors.
     const openOptions = { ...options, onProgress: undefined, keepMetadata: true };
     const models = [];
-    let comparison = null;
+    let job = null;
     try {
         for (const side of sides) models.push(await openModel(wasm, side.model, openOptions));
         const configs = [];
         for (let i = 0; i < 2; ++i) {
             configs.push(models[i].format === "safetensors" ? await configBytes(sides[i], options) : null);
         }
-        comparison = new wasm.Comparison(
+        job = new wasm.CompareJob(
             models[0][MODEL_INTERNALS]().handle,
             models[1][MODEL_INTERNALS]().handle,
             configs[0],
@@ -170,12 +151,12 @@ export async function compareModels(wasm, a, b, options) {
             pathOf(sides[0].model),
             pathOf(sides[1].model),
         );
-        return JSON.parse(await run(comparison, models, options, keep));
+        return JSON.parse(await run(job, models, options, keep));
     } catch (e) {
         throw wasmFailure(e);
     } finally {
         try {
-            comparison?.delete();
+            job?.delete();
         } catch {
             // a trapped module cannot free; it is discarded anyway
         }

@@ -393,9 +393,10 @@ function checkRows(rows) {
 }
 
 /**
- * @internal What quantize.js and compare.js need of a Model: model[MODEL_INTERNALS]() -> {handle (the core's
- * model), chunks(index, signal) (the tensor's bytes as they arrive), readBytes(index, offset, nbytes, signal)
- * (the bytes [offset, offset + nbytes) of the file holding tensor `index`, in one array)}.
+ * @internal What the jobs' callers (quantize.js, compare.js, edit.js) need of a Model: model[MODEL_INTERNALS]() ->
+ * {handle (the core's model), chunks(index, signal) (the tensor's bytes as they arrive), files (how many files
+ * the model has: a job's sources), readRange(file, offset, size, signal) (the bytes [offset, offset + size) of
+ * file `file`, in one array; a WeightstreamError "truncated" when the file ends first)}.
  */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
@@ -584,16 +585,18 @@ export class Model extends ModelView {
             handle: this.#handle,
             chunks: (index, signal) =>
                 this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
-            readBytes: async (index, offset, nbytes, signal) => {
-                const out = new Uint8Array(nbytes);
+            files: this.#sources.length,
+            readRange: async (file, offset, size, signal) => {
+                const out = new Uint8Array(size);
                 let filled = 0;
-                for await (const chunk of this.#chunks(index, offset, nbytes, signal)) {
+                const chunks = this.#sources[file].read(offset, size, { signal, chunkSize: this.#options.chunkSize });
+                for await (const chunk of chunks) {
                     this.#checkOpen();
-                    if (filled + chunk.length > nbytes) break;
+                    if (filled + chunk.length > size) break;
                     out.set(chunk, filled);
                     filled += chunk.length;
                 }
-                if (filled < nbytes) throw truncated(offset + filled, `tensor "${this.tensors[index].name}" data`);
+                if (filled < size) throw truncated(offset + filled, `bytes [${offset}, ${offset + size})`);
                 return out;
             },
         };

@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: MIT
-// quantize(): llama-quantize's recipes run by the core (include/weightstream/quant_recipe.h, include/weightstream/quantize.h) over a model
-// opened as open() opens it; this file only moves bytes. The core's plan gives the output header and the
-// place, type and size of every tensor; each tensor's stored bytes are then read through the model's
-// sources and pushed into the core's Quantizer, which quantizes a row window at a time and hands back the
-// output. The stream is pulled: nothing is read before the consumer asks for bytes, and at most one window
-// of a tensor is held in wasm memory (see wasm/bindings.cpp).
+// quantize(): llama-quantize's recipes as the core's QuantizeJob (include/weightstream/quantize_job.h) over a
+// model opened as open() opens it, run by the package's one pump (pump.js); this file checks the options and
+// reports. The job's plan gives the output's size and every tensor's place and type; its steps then read the
+// stored bytes a row window (or a piece of a copied tensor) at a time and give the output in order. The stream
+// is pulled: nothing is read before the consumer asks for bytes, and one step's bytes are held at a time.
 import { WeightstreamError, abortReason, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
+import { pump } from "./pump.js";
 import { makeSource } from "./sources.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;
-// Bytes of a stored tensor per call into wasm (the core buffers less than one window besides).
-const FEED_BYTES = 1 << 20;
 // An importance matrix is read whole (llama-quantize reads it whole too); beyond this it is not one.
 const MAX_IMATRIX_BYTES = 1024 * 1024 * 1024;
 
@@ -135,22 +133,18 @@ async function readWhole(input, options) {
     }
 }
 
-function* pieces(chunk) {
-    for (let i = 0; i < chunk.length; i += FEED_BYTES) yield chunk.subarray(i, Math.min(chunk.length, i + FEED_BYTES));
-}
-
 function check(status, context) {
     if (status.code !== OK) throw statusError(status, context);
 }
 
 // The model opened and planned: {model, quantizer, planned} (the caller closes the model and deletes the
-// quantizer, also when this throws: it closes and deletes what it made before failing).
+// job, also when this throws: it closes and deletes what it made before failing).
 async function prepare(wasm, source, options, quantizeOptions) {
     const { recipe, regexps } = recipeOf(wasm, quantizeOptions);
     const imatrixBytes =
         quantizeOptions.imatrix === undefined ? null : await readWhole(quantizeOptions.imatrix, options);
     const model = await openModel(wasm, source, { ...options, onProgress: undefined, keepMetadata: true });
-    const quantizer = new wasm.Quantizer();
+    const quantizer = new wasm.QuantizeJob();
     try {
         if (imatrixBytes) check(quantizer.setImatrix(imatrixBytes, imatrixName(quantizeOptions.imatrix)), "imatrix");
         const { handle } = model[MODEL_INTERNALS]();
@@ -193,7 +187,7 @@ export async function quantizePlan(source, options, quantizeOptions) {
             type: wasm.ftypeList().find((f) => f.id === ftype)?.name ?? quantizeOptions.type,
             fileSize: quantizer.fileSize(),
             bitsPerWeight: Number.isNaN(quantizer.bitsPerWeight()) ? null : quantizer.bitsPerWeight(),
-            headerSize: quantizer.header().length,
+            headerSize: quantizer.headerSize(),
             inputSize,
             fallbacks: quantizer.fallbacks(),
             warnings: quantizer.warnings(),
@@ -239,11 +233,11 @@ async function* run(source, options, quantizeOptions) {
     }
     const { model, quantizer, planned } = prepared;
     try {
-        const { chunks } = model[MODEL_INTERNALS]();
-        const total = planned.reduce((sum, p) => sum + Number(model.tensors[p.input].nbytes), 0);
+        const { readRange } = model[MODEL_INTERNALS]();
+        const planOf = new Map(planned.map((p, k) => [p.input, k]));
         const report = {
             loaded: 0,
-            total,
+            total: quantizer.totalWork(),
             tensor: 0,
             tensors: planned.length,
             name: "",
@@ -252,35 +246,20 @@ async function* run(source, options, quantizeOptions) {
             outputSize: quantizer.fileSize(),
             warnings: quantizer.warnings(),
         };
-        const header = quantizer.header();
-        report.written = header.length;
-        yield header;
-        for (let k = 0; k < planned.length; ++k) {
-            const p = planned[k];
-            const tensor = model.tensors[p.input];
-            const context = `tensor "${tensor.name}"`;
-            report.tensor = k;
-            report.name = tensor.name;
-            report.dtype = p.type;
-            check(quantizer.begin(k), context);
-            for await (const chunk of chunks(p.input, signal)) {
-                throwIfAborted(signal);
-                for (const piece of pieces(chunk)) {
-                    check(quantizer.feed(piece), context);
-                    const out = p.quantize ? quantizer.output() : piece.slice();
-                    report.loaded += piece.length;
-                    if (out.length) {
-                        report.written += out.length;
-                        yield out;
-                    }
-                }
-                onProgress?.({ ...report });
+        const context = (step) => (step.tensor >= 0 ? `tensor "${model.tensors[step.tensor].name}"` : "");
+        const onStep = (step) => {
+            const k = planOf.get(step.tensor);
+            if (k !== undefined) {
+                report.tensor = k;
+                report.name = model.tensors[step.tensor].name;
+                report.dtype = planned[k].type;
             }
-            check(quantizer.finish(), context);
-            if (p.padding > 0) {
-                report.written += p.padding;
-                yield new Uint8Array(p.padding);
-            }
+            report.loaded += step.work;
+            if (step.work > 0) onProgress?.({ ...report });
+        };
+        for await (const out of pump(quantizer, readRange, { signal, context, onStep })) {
+            report.written += out.length;
+            yield out;
         }
         report.tensor = planned.length;
         onProgress?.({ ...report });
