@@ -128,7 +128,7 @@ CompareRow run_pair(const LoadedModel& ma, const LoadedModel& mb, const PairPlan
     LoadError error;
     if (!ma.read_tensor(ta, ta.offset, ta.nbytes, &held_a, &error) ||
         !mb.read_tensor(tb, tb.offset, tb.nbytes, &held_b, &error)) {
-        if (!error.io) return incomparable("the tensor's data lies outside its file (truncated?)");
+        if (!error.source_failed()) return incomparable("the tensor's data lies outside its file (truncated?)");
         fail_load(error);
         std::fflush(stderr);
         _exit(kExitIo);

@@ -13,13 +13,16 @@
 namespace ws {
 namespace {
 
-bool remote_failed(const HttpFile& http, const HttpError& why, LoadError* error) {
-    error->io = true;
-    error->file = http.shown_url();
-    error->message = why.changed
-                         ? "source_changed: the file changed while it was being read (" + why.message + "); run again"
-                         : why.message;
+bool source_failed(const std::string& file, Error code, std::string message, LoadError* error) {
+    error->file = file;
+    error->status = make_error(code, 0, "");
+    error->message = std::move(message);
     return false;
+}
+
+bool remote_failed(const HttpFile& http, const HttpError& why, LoadError* error) {
+    return source_failed(http.shown_url(), why.code,
+                         why.code == Error::kSourceChanged ? why.message + "; run again" : why.message, error);
 }
 
 // A GGUF that declares no tensor is all header (a vocabulary file): its rest can be read in one request
@@ -74,12 +77,7 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
     if (first == HttpFile::Outcome::kNoRange) {
         std::string message;
         const int fd = http->open_stream(&message);
-        if (fd < 0) {
-            error->io = true;
-            error->file = http->shown_url();
-            error->message = message;
-            return false;
-        }
+        if (fd < 0) return source_failed(http->shown_url(), Error::kIo, message, error);
         file->open_stream(fd);
         return read_stream_header(http->shown_url(), file, options, info, error,
                                   http->size_known() ? http->size() : kUnknownSize);
@@ -130,6 +128,7 @@ bool read_remote_whole(HttpFile* http, uint64_t cap, std::vector<uint8_t>* bytes
     HttpError why;
     HttpFile::Outcome got = http->read(0, kHeaderReadAhead, bytes, &why);
     if (got == HttpFile::Outcome::kNoRange) {
+        why.code = Error::kNotSeekable;
         why.message = "the server ignores Range requests; an index is read with them";
         got = HttpFile::Outcome::kFailed;
     }
@@ -157,10 +156,7 @@ void keep_head(const MappedFile& file, LoadError* error) {
 bool map_file(const std::string& path, MappedFile* file, LoadError* error) {
     std::string why;
     if (file->open(path, &why)) return true;
-    error->io = true;
-    error->file = path;
-    error->message = why;
-    return false;
+    return source_failed(path, Error::kIo, why, error);
 }
 
 // Parses one whole file; a parser still wanting bytes at the end of the file means it is truncated.
@@ -230,15 +226,18 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
     out->data = nullptr;
     if (!remote(t)) {
         const uint8_t* base = tensor_data(t);
-        if (!base || offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes) return false;
+        if (!base || offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes) {
+            error->file = t.file_index < paths.size() ? paths[t.file_index] : std::string();
+            error->status = make_error(Error::kTruncated, t.offset, "tensor.data");
+            return false;
+        }
         out->data = base + (offset - t.offset);
         return true;
     }
     if (files[t.file_index].is_stream()) {
-        error->io = true;
-        error->file = paths[t.file_index];
-        error->message = "the server ignores Range requests, and this command needs to seek in the tensor data";
-        return false;
+        return source_failed(paths[t.file_index], Error::kNotSeekable,
+                             "the server ignores Range requests, and this command needs to seek in the tensor data",
+                             error);
     }
     HttpFile& http = *remotes[t.file_index];
     HttpError why;
@@ -246,10 +245,9 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
         return remote_failed(http, why, error);
     }
     if (out->buffer.size() != nbytes) {
-        error->io = true;
+        // The server told no size, and the file ends inside the tensor.
         error->file = http.shown_url();
-        error->message =
-            "the file ends at byte " + std::to_string(offset + out->buffer.size()) + ", inside tensor " + t.name;
+        error->status = make_error(Error::kTruncated, offset + out->buffer.size(), "tensor.data");
         return false;
     }
     static const uint8_t kNoBytes = 0;  // an empty tensor's bytes: somewhere, not nullptr (the failure)

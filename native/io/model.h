@@ -20,13 +20,18 @@
 namespace ws {
 
 struct LoadError {
-    bool io = false;      // the file could not be read (exit 3) rather than being invalid (exit 1)
-    std::string file;     // which file
-    Status status;        // for invalid files: code, offset, field
-    std::string message;  // for I/O errors: the system's words; for a model plan's errors: its text
+    std::string file;  // which file
+    // The code and, for an invalid file, the byte offset and field. A source error (is_source_error(): io,
+    // network, http, source_changed, not_seekable) means the file could not be read (exit 3) rather than being
+    // invalid (exit 1).
+    Status status;
+    std::string message;  // for a source error: its detail (the system's words, the HTTP status, what changed);
+                          // for a model plan's errors: its text
     // For invalid files: their first bytes (up to kLoadErrorHead), so a caller can tell what is there instead
     // of a model (scan flags a Git LFS pointer or an HTML page).
     std::string head;
+
+    bool source_failed() const { return is_source_error(status.code); }
 };
 
 constexpr size_t kLoadErrorHead = 512;
@@ -56,8 +61,8 @@ struct LoadedModel {
     bool tensor_in_file(const TensorInfo& t) const;
     bool remote(const TensorInfo& t) const { return t.file_index < remotes.size() && remotes[t.file_index]; }
     // Bytes [offset, offset + nbytes) of t's file, which lie inside t: from the mapping, or fetched. False
-    // with *error set (io: the URL could not be read, or it changed: "source_changed: ...") or, for a
-    // local file, when the range is outside the file (error->io false).
+    // with *error set: a source error (the URL could not be read or changed, a stream cannot seek), or
+    // kTruncated when the file ends inside the range.
     bool read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
 };
 
