@@ -3,11 +3,11 @@
 
 #include <algorithm>
 
-#include "base/le_bytes.h"
 #include "io/header_cache.h"
 #include "io/io_metrics.h"
 #include "io/stream_input.h"
 #include "weightstream/header_parser.h"
+#include "weightstream/header_reads.h"
 #include "weightstream/model_plan.h"
 
 namespace ws {
@@ -25,17 +25,7 @@ bool remote_failed(const HttpFile& http, const HttpError& why, LoadError* error)
                          why.code == Error::kSourceChanged ? why.message + "; run again" : why.message, error);
 }
 
-// A GGUF that declares no tensor is all header (a vocabulary file): its rest can be read in one request
-// without reading past the header.
-bool gguf_without_tensors(const std::vector<uint8_t>& first) {
-    if (first.size() < 24 || detect_format(first.data(), first.size()) != Format::kGguf) return false;
-    const uint32_t version = load_le32(first.data() + 4);
-    return version >= 2 && version < 0x10000 && load_le64(first.data() + 8) == 0;
-}
-
-// Parses the header of the file at a URL with growing ranges: what the parser needs plus a read-ahead of
-// kHeaderReadAhead or a tenth of the header's lower bound (fed + needed), whichever is larger, so that the
-// bytes read never exceed the header + 64 KiB + 10 % while a long vocabulary grows its reads geometrically.
+// Parses the header of the file at a URL with the core's growing reads (header_reads.h: the package's too).
 // A server that ignores Range: the file becomes a stream (file) read front to back.
 // With the header cache on, an entry of the URL is used once the server confirms its version (a 304 to a
 // 1-byte conditional request, or a 206 of the same strong ETag and size), and the parse of the network
@@ -43,6 +33,8 @@ bool gguf_without_tensors(const std::vector<uint8_t>& first) {
 bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelInfo* info, LoadError* error) {
     std::vector<uint8_t> chunk;
     HttpError why;
+    HeaderReads reads;
+    const ByteRange first_read = reads.first();
     const bool use_cache = header_cache_enabled();
     CachedHeader cached;
     HttpFile::Outcome first = HttpFile::Outcome::kFailed;
@@ -68,10 +60,12 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
         if (first != HttpFile::Outcome::kNoRange) {  // (a server without Range: streamed below)
             chunk.clear();
             first = HttpFile::Outcome::kOk;
-            if (!http->size_known() || http->size() > 0) first = http->read(0, kHeaderReadAhead, &chunk, &why);
+            if (!http->size_known() || http->size() > 0) {
+                first = http->read(first_read.offset, first_read.length, &chunk, &why);
+            }
         }
     } else {
-        first = http->read(0, kHeaderReadAhead, &chunk, &why);
+        first = http->read(first_read.offset, first_read.length, &chunk, &why);
     }
     if (first == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
     if (first == HttpFile::Outcome::kNoRange) {
@@ -83,7 +77,6 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
                                   http->size_known() ? http->size() : kUnknownSize);
     }
     options.file_size = http->size_known() ? http->size() : kUnknownSize;
-    const bool all_header = gguf_without_tensors(chunk);
     HeaderParser parser(options);
     uint64_t fed = 0;
     Status s = make_error(Error::kNeedMoreData, 0, "header");
@@ -99,10 +92,8 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
         keep = keep && fed <= kHeaderCacheBytes / 4;
         if (keep) consumed.insert(consumed.end(), chunk.begin(), chunk.end());
         if (s.code != Error::kNeedMoreData) break;
-        const uint64_t needed = parser.bytes_needed();
-        uint64_t length = needed + std::max(kHeaderReadAhead, (fed + needed) / 10);
-        if (all_header && http->size_known() && http->size() > fed) length = std::max(length, http->size() - fed);
-        if (http->read(fed, length, &chunk, &why) == HttpFile::Outcome::kFailed)
+        const ByteRange next = reads.next(parser, http->size_known() ? http->size() : kUnknownSize);
+        if (http->read(next.offset, next.length, &chunk, &why) == HttpFile::Outcome::kFailed)
             return remote_failed(*http, why, error);
     }
     if (!s.ok()) {

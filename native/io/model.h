@@ -2,7 +2,7 @@
 // Opens a model from the command line's path: one GGUF or safetensors file, any part of a split GGUF
 // (all parts are opened), or a sharded safetensors `*.index.json` (all shards are opened); each of these
 // also at an http:// or https:// URL (http_source.h), its parts and shards next to it. A remote file's
-// header is read with growing ranges (kHeaderReadAhead past what the parser needs), its tensors' bytes
+// header is read with the core's growing ranges (weightstream/header_reads.h), its tensors' bytes
 // only when a command asks for them (read_tensor()); a server that ignores Range gives a stream, read
 // front to back like a pipe.
 #pragma once
@@ -35,9 +35,6 @@ struct LoadError {
 };
 
 constexpr size_t kLoadErrorHead = 512;
-// Bytes past what the header parser says it needs that a remote header read asks for, so that a small
-// header takes one request and a long vocabulary a few (the package's HEADER_READ_AHEAD).
-constexpr uint64_t kHeaderReadAhead = 64 * 1024;
 
 // Bytes of a tensor for a command: a pointer into a mapped file, or (a file at a URL) the range fetched
 // into `buffer`, which holds exactly the bytes asked for (one tensor, or one row window).
