@@ -389,7 +389,8 @@ TEST_CASE("a server that ignores Range is read in one streamed pass") {
         INFO(command);
         const ws_test::CliResult r = run_cli(command + " " + quote(base + "/two.gguf"));
         CHECK(r.status == 3);
-        CHECK(r.err.find("the server ignores Range requests") != std::string::npos);
+        CHECK(r.err.find(": not_seekable: the source cannot be read out of order: the server ignores Range requests") !=
+              std::string::npos);
         CHECK(r.out.empty());
     }
 }
@@ -520,6 +521,31 @@ TEST_CASE("a file replaced on the server while it is read is source_changed with
     }
 }
 
+TEST_CASE("verify --json and scan name a source's failure by its code, as the error line and the package do") {
+    const std::string base = faults().base();
+    for (const std::string mode : {"changing", "changing-tag"}) {
+        // The header read pins the file; the tensors' reads then find another version.
+        const std::string url = base + "/" + mode + "/two.gguf?verdict=1";
+        const ws_test::CliResult v = run_cli("verify " + quote(url) + " --json");
+        INFO(mode << ": " << v.err);
+        CHECK(v.status == 3);
+        const json j = json::parse(v.out);
+        CHECK(j["verdict"] == "source_changed");
+        CHECK(j["error"]["file"] == url);
+        CHECK(j["error"]["offset"].is_null());
+        CHECK(j["error"]["what"].is_null());
+        const std::string message = j["error"]["message"];
+        CHECK(message.rfind(url + ": source_changed: the file changed while it was read: ", 0) == 0);
+        CHECK(v.err == "weightstream: error: " + message + "\n");
+        const ws_test::CliResult scan = run_cli("scan --decode " + quote(base + "/" + mode + "/two.gguf?verdict=2"));
+        CHECK(scan.status == 1);
+        CHECK(json::parse(scan.out)["verdict"] == "source_changed");
+    }
+    const ws_test::CliResult missing = run_cli("verify " + quote(base + "/plain/missing.gguf") + " --json");
+    CHECK(missing.status == 3);
+    CHECK(json::parse(missing.out)["verdict"] == "http");
+}
+
 TEST_CASE("a bearer token goes to the URL's host only and neither it nor a --header value is ever printed") {
     const std::string base = faults().base();
     setenv("HF_TOKEN", "hf_secret_token_1234", 1);
@@ -539,10 +565,12 @@ TEST_CASE("a bearer token goes to the URL's host only and neither it nor a --hea
     INFO(ok.err);
     REQUIRE(ok.status == 0);
     CHECK(missing.status == 3);
-    CHECK(missing.err.find("/plain/missing.gguf: HTTP 404") != std::string::npos);
+    CHECK(missing.err.find("/plain/missing.gguf: http: the server answered with an error: HTTP 404") !=
+          std::string::npos);
     CHECK(bad_header.status == 2);
     CHECK(userinfo.status == 3);
-    CHECK(userinfo.err == "weightstream: error: " + base + "/plain/missing.gguf: HTTP 404 Not Found\n");
+    CHECK(userinfo.err == "weightstream: error: " + base +
+                              "/plain/missing.gguf: http: the server answered with an error: HTTP 404 Not Found\n");
     CHECK(bench.status == 2);
     for (const ws_test::CliResult* r : {&ok, &missing, &bad_header, &userinfo, &bench}) {
         CHECK(r->out.find("hf_secret") == std::string::npos);

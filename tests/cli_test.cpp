@@ -223,10 +223,11 @@ TEST_CASE("human info shows the summary and shortens long arrays") {
 
 TEST_CASE("exit statuses and the one-line error format") {
     ws_test::TempDir dir;
-    SECTION("missing file: I/O error, status 3") {
+    SECTION("missing file: I/O error, status 3, named as an invalid file is: FILE: CODE: DESCRIPTION: DETAIL") {
         const ws_test::CliResult r = run_cli("info " + quote(dir.file("nope.gguf")));
         CHECK(r.status == 3);
-        CHECK(r.err == "weightstream: error: " + dir.file("nope.gguf") + ": No such file or directory\n");
+        CHECK(r.err == "weightstream: error: " + dir.file("nope.gguf") +
+                           ": io: the file could not be read: No such file or directory\n");
     }
     SECTION("usage errors: status 2") {
         CHECK(run_cli("").status == 2);

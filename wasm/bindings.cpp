@@ -23,6 +23,7 @@
 #include "weightstream/dtype.h"
 #include "weightstream/gguf_edit.h"
 #include "weightstream/header_parser.h"
+#include "weightstream/header_reads.h"
 #include "weightstream/hf_checkpoint.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_facts.h"
@@ -343,6 +344,7 @@ public:
     }
     double bytes_needed() const { return double(parser_.bytes_needed()); }
     double bytes_expected() const { return double(parser_.bytes_expected()); }
+    const HeaderParser& header_parser() const { return parser_; }
 
     // After feed() returned ok: the parsed model (the parser keeps nothing).
     Model* take_model() {
@@ -361,6 +363,28 @@ private:
 
     HeaderParser parser_;
     std::vector<uint8_t> staging_;
+};
+
+// A byte range as JavaScript numbers (exact: a header read stays below kMaxHeaderRead past what was fed).
+struct JsRange {
+    double offset = 0;
+    double length = 0;
+};
+
+// The core's header read policy (header_reads.h) over a Parser's state: model.js's parseHeader reads what it says.
+class Reads {
+public:
+    explicit Reads(double source_read_size) : reads_(to_u64(source_read_size)) {}
+    JsRange first() const { return to_js(reads_.first()); }
+    // file_size < 0: unknown.
+    JsRange next(const Parser& parser, double file_size) {
+        return to_js(reads_.next(parser.header_parser(), file_size < 0 ? kUnknownSize : to_u64(file_size)));
+    }
+
+private:
+    static JsRange to_js(ByteRange r) { return JsRange{double(r.offset), double(r.length)}; }
+
+    HeaderReads reads_;
 };
 
 // Which files make up a model and their merge (include/weightstream/model_plan.h): the JavaScript reads the files the
@@ -1004,11 +1028,13 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::JsCompareJob;
     using ws::JsJob;
     using ws::JsQuantizeJob;
+    using ws::JsRange;
     using ws::JsStatus;
     using ws::JsWindow;
     using ws::Model;
     using ws::Parser;
     using ws::Plan;
+    using ws::Reads;
     using ws::StatsDecoder;
 
     value_object<JsStatus>("Status")
@@ -1038,6 +1064,8 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("bytesNeeded", &Parser::bytes_needed)
         .function("bytesExpected", &Parser::bytes_expected)
         .function("takeModel", &Parser::take_model, allow_raw_pointers());
+    value_object<JsRange>("ByteRange").field("offset", &JsRange::offset).field("length", &JsRange::length);
+    class_<Reads>("HeaderReads").constructor<double>().function("first", &Reads::first).function("next", &Reads::next);
     class_<Plan>("Plan")
         .constructor<double, bool, bool>()
         .function("plan", &Plan::plan)

@@ -3,16 +3,11 @@
 // from its fields (code, offset, file, what), never from its message.
 
 // What each of the package's own codes means to someone who just opened a file (the banner adds where and which
-// field). The core's codes are not here: their errors carry the core's words as `description` (from the
-// package, the same the CLI prints). tests/js/errors.test.mjs checks the keys against SourceErrorCode of
-// wasm/js/index.d.ts.
+// field). The core's codes are not here, its source codes (io, network, http, source_changed, ...) neither: their
+// errors carry the core's words as `description` (from the package, the same the CLI prints).
+// tests/js/errors.test.mjs checks the keys against PackageErrorCode of wasm/js/index.d.ts.
 export const DESCRIPTIONS = {
-    io: "the file could not be read",
-    network: "the URL could not be fetched",
-    http: "the server answered with an error",
-    source_changed: "the file changed on the server while it was read",
     cors: "the server's CORS headers do not let this page read the file",
-    not_seekable: "the source cannot be read out of order",
     no_such_tensor: "the model has no tensor of that name",
     closed: "the model was closed",
     wasm_load: "the WebAssembly module could not be loaded",

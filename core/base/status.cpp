@@ -43,6 +43,16 @@ const char* error_name(Error e) {
             return "internal";
         case Error::kBadSource:
             return "bad_source";
+        case Error::kIo:
+            return "io";
+        case Error::kNetwork:
+            return "network";
+        case Error::kHttp:
+            return "http";
+        case Error::kSourceChanged:
+            return "source_changed";
+        case Error::kNotSeekable:
+            return "not_seekable";
         case Error::kEnd:
             break;
     }
@@ -89,10 +99,33 @@ const char* error_description(Error e) {
             return "a bug in weightstream (please report it)";
         case Error::kBadSource:
             return "this cannot be opened";
+        case Error::kIo:
+            return "the file could not be read";
+        case Error::kNetwork:
+            return "the URL could not be fetched";
+        case Error::kHttp:
+            return "the server answered with an error";
+        case Error::kSourceChanged:
+            return "the file changed while it was read";
+        case Error::kNotSeekable:
+            return "the source cannot be read out of order";
         case Error::kEnd:
             break;
     }
     return "a bug in weightstream (please report it)";
+}
+
+bool is_source_error(Error e) {
+    switch (e) {
+        case Error::kIo:
+        case Error::kNetwork:
+        case Error::kHttp:
+        case Error::kSourceChanged:
+        case Error::kNotSeekable:
+            return true;
+        default:
+            return false;
+    }
 }
 
 }  // namespace ws

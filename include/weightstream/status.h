@@ -32,6 +32,13 @@ enum class Error : uint8_t {
     kBadSplit,       // parts of a split/sharded model that do not fit together
     kInternal,       // a bug: an invariant that input cannot reach
     kBadSource,      // the sources given cannot be told apart or are not the files of one model (model_plan.h)
+    // The source's failures: the bytes could not be had (is_source_error()). The core itself never returns
+    // them; the native I/O and the package's sources do, so that both name a failure with the same word.
+    kIo,             // a local file cannot be read: missing, no permission, a read error
+    kNetwork,        // a URL cannot be fetched: no connection, a stall, retries used up (a CORS refusal in a browser)
+    kHttp,           // the server answered with an error status or a wrong Content-Range
+    kSourceChanged,  // the file changed while it was read: another ETag, Last-Modified or size; a mapped file shrank
+    kNotSeekable,    // a forward-only source (a pipe, a server without Range) asked for bytes out of order
     kEnd,            // not a code: one past the last, so that the list can be walked (errorNames() in wasm)
 };
 
@@ -40,6 +47,9 @@ const char* error_name(Error e);  // "ok", "need_more_data", "bad_magic", ...
 // CLI prints after the code and the package gives the page (errorDescriptions() in wasm). Lower case, no
 // final period; the Status's `what` and offset say where.
 const char* error_description(Error e);
+// True for the codes of a source that failed (kIo .. kNotSeekable): the bytes could not be had, which says
+// nothing of the file (the CLI's exit status 3); false for a file that is invalid.
+bool is_source_error(Error e);
 
 struct [[nodiscard]] Status {
     Error code = Error::kOk;

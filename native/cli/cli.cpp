@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "cli/usage.h"
+#include "io/source_error.h"
 
 namespace ws::cli {
 namespace {
@@ -122,7 +123,7 @@ std::string describe(const std::string& file, const Status& s) {
 }
 
 std::string load_error_text(const LoadError& error) {
-    if (error.io) return error.file + ": " + error.message;
+    if (error.source_failed()) return source_error_text(error.file, error.status.code, error.message);
     // The model plan's errors come with the core's text (the package shows the same) in place of the field.
     if (!error.message.empty()) {
         return error.file + ": " + error_name(error.status.code) + ": " + error_description(error.status.code) + ": " +
@@ -132,7 +133,7 @@ std::string load_error_text(const LoadError& error) {
 }
 
 int fail_load(const LoadError& error) {
-    return fail(error.io ? kExitIo : kExitInvalid, load_error_text(error));
+    return fail(error.source_failed() ? kExitIo : kExitInvalid, load_error_text(error));
 }
 
 bool load(const std::string& path, bool strict, LoadedModel* model, int* exit_status) {

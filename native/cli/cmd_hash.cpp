@@ -34,6 +34,7 @@
 #include "cli/tensor_hash.h"
 #include "io/crypto_library.h"
 #include "io/io_metrics.h"
+#include "io/source_error.h"
 #include "io/stream_input.h"
 #include "io/tensor_io.h"
 #include "weightstream/block_stream.h"
@@ -86,7 +87,7 @@ bool hash_stream(LoadedModel& model, std::vector<TensorDigests>* rows, Progress*
             &io_error);
         if (!io_error.empty()) {
             progress->finish();
-            *status = fail(kExitIo, model.paths[0] + ": " + io_error);
+            *status = fail(kExitIo, source_error_text(model.paths[0], Error::kIo, io_error));
             return false;
         }
         if (read.ok() && decoded.ok() && decode) decoded = blocks.finish();

@@ -20,8 +20,9 @@
 //   not printed on stdout.
 //   Lines come out in list order (not completion order), so two runs over the same list print the same
 //   bytes; a line holds no time or other run-dependent value.
-//   Exit status: 0 every model ok, 1 some model's verdict is not ok (invalid, or unreadable: verdict
-//   "io"), 2 usage, 3 the list itself cannot be read (a list file, a directory, OUT) or written.
+//   Exit status: 0 every model ok, 1 some model's verdict is not ok (invalid, or unreadable: a source
+//   error's code, "io", "http", "source_changed", ...), 2 usage, 3 the list itself cannot be read (a list
+//   file, a directory, OUT) or written.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -205,7 +206,7 @@ ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
     LoadedModel model;
     const Verdict v = verify_model(source, options, &model);
     ScanResult r;
-    r.verdict = v.ok() ? "ok" : v.code;
+    r.verdict = verdict_name(v);
     nlohmann::json line = {{"source", source}, {"verdict", r.verdict}, {"warnings", v.warnings}};
     line["error"] = verdict_error_json(v);
 
@@ -244,12 +245,12 @@ ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
         }
         // A type this build does not know (a GGUF id ggml removed, a safetensors dtype string): strict parsing
         // (verify's) stops at it.
-        if (v.code == error_name(Error::kBadType) && (v.what == "tensor.type" || v.what == "tensor.dtype")) {
+        if (v.code == Error::kBadType && (v.what == "tensor.type" || v.what == "tensor.dtype")) {
             flags.push_back("unknown_type");
         }
-        if (v.code != "io") {
+        if (!is_source_error(v.code)) {
             // Truncated at byte 0 with no first bytes: the file has none.
-            if (v.code == error_name(Error::kTruncated) && v.offset == 0 && v.load_error.head.empty()) {
+            if (v.code == Error::kTruncated && v.offset == 0 && v.load_error.head.empty()) {
                 flags.push_back("empty");
             }
             flag_head(v.load_error.head, &line, &flags);
@@ -270,7 +271,7 @@ ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
                                   : nlohmann::json(plan.parts().size());
         if (v.loaded) {
             split["consistent"] = true;
-        } else if (v.code == error_name(Error::kBadSplit) || (v.code == "io" && v.file != source)) {
+        } else if (v.code == Error::kBadSplit || (is_source_error(v.code) && v.file != source)) {
             split["consistent"] = false;
         } else {
             split["consistent"] = nullptr;

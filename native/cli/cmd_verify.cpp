@@ -98,7 +98,7 @@ ScaleFindings check_scales(const TensorInfo& t, const uint8_t* data, bool big_en
 // Sets the verdict of a failed check (file, s and message may point into *v).
 void set_failure(Verdict* v, int status, const std::string& file, const Status& s, const std::string& message) {
     v->status = status;
-    v->code = error_name(s.code);
+    v->code = s.code;
     v->message = printable(message, SIZE_MAX);
     v->offset = s.offset;
     v->what = s.what;
@@ -113,14 +113,7 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
     parse.strict = true;
     if (!load_model(source, parse, model, &v.load_error)) {
         const LoadError& e = v.load_error;
-        if (e.io) {
-            v.status = kExitIo;
-            v.code = "io";
-            v.file = e.file;
-            v.message = printable(load_error_text(e), SIZE_MAX);
-            return v;
-        }
-        set_failure(&v, kExitInvalid, e.file, e.status, load_error_text(e));
+        set_failure(&v, e.source_failed() ? kExitIo : kExitInvalid, e.file, e.status, load_error_text(e));
         return v;
     }
     v.loaded = true;
@@ -159,11 +152,8 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
         LoadError read_error;
         if (!model->read_tensor(t, t.offset, t.nbytes, &held, &read_error)) {
             progress.finish();
-            if (read_error.io) {
-                v.status = kExitIo;
-                v.code = "io";
-                v.file = read_error.file;
-                v.message = printable(load_error_text(read_error), SIZE_MAX);
+            if (read_error.source_failed()) {
+                set_failure(&v, kExitIo, read_error.file, read_error.status, load_error_text(read_error));
             } else {
                 const Status s = make_error(Error::kTruncated, t.offset, "tensor.data");
                 const std::string& file = model->paths[t.file_index];
@@ -212,11 +202,16 @@ Verdict verify_model(const std::string& source, const VerifyOptions& options, Lo
     return v;
 }
 
+std::string verdict_name(const Verdict& v) {
+    return v.ok() ? "ok" : error_name(v.code);
+}
+
 nlohmann::json verdict_error_json(const Verdict& v) {
     if (v.ok()) return nullptr;
+    const bool source = is_source_error(v.code);
     nlohmann::json error = {{"file", v.file}, {"message", v.message}};
-    error["offset"] = v.code == "io" ? nlohmann::json(nullptr) : nlohmann::json(v.offset);
-    error["what"] = v.code == "io" ? nlohmann::json(nullptr) : nlohmann::json(v.what);
+    error["offset"] = source ? nlohmann::json(nullptr) : nlohmann::json(v.offset);
+    error["what"] = source ? nlohmann::json(nullptr) : nlohmann::json(v.what);
     return error;
 }
 
@@ -231,10 +226,8 @@ int cmd_verify(const std::vector<std::string>& argv) {
     const Verdict v = verify_model(path, options, &model);
     if (args.has("--json")) {
         // The verdict as scan reports it, plus the counts of the text line; the error line still goes to stderr.
-        nlohmann::json j = {{"source", path},
-                            {"verdict", v.ok() ? std::string("ok") : v.code},
-                            {"error", verdict_error_json(v)},
-                            {"warnings", v.warnings}};
+        nlohmann::json j = {
+            {"source", path}, {"verdict", verdict_name(v)}, {"error", verdict_error_json(v)}, {"warnings", v.warnings}};
         j["tensors"] = v.loaded ? nlohmann::json(model.info.tensors.size()) : nlohmann::json(nullptr);
         j["decoded"] = v.decoded;
         j["metadata_keys"] = v.loaded ? nlohmann::json(model.info.metadata.size()) : nlohmann::json(nullptr);

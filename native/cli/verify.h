@@ -31,10 +31,11 @@ struct ScaleFinding {
 
 struct Verdict {
     int status = kExitOk;  // kExitOk, kExitInvalid (the model is invalid) or kExitIo (a file cannot be read)
-    // When not ok: error_name() of the code ("io" for an unreadable file), the file it is in, the byte offset
-    // and the field (Status::what; "" for io), and the message: the error line verify prints, without
-    // "weightstream: error: " (already passed through printable()).
-    std::string code;
+    // When not ok: the code (a source error's, is_source_error(), for a file that cannot be read: io, http,
+    // source_changed, ...), the file it is in, the byte offset and the field (Status::what; not for a source
+    // error), and the message: the error line verify prints, without "weightstream: error: " (already passed
+    // through printable()).
+    Error code = Error::kOk;
     std::string file;
     uint64_t offset = 0;
     std::string what;
@@ -55,8 +56,10 @@ struct Verdict {
 // verdict.loaded). Safe on untrusted files: every problem is a verdict.
 Verdict verify_model(const std::string& source, const VerifyOptions& options, LoadedModel* model);
 
+// The verdict's "verdict" as scan's lines and verify --json give it: "ok" or the code's error_name().
+std::string verdict_name(const Verdict& v);
 // The verdict's "error" as scan's lines and verify --json give it: null when ok, else {file, offset, what,
-// message} (offset and what null for an unreadable file).
+// message} (offset and what null for a source error).
 nlohmann::json verdict_error_json(const Verdict& v);
 
 }  // namespace ws::cli

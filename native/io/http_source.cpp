@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "io/curl_library.h"
 #include "io/io_metrics.h"
+#include "io/source_error.h"
 #include "weightstream/utf8.h"
 
 namespace ws {
@@ -272,21 +273,19 @@ bool HttpFile::check_pin(const Response& r, bool has_total, uint64_t total, Http
         pin_.total = total;
         return true;
     }
-    error->changed = true;
     const bool tagged = !pin_.etag.empty() && !r.etag.empty();
     if (tagged && opaque_tag(pin_.etag) != opaque_tag(r.etag)) {
-        error->message = "ETag " + pin_.etag + ", now " + r.etag;
+        *error = HttpError{Error::kSourceChanged, "ETag " + pin_.etag + ", now " + r.etag};
         return false;
     }
     if (!tagged && !pin_.last_modified.empty() && !r.last_modified.empty() && pin_.last_modified != r.last_modified) {
-        error->message = "Last-Modified " + pin_.last_modified + ", now " + r.last_modified;
+        *error = HttpError{Error::kSourceChanged, "Last-Modified " + pin_.last_modified + ", now " + r.last_modified};
         return false;
     }
     if (pin_.total_known && has_total && total != pin_.total) {
-        error->message = std::to_string(pin_.total) + " bytes, now " + std::to_string(total);
+        *error = HttpError{Error::kSourceChanged, std::to_string(pin_.total) + " bytes, now " + std::to_string(total)};
         return false;
     }
-    error->changed = false;
     return true;
 }
 
@@ -354,6 +353,7 @@ bool HttpFile::check_response(Response* r) {
     }
     const ContentRange range = parse_content_range(r->content_range);
     if (!range.valid || range.unsatisfied || range.start != r->from) {
+        r->error.code = Error::kHttp;
         r->error.message = "asked for bytes " + std::to_string(r->from) + "-" + std::to_string(r->to - 1) +
                            ", the server sent \"" + cli::printable(r->content_range, 100) + "\"";
         return false;
@@ -374,6 +374,7 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     const CurlLibrary* lib = curl_library(&unloaded);
     CURL* curl = lib ? lib->easy_init() : nullptr;
     if (!curl) {
+        r->error.code = Error::kNetwork;
         r->error.message = lib ? "curl_easy_init failed" : unloaded;
         r->fatal = true;
         return false;
@@ -501,8 +502,7 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
                 size_ = r.length;
                 return Outcome::kNoRange;
             }
-            error->changed = true;
-            error->message = "the server answered a range of it with the whole file (200)";
+            *error = HttpError{Error::kSourceChanged, "the server answered a range of it with the whole file (200)"};
             return Outcome::kFailed;
         }
         if (r.status == 304 && condition_.set) {
@@ -512,8 +512,7 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
             return Outcome::kNotModified;
         }
         if (r.status == 412) {
-            error->changed = true;
-            error->message = "the server's precondition failed (412)";
+            *error = HttpError{Error::kSourceChanged, "the server's precondition failed (412)"};
             return Outcome::kFailed;
         }
         if (r.status == 416) {
@@ -529,8 +528,8 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
                 }
                 break;
             }
-            error->message = http_words(r) + ": bytes " + std::to_string(pos) + "-" + std::to_string(end - 1) +
-                             " are inside the file";
+            *error = HttpError{Error::kHttp, http_words(r) + ": bytes " + std::to_string(pos) + "-" +
+                                                 std::to_string(end - 1) + " are inside the file"};
             return Outcome::kFailed;
         }
         if (r.started && r.status == 206) {
@@ -539,24 +538,24 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
             if (r.complete || (finished && pos >= end)) break;
         }
         // Here the attempt failed: a network error, a short body, or an error status.
-        std::string why;
+        HttpError why{Error::kNetwork, ""};
         long wait = 0;
         if (r.status != 206 && r.status != 0) {
-            why = http_words(r);
+            why = HttpError{Error::kHttp, http_words(r)};
             if (!retryable_status(r.status)) {
-                error->message = why;
+                *error = why;
                 return Outcome::kFailed;
             }
             wait = retry_after_ms(r.status, r.retry_after);
         } else if (!finished) {
-            why = curl_words(r);
+            why.message = curl_words(r);
         } else {
-            why = "the response ended at byte " + std::to_string(pos) + " of " + std::to_string(end);
+            why.message = "the response ended at byte " + std::to_string(pos) + " of " + std::to_string(end);
         }
         if (r.received > 0) failures = 0;  // progress: a resumed transfer gets its retries back
         if (++failures > options.retries) {
-            error->message =
-                why + " (at byte " + std::to_string(pos) + ", after " + std::to_string(options.retries) + " retries)";
+            *error = HttpError{why.code, why.message + " (at byte " + std::to_string(pos) + ", after " +
+                                             std::to_string(options.retries) + " retries)"};
             return Outcome::kFailed;
         }
         record_retry();
@@ -608,27 +607,26 @@ void HttpFile::stream_body(int fd) {
         if (r.pipe_closed || stop_) return;  // the reader has what it wanted
         written += r.received;
         if (finished && r.status == 200) return;  // the whole body: the reader sees its end
-        std::string why;
+        HttpError why{Error::kNetwork, ""};
         long wait = 0;
         bool fatal = r.fatal;
         if (r.fatal) {
-            why = r.error.changed
-                      ? "source_changed: the file changed while it was being read (" + r.error.message + "); run again"
-                      : r.error.message;
+            why = r.error;
+            if (why.code == Error::kSourceChanged) why.message += "; run again";
         } else if (r.status != 200 && r.status != 0) {
-            why = http_words(r);
+            why = HttpError{Error::kHttp, http_words(r)};
             fatal = !retryable_status(r.status);
             wait = retry_after_ms(r.status, r.retry_after);
         } else {
-            why = finished ? "the response ended early" : curl_words(r);
+            why.message = finished ? "the response ended early" : curl_words(r);
         }
         if (r.received > 0) failures = 0;
         if (fatal || ++failures > options.retries) {
             remove_temporary_outputs();
             std::fflush(stdout);
-            std::fprintf(
-                stderr, "weightstream: error: %s\n",
-                cli::printable(shown_ + ": " + why + " (at byte " + std::to_string(written) + ")", SIZE_MAX).c_str());
+            const std::string line =
+                source_error_text(shown_, why.code, why.message + " (at byte " + std::to_string(written) + ")");
+            std::fprintf(stderr, "weightstream: error: %s\n", cli::printable(line, SIZE_MAX).c_str());
             std::fflush(stderr);
             _exit(cli::kExitIo);
         }

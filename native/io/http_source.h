@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "weightstream/status.h"
+
 namespace ws {
 
 // The longest Retry-After honoured (the package's MAX_RETRY_AFTER_MS).
@@ -52,8 +54,8 @@ std::string url_name(const std::string& url);
 
 // What a failed read says.
 struct HttpError {
-    bool changed = false;  // the file changed on the server (source_changed), else an HTTP or network error
-    std::string message;   // "HTTP 404 Not Found", curl's words, or for changed what differs
+    Error code = Error::kOk;  // kSourceChanged (another version of the file), kHttp or kNetwork
+    std::string message;      // "HTTP 404 Not Found", curl's words, or for kSourceChanged what differs
 };
 
 class HttpFile {

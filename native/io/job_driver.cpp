@@ -125,7 +125,7 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
             const JobSource& s = sources[r.source];
             LoadError error;
             if (!s.model->read_range(s.file, r.offset, r.size, &held[i], &error)) {
-                if (error.io) {
+                if (error.source_failed()) {
                     result.kind = DriveResult::Kind::kSource;
                     result.source = r.source;
                     result.load = std::move(error);

@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "cli/cli.h"
+#include "io/source_error.h"
 
 namespace ws {
 namespace {
@@ -29,7 +30,8 @@ struct MappingSlot {
     std::atomic<int> state{kFree};
     uintptr_t begin = 0;
     uintptr_t end = 0;
-    char message[kMaxShownPath + 96] = {};  // "weightstream: error: FILE: the file shrank while it was read\n"
+    // "weightstream: error: FILE: source_changed: the file changed while it was read: it shrank\n"
+    char message[kMaxShownPath + 128] = {};
 };
 // Every member initialized by a constant: the array is zero bytes in .bss, not a loop at start-up that
 // touches 600 KiB before main (README, start-up).
@@ -72,7 +74,8 @@ void install_sigbus_handler() {
 int register_mapping(const void* data, uint64_t size, const std::string& path) {
     install_sigbus_handler();
     const std::string message =
-        "weightstream: error: " + cli::printable(path, kMaxShownPath) + ": the file shrank while it was read\n";
+        "weightstream: error: " +
+        source_error_text(cli::printable(path, kMaxShownPath), Error::kSourceChanged, "it shrank") + "\n";
     for (int i = 0; i < kMaxMappings; ++i) {
         int expected = kFree;
         if (!g_mappings[i].state.compare_exchange_strong(expected, kWriting)) continue;

@@ -5,7 +5,8 @@
 //
 // A mapped file that shrinks while it is read (another process truncates it) makes the next read of a
 // page past its new end raise SIGBUS. The handler installed by the first mapping turns that into the
-// I/O error of the CLI's contract: "weightstream: error: FILE: the file shrank while it was read", the
+// I/O error of the CLI's contract, source_changed as for a URL whose file changes: "weightstream: error: FILE:
+// source_changed: the file changed while it was read: it shrank", the
 // temporary output files removed (remove_temporary_outputs), exit status 3. Why a handler that exits rather
 // than checking reads against the current size: the mapped bytes are read on several threads deep inside
 // the decoders, sha256 and memcpy, and a size check before each read still races with the truncation; and

@@ -3,36 +3,29 @@
 
 #include <algorithm>
 
-#include "base/le_bytes.h"
 #include "io/header_cache.h"
 #include "io/io_metrics.h"
 #include "io/stream_input.h"
 #include "weightstream/header_parser.h"
+#include "weightstream/header_reads.h"
 #include "weightstream/model_plan.h"
 
 namespace ws {
 namespace {
 
-bool remote_failed(const HttpFile& http, const HttpError& why, LoadError* error) {
-    error->io = true;
-    error->file = http.shown_url();
-    error->message = why.changed
-                         ? "source_changed: the file changed while it was being read (" + why.message + "); run again"
-                         : why.message;
+bool source_failed(const std::string& file, Error code, std::string message, LoadError* error) {
+    error->file = file;
+    error->status = make_error(code, 0, "");
+    error->message = std::move(message);
     return false;
 }
 
-// A GGUF that declares no tensor is all header (a vocabulary file): its rest can be read in one request
-// without reading past the header.
-bool gguf_without_tensors(const std::vector<uint8_t>& first) {
-    if (first.size() < 24 || detect_format(first.data(), first.size()) != Format::kGguf) return false;
-    const uint32_t version = load_le32(first.data() + 4);
-    return version >= 2 && version < 0x10000 && load_le64(first.data() + 8) == 0;
+bool remote_failed(const HttpFile& http, const HttpError& why, LoadError* error) {
+    return source_failed(http.shown_url(), why.code,
+                         why.code == Error::kSourceChanged ? why.message + "; run again" : why.message, error);
 }
 
-// Parses the header of the file at a URL with growing ranges: what the parser needs plus a read-ahead of
-// kHeaderReadAhead or a tenth of the header's lower bound (fed + needed), whichever is larger, so that the
-// bytes read never exceed the header + 64 KiB + 10 % while a long vocabulary grows its reads geometrically.
+// Parses the header of the file at a URL with the core's growing reads (header_reads.h: the package's too).
 // A server that ignores Range: the file becomes a stream (file) read front to back.
 // With the header cache on, an entry of the URL is used once the server confirms its version (a 304 to a
 // 1-byte conditional request, or a 206 of the same strong ETag and size), and the parse of the network
@@ -40,6 +33,8 @@ bool gguf_without_tensors(const std::vector<uint8_t>& first) {
 bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelInfo* info, LoadError* error) {
     std::vector<uint8_t> chunk;
     HttpError why;
+    HeaderReads reads;
+    const ByteRange first_read = reads.first();
     const bool use_cache = header_cache_enabled();
     CachedHeader cached;
     HttpFile::Outcome first = HttpFile::Outcome::kFailed;
@@ -65,27 +60,23 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
         if (first != HttpFile::Outcome::kNoRange) {  // (a server without Range: streamed below)
             chunk.clear();
             first = HttpFile::Outcome::kOk;
-            if (!http->size_known() || http->size() > 0) first = http->read(0, kHeaderReadAhead, &chunk, &why);
+            if (!http->size_known() || http->size() > 0) {
+                first = http->read(first_read.offset, first_read.length, &chunk, &why);
+            }
         }
     } else {
-        first = http->read(0, kHeaderReadAhead, &chunk, &why);
+        first = http->read(first_read.offset, first_read.length, &chunk, &why);
     }
     if (first == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
     if (first == HttpFile::Outcome::kNoRange) {
         std::string message;
         const int fd = http->open_stream(&message);
-        if (fd < 0) {
-            error->io = true;
-            error->file = http->shown_url();
-            error->message = message;
-            return false;
-        }
+        if (fd < 0) return source_failed(http->shown_url(), Error::kIo, message, error);
         file->open_stream(fd);
         return read_stream_header(http->shown_url(), file, options, info, error,
                                   http->size_known() ? http->size() : kUnknownSize);
     }
     options.file_size = http->size_known() ? http->size() : kUnknownSize;
-    const bool all_header = gguf_without_tensors(chunk);
     HeaderParser parser(options);
     uint64_t fed = 0;
     Status s = make_error(Error::kNeedMoreData, 0, "header");
@@ -101,10 +92,8 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
         keep = keep && fed <= kHeaderCacheBytes / 4;
         if (keep) consumed.insert(consumed.end(), chunk.begin(), chunk.end());
         if (s.code != Error::kNeedMoreData) break;
-        const uint64_t needed = parser.bytes_needed();
-        uint64_t length = needed + std::max(kHeaderReadAhead, (fed + needed) / 10);
-        if (all_header && http->size_known() && http->size() > fed) length = std::max(length, http->size() - fed);
-        if (http->read(fed, length, &chunk, &why) == HttpFile::Outcome::kFailed)
+        const ByteRange next = reads.next(parser, http->size_known() ? http->size() : kUnknownSize);
+        if (http->read(next.offset, next.length, &chunk, &why) == HttpFile::Outcome::kFailed)
             return remote_failed(*http, why, error);
     }
     if (!s.ok()) {
@@ -130,6 +119,7 @@ bool read_remote_whole(HttpFile* http, uint64_t cap, std::vector<uint8_t>* bytes
     HttpError why;
     HttpFile::Outcome got = http->read(0, kHeaderReadAhead, bytes, &why);
     if (got == HttpFile::Outcome::kNoRange) {
+        why.code = Error::kNotSeekable;
         why.message = "the server ignores Range requests; an index is read with them";
         got = HttpFile::Outcome::kFailed;
     }
@@ -157,10 +147,7 @@ void keep_head(const MappedFile& file, LoadError* error) {
 bool map_file(const std::string& path, MappedFile* file, LoadError* error) {
     std::string why;
     if (file->open(path, &why)) return true;
-    error->io = true;
-    error->file = path;
-    error->message = why;
-    return false;
+    return source_failed(path, Error::kIo, why, error);
 }
 
 // Parses one whole file; a parser still wanting bytes at the end of the file means it is truncated.
@@ -228,44 +215,46 @@ bool LoadedModel::read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nby
                               LoadError* error) const {
     out->buffer.clear();
     out->data = nullptr;
-    if (offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes) return false;
-    if (!remote(t) && !tensor_data(t)) return false;
+    if (offset < t.offset || nbytes > t.nbytes || offset - t.offset > t.nbytes - nbytes ||
+        (!remote(t) && !tensor_data(t))) {
+        error->file = t.file_index < paths.size() ? paths[t.file_index] : std::string();
+        error->status = make_error(Error::kTruncated, t.offset, "tensor.data");
+        return false;
+    }
     return read_range(t.file_index, offset, nbytes, out, error);
 }
 
 bool LoadedModel::read_range(size_t file, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const {
     out->buffer.clear();
     out->data = nullptr;
-    if (file >= files.size()) return false;
+    auto outside = [&](uint64_t at) {
+        error->file = file < paths.size() ? paths[file] : std::string();
+        error->status = make_error(Error::kTruncated, at, "tensor.data");
+        return false;
+    };
+    if (file >= files.size()) return outside(offset);
     const bool is_remote = file < remotes.size() && remotes[file];
     if (files[file].is_stream()) {
-        error->io = true;
-        error->file = paths[file];
-        error->message = is_remote ? "the server ignores Range requests, and this command needs to seek in the "
-                                     "tensor data (download it first; info, tensors and hash read it as it comes)"
-                                   : "not a regular file: this command needs to seek in the tensor data (save it "
-                                     "to a file first; info, tensors and hash read a pipe as it comes)";
-        return false;
+        return source_failed(paths[file], Error::kNotSeekable,
+                             is_remote ? "the server ignores Range requests, and this command needs to seek in the "
+                                         "tensor data (download it first; info, tensors and hash read it as it comes)"
+                                       : "not a regular file: this command needs to seek in the tensor data (save it "
+                                         "to a file first; info, tensors and hash read a pipe as it comes)",
+                             error);
     }
     if (!is_remote) {
         const MappedFile& f = files[file];
-        if (offset > f.size() || nbytes > f.size() - offset) return false;
+        if (offset > f.size() || nbytes > f.size() - offset) return outside(offset);
         out->data = f.data() + offset;
         return true;
     }
     HttpFile& http = *remotes[file];
-    if (http.size_known() && (offset > http.size() || nbytes > http.size() - offset)) return false;
+    if (http.size_known() && (offset > http.size() || nbytes > http.size() - offset)) return outside(offset);
     HttpError why;
     if (http.read(offset, nbytes, &out->buffer, &why) == HttpFile::Outcome::kFailed) {
         return remote_failed(http, why, error);
     }
-    if (out->buffer.size() != nbytes) {
-        error->io = true;
-        error->file = http.shown_url();
-        error->message = "the file ends at byte " + std::to_string(offset + out->buffer.size()) + ", inside bytes [" +
-                         std::to_string(offset) + ", " + std::to_string(offset + nbytes) + ")";
-        return false;
-    }
+    if (out->buffer.size() != nbytes) return outside(offset + out->buffer.size());  // no size told; ends inside
     static const uint8_t kNoBytes = 0;  // an empty range's bytes: somewhere, not nullptr (the failure)
     out->data = nbytes > 0 ? out->buffer.data() : &kNoBytes;
     return true;

@@ -2,7 +2,7 @@
 // Opens a model from the command line's path: one GGUF or safetensors file, any part of a split GGUF
 // (all parts are opened), or a sharded safetensors `*.index.json` (all shards are opened); each of these
 // also at an http:// or https:// URL (http_source.h), its parts and shards next to it. A remote file's
-// header is read with growing ranges (kHeaderReadAhead past what the parser needs), its tensors' bytes
+// header is read with the core's growing ranges (weightstream/header_reads.h), its tensors' bytes
 // only when a command asks for them (read_tensor()); a server that ignores Range gives a stream, read
 // front to back like a pipe.
 #pragma once
@@ -20,19 +20,21 @@
 namespace ws {
 
 struct LoadError {
-    bool io = false;      // the file could not be read (exit 3) rather than being invalid (exit 1)
-    std::string file;     // which file
-    Status status;        // for invalid files: code, offset, field
-    std::string message;  // for I/O errors: the system's words; for a model plan's errors: its text
+    std::string file;  // which file
+    // The code and, for an invalid file, the byte offset and field. A source error (is_source_error(): io,
+    // network, http, source_changed, not_seekable) means the file could not be read (exit 3) rather than being
+    // invalid (exit 1).
+    Status status;
+    std::string message;  // for a source error: its detail (the system's words, the HTTP status, what changed);
+                          // for a model plan's errors: its text
     // For invalid files: their first bytes (up to kLoadErrorHead), so a caller can tell what is there instead
     // of a model (scan flags a Git LFS pointer or an HTML page).
     std::string head;
+
+    bool source_failed() const { return is_source_error(status.code); }
 };
 
 constexpr size_t kLoadErrorHead = 512;
-// Bytes past what the header parser says it needs that a remote header read asks for, so that a small
-// header takes one request and a long vocabulary a few (the package's HEADER_READ_AHEAD).
-constexpr uint64_t kHeaderReadAhead = 64 * 1024;
 
 // Bytes of a tensor for a command: a pointer into a mapped file, or (a file at a URL) the range fetched
 // into `buffer`, which holds exactly the bytes asked for (one tensor, or one row window).
@@ -56,12 +58,12 @@ struct LoadedModel {
     bool tensor_in_file(const TensorInfo& t) const;
     bool remote(const TensorInfo& t) const { return t.file_index < remotes.size() && remotes[t.file_index]; }
     // Bytes [offset, offset + nbytes) of t's file, which lie inside t: from the mapping, or fetched. False
-    // with *error set (io: the URL could not be read, or it changed: "source_changed: ...") or, for a
-    // local file, when the range is outside the file (error->io false).
+    // with *error set: a source error (the URL could not be read or changed, a stream cannot seek), or
+    // kTruncated when the file ends inside the range.
     bool read_tensor(const TensorInfo& t, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
-    // Bytes [offset, offset + nbytes) of file `file`: from the mapping, or fetched. False with *error set (io:
-    // the file is a stream, which cannot seek, or its URL could not be read or changed) or, when the range
-    // lies outside the file, with error->io false.
+    // Bytes [offset, offset + nbytes) of file `file`: from the mapping, or fetched. False with *error set: a
+    // source error (the file is a stream, which cannot seek: not_seekable; its URL could not be read or
+    // changed), or truncated when the range lies outside the file.
     bool read_range(size_t file, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
 };
 

@@ -18,8 +18,8 @@ bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions 
         const uint64_t start = file->position();
         const int64_t n = file->read_next(piece.get(), kStreamPiece, &error->message);
         if (n < 0) {
-            error->io = true;
             error->file = path;
+            error->status = make_error(Error::kIo, start, "");
             return false;
         }
         if (n == 0) {

@@ -20,7 +20,7 @@ constexpr size_t kStreamPiece = size_t(1) << 20;
 
 // Parses the header of the stream `file` (named `path` in errors) into *info. The file's size is unknown
 // (ParseOptions::file_size is ignored; info->file_size is 0) unless known_size says it (an HTTP response's
-// Content-Length). The stream is left at the start of the data section. On failure fills *error (io for a
+// Content-Length). The stream is left at the start of the data section. On failure fills *error (kIo for a
 // read error, else the parser's status).
 bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions options, ModelInfo* info,
                         LoadError* error, uint64_t known_size = kUnknownSize);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "io/parallel.h"
+#include "io/source_error.h"
 #include "weightstream/dequant.h"
 
 namespace ws::cli {
@@ -43,18 +44,19 @@ const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& 
 const uint8_t* range_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, uint64_t offset, uint64_t nbytes,
                                    TensorBytes* held, int* exit_status) {
     if (t.file_index < model.files.size() && model.files[t.file_index].is_stream()) {
-        *exit_status = fail(kExitIo, model.paths[t.file_index] +
-                                         (model.remote(t) ? ": the server ignores Range requests, and this command "
-                                                            "needs to seek in the tensor data (download it first; "
-                                                            "info, tensors and hash read it as it comes)"
-                                                          : ": not a regular file: this command needs to seek in the "
-                                                            "tensor data (save it to a file first; info, tensors and "
-                                                            "hash read a pipe as it comes)"));
+        *exit_status =
+            fail(kExitIo, source_error_text(model.paths[t.file_index], Error::kNotSeekable,
+                                            model.remote(t) ? "the server ignores Range requests, and this command "
+                                                              "needs to seek in the tensor data (download it first; "
+                                                              "info, tensors and hash read it as it comes)"
+                                                            : "not a regular file: this command needs to seek in the "
+                                                              "tensor data (save it to a file first; info, tensors and "
+                                                              "hash read a pipe as it comes)"));
         return nullptr;
     }
     LoadError error;
     if (!model.tensor_in_file(t) || !model.read_tensor(t, offset, nbytes, held, &error)) {
-        if (error.io) {
+        if (error.source_failed()) {
             *exit_status = fail_load(error);
             return nullptr;
         }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// One list of error codes: the core's (errorNames() of the wasm module, from include/weightstream/status.h) is the
-// CoreErrorCode type of index.d.ts, entry for entry; every code the package's JavaScript and the page reject
-// with is an ErrorCode. One list of words for them: the core describes its codes (errorDescriptions(), the words
-// the CLI prints after a code) and the package's errors carry them as `description`; the page describes
-// exactly the package's own codes (web/errors.js). A code added to the core or the package without its type
+// One list of error codes: the core's (errorNames() of the wasm module, from include/weightstream/status.h: an
+// invalid file's and a source's) is the CoreErrorCode type of index.d.ts, entry for entry; every code the
+// package's JavaScript and the page reject with is an ErrorCode. One list of words for them: the core describes
+// its codes (errorDescriptions(), the words the CLI prints after a code) and the package's errors carry them as
+// `description`; the page describes exactly the package's own codes (web/errors.js). A code added to the core or the package without its type
 // and description fails here. Then the page's banner reads an error's fields, never its message, the same
 // whether the error came from this thread or through weightstream/worker.
 import assert from "node:assert/strict";
@@ -48,7 +48,7 @@ test("the core's error list is index.d.ts's CoreErrorCode, in order", async () =
 test("every code the package and the page reject with is an ErrorCode, and the page describes each", () => {
     const codes = unionMembers("ErrorCode");
     assert.equal(new Set(codes).size, codes.length, "ErrorCode lists each code once");
-    assert.deepEqual([...unionMembers("CoreErrorCode"), ...unionMembers("SourceErrorCode")].sort(), [...codes].sort());
+    assert.deepEqual([...unionMembers("CoreErrorCode"), ...unionMembers("PackageErrorCode")].sort(), [...codes].sort());
     const used = new Map([...codesIn("wasm/js", ["WeightstreamError"]), ...codesIn("web", ["PageError", "showError"])]);
     // The scan sees the package's codes: a broken pattern would find nothing and pass.
     for (const code of ["io", "network", "http", "closed", "no_such_tensor", "bad_source", "worker"]) {
@@ -58,7 +58,7 @@ test("every code the package and the page reject with is an ErrorCode, and the p
         assert.ok(codes.includes(code), `${file} rejects with "${code}", not an ErrorCode`);
     assert.deepEqual(
         Object.keys(DESCRIPTIONS).sort(),
-        [...unionMembers("SourceErrorCode")].sort(),
+        [...unionMembers("PackageErrorCode")].sort(),
         "web/errors.js describes the package's own codes, and no core code (those come from the core)",
     );
     for (const [code, text] of Object.entries(DESCRIPTIONS)) assert.ok(text.length > 0, code);
@@ -87,8 +87,10 @@ test("the core describes each of its codes; the package's errors and the CLI use
     assert.equal(here.code, "bad_magic");
     assert.equal(here.description, described.get("bad_magic"));
     assert.equal(there.description, here.description);
-    // A source error has no core description; the page's words apply.
-    assert.equal(new WeightstreamError("http", "u: HTTP 404").description, undefined);
+    // A source error is the core's too, with its words (the CLI's for the same failure); a package code's are the
+    // page's.
+    assert.equal(new WeightstreamError("http", "u: HTTP 404").description, described.get("http"));
+    assert.equal(new WeightstreamError("closed", "m").description, undefined);
     // The CLI prints the same words after the code: "FILE: bad_magic: not a GGUF or safetensors file: WHAT (byte 0)".
     if (cliPath) {
         const dir = mkdtempSync(path.join(tmpdir(), "ws-errors-"));
@@ -140,16 +142,18 @@ test("the banner reads code, offset, file and what: the same from this thread an
         file: "b.gguf",
         text: `${inPart.description}: b.gguf: split.no`,
     });
-    assert.deepEqual(bannerParts(new WeightstreamError("http", "u: HTTP 404")), {
+    const http = new WeightstreamError("http", "u: HTTP 404");
+    assert.deepEqual(bannerParts(http), {
         code: "http",
         offset: undefined,
         file: undefined,
-        text: `${DESCRIPTIONS.http}: u: HTTP 404`,
+        text: `${http.description}: u: HTTP 404`,
     });
     assert.equal(bannerParts(new TypeError("t")).code, "error");
 });
 
-test("the banner says each thing once: the URL of a message dropped, an HTTP status in words", () => {
+test("the banner says each thing once: the URL of a message dropped, an HTTP status in words", async () => {
+    await loadWasm(); // the core's descriptions of its source codes
     const url = "https://example.com/models/m.gguf";
     const notFound = new WeightstreamError("http", `${url}: HTTP 404 Not Found`, { offset: 0, status: 404 });
     assert.deepEqual(bannerParts(notFound, "m.gguf"), {
@@ -162,7 +166,7 @@ test("the banner says each thing once: the URL of a message dropped, an HTTP sta
     const forbidden = new WeightstreamError("http", `${url}: HTTP 403 Forbidden`, { status: 403 });
     assert.equal(bannerParts(forbidden, "m.gguf").text, "m.gguf: access denied: HTTP 403");
     const failing = new WeightstreamError("http", `${url}: HTTP 500 Internal Server Error`, { status: 500 });
-    assert.equal(bannerParts(failing, "m.gguf").text, `m.gguf: ${DESCRIPTIONS.http}: HTTP 500 Internal Server Error`);
+    assert.equal(bannerParts(failing, "m.gguf").text, `m.gguf: ${failing.description}: HTTP 500 Internal Server Error`);
     const range = new WeightstreamError(
         "http",
         `${url}: HTTP 416 Range Not Satisfiable: bytes 9-10 are inside the file`,
@@ -172,7 +176,7 @@ test("the banner says each thing once: the URL of a message dropped, an HTTP sta
     );
     assert.equal(
         bannerParts(range, "m.gguf").text,
-        `m.gguf: ${DESCRIPTIONS.http}: HTTP 416 Range Not Satisfiable: bytes 9-10 are inside the file`,
+        `m.gguf: ${range.description}: HTTP 416 Range Not Satisfiable: bytes 9-10 are inside the file`,
     );
     // A message that starts with what the description says does not get it twice.
     const closed = new WeightstreamError("closed", `${DESCRIPTIONS.closed} before the read`);

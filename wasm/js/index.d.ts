@@ -909,8 +909,13 @@ export function edit(
 // ---- end of edit() ----
 
 /**
- * The core's names for invalid files, as the CLI prints them (include/weightstream/status.h; tests/js/errors.test.mjs checks
- * this list against the core's). "internal" is a bug: an invariant that input should not reach.
+ * The core's codes, as the CLI prints them (include/weightstream/status.h; tests/js/errors.test.mjs checks this list
+ * against the core's): first an invalid file's ("internal" is a bug: an invariant that input should not reach),
+ * then a source's, which the CLI names the same way for the same failure (its exit status 3): "io" (a file
+ * error: missing, no permission), "network" (fetch failed, also how CORS failures show; a stalled request),
+ * "http" (an HTTP error status or a wrong Content-Range), "source_changed" (the file behind a URL changed while
+ * it was read: another ETag, Last-Modified or size than the first response's, a 412, or a whole file answering
+ * a range), "not_seekable" (going back in a stream).
  */
 export type CoreErrorCode =
     | "bad_magic"
@@ -929,28 +934,20 @@ export type CoreErrorCode =
     | "unsupported"
     | "bad_split"
     | "internal"
-    | "bad_source";
-
-/**
- * The package's own codes: "io" (a Node file error), "network" (fetch failed, also how CORS failures show;
- * a stalled request), "http" (an HTTP error status or a wrong Content-Range), "source_changed" (the file
- * behind a URL changed while it was read: another ETag, Last-Modified or size than the first response's, a 412,
- * or a whole file answering a range), "cors" (Content-Range not exposed), "not_seekable"
- * (going back in a stream), "no_such_tensor", "closed", "wasm_load", "worker" (weightstream/worker: the worker failed).
- */
-export type SourceErrorCode =
+    | "bad_source"
     | "io"
     | "network"
     | "http"
     | "source_changed"
-    | "cors"
-    | "not_seekable"
-    | "no_such_tensor"
-    | "closed"
-    | "wasm_load"
-    | "worker";
+    | "not_seekable";
 
-export type ErrorCode = CoreErrorCode | SourceErrorCode;
+/**
+ * The package's own codes, for what only a browser or the JavaScript API meets: "cors" (Content-Range not
+ * exposed), "no_such_tensor", "closed", "wasm_load", "worker" (weightstream/worker: the worker failed).
+ */
+export type PackageErrorCode = "cors" | "no_such_tensor" | "closed" | "wasm_load" | "worker";
+
+export type ErrorCode = CoreErrorCode | PackageErrorCode;
 
 /** What the package rejects with for problems with a model or its source; `code` says which (a TypeError
  * for bad arguments or options, an AbortSignal's reason when aborted). */

@@ -12,9 +12,6 @@ import { dtypesOf, wasmFailure } from "./wasm.js";
 const OK = 0;
 const NEED_MORE_DATA = 1;
 
-// The first read of a header, and the least read-ahead of every later one: a small header takes one read, and
-// one request of this size over HTTP.
-export const HEADER_READ_AHEAD = 64 * 1024;
 // Values decoded per call into wasm: bounds the module's memory whatever the chunk or tensor size.
 const MAX_VALUES_PER_FEED = 1 << 20;
 // stream() over a remote source reads neighbouring tensors (at most this many bytes apart: GGUF's alignment
@@ -65,52 +62,13 @@ function truncated(offset, what) {
 }
 
 /**
- * One read of the header, sent as soon as it is made (an HTTP request goes out before the read before it is
- * consumed). cancel() aborts it, the caller's signal aborts it too.
- */
-class HeaderRead {
-    constructor(source, offset, length, { signal, chunkSize }) {
-        this.offset = offset;
-        this.end = offset + length;
-        this.controller = new AbortController();
-        this.parent = signal;
-        this.onAbort = () => this.controller.abort(signal.reason);
-        if (signal?.aborted) this.controller.abort(signal.reason);
-        else signal?.addEventListener("abort", this.onAbort, { once: true });
-        const options = { signal: this.controller.signal, chunkSize, retain: true };
-        this.iterator = source.read(offset, length, options)[Symbol.asyncIterator]();
-        this.first = this.iterator.next();
-        this.first.catch(() => {}); // a read cancelled unconsumed fails unobserved
-    }
-
-    async *chunks() {
-        try {
-            for (let step = await this.first; !step.done; step = await this.iterator.next()) yield step.value;
-        } finally {
-            this.parent?.removeEventListener("abort", this.onAbort);
-            await this.iterator.return();
-        }
-    }
-
-    cancel() {
-        this.parent?.removeEventListener("abort", this.onAbort);
-        this.controller.abort(new WeightstreamError("closed", "the header read was not needed"));
-        this.iterator.return().catch(() => {});
-    }
-}
-
-/**
  * Feeds the first bytes of `source` to a new core Parser until the header is complete, and returns that
  * parser (the caller deletes it). `formatHint` ("gguf", "safetensors" or "") comes from the file's name, as
  * the CLI takes it from the path: it only picks which parser explains bytes that announce neither format.
  *
- * Each read asks for what the parser expects the rest of the header to take (core: bytes_expected(), a
- * string array extrapolated from its items so far, at least bytes_needed()) plus 1/32 of that, plus a
- * read-ahead that doubles with every read, up to a tenth of the bytes read so far (at least 64 KiB). On a
- * source that reads any range at once (HTTP with Range), the next read is sent as soon as the parser's lower
- * bound passes the end of the read under way, before that read is consumed. So a small header costs one
- * request of 64 KiB, a 4 MB vocabulary without tensors two (the core guesses that such a file is all
- * header), and reading past the header stays within 64 KiB + 10 % of it.
+ * The reads are the core's (HeaderReads, include/weightstream/header_reads.h), the CLI's too: each is decided
+ * once the read before it has been fed, so the same file costs the same requests in both. A local source reads
+ * at least a chunk at a time (reading ahead costs no download there).
  */
 export async function parseHeader(wasm, source, options, formatHint = "") {
     const { signal, onProgress, chunkSize } = options;
@@ -125,27 +83,16 @@ export async function parseHeader(wasm, source, options, formatHint = "") {
         }
         return false;
     };
-    // A local source reads ahead a chunk: fewer, larger reads, and nothing is downloaded in vain.
-    const minAhead = source.local ? Math.max(HEADER_READ_AHEAD, chunkSize) : HEADER_READ_AHEAD;
-    let readAhead = minAhead;
-    const issue = (from) => {
-        const expected = parser.bytesExpected();
-        let end = fed + Math.max(parser.bytesNeeded(), expected + Math.floor(expected / 32)) + readAhead;
-        if (source.size !== undefined) end = Math.min(end, source.size);
-        end = Math.min(Math.max(end, from + 1), Number.MAX_SAFE_INTEGER);
-        readAhead = Math.min(readAhead * 2, Math.max(minAhead, Math.floor(end / 10)));
-        return new HeaderRead(source, from, end - from, { signal, chunkSize });
-    };
-    let reading = new HeaderRead(source, 0, minAhead, { signal, chunkSize });
-    let next = null;
+    const reads = new wasm.HeaderReads(source.local ? chunkSize : 0);
     try {
         // The parser is made after the first read, when an HTTP source knows the file size: the size lets the
         // core check every tensor range against the file.
         const first = [];
-        for (;;) {
+        for (let range = reads.first(); ; range = reads.next(parser, source.size ?? -1)) {
             let got = 0;
             let done = false;
-            for await (const chunk of reading.chunks()) {
+            // Returning from the loop ends the read: bytes past the header are not downloaded.
+            for await (const chunk of source.read(range.offset, range.length, { signal, chunkSize, retain: true })) {
                 got += chunk.length;
                 if (!parser) {
                     first.push(chunk);
@@ -155,8 +102,6 @@ export async function parseHeader(wasm, source, options, formatHint = "") {
                     done = true;
                     break;
                 }
-                // Bytes past this read are surely needed: ask for them now.
-                if (!next && source.ranged && fed + parser.bytesNeeded() > reading.end) next = issue(reading.end);
             }
             if (!parser) {
                 parser = new wasm.Parser(source.size ?? -1, formatHint);
@@ -171,20 +116,13 @@ export async function parseHeader(wasm, source, options, formatHint = "") {
             onProgress?.({ loaded: fed, total: source.size });
             if (done) break;
             if (got === 0) throw truncated(fed, "header");
-            // A read that ended early (the file is shorter) leaves a gap before the one sent ahead.
-            if (next && next.offset !== fed) {
-                next.cancel();
-                next = null;
-            }
-            reading = next ?? issue(fed);
-            next = null;
         }
         if (status.code !== OK) throw statusError(status);
         const result = parser;
         parser = null;
         return result;
     } finally {
-        next?.cancel();
+        reads.delete();
         parser?.delete();
     }
 }

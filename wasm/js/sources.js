@@ -6,7 +6,6 @@
 //              at the end of the file. Chunks are fresh arrays or views the caller may keep.
 //   close()
 //   local      true for bytes, Blobs and Node files: reading ahead costs no download there
-//   ranged     true while reads of any range may run at once (HTTP with Range support)
 //   metrics    the model's Metrics (metrics.js): requests, bytes, retries and waits are counted there
 // Random-access sources (bytes, Blob, Node file, HTTP with Range) read any range. Sequential sources (a
 // ReadableStream, a Response, a server that ignores Range) only move forward: a read behind the position
@@ -591,10 +590,6 @@ export class HttpSource {
         this.cache = cache; // a RangeCache, or null
         this.cacheEntry = undefined; // once revalidated: the promise of {entry} (entry null: none yet), or null
         this.cacheWrites = true; // false after the store failed (a full disk): the reads go on uncached
-    }
-
-    get ranged() {
-        return this.sequential === null;
     }
 
     #attempt(signal, offset) {
