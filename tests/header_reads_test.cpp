@@ -36,7 +36,7 @@ Reading read_header(const std::vector<uint8_t>& file, bool size_known, size_t pi
     for (;;) {
         r.reads.push_back(range);
         REQUIRE(r.reads.size() < 100);
-        const uint64_t end = std::min<uint64_t>(file.size(), range.offset + range.length);
+        const uint64_t end = std::min<uint64_t>(file.size(), range.offset + range.size);
         if (range.offset >= end) {
             r.status = ws::make_error(ws::Error::kTruncated, range.offset, "header");
             return r;
@@ -56,8 +56,7 @@ Reading read_header(const std::vector<uint8_t>& file, bool size_known, size_t pi
 
 uint64_t bytes_of(const Reading& r, uint64_t file_size) {
     uint64_t total = 0;
-    for (const ByteRange& b : r.reads)
-        total += std::min(file_size, b.offset + b.length) - std::min(file_size, b.offset);
+    for (const ByteRange& b : r.reads) total += std::min(file_size, b.offset + b.size) - std::min(file_size, b.offset);
     return total;
 }
 
@@ -92,10 +91,10 @@ std::vector<uint8_t> vocab_file(int tokens, bool with_tensor) {
 void check_contiguous(const Reading& r) {
     REQUIRE(!r.reads.empty());
     CHECK(r.reads[0].offset == 0);
-    CHECK(r.reads[0].length == ws::kHeaderReadAhead);
+    CHECK(r.reads[0].size == ws::kHeaderReadAhead);
     for (size_t i = 1; i < r.reads.size(); ++i) {
-        CHECK(r.reads[i].offset == r.reads[i - 1].offset + r.reads[i - 1].length);
-        CHECK(r.reads[i].length >= 1);
+        CHECK(r.reads[i].offset == r.reads[i - 1].offset + r.reads[i - 1].size);
+        CHECK(r.reads[i].size >= 1);
     }
 }
 
@@ -107,10 +106,10 @@ TEST_CASE("header reads: a small header is one read of kHeaderReadAhead") {
     REQUIRE(r.status.ok());
     REQUIRE(r.reads.size() == 1);
     CHECK(r.reads[0].offset == 0);
-    CHECK(r.reads[0].length == ws::kHeaderReadAhead);
+    CHECK(r.reads[0].size == ws::kHeaderReadAhead);
     // A local source reads a chunk at a time: the first read is that chunk when it is larger.
-    CHECK(ws::HeaderReads(1 << 20).first().length == uint64_t(1) << 20);
-    CHECK(ws::HeaderReads(1024).first().length == ws::kHeaderReadAhead);
+    CHECK(ws::HeaderReads(1 << 20).first().size == uint64_t(1) << 20);
+    CHECK(ws::HeaderReads(1024).first().size == ws::kHeaderReadAhead);
 }
 
 TEST_CASE("header reads: a vocabulary without tensors is read in two, to the file's end") {
@@ -146,7 +145,7 @@ TEST_CASE("header reads: the reads depend on the bytes fed, not on how they were
         REQUIRE(chunked.reads.size() == whole.reads.size());
         for (size_t i = 0; i < whole.reads.size(); ++i) {
             CHECK(chunked.reads[i].offset == whole.reads[i].offset);
-            CHECK(chunked.reads[i].length == whole.reads[i].length);
+            CHECK(chunked.reads[i].size == whole.reads[i].size);
         }
     }
 }
@@ -157,7 +156,7 @@ TEST_CASE("header reads: a file that ends inside its header ends the reads; a ho
     const Reading cut = read_header(file, true);
     CHECK(cut.status.code == ws::Error::kTruncated);
     CHECK(cut.reads.back().offset >= file.size());
-    CHECK(cut.reads.back().length == 1);
+    CHECK(cut.reads.back().size == 1);
 
     // GGUF v3 declaring 2^40 KVs: a guess of the rest far beyond any header, capped.
     std::vector<uint8_t> hostile = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
@@ -169,6 +168,6 @@ TEST_CASE("header reads: a file that ends inside its header ends the reads; a ho
         ws::HeaderReads policy;
         const ByteRange next = policy.next(parser, ws::kUnknownSize);
         CHECK(next.offset == hostile.size());
-        CHECK(next.length <= ws::kMaxHeaderRead);
+        CHECK(next.size <= ws::kMaxHeaderRead);
     }
 }

@@ -382,7 +382,7 @@ public:
     }
 
 private:
-    static JsRange to_js(ByteRange r) { return JsRange{double(r.offset), double(r.length)}; }
+    static JsRange to_js(ByteRange r) { return JsRange{double(r.offset), double(r.size)}; }
 
     HeaderReads reads_;
 };

@@ -16,7 +16,7 @@ HeaderReads::HeaderReads(uint64_t source_read_size)
     : least_(std::min(std::max(kHeaderReadAhead, source_read_size), kMaxHeaderRead)), read_ahead_(least_) {}
 
 ByteRange HeaderReads::first() const {
-    return ByteRange{0, least_};
+    return ByteRange{0, 0, least_};
 }
 
 ByteRange HeaderReads::next(const HeaderParser& parser, uint64_t file_size) {
@@ -29,7 +29,7 @@ ByteRange HeaderReads::next(const HeaderParser& parser, uint64_t file_size) {
     // Grows geometrically for a long header, but stays within a tenth of what the header is known to take.
     read_ahead_ = std::min(read_ahead_ > UINT64_MAX / 2 ? UINT64_MAX : read_ahead_ * 2,
                            std::max(least_, saturating_add(fed, length) / 10));
-    return ByteRange{fed, length};
+    return ByteRange{0, fed, length};
 }
 
 }  // namespace ws

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "weightstream/byte_range.h"
 #include "weightstream/header_parser.h"
 
 namespace ws {
@@ -15,12 +16,6 @@ constexpr uint64_t kHeaderReadAhead = 64 * 1024;
 // The longest read asked for: ParseOptions::max_header_bytes' default, so a hostile guess of the header's
 // size never asks for more than a header may hold (and offsets stay exact as JavaScript numbers).
 constexpr uint64_t kMaxHeaderRead = uint64_t(1) << 30;
-
-// A range of a file: `length` bytes from `offset`.
-struct ByteRange {
-    uint64_t offset = 0;
-    uint64_t length = 0;
-};
 
 // The reads that fetch a header, each decided once the read before it has been fed whole, from the parser's
 // state alone (so the requests are a function of the file, not of how its bytes arrived):

@@ -31,23 +31,10 @@
 #include <string>
 #include <vector>
 
+#include "weightstream/byte_range.h"
 #include "weightstream/status.h"
 
 namespace ws {
-
-// A run of bytes owned by someone else.
-struct ByteSpan {
-    const uint8_t* data = nullptr;
-    uint64_t size = 0;
-};
-
-// Bytes of one of the job's sources: the files it was made over, numbered as the job says (a model's files
-// are its TensorInfo::file_index; a second model's follow the first's).
-struct ByteRange {
-    uint32_t source = 0;
-    uint64_t offset = 0;  // absolute, in that file
-    uint64_t size = 0;
-};
 
 struct JobStep {
     std::vector<ByteRange> inputs;  // what run() reads, in this order

@@ -61,11 +61,11 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
             chunk.clear();
             first = HttpFile::Outcome::kOk;
             if (!http->size_known() || http->size() > 0) {
-                first = http->read(first_read.offset, first_read.length, &chunk, &why);
+                first = http->read(first_read.offset, first_read.size, &chunk, &why);
             }
         }
     } else {
-        first = http->read(first_read.offset, first_read.length, &chunk, &why);
+        first = http->read(first_read.offset, first_read.size, &chunk, &why);
     }
     if (first == HttpFile::Outcome::kFailed) return remote_failed(*http, why, error);
     if (first == HttpFile::Outcome::kNoRange) {
@@ -93,7 +93,7 @@ bool parse_remote(HttpFile* http, MappedFile* file, ParseOptions options, ModelI
         if (keep) consumed.insert(consumed.end(), chunk.begin(), chunk.end());
         if (s.code != Error::kNeedMoreData) break;
         const ByteRange next = reads.next(parser, http->size_known() ? http->size() : kUnknownSize);
-        if (http->read(next.offset, next.length, &chunk, &why) == HttpFile::Outcome::kFailed)
+        if (http->read(next.offset, next.size, &chunk, &why) == HttpFile::Outcome::kFailed)
             return remote_failed(*http, why, error);
     }
     if (!s.ok()) {

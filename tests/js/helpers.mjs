@@ -45,15 +45,22 @@ function manifestEntry(file) {
     return manifests.get(dir)?.files?.find((f) => f.file === path.basename(file)) ?? null;
 }
 
+// The shared corpus's folders of single-file models (convert/ and split/ hold checkpoints and split models,
+// which their own tests read).
+const SHARED_MODEL_DIRS = ["ggml", "recipes", "safetensors"];
+
 /**
- * Every GGUF and safetensors file of tests/data, then those of the shared corpus that tests/data lacks:
+ * Every GGUF and safetensors file of tests/data, then those of the shared corpus's SHARED_MODEL_DIRS that
+ * tests/data lacks:
  * {file, label, format, manifest (its entry in the manifest beside it, or null), dir}.
  */
 export function corpus() {
     const seen = new Set();
     const models = [];
-    for (const root of [testData, sharedTestData]) {
-        for (const file of listModels(root)) {
+    const roots = [testData, ...SHARED_MODEL_DIRS.map((d) => path.join(sharedTestData, d))];
+    for (const dir of roots) {
+        const root = dir.startsWith(sharedTestData) ? sharedTestData : testData;
+        for (const file of listModels(dir)) {
             const rel = path.relative(root, file);
             if (seen.has(rel)) continue;
             seen.add(rel);
