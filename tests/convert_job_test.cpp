@@ -364,3 +364,20 @@ TEST_CASE("ConvertJob refuses what it cannot write and names the tensor of a fai
         CHECK_FALSE(job->next(&step));
     }
 }
+
+TEST_CASE("ConvertJob writes a big-endian GGUF as its little-endian twin, copied, re-encoded or quantized") {
+    const std::vector<uint8_t> le = llama_gguf(false), be = llama_gguf(true);
+    const ws::ModelInfo le_info = parse(le), be_info = parse(be);
+    REQUIRE(be_info.big_endian);
+    for (ws::DType dtype : {ws::DType::kUnknown, ws::DType::BF16, ws::DType::Q8_0}) {
+        for (ws::Format target : {ws::Format::kGguf, ws::Format::kSafetensors}) {
+            if (dtype == ws::DType::Q8_0 && target == ws::Format::kSafetensors) continue;
+            INFO(ws::dtype_name(dtype) << " " << ws::format_name(target));
+            ws::ConvertOptions options;
+            options.target = target;
+            options.dtype = dtype;
+            std::unique_ptr<ws::ConvertJob> a = make_job(le_info, options), b = make_job(be_info, options);
+            CHECK(run_job(*b, be, 3).bytes == run_job(*a, le, 1).bytes);
+        }
+    }
+}
