@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "weightstream/dequant.h"
+#include "ops/row_encoder.h"
 #include "weightstream/quantize.h"
 
 namespace ws {
@@ -32,13 +32,14 @@ Result<std::unique_ptr<QuantizeJob>> QuantizeJob::make(const ModelInfo& in, cons
 void QuantizeJob::start_tensor() {
     fed_ = written_ = 0;
     padded_ = false;
-    matrix_ = row_ = 0;
+    windows_ = RowWindows();
     if (k_ >= plan_.tensors.size() || !plan_.tensors[k_].quantize) return;
     const PlannedTensor& p = plan_.tensors[k_];
     const TensorInfo& t = in_.tensors[p.input_index];
     dtype_bytes_for(t.dtype, static_cast<uint64_t>(t.ne[0]), &in_row_);  // checked by make()
     dtype_bytes_for(p.out.dtype, static_cast<uint64_t>(t.ne[0]), &out_row_);
-    window_ = std::max<int64_t>(1, std::min<int64_t>(t.ne[1], static_cast<int64_t>(kQuantizeWindowElements) / t.ne[0]));
+    windows_ = RowWindows(static_cast<uint64_t>(t.ne[1]), static_cast<uint64_t>(t.ne[2] * t.ne[3]),
+                          static_cast<uint64_t>(t.ne[0]), 1, kQuantizeWindowElements);
 }
 
 bool QuantizeJob::next(JobStep* step) {
@@ -67,26 +68,17 @@ bool QuantizeJob::next(JobStep* step) {
             part_status_.assign(1, ok_status());
             return true;
         }
-        const int64_t rows_per_matrix = t.ne[1], n_matrices = t.ne[2] * t.ne[3];
-        if (p.quantize && rows_per_matrix > 0 && matrix_ < n_matrices) {
-            const int64_t rows = std::min(window_, rows_per_matrix - row_);
-            const uint64_t first = static_cast<uint64_t>(matrix_ * rows_per_matrix + row_) * in_row_;
-            const uint64_t n = static_cast<uint64_t>(rows) * in_row_;
-            step->inputs.push_back({t.file_index, t.offset + first, n});
+        if (p.quantize && windows_.next()) {
+            const uint64_t rows = windows_.rows();
+            const uint64_t n = rows * in_row_;
+            step->inputs.push_back({t.file_index, t.offset + windows_.first_row() * in_row_, n});
             step->work = n;
-            // Whole rows per part; a part gets at least a few rows' worth of work.
-            step->max_parts = static_cast<uint32_t>(std::min<int64_t>(std::max<int64_t>(1, rows / 4), 256));
+            step->max_parts = row_parts(rows, 1);
             fed_ += n;
             step_ = Step::kWindow;
-            rows_ = rows;
-            step_matrix_ = matrix_;
-            floats_.resize(static_cast<size_t>(rows * t.ne[0]));
-            out_.resize(static_cast<size_t>(static_cast<uint64_t>(rows) * out_row_));
+            floats_.resize(static_cast<size_t>(rows * static_cast<uint64_t>(t.ne[0])));
+            out_.resize(static_cast<size_t>(rows * out_row_));
             part_status_.assign(step->max_parts, ok_status());
-            if ((row_ += rows) == rows_per_matrix) {
-                row_ = 0;
-                ++matrix_;
-            }
             return true;
         }
         if (padded_) continue;
@@ -116,48 +108,23 @@ void QuantizeJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
         }
         return;
     }
-    const int64_t n_per_row = t.ne[0];
-    const int64_t r0 = rows_ * part / parts, r1 = rows_ * (part + 1) / parts;
-    const uint8_t* src = inputs[0].data + static_cast<uint64_t>(r0) * in_row_;
-    const uint64_t src_bytes = static_cast<uint64_t>(r1 - r0) * in_row_;
-    if (!validate_row_data(t.dtype, src, src_bytes)) {
-        status = make_error(Error::kBadShape, t.offset, "tensor.data");
-        return;
-    }
-    float* floats = floats_.data() + r0 * n_per_row;
-    Status s = dequantize(t.dtype, src, static_cast<uint64_t>((r1 - r0) * n_per_row), floats);
-    if (!s.ok()) {
-        status = make_error(s.code, t.offset, s.what);
-        return;
-    }
-    const float* imatrix = p.imatrix ? p.imatrix->values.data() + (step_matrix_ % t.ne[2]) * n_per_row : nullptr;
-    uint8_t* out = out_.data() + static_cast<uint64_t>(r0) * out_row_;
-    s = quantize_rows(p.out.dtype, floats, r1 - r0, n_per_row, imatrix, out);
-    if (!s.ok()) {
-        status = make_error(s.code, t.offset, s.what);
-        return;
-    }
-    if (!validate_row_data(p.out.dtype, out, static_cast<uint64_t>(r1 - r0) * out_row_)) {
-        status = make_error(Error::kBadShape, t.offset, "quantized.data");
-    }
+    const uint64_t n_per_row = static_cast<uint64_t>(t.ne[0]);
+    uint64_t r0 = 0, r1 = 0;
+    part_rows(windows_.rows(), 1, part, parts, &r0, &r1);
+    const float* imatrix =
+        p.imatrix ? p.imatrix->values.data() + windows_.matrix() % static_cast<uint64_t>(t.ne[2]) * n_per_row : nullptr;
+    const RowEncoding e{t.dtype, p.out.dtype, n_per_row, true, false};
+    const Status s = encode_rows(e, inputs[0].data + r0 * in_row_, r1 - r0, imatrix, floats_.data() + r0 * n_per_row,
+                                 out_.data() + r0 * out_row_);
+    if (!s.ok()) status = make_error(s.code, t.offset, s.what);
 }
 
 Status QuantizeJob::complete(ByteSpan* out) {
     *out = ByteSpan();
-    // The problem one run over the whole step would report: bad input anywhere before a bad output (the input
-    // is checked before anything is quantized), else the first part's.
-    const Status* problem = nullptr;
-    for (const Status& s : part_status_) {
-        if (s.ok()) continue;
-        if (!problem) problem = &s;
-        if (std::string(s.what) == "tensor.data") {
-            problem = &s;
-            break;
-        }
-    }
-    if (problem) {
+    const Status problem = parts_verdict(part_status_);
+    if (!problem.ok()) {
         failed_ = true;
-        return *problem;
+        return problem;
     }
     switch (step_) {
         case Step::kHeader:
@@ -176,7 +143,7 @@ Status QuantizeJob::complete(ByteSpan* out) {
     written_ += out->size;
     const PlannedTensor& p = plan_.tensors[k_];
     const TensorInfo& t = in_.tensors[p.input_index];
-    const bool last = p.quantize ? matrix_ >= t.ne[2] * t.ne[3] : fed_ == t.nbytes;
+    const bool last = p.quantize ? windows_.last() : fed_ == t.nbytes;
     if (last && written_ != p.out.nbytes) {
         failed_ = true;
         return make_error(Error::kInternal, t.offset, "quantize: output size");

@@ -65,4 +65,44 @@ public:
     virtual uint64_t total_work() const = 0;
 };
 
+// ---- cutting a tensor into steps and a step into parts ----------------------------------------------------------
+// A job that works through a tensor's rows steps through RowWindows and runs each window in part_rows() parts.
+
+// A tensor whose bytes pass unchanged is copied in steps of this many bytes (the step's output is its input).
+constexpr uint64_t kCopyPieceBytes = uint64_t(16) << 20;
+// A step over a window of rows is cut into at most this many parts.
+constexpr uint32_t kMaxRowParts = 256;
+
+// The windows of whole rows over a tensor of `matrices` matrices of rows_per_matrix rows of row_elements elements:
+// whole granules of rows (a head of a Q/K permutation; rows_per_matrix must be a multiple of `granule`), about
+// max_elements elements each but at least one granule, never across two matrices (a matrix's rows share one row of
+// importance).
+class RowWindows {
+public:
+    RowWindows() = default;
+    RowWindows(uint64_t rows_per_matrix, uint64_t matrices, uint64_t row_elements, uint64_t granule,
+               uint64_t max_elements);
+
+    // Moves to the next window; false after the last one.
+    bool next();
+    // The current window: its matrix, its first row (counted from the tensor's first) and its rows.
+    uint64_t matrix() const { return matrix_; }
+    uint64_t first_row() const { return matrix_ * rows_per_matrix_ + row_; }
+    uint64_t rows() const { return rows_; }
+    // Whether the current window is the tensor's last.
+    bool last() const { return matrix_ + 1 >= matrices_ && row_ + rows_ >= rows_per_matrix_; }
+    uint64_t granule() const { return granule_; }
+
+private:
+    uint64_t rows_per_matrix_ = 0, matrices_ = 0, granule_ = 1, window_ = 1;
+    uint64_t matrix_ = 0, row_ = 0, rows_ = 0;  // the current window (rows_ 0: none yet)
+};
+
+// How many parts a window of n_rows rows is worth: whole granules per part, at least a few rows' worth of work
+// each, at most kMaxRowParts.
+uint32_t row_parts(uint64_t n_rows, uint64_t granule);
+// The rows [*r0, *r1) of a window of n_rows rows that part `part` of `parts` covers: cut at whole granules, the
+// parts in order and together the whole window.
+void part_rows(uint64_t n_rows, uint64_t granule, uint32_t part, uint32_t parts, uint64_t* r0, uint64_t* r1);
+
 }  // namespace ws

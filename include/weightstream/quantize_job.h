@@ -21,7 +21,6 @@
 namespace ws {
 
 constexpr uint64_t kQuantizeWindowElements = uint64_t(1) << 22;  // floats per window of rows
-constexpr uint64_t kCopyPieceBytes = uint64_t(16) << 20;         // bytes per step of a copied tensor
 
 class QuantizeJob final : public Job {
 public:
@@ -52,18 +51,17 @@ private:
     size_t quantized_ = 0;
 
     // Where the job is: before the header (started_ false), or in tensor k_ (plan order), of which fed_ input
-    // bytes were handed out and written_ output bytes completed; a quantized one at matrix_, row row_; padded_
+    // bytes were handed out and written_ output bytes completed; a quantized one at windows_'s window; padded_
     // once its padding was handed out.
     bool started_ = false;
     size_t k_ = 0;
     uint64_t fed_ = 0, written_ = 0;
     bool padded_ = false;
     uint64_t in_row_ = 0, out_row_ = 0;  // a quantized tensor's bytes per row, in and out
-    int64_t window_ = 1, matrix_ = 0, row_ = 0;
+    RowWindows windows_;
 
-    // The current step: what it is, and for a window its rows and matrix.
+    // The current step: what it is (a window: windows_'s current one).
     Step step_ = Step::kHeader;
-    int64_t rows_ = 0, step_matrix_ = 0;
     ByteSpan piece_;                   // a copied piece: its bytes (the step's input)
     std::vector<float> floats_;        // a window, decoded
     std::vector<uint8_t> out_;         // a window, quantized

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+#include "weightstream/convert_job.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/row_encoder.h"
+#include "weightstream/dequant.h"
+#include "weightstream/gguf_writer.h"
+
+namespace ws {
+namespace {
+
+// BOOL/U8/U16/U32 elements -> the little-endian signed type twice as wide (BOOL: I8 0/1).
+void widen(DType from, const uint8_t* src, uint64_t n, uint8_t* dst) {
+    const uint32_t in_size = dtype_traits(from).block_bytes;
+    const uint32_t out_size = from == DType::BOOL ? 1 : 2 * in_size;
+    for (uint64_t i = 0; i < n; ++i) {
+        uint64_t v = 0;
+        for (uint32_t b = 0; b < in_size; ++b) v |= static_cast<uint64_t>(src[i * in_size + b]) << (8 * b);
+        if (from == DType::BOOL) v = v != 0;
+        for (uint32_t b = 0; b < out_size; ++b) dst[i * out_size + b] = static_cast<uint8_t>(v >> (8 * b));
+    }
+}
+
+bool permuted(Transform t) {
+    return t == Transform::kPermuteQ || t == Transform::kPermuteK;
+}
+
+}  // namespace
+
+ConvertJob::ConvertJob(const ModelInfo& in, ConvertPlan plan, std::vector<Rows> rows)
+    : in_(in), plan_(std::move(plan)), rows_(std::move(rows)) {
+    for (const ConvertTensor& p : plan_.tensors) total_work_ += in_.tensors[p.input].nbytes;
+}
+
+Result<std::unique_ptr<ConvertJob>> ConvertJob::make(const ModelInfo& in, const ConvertOptions& options,
+                                                     ConvertRefusal* refusal) {
+    WS_ASSIGN_OR_RETURN(ConvertPlan plan, plan_conversion(in, options, refusal));
+    std::vector<Rows> all;
+    for (const ConvertTensor& p : plan.tensors) {
+        const TensorInfo& t = in.tensors[p.input];
+        const DTypeTraits& traits = dtype_traits(t.dtype);
+        Rows r;
+        r.swap = in.big_endian;
+        r.encode = p.action == ConvertAction::kEncode || p.transform == Transform::kPlusOne;
+        const bool quantized = r.encode && dtype_traits(p.out.dtype).kind == DTypeKind::kQuantized;
+        r.data = p.action == ConvertAction::kWiden             ? Step::kWiden
+                 : r.encode || r.swap || permuted(p.transform) ? Step::kWindow
+                                                               : Step::kCopy;
+        bool sound = true;
+        if (r.data == Step::kWindow && permuted(p.transform)) {
+            // Rows are the outermost dimension's, as convert_hf_to_gguf.py's permute() reshapes them.
+            const uint64_t outer = static_cast<uint64_t>(t.ne[gguf_n_dims(t.ne) - 1]);
+            const Result<uint64_t> head_rows = hf_head_rows(outer, p.heads);
+            sound = head_rows.ok() && t.nbytes % outer == 0;
+            if (sound) {
+                r.head_rows = r.granule = head_rows.value();
+                r.row_elements = t.n_elements / outer;
+                r.rows_per_matrix = outer;
+                r.matrices = 1;
+                // A quantized row is ne[0] elements, and importance is per matrix of them.
+                sound = !quantized || (gguf_n_dims(t.ne) == 2 && r.row_elements == static_cast<uint64_t>(t.ne[0]));
+            }
+        } else if (r.data == Step::kWindow && quantized) {
+            sound = t.ne[0] > 0;
+            r.row_elements = static_cast<uint64_t>(std::max<int64_t>(1, t.ne[0]));
+            r.rows_per_matrix = static_cast<uint64_t>(t.ne[1]);
+            r.matrices = static_cast<uint64_t>(t.ne[2] * t.ne[3]);
+        } else if (r.data == Step::kWindow) {
+            // Elements are independent: rows of one block (a type that reaches here has a block layout).
+            r.row_elements = traits.block_elems;
+            r.rows_per_matrix = t.n_elements / traits.block_elems;
+            r.matrices = 1;
+        }
+        if (sound && r.data == Step::kWindow) {
+            if (r.encode) {
+                sound = dtype_bytes_for(t.dtype, r.row_elements, &r.in_row) &&
+                        dtype_bytes_for(p.out.dtype, r.row_elements, &r.out_row);
+            } else {
+                r.in_row = r.out_row = r.head_rows ? t.nbytes / r.rows_per_matrix : traits.block_bytes;
+            }
+        }
+        if (!sound) {
+            if (refusal) {
+                *refusal = {ConvertRefusal::About::kTensor, static_cast<int64_t>(p.input),
+                            "tensor " + t.name +
+                                (permuted(p.transform) ? std::string(": cannot apply ") + transform_name(p.transform) +
+                                                             " (" + std::to_string(t.ne[gguf_n_dims(t.ne) - 1]) +
+                                                             " rows, " + std::to_string(p.heads) + " heads)"
+                                                       : std::string())};
+            }
+            return make_error(Error::kBadShape, t.info_offset, "tensor.ne");
+        }
+        all.push_back(r);
+    }
+    return std::unique_ptr<ConvertJob>(new ConvertJob(in, std::move(plan), std::move(all)));
+}
+
+void ConvertJob::start_tensor() {
+    fed_ = written_ = 0;
+    padded_ = false;
+    windows_ = RowWindows();
+    if (k_ >= plan_.tensors.size() || rows_[k_].data != Step::kWindow) return;
+    const Rows& r = rows_[k_];
+    windows_ = RowWindows(r.rows_per_matrix, r.matrices, r.row_elements, r.granule, kConvertWindowElements);
+}
+
+Status ConvertJob::tensor_error(const Status& s) const {
+    return make_error(s.code, in_.tensors[plan_.tensors[k_].input].info_offset, s.what);
+}
+
+bool ConvertJob::next(JobStep* step) {
+    *step = JobStep();
+    if (failed_) return false;
+    part_status_.assign(1, ok_status());
+    if (!started_) {
+        started_ = true;
+        k_ = 0;
+        start_tensor();
+        step_ = Step::kHeader;
+        return true;
+    }
+    for (; k_ < plan_.tensors.size(); ++k_, start_tensor()) {
+        const ConvertTensor& p = plan_.tensors[k_];
+        const TensorInfo& t = in_.tensors[p.input];
+        const Rows& r = rows_[k_];
+        step->tensor = static_cast<int64_t>(p.input);
+        if (r.data == Step::kCopy && fed_ < t.nbytes) {
+            const uint64_t n = std::min(kCopyPieceBytes, t.nbytes - fed_);
+            step->inputs.push_back({t.file_index, t.offset + fed_, n});
+            step->work = n;
+            fed_ += n;
+            step_ = Step::kCopy;
+            return true;
+        }
+        if (r.data == Step::kWiden && fed_ < t.nbytes) {
+            const uint32_t in_size = dtype_traits(t.dtype).block_bytes;
+            const uint64_t first = fed_ / in_size;
+            step_elements_ = std::min(kConvertWindowElements, t.n_elements - first);
+            const uint64_t n = step_elements_ * in_size;
+            step->inputs.push_back({t.file_index, t.offset + fed_, n});
+            step->work = n;
+            fed_ += n;
+            out_.resize(static_cast<size_t>(step_elements_ * dtype_traits(p.out.dtype).block_bytes));
+            step_ = Step::kWiden;
+            return true;
+        }
+        if (windows_.next()) {
+            const uint64_t rows = windows_.rows();
+            const uint64_t n = rows * r.in_row;
+            step->inputs.push_back({t.file_index, t.offset + windows_.first_row() * r.in_row, n});
+            step->work = n;
+            step->max_parts = row_parts(rows, r.granule);
+            fed_ += n;
+            step_ = Step::kWindow;
+            if (r.swap || r.head_rows) staged_.resize(static_cast<size_t>(n));
+            if (r.encode) {
+                floats_.resize(static_cast<size_t>(rows * r.row_elements));
+                out_.resize(static_cast<size_t>(rows * r.out_row));
+            }
+            part_status_.assign(step->max_parts, ok_status());
+            return true;
+        }
+        if (padded_) continue;
+        padded_ = true;  // the tensor's data is all handed out
+        if (p.padding > 0) {
+            zeros_.assign(static_cast<size_t>(p.padding), 0);
+            step_ = Step::kPadding;
+            return true;
+        }
+    }
+    step->tensor = -1;
+    return false;
+}
+
+void ConvertJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
+    if (step_ == Step::kHeader || step_ == Step::kPadding) return;
+    const ConvertTensor& p = plan_.tensors[k_];
+    const TensorInfo& t = in_.tensors[p.input];
+    Status& status = part_status_[part];
+    if (step_ == Step::kCopy) {
+        piece_ = inputs[0];
+        return;
+    }
+    if (step_ == Step::kWiden) {
+        widen(t.dtype, inputs[0].data, step_elements_, out_.data());
+        return;
+    }
+    const Rows& r = rows_[k_];
+    uint64_t r0 = 0, r1 = 0;
+    part_rows(windows_.rows(), r.granule, part, parts, &r0, &r1);
+    if (r1 <= r0) return;
+    const uint8_t* src = inputs[0].data + r0 * r.in_row;
+    const uint64_t n = (r1 - r0) * r.in_row;
+    if (r.swap || r.head_rows) {
+        // This part's rows are whole heads, so they permute among themselves.
+        uint8_t* staged = staged_.data() + r0 * r.in_row;
+        Status s = ok_status();
+        if (r.head_rows) {
+            s = hf_permute_rows(src, r1 - r0, r.head_rows, r.in_row, staged);
+        } else {
+            std::memcpy(staged, src, static_cast<size_t>(n));
+        }
+        if (s.ok() && r.swap) s = swap_to_little_endian(t.dtype, staged, n);
+        if (!s.ok()) {
+            status = tensor_error(s);
+            return;
+        }
+        src = staged;
+    }
+    if (!r.encode) return;
+    const float* imatrix =
+        p.imatrix ? p.imatrix + windows_.matrix() % static_cast<uint64_t>(t.ne[2]) * static_cast<uint64_t>(t.ne[0])
+                  : nullptr;
+    const RowEncoding e{t.dtype, p.out.dtype, r.row_elements, false, p.transform == Transform::kPlusOne};
+    const Status s =
+        encode_rows(e, src, r1 - r0, imatrix, floats_.data() + r0 * r.row_elements, out_.data() + r0 * r.out_row);
+    if (!s.ok()) status = tensor_error(s);
+}
+
+Status ConvertJob::complete(ByteSpan* out) {
+    *out = ByteSpan();
+    const Status problem = parts_verdict(part_status_);
+    if (!problem.ok()) {
+        failed_ = true;
+        return problem;
+    }
+    bool last = false;
+    switch (step_) {
+        case Step::kHeader:
+            *out = {plan_.header.data(), plan_.header.size()};
+            return ok_status();
+        case Step::kPadding:
+            *out = {zeros_.data(), zeros_.size()};
+            return ok_status();
+        case Step::kCopy:
+            *out = piece_;
+            last = fed_ == in_.tensors[plan_.tensors[k_].input].nbytes;
+            break;
+        case Step::kWiden:
+            *out = {out_.data(), out_.size()};
+            last = fed_ == in_.tensors[plan_.tensors[k_].input].nbytes;
+            break;
+        case Step::kWindow:
+            *out = rows_[k_].encode ? ByteSpan{out_.data(), out_.size()} : ByteSpan{staged_.data(), staged_.size()};
+            last = windows_.last();
+            break;
+    }
+    written_ += out->size;
+    const ConvertTensor& p = plan_.tensors[k_];
+    if (last && written_ != p.out.nbytes) {
+        failed_ = true;
+        return tensor_error(make_error(Error::kInternal, 0, "convert: output size"));
+    }
+    return ok_status();
+}
+
+Status ConvertJob::unreadable(const ByteRange&) {
+    failed_ = true;
+    return make_error(Error::kTruncated, in_.tensors[plan_.tensors[k_].input].offset, "tensor.data");
+}
+
+}  // namespace ws

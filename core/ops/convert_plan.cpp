@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: MIT
+#include "weightstream/convert_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "weightstream/dequant.h"
+#include "weightstream/gguf_writer.h"
+#include "weightstream/header_parser.h"
+#include "weightstream/model_json.h"
+#include "weightstream/quant_recipe.h"
+#include "weightstream/quantize.h"
+#include "weightstream/safetensors_writer.h"
+#include "weightstream/utf8.h"
+
+namespace ws {
+namespace {
+
+// What plan_tensor() needs besides the tensor.
+struct Rules {
+    Format target = Format::kGguf;
+    DType requested = DType::kUnknown;  // the dtype option, or kUnknown
+    // convert_hf_to_gguf.py's rule, which keeps the tensors llama-quantize never quantizes (1-D tensors,
+    // norms, ...: tensor_allows_quantization()) in F32 whatever --outtype is. It applies with a dtype and
+    // to a Hugging Face checkpoint; a plain copy keeps every type.
+    bool keep_f32 = false;
+    bool allow_requantize = false;
+};
+
+bool target_holds(Format target, DType t) {
+    const DTypeKind kind = dtype_traits(t).kind;
+    if (target == Format::kSafetensors) return kind == DTypeKind::kFloat || kind == DTypeKind::kInteger;
+    return t < DType::kGgmlCount &&
+           (kind == DTypeKind::kFloat || kind == DTypeKind::kInteger || kind == DTypeKind::kQuantized);
+}
+
+DType wider_signed(DType t) {
+    switch (t) {
+        case DType::BOOL:
+            return DType::I8;
+        case DType::U8:
+            return DType::I16;
+        case DType::U16:
+            return DType::I32;
+        case DType::U32:
+            return DType::I64;
+        default:
+            return DType::kUnknown;
+    }
+}
+
+// What to do with tensor t, which carries its output name (a Hugging Face name is already mapped); false with
+// *why when it cannot be written to the target.
+bool plan_tensor(const TensorInfo& t, const Rules& rules, ConvertTensor* plan, std::string* why) {
+    const Format target = rules.target;
+    const DType requested = rules.requested;
+    const DTypeTraits& traits = dtype_traits(t.dtype);
+    plan->out = t;
+    plan->out.offset = 0;
+    plan->out.nbytes = 0;
+    plan->out.file_index = 0;
+    if (target == Format::kGguf && !t.full_shape.empty()) {
+        *why = "it has " + std::to_string(t.full_shape.size()) + " dims and GGUF holds at most 4";
+        return false;
+    }
+    auto encode_as = [&](DType d) {
+        plan->out.dtype = d;
+        plan->out.type_id = static_cast<uint32_t>(d);
+        plan->action = ConvertAction::kEncode;
+        return true;
+    };
+    const bool encodable = dtype_decodable(t.dtype) && t.dtype != DType::C64 &&
+                           (traits.kind == DTypeKind::kFloat || traits.kind == DTypeKind::kQuantized);
+    if (target == Format::kGguf && rules.keep_f32 && encodable && !tensor_allows_quantization(t, false)) {
+        if (t.dtype == DType::F32 || traits.kind == DTypeKind::kQuantized) {
+            plan->action = ConvertAction::kCopy;
+            return true;
+        }
+        return encode_as(DType::F32);
+    }
+    const bool requested_fits = requested != DType::kUnknown && t.ne[0] % dtype_traits(requested).block_elems == 0;
+    if (encodable && requested_fits && requested != t.dtype) {
+        // llama-quantize refuses to requantize without --allow-requantize; convert keeps such a tensor.
+        const bool requantize =
+            traits.kind == DTypeKind::kQuantized && dtype_traits(requested).kind == DTypeKind::kQuantized;
+        if (!requantize || rules.allow_requantize) return encode_as(requested);
+        plan->kept_quantized = true;
+    }
+    if (target_holds(target, t.dtype)) {
+        plan->action = ConvertAction::kCopy;
+        return true;
+    }
+    if (encodable) return encode_as(DType::F32);
+    if (target == Format::kGguf && wider_signed(t.dtype) != DType::kUnknown) {
+        plan->out.dtype = wider_signed(t.dtype);
+        plan->out.type_id = static_cast<uint32_t>(plan->out.dtype);
+        plan->action = ConvertAction::kWiden;
+        return true;
+    }
+    if (!dtype_decodable(t.dtype)) {
+        *why = "type " + t.dtype_name() + " has no float decoder";
+    } else {
+        *why =
+            "type " + t.dtype_name() + " has no " + (target == Format::kGguf ? "GGUF" : "safetensors") + " counterpart";
+    }
+    return false;
+}
+
+std::string float_text(double v, int digits) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+// A GGUF value as the string safetensors metadata holds: scalars as text (floats with enough digits to
+// read back the same bits), strings as they are, arrays as JSON.
+std::string value_text(const Value& v) {
+    switch (v.type) {
+        case ValueType::kString:
+            return utf8_replace_invalid(v.str);
+        case ValueType::kArray:
+            return json_dump(value_to_json(v), -1);
+        case ValueType::kBool:
+            return v.bits ? "true" : "false";
+        case ValueType::kFloat32:
+            return float_text(v.as_double(), 9);
+        case ValueType::kFloat64:
+            return float_text(v.as_double(), 17);
+        case ValueType::kInt8:
+        case ValueType::kInt16:
+        case ValueType::kInt32:
+        case ValueType::kInt64:
+            return std::to_string(v.as_int64());
+        default:
+            return std::to_string(v.as_uint64());
+    }
+}
+
+bool is_split_key(const std::string& key) {
+    return key == "split.no" || key == "split.count" || key == "split.tensors.count";
+}
+
+std::vector<MetadataEntry> plan_metadata(const ModelInfo& in, Format target, std::vector<std::string>* warnings) {
+    std::vector<MetadataEntry> out;
+    for (const MetadataEntry& e : in.metadata) {
+        if (is_split_key(e.key)) continue;
+        if (target == Format::kSafetensors) {
+            out.push_back(string_entry(utf8_replace_invalid(e.key), value_text(e.value)));
+            continue;
+        }
+        if (e.key.empty()) {
+            warnings->push_back("metadata entry with an empty key dropped (GGUF does not allow it)");
+            continue;
+        }
+        if (in.format == Format::kGguf || e.key != "general.alignment") {
+            MetadataEntry copy = e;
+            copy.offset = 0;
+            out.push_back(std::move(copy));
+            continue;
+        }
+        // ggml requires general.alignment to be a u32 power of two.
+        char* end = nullptr;
+        const unsigned long long a = std::strtoull(e.value.str.c_str(), &end, 10);
+        if (e.value.type != ValueType::kString || e.value.str.empty() || *end != '\0' || a == 0 || a > 0xffffffffull ||
+            (a & (a - 1)) != 0) {
+            warnings->push_back("metadata general.alignment '" + e.value.str + "' dropped (GGUF needs a power of two)");
+            continue;
+        }
+        MetadataEntry aligned;
+        aligned.key = e.key;
+        aligned.value.type = ValueType::kUint32;
+        aligned.value.bits = a;
+        out.push_back(std::move(aligned));
+    }
+    return out;
+}
+
+Value u32_value(uint64_t v) {
+    Value out;
+    out.type = ValueType::kUint32;
+    out.bits = v;
+    return out;
+}
+
+// Replaces the value of `key` in place, or appends the entry.
+void set_value(std::vector<MetadataEntry>* kv, const std::string& key, const Value& v) {
+    for (MetadataEntry& e : *kv) {
+        if (e.key == key) {
+            e.value = v;
+            return;
+        }
+    }
+    MetadataEntry e;
+    e.key = key;
+    e.value = v;
+    kv->push_back(std::move(e));
+}
+
+void erase_key(std::vector<MetadataEntry>* kv, const std::string& key) {
+    kv->erase(std::remove_if(kv->begin(), kv->end(), [&](const MetadataEntry& e) { return e.key == key; }), kv->end());
+}
+
+// Reads the header about to be written back with the rules `verify` applies to it (strict: what ggml
+// accepts), so convert never writes a file it would itself reject: the writers lay out what they are
+// given, and some inputs (a zero-element tensor with dims whose product overflows in GGUF's order) are
+// valid in one format but not in the other.
+Status check_readable(const std::vector<uint8_t>& header, uint64_t file_size, Format target) {
+    ParseOptions options;
+    options.file_size = file_size;
+    options.strict = true;
+    options.format_hint = target;
+    HeaderParser parser(options);
+    const Status s = parser.feed(header.data(), header.size());
+    if (s.code == Error::kNeedMoreData) return make_error(Error::kInternal, header.size(), "header");
+    if (!s.ok()) return s;
+    if (parser.format() != target) return make_error(Error::kInternal, 0, "header.format");
+    return ok_status();
+}
+
+// Lists at most three names, as a warning quotes them.
+std::string some_names(const std::vector<std::string>& names) {
+    std::string list;
+    for (size_t k = 0; k < names.size() && k < 3; ++k) list += (k ? ", " : "") + names[k];
+    if (names.size() > 3) list += ", ...";
+    return list;
+}
+
+}  // namespace
+
+const char* convert_action_name(ConvertAction a) {
+    switch (a) {
+        case ConvertAction::kCopy:
+            return "copy";
+        case ConvertAction::kEncode:
+            return "encode";
+        case ConvertAction::kWiden:
+            return "widen";
+    }
+    return "copy";
+}
+
+Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& options, ConvertRefusal* refusal) {
+    ConvertRefusal ignored;
+    if (!refusal) refusal = &ignored;
+    auto refuse = [&](ConvertRefusal::About about, int64_t tensor, Status s, std::string why) {
+        *refusal = {about, tensor, std::move(why)};
+        return s;
+    };
+    const Format target = options.target;
+    const DType requested = options.dtype;
+    const bool quantizing = requested != DType::kUnknown && dtype_traits(requested).kind == DTypeKind::kQuantized;
+    if (requested != DType::kUnknown &&
+        ((!quantizing && requested != DType::F32 && requested != DType::F16 && requested != DType::BF16) ||
+         !quantize_supported(requested) || (quantizing && target != Format::kGguf))) {
+        return refuse(ConvertRefusal::About::kOutput, -1, make_error(Error::kUnsupported, 0, "dtype"),
+                      std::string("cannot encode tensors as ") + dtype_name(requested) +
+                          (quantizing && target != Format::kGguf ? " in safetensors" : ""));
+    }
+    ConvertPlan plan;
+    plan.target = target;
+    // A Hugging Face checkpoint: GGUF names, the converter's transforms and config.json's hyperparameters.
+    const HfConfig* hf =
+        in.format == Format::kSafetensors && target == Format::kGguf && options.hf && !options.hf->family.empty()
+            ? options.hf
+            : nullptr;
+    plan.hf = hf != nullptr;
+
+    Rules rules;
+    rules.target = target;
+    rules.requested = requested;
+    rules.keep_f32 = requested != DType::kUnknown || plan.hf;
+    rules.allow_requantize = options.allow_requantize;
+    std::vector<TensorInfo> out_tensors;
+    std::vector<std::string> dropped;
+    for (size_t i = 0; i < in.tensors.size(); ++i) {
+        TensorInfo t = in.tensors[i];
+        const int64_t index = static_cast<int64_t>(i);
+        Transform transform = Transform::kNone;
+        if (hf) {
+            std::string gguf_name;
+            if (!hf_to_gguf_name(hf->family, t.name, &gguf_name, &transform)) {
+                dropped.push_back(t.name);
+                continue;
+            }
+            t.name = gguf_name;
+        }
+        ConvertTensor p;
+        p.input = i;
+        p.transform = transform;
+        if (transform == Transform::kPermuteQ || transform == Transform::kPermuteK) {
+            if (hf->n_head <= 0) {
+                return refuse(ConvertRefusal::About::kConfig, index,
+                              make_error(Error::kBadKey, t.info_offset, "config.num_attention_heads"),
+                              "config.json has no num_attention_heads / num_key_value_heads: tensor " +
+                                  in.tensors[i].name + " needs them for the Q/K permutation");
+            }
+            const int64_t n_head_kv = hf->n_head_kv > 0 ? hf->n_head_kv : hf->n_head;
+            p.heads = static_cast<uint64_t>(transform == Transform::kPermuteQ ? hf->n_head : n_head_kv);
+        }
+        std::string why;
+        if (in.big_endian && !big_endian_order_defined(t.dtype)) {
+            why = "type " + t.dtype_name() + " has no defined big-endian layout (gguf-py cannot swap it either)";
+        }
+        if (!why.empty() || !plan_tensor(t, rules, &p, &why)) {
+            return refuse(ConvertRefusal::About::kTensor, index,
+                          make_error(Error::kUnsupported, t.info_offset, "tensor.type"),
+                          "cannot convert tensor " + t.name + ": " + why);
+        }
+        if (transform == Transform::kPlusOne && !dtype_decodable(t.dtype)) {
+            return refuse(ConvertRefusal::About::kTensor, index,
+                          make_error(Error::kUnsupported, t.info_offset, "tensor.type"),
+                          "tensor " + t.name + ": type " + t.dtype_name() + " cannot be decoded for Gemma's norm + 1");
+        }
+        if (target == Format::kGguf && t.name.size() > kGgufMaxTensorName) {
+            return refuse(
+                ConvertRefusal::About::kTensor, index, make_error(Error::kTooLarge, t.info_offset, "tensor.name"),
+                "tensor name " + t.name + " is longer than GGUF's " + std::to_string(kGgufMaxTensorName) + " bytes");
+        }
+        if (p.action == ConvertAction::kEncode && dtype_traits(p.out.dtype).kind == DTypeKind::kQuantized) {
+            const ImatrixEntry* e = options.imatrix ? options.imatrix->find(t.name) : nullptr;
+            if (e && e->values.size() == static_cast<uint64_t>(t.ne[0]) * static_cast<uint64_t>(t.ne[2])) {
+                p.imatrix = e->values.data();
+            } else if (quantize_requires_imatrix(p.out.dtype)) {
+                return refuse(ConvertRefusal::About::kTensor, index,
+                              make_error(Error::kUnsupported, t.info_offset, "imatrix"),
+                              "tensor " + t.name + ": " + dtype_name(p.out.dtype) +
+                                  " needs an importance matrix entry of ne[0] * ne[2] values (--imatrix)");
+            }
+        }
+        out_tensors.push_back(p.out);
+        plan.tensors.push_back(std::move(p));
+    }
+    std::vector<std::string>& warnings = plan.warnings;
+    // Already quantized tensors kept (one line per type), and requantized ones (llama-quantize's words).
+    std::vector<DType> kept, requantized;
+    for (const ConvertTensor& p : plan.tensors) {
+        const DType in_type = in.tensors[p.input].dtype;
+        if (p.kept_quantized && std::find(kept.begin(), kept.end(), in_type) == kept.end()) kept.push_back(in_type);
+        if (p.action == ConvertAction::kEncode && dtype_traits(in_type).kind == DTypeKind::kQuantized &&
+            dtype_traits(p.out.dtype).kind == DTypeKind::kQuantized &&
+            std::find(requantized.begin(), requantized.end(), in_type) == requantized.end()) {
+            requantized.push_back(in_type);
+        }
+    }
+    for (DType d : kept) {
+        warnings.push_back(std::string("tensors already of type ") + dtype_name(d) + " kept as they are, not " +
+                           dtype_name(requested) + " (--allow-requantize requantizes them, at lower quality)");
+    }
+    for (DType d : requantized) {
+        warnings.push_back(std::string("requantizing from ") + dtype_name(d) +
+                           ": quality is lower than quantizing from 16 or 32 bit floats");
+    }
+    if (!dropped.empty()) {
+        warnings.push_back(std::to_string(dropped.size()) + " tensor" + (dropped.size() == 1 ? "" : "s") +
+                           " that convert_hf_to_gguf.py does not convert for " + hf->family +
+                           " dropped: " + some_names(dropped));
+    }
+
+    plan.metadata = plan_metadata(in, target, &warnings);
+    if (hf) {
+        // convert_hf_to_gguf.py's keys first; the checkpoint's own __metadata__ ("format": "pt") is not kept.
+        plan.metadata = hf_hparams(*hf, &warnings);
+        set_value(&plan.metadata, "general.quantization_version", u32_value(2));  // GGML_QNT_VERSION
+    }
+    // general.file_type (GGUF only; safetensors carries GGUF metadata as text, as it was): kept when every
+    // tensor is copied from a GGUF that has it; otherwise the llama_ftype of the result, as
+    // convert_hf_to_gguf.py writes it for --outtype (the ftype of the dtype when any tensor got it), else
+    // llama_model_loader's guess from the most common tensor type.
+    bool reencoded = plan.hf || in.format != target;
+    for (const ConvertTensor& p : plan.tensors) reencoded = reencoded || p.action != ConvertAction::kCopy;
+    if (reencoded && target == Format::kGguf) {
+        bool any_requested = false;
+        for (const TensorInfo& t : out_tensors) any_requested = any_requested || t.dtype == requested;
+        const DType basis = any_requested ? requested : majority_tensor_type(out_tensors);
+        Ftype ftype;
+        if (basis == DType::kUnknown) {
+            erase_key(&plan.metadata, "general.file_type");
+        } else if (!ftype_of_majority_type(basis, &ftype)) {
+            erase_key(&plan.metadata, "general.file_type");
+            warnings.push_back(std::string("no llama.cpp file type for a model of mostly ") + dtype_name(basis) +
+                               " tensors: general.file_type not written");
+        } else {
+            set_value(&plan.metadata, "general.file_type", u32_value(static_cast<uint32_t>(ftype)));
+        }
+    }
+    if (target == Format::kGguf && quantizing) {
+        bool quantized = false;
+        for (const TensorInfo& t : out_tensors) {
+            quantized = quantized || dtype_traits(t.dtype).kind == DTypeKind::kQuantized;
+        }
+        if (quantized && !in.find("general.quantization_version")) {
+            set_value(&plan.metadata, "general.quantization_version", u32_value(2));
+        }
+    }
+
+    // The layout: header bytes, and where each tensor goes (GGUF: with zero padding after it).
+    std::vector<uint64_t> offsets, nbytes, padding;
+    if (target == Format::kGguf) {
+        Result<GgufLayout> layout = gguf_layout(plan.metadata, out_tensors);
+        if (!layout.ok()) {
+            const Status& s = layout.status();
+            return refuse(ConvertRefusal::About::kOutput, -1, s,
+                          std::string("cannot be written as GGUF: ") + error_name(s.code) + ": " + s.what);
+        }
+        plan.header = std::move(layout.value().header);
+        offsets = std::move(layout.value().tensor_offsets);
+        nbytes = std::move(layout.value().tensor_nbytes);
+        padding = std::move(layout.value().tensor_padding);
+        plan.file_size = layout.value().file_size;
+    } else {
+        Result<SafetensorsLayout> layout = safetensors_layout(plan.metadata, out_tensors);
+        if (!layout.ok()) {
+            const Status& s = layout.status();
+            return refuse(ConvertRefusal::About::kOutput, -1, s,
+                          std::string("cannot be written as safetensors: ") + error_name(s.code) + ": " + s.what);
+        }
+        plan.header = std::move(layout.value().header);
+        offsets = std::move(layout.value().tensor_offsets);
+        nbytes = std::move(layout.value().tensor_nbytes);
+        padding.assign(nbytes.size(), 0);
+        plan.file_size = layout.value().file_size;
+    }
+    for (size_t k = 0; k < plan.tensors.size(); ++k) {
+        plan.tensors[k].out.offset = offsets[k];
+        plan.tensors[k].out.nbytes = nbytes[k];
+        plan.tensors[k].padding = padding[k];
+    }
+    const Status readable = check_readable(plan.header, plan.file_size, target);
+    if (!readable.ok()) {
+        return refuse(ConvertRefusal::About::kOutput, -1, readable,
+                      std::string("cannot be written as ") + format_name(target) +
+                          ": the output would be rejected when read: " + error_name(readable.code) + ": " +
+                          readable.what + " (byte " + std::to_string(readable.offset) + " of OUT)");
+    }
+    return plan;
+}
+
+}  // namespace ws

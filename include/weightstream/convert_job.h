@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// ConvertJob: `weightstream convert` as a job (job.h). The plan (convert_plan.h) gives the output header and every
+// tensor's place, type and action; the steps are then, in output order: the header; per tensor, its bytes
+//   - copied in pieces of kCopyPieceBytes, zero-copy (the step's output is its input), when they pass unchanged;
+//   - in windows of whole rows (job.h's RowWindows, about kConvertWindowElements elements) otherwise: a big-endian
+//     GGUF's swapped, a Q/K tensor's rows permuted (a window is whole heads, so the permutation stays inside it),
+//     decoded, Gemma's + 1 added and encoded as the plan's type (encode_rows(), as QuantizeJob quantizes); a step's
+//     parts are whole rows (whole heads), so the bytes are the same for any number of parts;
+//   - widened in windows of kConvertWindowElements elements (an unsigned integer as the next wider signed one);
+// and the zero padding after it. Memory: a window of floats, its input when swapped or permuted, and its output.
+//
+// Errors of a step (Status::offset is the tensor's entry, TensorInfo::info_offset, as make()'s are; JobStep::tensor
+// names the tensor): dequantize()'s and quantize_rows()'s, kTruncated "tensor.data" at the tensor's data offset for
+// an input range the driver cannot read (unreadable()), kInternal "convert: output size" when a tensor came out at
+// another size than the layout's.
+//
+// Sources: the input model's files, numbered as TensorInfo::file_index.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "weightstream/convert_plan.h"
+#include "weightstream/job.h"
+#include "weightstream/model_info.h"
+
+namespace ws {
+
+constexpr uint64_t kConvertWindowElements = uint64_t(1) << 22;  // elements per window of rows
+
+class ConvertJob final : public Job {
+public:
+    // Plans converting `in` with `options` (plan_conversion(): its errors and *refusal) and sets up every tensor's
+    // windows: kBadShape "tensor.ne" (kTensor) when the rows of a tensor to quantize or to permute cannot be cut
+    // (ne[0] not a positive whole number of blocks; a Q/K tensor whose rows are not heads of an even number of rows).
+    // `in` must outlive the job, and options.imatrix with it.
+    static Result<std::unique_ptr<ConvertJob>> make(const ModelInfo& in, const ConvertOptions& options,
+                                                    ConvertRefusal* refusal = nullptr);
+
+    const ConvertPlan& plan() const { return plan_; }
+
+    bool next(JobStep* step) override;
+    void run(const ByteSpan* inputs, uint32_t part, uint32_t parts) override;
+    Status complete(ByteSpan* out) override;
+    Status unreadable(const ByteRange& range) override;
+    uint64_t total_work() const override { return total_work_; }
+
+private:
+    enum class Step { kHeader, kCopy, kWindow, kWiden, kPadding };
+    // How a tensor's data is stepped through, and for windows how its rows are cut and what a window does to them
+    // (make() checks that it is sound).
+    struct Rows {
+        Step data = Step::kCopy;    // the steps of its data: kCopy, kWindow or kWiden
+        uint64_t row_elements = 1;  // elements per row
+        uint64_t rows_per_matrix = 0, matrices = 0;
+        uint64_t granule = 1;              // rows a window and a part are whole multiples of: a head when permuting
+        uint64_t head_rows = 0;            // permuting: rows per head; 0: no permutation
+        uint64_t in_row = 0, out_row = 0;  // bytes per row, stored and written
+        bool swap = false;                 // big-endian data, swapped to little-endian
+        bool encode = false;               // decoded and encoded (else the rows pass as stored, reordered or swapped)
+    };
+    ConvertJob(const ModelInfo& in, ConvertPlan plan, std::vector<Rows> rows);
+    // Sets up tensor k_ with nothing of it handed out yet.
+    void start_tensor();
+    Status tensor_error(const Status& s) const;
+
+    const ModelInfo& in_;
+    ConvertPlan plan_;
+    std::vector<Rows> rows_;  // per planned tensor
+    uint64_t total_work_ = 0;
+
+    // Where the job is: before the header (started_ false), or in tensor k_ (plan order), of which fed_ input bytes
+    // were handed out and written_ output bytes completed; a windowed one at windows_'s window; padded_ once its
+    // padding was handed out.
+    bool started_ = false;
+    size_t k_ = 0;
+    uint64_t fed_ = 0, written_ = 0;
+    bool padded_ = false;
+    RowWindows windows_;
+
+    // The current step: what it is, its input (a copied piece), and its buffers.
+    Step step_ = Step::kHeader;
+    ByteSpan piece_;
+    uint64_t step_elements_ = 0;       // a widening step's elements
+    std::vector<uint8_t> staged_;      // a window's input, swapped or permuted
+    std::vector<float> floats_;        // a window, decoded
+    std::vector<uint8_t> out_;         // a window's or a widening step's output
+    std::vector<uint8_t> zeros_;       // padding
+    std::vector<Status> part_status_;  // each part's problem (run() of part i writes entry i only)
+    bool failed_ = false;
+};
+
+}  // namespace ws
