@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The floor for `weightstream --version`'s start-up: a C main that opens a file and exits (README, speed). Built
-   twice: open_only, and open_only_libm (WS_LINK_LIBM), which also calls into libm, as weightstream must link it
-   (the quantizers' roundf and sqrtf, the statistics' ldexp...): the same libraries to map and relocate. */
+/* The floor for `weightstream --version`'s start-up: a C main that opens a file and exits (docs/SPEED.md,
+   "Start-up"). Built twice: open_only, and open_only_libm (WS_LINK_LIBM), which also calls into libm, as
+   weightstream must link it (the quantizers' roundf and sqrtf, the statistics' ldexp...): the same libraries to
+   map and relocate. */
 #include <fcntl.h>
 #include <unistd.h>
 #ifdef WS_LINK_LIBM

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The floor for `weightstream info --json`: the project's own header parser over the mmapped file and
-// nothing else (no JSON, no printing), as a whole process. README's speed section times the two side by side.
+// nothing else (no JSON, no printing), as a whole process. docs/SPEED.md ("Parsing") times the two side by side.
 // Usage: parse_only FILE; exit status 0 when the header parses, 1 when it does not, 3 when FILE cannot be
 // mapped.
 #include <fcntl.h>

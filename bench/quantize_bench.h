@@ -38,7 +38,7 @@ struct QuantizeCase {
 };
 
 // Rows of t's input (with or without an importance matrix): sized by t's reference speed, from 4 MB/s (IQ2_XS)
-// to 7 GB/s (F32) on the machine of the README's figures, so that one quantize takes at most about a tenth of
+// to 7 GB/s (F32) on the machine of docs/SPEED.md's figures, so that one quantize takes at most about a tenth of
 // a second there and a full native run (every type, both ways, 1 and 2 threads, best of 5) well under two
 // minutes. 32-1024 rows.
 int64_t quantize_rows_for(DType t, bool with_imatrix);

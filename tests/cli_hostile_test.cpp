@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The CLI against what a hostile world does to files (issue 9): names that steer the terminal, outputs
+// The CLI against what a hostile world does to files: names that steer the terminal, outputs
 // raced or planted on, inputs that change or never end while they are read. Every test runs the real binary
 // on fixtures written by tests/support/gguf_builder.h and safetensors_builder.h.
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The CLI's manners (issue 14): per-command help, usage hints, --json of verify/convert/quantize, --filter,
+// The CLI's manners: per-command help, usage hints, --json of verify/convert/quantize, --filter,
 // colour only on a terminal, plurals, --rows as a Python slice, and the core's words for an error.
 #include <catch2/catch.hpp>
 #include <cstdlib>

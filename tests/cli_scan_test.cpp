@@ -555,7 +555,7 @@ TEST_CASE("scan exit statuses: 0 all ok, 1 a model failed, 2 usage, 3 the list u
 }
 
 // Not a test: writes the 1,000 models of the test above into $WS_SCAN_DIR (an existing directory), for
-// timing scan over them (README, "Speed"): WS_SCAN_DIR=DIR build/bin/cli_scan_test "[.generate]".
+// timing scan over them (docs/SPEED.md, "Scan"): WS_SCAN_DIR=DIR build/bin/cli_scan_test "[.generate]".
 TEST_CASE("write the 1,000 generated models into WS_SCAN_DIR", "[.generate]") {
     const char* dir = std::getenv("WS_SCAN_DIR");
     REQUIRE(dir != nullptr);

@@ -110,7 +110,7 @@ bool wants_help(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Before anything else: a version query loads and builds nothing (README, start-up).
+    // Before anything else: a version query loads and builds nothing (docs/SPEED.md, "Start-up").
     if (argc == 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0)) {
         std::fputs("weightstream " WS_VERSION "\n", stdout);
         return ws::cli::kExitOk;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // OpenSSL's libcrypto, loaded with dlopen when a command first needs SHA-1 or SHA-256 (`hash`, `scan`, the
 // header cache of URLs): linked, its 17,000 start-up relocations and CPU probe were most of what a bare
-// `weightstream --version` cost (README, "Start-up"). Only the EVP functions the digests call; EVP picks
+// `weightstream --version` cost (docs/SPEED.md, "Start-up"). Only the EVP functions the digests call; EVP picks
 // SHA-NI where the CPU has it.
 #pragma once
 

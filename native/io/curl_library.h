@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // libcurl, loaded with dlopen when the first URL is opened: a command on local files then never maps libcurl
 // and the thirty-odd libraries it depends on (TLS, HTTP/2, IDN, LDAP, Kerberos ...), which would be most of
-// its start-up (README, "Start-up"). Only the functions http_source.cpp calls.
+// its start-up (docs/SPEED.md, "Start-up"). Only the functions http_source.cpp calls.
 #pragma once
 
 #include <curl/curl.h>

@@ -34,7 +34,7 @@ struct MappingSlot {
     char message[kMaxShownPath + 128] = {};
 };
 // Every member initialized by a constant: the array is zero bytes in .bss, not a loop at start-up that
-// touches 600 KiB before main (README, start-up).
+// touches 600 KiB before main (docs/SPEED.md, "Start-up").
 MappingSlot g_mappings[kMaxMappings];
 
 void write_all(const char* s) {

@@ -37,7 +37,7 @@ self.onmessage = async () => {
 };
 `;
 
-// Every type the issue names, as the manifest spells them: each has at least one corpus tensor.
+// Every type the quantizers write, as the manifest spells them: each has at least one corpus tensor.
 const TYPES = [
     "bf16", "f16", "f32", "iq1_m", "iq1_s", "iq2_s", "iq2_xs", "iq2_xxs", "iq3_s", "iq3_xxs", "iq4_nl", "iq4_xs",
     "mxfp4", "nvfp4", "q1_0", "q2_0", "q2_K", "q3_K", "q4_0", "q4_1", "q4_K", "q5_0", "q5_1", "q5_K", "q6_K",

@@ -188,7 +188,7 @@ describe("nginx", () => {
             assert.ok(headerBytes > 2 * 1024 * 1024, `header of ${headerBytes} bytes`);
             assert.deepEqual(model.metadata[0].value, tokens);
             const served = await servedFor(tracker, op);
-            // Reads grow with what the parser expects (issue 15: few round trips, at most 10 % more bytes).
+            // Reads grow with what the parser expects (few round trips, at most 10 % more bytes).
             assertWithin(served, headerBytes + KIB64 + headerBytes / 10, "big header open");
             assert.ok(served.lines.length <= 4, `${served.lines.length} requests`);
             const readOp = tracker.op();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What servers, files and callers do over time (issue 9, points 14, 15, 17, 18, 19): a file replaced behind its
+// What servers, files and callers do over time: a file replaced behind its
 // URL (nginx, and a server that ignores If-Range), Retry-After, a 416 inside the file, a server that trickles
 // bytes, signals that live for many reads, a stream skip far into a stream, hundreds of reads at once, and
 // close() during stream(). The fault server here is node:http in this process, so the test sees each request.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// model.read and model.stream options of issue 14/15: `into` (a reused caller's buffer), N-D slices (against the
+// model.read and model.stream options: `into` (a reused caller's buffer), N-D slices (against the
 // full read cut here; over nginx, only the rows' blocks fetched), results carrying `shape`, `as: "native"` (exact
 // integers and stored floats against the file's bytes), and stream() coalescing neighbouring tensors over HTTP.
 import assert from "node:assert/strict";

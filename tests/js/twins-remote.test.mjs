@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The CLI and the package over the same URL (issue 20, one operation in one place): the same header reads (the
+// The CLI and the package over the same URL (one operation in one place): the same header reads (the
 // core's HeaderReads, include/weightstream/header_reads.h), request for request as nginx's access log shows
 // them, for a small header, vocabularies with and without tensor data after them, and a safetensors file; and
 // the same code and words for the same failure (tests/support/fault_server.py: a file replaced while it is

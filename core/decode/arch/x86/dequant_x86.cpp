@@ -207,8 +207,8 @@ WS_AVX2 void f16(const uint8_t* src, float* dst, int64_t k) {
 
 // Outputs of at least this many bytes are written by BF16 with streaming (non-temporal) stores: a buffer that
 // size does not stay in a core's caches for its reader anyway, and skipping the read-for-ownership of each
-// line doubles the store bandwidth of this memory-bound kernel (measured: README, speed). Smaller outputs use
-// ordinary stores, so a caller that reads them at once finds them in cache.
+// line doubles the store bandwidth of this memory-bound kernel (measured: docs/SPEED.md, "Against ggml's own
+// loops"). Smaller outputs use ordinary stores, so a caller that reads them at once finds them in cache.
 constexpr int64_t kBf16StreamingBytes = int64_t{4} << 20;
 
 WS_AVX2 void bf16(const uint8_t* src, float* dst, int64_t k) {
