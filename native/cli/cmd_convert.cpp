@@ -14,8 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/hf_config_file.h"
-#include "cli/progress.h"
-#include "io/job_driver.h"
+#include "cli/job_output.h"
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/convert_job.h"
@@ -181,30 +180,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     for (const std::string& w : warnings) warn(w);
 
-    OutputFile out;
-    if (!out.open(out_path, input_files(model))) return fail(kExitIo, out.error());
-    Progress progress("convert", job.total_work());
-    DriveOptions drive_options;
-    drive_options.threads = threads;
-    drive_options.drop_pages = true;
-    drive_options.write = [&](const uint8_t* bytes, size_t n) { return out.write(bytes, n); };
-    drive_options.progress = [&](const JobStep& step) { progress.add(step.work); };
-    const DriveResult result = drive(job, sources_of(model), drive_options);
-    progress.finish();
-    switch (result.kind) {
-        case DriveResult::Kind::kOk:
-            break;
-        case DriveResult::Kind::kOutput:
-            return fail(kExitIo, out.error());
-        case DriveResult::Kind::kSource:
-            return fail_load(result.load);
-        case DriveResult::Kind::kJob: {
-            const TensorInfo& t = model.info.tensors[static_cast<size_t>(std::max<int64_t>(0, result.tensor))];
-            return fail(kExitInvalid,
-                        describe(model.paths[t.file_index], result.status) + ": tensor " + printable(t.name, 200));
-        }
-    }
-    if (!out.commit()) return fail(kExitIo, out.error());
+    const int written = write_job_output(job, model, out_path, threads, "convert", plan.tensors.size(), nullptr);
+    if (written != kExitOk) return written;
     if (args.has("--json")) {
         print_convert_json(out_path, model.info, plan, warnings);
         return kExitOk;

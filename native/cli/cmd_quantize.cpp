@@ -9,8 +9,7 @@
 #include <cstdio>
 #include <regex>
 
-#include "cli/progress.h"
-#include "io/job_driver.h"
+#include "cli/job_output.h"
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/imatrix.h"
@@ -132,50 +131,19 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     const QuantPlan& plan = job.plan();
     for (const std::string& w : plan.warnings) warn(w);
 
-    OutputFile out;
-    if (!out.open(out_path, input_files(model))) return fail(kExitIo, out.error());
-    Progress progress("quantize", job.total_work());
-    size_t tensors_begun = 0;
-    int64_t last_tensor = -1;
-    DriveOptions drive_options;
-    drive_options.threads = threads;
-    drive_options.drop_pages = true;
-    drive_options.write = [&](const uint8_t* bytes, size_t n) { return out.write(bytes, n); };
-    drive_options.progress = [&](const JobStep& step) {
-        if (step.tensor >= 0 && step.tensor != last_tensor) {
-            last_tensor = step.tensor;
-            progress.set_label("quantize [" + std::to_string(++tensors_begun) + "/" +
-                               std::to_string(plan.tensors.size()) + "]");
-        }
-        progress.add(step.work);
-    };
-    const DriveResult result = drive(job, sources_of(model), drive_options);
-    progress.finish();
-    switch (result.kind) {
-        case DriveResult::Kind::kOk:
-            break;
-        case DriveResult::Kind::kOutput:
-            return fail(kExitIo, out.error());
-        case DriveResult::Kind::kSource:
-            return fail_load(result.load);
-        case DriveResult::Kind::kJob: {
-            const Status& s = result.status;
-            const TensorInfo& t = model.info.tensors[static_cast<size_t>(std::max<int64_t>(0, result.tensor))];
+    const int written = write_job_output(
+        job, model, out_path, threads, "quantize", plan.tensors.size(), [&](const Status& s, int64_t tensor) {
             const std::string what = s.what;
+            if (what == "tensor.data") return std::string("NaN or infinite values (llama-quantize refuses them)");
+            if (what == "quantized.data") return std::string("a quantized block scale came out NaN or infinite");
+            if (s.code == Error::kTruncated) return std::string("the tensor's data lies outside its file (truncated?)");
             DType planned = DType::kUnknown;
             for (const PlannedTensor& p : plan.tensors) {
-                if (static_cast<int64_t>(p.input_index) == result.tensor) planned = p.out.dtype;
+                if (static_cast<int64_t>(p.input_index) == tensor) planned = p.out.dtype;
             }
-            const std::string why = what == "tensor.data"      ? "NaN or infinite values (llama-quantize refuses them)"
-                                    : what == "quantized.data" ? "a quantized block scale came out NaN or infinite"
-                                    : s.code == Error::kTruncated
-                                        ? "the tensor's data lies outside its file (truncated?)"
-                                        : std::string("cannot quantize to ") + dtype_name(planned);
-            return fail(kExitInvalid,
-                        describe(model.paths[t.file_index], s) + ": tensor " + printable(t.name, 200) + ": " + why);
-        }
-    }
-    if (!out.commit()) return fail(kExitIo, out.error());
+            return std::string("cannot quantize to ") + dtype_name(planned);
+        });
+    if (written != kExitOk) return written;
     const size_t quantized = job.quantized();
     if (args.has("--json")) {
         nlohmann::json tensors = nlohmann::json::array();
