@@ -17,8 +17,6 @@ uint64_t gcd(uint64_t x, uint64_t y) {
     return x;
 }
 
-constexpr uint32_t kMaxParts = 256;
-
 }  // namespace
 
 CompareJob::CompareJob(const ModelInfo& a, const ModelInfo& b, const PairingOptions& options, CompareSide side_a,
@@ -147,8 +145,7 @@ bool CompareJob::next(JobStep* step) {
         const uint64_t bytes = ta.nbytes + tb.nbytes;
         step->work = bytes / p.rows * window_n_ + (next_ == p.rows ? bytes % p.rows : 0);
         step->tensor = p.a;
-        const uint64_t units = (window_n_ + unit_ - 1) / unit_;
-        step->max_parts = static_cast<uint32_t>(std::min<uint64_t>(units, kMaxParts));
+        step->max_parts = static_cast<uint32_t>(std::min<uint64_t>((window_n_ + unit_ - 1) / unit_, kMaxRowParts));
         const size_t window = static_cast<size_t>(window_n_ * p.row_elements);
         floats_a_.resize(window);
         floats_b_.resize(window);
@@ -190,9 +187,8 @@ Status CompareJob::decode(bool side_b, const ByteSpan& bytes, uint64_t first_row
 }
 
 void CompareJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
-    const uint64_t units = (window_n_ + unit_ - 1) / unit_;
-    const uint64_t r0 = std::min(window_n_, units * part / parts * unit_);
-    const uint64_t r1 = part + 1 == parts ? window_n_ : std::min(window_n_, units * (part + 1) / parts * unit_);
+    uint64_t r0 = 0, r1 = 0;
+    part_rows(window_n_, unit_, part, parts, &r0, &r1);
     if (r1 <= r0) return;
     status_a_[part] = decode(false, inputs[0], r0, r1 - r0, part);
     status_b_[part] = decode(true, inputs[1], r0, r1 - r0, part);
