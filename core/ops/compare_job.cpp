@@ -41,6 +41,7 @@ bool CompareJob::select(const std::vector<size_t>& pairs) {
             selected_.clear();
             report_.tensors.clear();
             total_work_ = 0;
+            done_.clear();
             return false;
         }
         const PairPlan& p = plan_.pairs[i];
@@ -50,69 +51,69 @@ bool CompareJob::select(const std::vector<size_t>& pairs) {
             total_work_ += a_.tensors[static_cast<size_t>(p.a)].nbytes + b_.tensors[static_cast<size_t>(p.b)].nbytes;
         }
     }
+    done_.assign(selected_.size(), false);
     return true;
 }
 
 std::vector<size_t> CompareJob::take_finished() {
     std::vector<size_t> rows;
-    rows.swap(finished_);
+    for (; reported_ < done_.size() && done_[reported_]; ++reported_) rows.push_back(reported_);
     return rows;
 }
 
-uint64_t CompareJob::window_rows(const PairPlan& p, uint64_t unit) {
-    uint64_t m = std::max<uint64_t>(unit, 1);
-    for (DType t : {a_.tensors[static_cast<size_t>(p.a)].dtype, b_.tensors[static_cast<size_t>(p.b)].dtype}) {
-        const uint64_t blk = dtype_traits(t).block_elems;
-        const uint64_t q = blk / gcd(blk, std::max<uint64_t>(p.row_elements, 1));
-        m = m / gcd(m, q) * q;
-    }
-    unit_ = m;
-    const uint64_t target = std::max<uint64_t>(1, kCompareWindowElements / std::max<uint64_t>(p.row_elements, 1));
-    return std::max<uint64_t>(m, target / m * m);
+void CompareJob::finish(size_t row) {
+    done_[row] = true;
 }
 
-void CompareJob::incomparable(const std::string& why) {
-    report_.tensors[row_].verdict = Verdict::kIncomparable;
-    report_.tensors[row_].hint = why;
-    finish_row();
-}
-
-void CompareJob::finish_row() {
-    cmp_.reset();
-    finished_.push_back(row_);
-    ++row_;
+void CompareJob::incomparable(size_t row, const std::string& why) {
+    report_.tensors[row].verdict = Verdict::kIncomparable;
+    report_.tensors[row].hint = why;
+    finish(row);
 }
 
 bool CompareJob::start_row() {
-    const PairPlan& p = *selected_[row_];
+    const size_t row = row_++;
+    const PairPlan& p = *selected_[row];
     if (p.a < 0 || p.b < 0 || !p.problem.empty()) {
-        finish_row();  // plan_row() decided it
+        finish(row);  // plan_row() decided it
         return false;
     }
     const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
     const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
     std::string problem = decode_problem(a_, ta);
     if (!problem.empty()) {
-        incomparable("A: " + problem);
+        incomparable(row, "A: " + problem);
         return false;
     }
     problem = decode_problem(b_, tb);
     if (!problem.empty()) {
-        incomparable("B: " + problem);
+        incomparable(row, "B: " + problem);
         return false;
     }
     if (dequant_floats_per_element(ta.dtype) != 1 || dequant_floats_per_element(tb.dtype) != 1) {
-        incomparable("complex values are not compared");
+        incomparable(row, "complex values are not compared");
         return false;
     }
-    cmp_.reset(new PairComparator(p, ta.dtype, tb.dtype));
-    step_rows_ = window_rows(p, cmp_->window_rows());
-    next_ = 0;
+    std::unique_ptr<Lane> lane(new Lane);
+    lane->row = row;
+    lane->cmp.reset(new PairComparator(p, ta.dtype, tb.dtype));
+    // Rows per window: about kCompareWindowElements elements, a multiple of the comparator's unit and of what
+    // keeps both sides' windows on block boundaries.
+    uint64_t m = std::max<uint64_t>(lane->cmp->window_rows(), 1);
+    for (DType t : {ta.dtype, tb.dtype}) {
+        const uint64_t blk = dtype_traits(t).block_elems;
+        const uint64_t q = blk / gcd(blk, std::max<uint64_t>(p.row_elements, 1));
+        m = m / gcd(m, q) * q;
+    }
+    lane->unit = m;
+    const uint64_t target = std::max<uint64_t>(1, kCompareWindowElements / std::max<uint64_t>(p.row_elements, 1));
+    lane->step_rows = std::max<uint64_t>(m, target / m * m);
     if (p.rows == 0) {
-        report_.tensors[row_] = cmp_->finish(std::move(report_.tensors[row_]));
-        finish_row();
+        report_.tensors[row] = lane->cmp->finish(std::move(report_.tensors[row]));
+        finish(row);
         return false;
     }
+    lanes_.push_back(std::move(lane));
     return true;
 }
 
@@ -126,104 +127,112 @@ ByteRange CompareJob::range_of(const TensorInfo& t, uint32_t source, uint64_t ro
 
 bool CompareJob::next(JobStep* step) {
     *step = JobStep();
-    if (!started_) {
-        started_ = true;
-        row_ = 0;
-    }
-    while (row_ < selected_.size()) {
-        if (!cmp_ && !start_row()) continue;
-        const PairPlan& p = *selected_[row_];
+    while (lanes_.size() < kCompareLanes && row_ < selected_.size()) start_row();
+    if (lanes_.empty()) return false;
+    // Every lane's next window; a lane moves on in complete(), so a step cut short by unreadable() is handed
+    // out again for the other lanes.
+    for (const std::unique_ptr<Lane>& lane : lanes_) {
+        const PairPlan& p = *selected_[lane->row];
         const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
         const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-        window_first_ = next_;
-        window_n_ = std::min(step_rows_, p.rows - next_);
-        next_ += window_n_;
-        step->inputs.push_back(range_of(ta, ta.file_index, p.a_row0 + window_first_, window_n_, p.row_elements));
+        lane->window_n = std::min(lane->step_rows, p.rows - lane->next);
+        lane->failed.clear();
+        step->inputs.push_back(range_of(ta, ta.file_index, p.a_row0 + lane->next, lane->window_n, p.row_elements));
         step->inputs.push_back(
-            range_of(tb, b_sources_ + tb.file_index, p.b_row0 + window_first_, window_n_, p.row_elements));
+            range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lane->next, lane->window_n, p.row_elements));
         // The pair's bytes spread over its windows, so that the steps' work adds up to total_work().
         const uint64_t bytes = ta.nbytes + tb.nbytes;
-        step->work = bytes / p.rows * window_n_ + (next_ == p.rows ? bytes % p.rows : 0);
-        step->tensor = p.a;
-        step->max_parts = static_cast<uint32_t>(std::min<uint64_t>((window_n_ + unit_ - 1) / unit_, kMaxRowParts));
-        const size_t window = static_cast<size_t>(window_n_ * p.row_elements);
-        floats_a_.resize(window);
-        floats_b_.resize(window);
-        swapped_.resize(step->max_parts);
-        status_a_.assign(step->max_parts, ok_status());
-        status_b_.assign(step->max_parts, ok_status());
-        return true;
+        step->work += bytes / p.rows * lane->window_n + (lane->next + lane->window_n == p.rows ? bytes % p.rows : 0);
+        const size_t window = static_cast<size_t>(lane->window_n * p.row_elements);
+        lane->floats_a.resize(window);
+        lane->floats_b.resize(window);
     }
-    return false;
+    step->tensor = selected_[lanes_.front()->row]->a;
+    step->max_parts = static_cast<uint32_t>(lanes_.size());
+    return true;
 }
 
-Status CompareJob::decode(bool side_b, const ByteSpan& bytes, uint64_t first_row, uint64_t n_rows, uint32_t part) {
-    const PairPlan& p = *selected_[row_];
+Status CompareJob::decode(Lane& lane, bool side_b, const ByteSpan& bytes) {
+    const PairPlan& p = *selected_[lane.row];
     const ModelInfo& m = side_b ? b_ : a_;
     const TensorInfo& t = m.tensors[static_cast<size_t>(side_b ? p.b : p.a)];
     const DTypeTraits& traits = dtype_traits(t.dtype);
-    const uint64_t row0 = (side_b ? p.b_row0 : p.a_row0) + window_first_;
-    const uint64_t first = row0 * p.row_elements, n = window_n_ * p.row_elements;
+    const uint64_t row0 = (side_b ? p.b_row0 : p.a_row0) + lane.next;
+    const uint64_t first = row0 * p.row_elements, n = lane.window_n * p.row_elements;
     if (first % traits.block_elems != 0 || n % traits.block_elems != 0) {
         return make_error(Error::kBadShape, t.info_offset, "diff.window");
     }
-    // This part's rows [first_row, first_row + n_rows) of the window: whole blocks (the parts are cut at
-    // multiples of the unit, which keeps both sides on block boundaries).
-    const uint64_t skip = first_row * p.row_elements / traits.block_elems * traits.block_bytes;
-    const uint64_t count = n_rows * p.row_elements;
-    const uint64_t nbytes = count / traits.block_elems * traits.block_bytes;
-    if (bytes.size != n / traits.block_elems * traits.block_bytes) {
-        return make_error(Error::kTruncated, t.offset, "compare: window bytes");
-    }
-    const uint8_t* from = bytes.data + skip;
+    const uint64_t nbytes = n / traits.block_elems * traits.block_bytes;
+    if (bytes.size != nbytes) return make_error(Error::kTruncated, t.offset, "compare: window bytes");
+    const uint8_t* from = bytes.data;
     if (m.big_endian) {
-        std::vector<uint8_t>& scratch = swapped_[part];
-        scratch.assign(from, from + nbytes);
-        WS_TRY(swap_to_little_endian(t.dtype, scratch.data(), nbytes));
-        from = scratch.data();
+        lane.swapped.assign(from, from + nbytes);
+        WS_TRY(swap_to_little_endian(t.dtype, lane.swapped.data(), nbytes));
+        from = lane.swapped.data();
     }
-    float* out = (side_b ? floats_b_ : floats_a_).data() + first_row * p.row_elements;
-    return dequantize(t.dtype, from, count, out);
+    return dequantize(t.dtype, from, n, (side_b ? lane.floats_b : lane.floats_a).data());
+}
+
+void CompareJob::run_lane(Lane& lane, const ByteSpan* inputs) {
+    Status s = decode(lane, false, inputs[0]);
+    if (!s.ok()) {
+        lane.failed = std::string("A: cannot decode the tensor (") + error_name(s.code) + ")";
+        return;
+    }
+    s = decode(lane, true, inputs[1]);
+    if (!s.ok()) {
+        lane.failed = std::string("B: cannot decode the tensor (") + error_name(s.code) + ")";
+        return;
+    }
+    s = lane.cmp->add_window(lane.next, lane.window_n, lane.floats_a.data(), lane.floats_b.data());
+    if (!s.ok()) lane.failed = std::string("internal error: ") + s.what;
 }
 
 void CompareJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
-    uint64_t r0 = 0, r1 = 0;
-    part_rows(window_n_, unit_, part, parts, &r0, &r1);
-    if (r1 <= r0) return;
-    status_a_[part] = decode(false, inputs[0], r0, r1 - r0, part);
-    status_b_[part] = decode(true, inputs[1], r0, r1 - r0, part);
+    const size_t n = lanes_.size();
+    for (size_t l = n * part / parts; l < n * (part + 1) / parts; ++l) run_lane(*lanes_[l], inputs + 2 * l);
 }
 
 Status CompareJob::complete(ByteSpan* out) {
     *out = ByteSpan();
-    // A's problem before B's, the first part's first: what one run over the window would report.
-    for (const std::vector<Status>* side : {&status_a_, &status_b_}) {
-        for (const Status& s : *side) {
-            if (s.ok()) continue;
-            incomparable(std::string(side == &status_a_ ? "A" : "B") + ": cannot decode the tensor (" +
-                         error_name(s.code) + ")");
-            return ok_status();
+    std::vector<std::unique_ptr<Lane>> going;
+    for (std::unique_ptr<Lane>& lane : lanes_) {
+        const PairPlan& p = *selected_[lane->row];
+        if (!lane->failed.empty()) {
+            incomparable(lane->row, lane->failed);
+            continue;
         }
+        lane->next += lane->window_n;
+        if (lane->next >= p.rows) {
+            report_.tensors[lane->row] = lane->cmp->finish(std::move(report_.tensors[lane->row]));
+            finish(lane->row);
+            continue;
+        }
+        going.push_back(std::move(lane));
     }
-    const PairPlan& p = *selected_[row_];
-    const Status s = cmp_->add_window(window_first_, window_n_, floats_a_.data(), floats_b_.data());
-    if (!s.ok()) {
-        incomparable(std::string("internal error: ") + s.what);
-        return ok_status();
-    }
-    if (next_ >= p.rows) {
-        report_.tensors[row_] = cmp_->finish(std::move(report_.tensors[row_]));
-        finish_row();
-        std::vector<float>().swap(floats_a_);
-        std::vector<float>().swap(floats_b_);
-    }
+    lanes_.swap(going);
     return ok_status();
 }
 
 Status CompareJob::unreadable(const ByteRange& range) {
-    incomparable(std::string(range.source < b_sources_ ? "A" : "B") +
-                 ": the tensor's data lies outside its file (truncated?)");
-    return ok_status();
+    // Inputs come in lane order, A then B: the range's index among them names the lane.
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+        const PairPlan& p = *selected_[lanes_[l]->row];
+        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
+        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
+        const ByteRange ra =
+            range_of(ta, ta.file_index, p.a_row0 + lanes_[l]->next, lanes_[l]->window_n, p.row_elements);
+        const ByteRange rb =
+            range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lanes_[l]->next, lanes_[l]->window_n, p.row_elements);
+        const bool is_a = ra.source == range.source && ra.offset == range.offset && ra.size == range.size;
+        const bool is_b = rb.source == range.source && rb.offset == range.offset && rb.size == range.size;
+        if (!is_a && !is_b) continue;
+        incomparable(lanes_[l]->row,
+                     std::string(is_a ? "A" : "B") + ": the tensor's data lies outside its file (truncated?)");
+        lanes_.erase(lanes_.begin() + static_cast<std::ptrdiff_t>(l));
+        return ok_status();
+    }
+    return make_error(Error::kInternal, range.offset, "compare: unreadable range");
 }
 
 }  // namespace ws

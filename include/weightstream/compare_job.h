@@ -2,15 +2,17 @@
 // CompareJob: comparing two models (compare.h) as a job (job.h), what `weightstream diff` and the package's
 // compare() run. The plan pairs the tensors; the report's rows are the selected pairs, in order. A row decided
 // without values (only in one model, a problem in the plan, a type with no decoder) is finished as the job
-// passes it; a row with values takes one step per window of whole outer rows of both sides (about
-// kCompareWindowElements floats a side, at least one row and for a Q/K permutation one head of rows), decoded
-// in parts (whole blocks of both sides per part) and added to the pair's comparator in order, so the numbers
-// do not depend on the number of parts. A side that cannot be read or decoded makes the row incomparable, with
-// the reason as its hint; the job itself only fails on an internal error. It writes no output bytes.
+// passes it. Rows with values are compared up to kCompareLanes at a time, each in a lane of its own: a step
+// holds the next window of whole outer rows of every lane's pair (about kCompareWindowElements floats a side,
+// at least one row and for a Q/K permutation one head of rows), and part i of a step decodes and compares the
+// windows of its share of the lanes, each lane's windows in order, so the numbers do not depend on the number of
+// parts (a pair's comparator sees the same windows in the same order). A side that cannot be read or decoded
+// makes its row incomparable, with the reason as its hint; the job itself only fails on an internal error. It
+// writes no output bytes.
 //
 // Sources: A's files (max(1, a.files.size()) of them, by TensorInfo::file_index), then B's.
-// Memory: a window of each side as floats, the comparator's copies (compare.h) and, for a big-endian side, a
-// window of its bytes.
+// Memory: per lane, a window of each side as floats, the comparator's copies (compare.h) and, for a big-endian
+// side, a window of its bytes.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 namespace ws {
 
 constexpr uint64_t kCompareWindowElements = uint64_t(1) << 20;  // floats per side per window
+constexpr size_t kCompareLanes = 4;                             // pairs compared at a time
 
 class CompareJob final : public Job {
 public:
@@ -37,7 +40,7 @@ public:
     bool select(const std::vector<size_t>& pairs);
     // The report; its rows are final once take_finished() has named them.
     const CompareReport& report() const { return report_; }
-    // The rows finished since the last call, in row order.
+    // The rows finished since the last call whose rows before them are all finished too, in row order.
     std::vector<size_t> take_finished();
 
     bool next(JobStep* step) override;
@@ -47,15 +50,26 @@ public:
     uint64_t total_work() const override { return total_work_; }
 
 private:
-    // Rows per window of pair p (whole multiples of `unit`, which keeps both sides on block boundaries).
-    uint64_t window_rows(const PairPlan& p, uint64_t unit);
-    // Starts row_ (decides it when it needs no values); true when it has windows to run.
+    // A row being compared: its comparator, windows and buffers. run() touches a lane's fields only from the
+    // part the lane belongs to.
+    struct Lane {
+        size_t row = 0;
+        std::unique_ptr<PairComparator> cmp;
+        uint64_t unit = 1, step_rows = 1, next = 0;  // window unit and size (rows), the next window's first row
+        uint64_t window_n = 0;                       // the current step's window (rows from `next`)
+        std::vector<float> floats_a, floats_b;
+        std::vector<uint8_t> swapped;  // a big-endian side's window, swapped
+        std::string failed;            // not empty: the row became incomparable in this step, and why
+    };
+    // Starts row_ (decides it when it needs no values); true when it became a lane.
     bool start_row();
-    void finish_row();
-    void incomparable(const std::string& why);
+    void finish(size_t row);
+    void incomparable(size_t row, const std::string& why);
     // The bytes of rows [row0, row0 + n) of t (in source `source`); size 0 when they are not whole blocks.
     static ByteRange range_of(const TensorInfo& t, uint32_t source, uint64_t row0, uint64_t n, uint64_t row_elements);
-    Status decode(bool side_b, const ByteSpan& bytes, uint64_t first_row, uint64_t n_rows, uint32_t part);
+    // Decodes side A or B of lane's window from `bytes` into its floats.
+    Status decode(Lane& lane, bool side_b, const ByteSpan& bytes);
+    void run_lane(Lane& lane, const ByteSpan* inputs);
 
     const ModelInfo& a_;
     const ModelInfo& b_;
@@ -64,16 +78,11 @@ private:
     std::vector<const PairPlan*> selected_;
     CompareReport report_;
     uint64_t total_work_ = 0;
-    std::vector<size_t> finished_;
+    std::vector<bool> done_;  // per row
+    size_t reported_ = 0;     // rows [0, reported_) were named by take_finished()
 
-    bool started_ = false;
-    size_t row_ = 0;
-    std::unique_ptr<PairComparator> cmp_;
-    uint64_t unit_ = 1, step_rows_ = 1, next_ = 0;  // the row's window unit and size, its next window's row
-    uint64_t window_first_ = 0, window_n_ = 0;      // the current window
-    std::vector<float> floats_a_, floats_b_;
-    std::vector<std::vector<uint8_t>> swapped_;  // per part: a big-endian side's bytes, swapped
-    std::vector<Status> status_a_, status_b_;    // per part: decoding A's and B's rows
+    size_t row_ = 0;                            // the next row to start
+    std::vector<std::unique_ptr<Lane>> lanes_;  // the rows being compared, in the order they started
 };
 
 }  // namespace ws
