@@ -2,9 +2,10 @@
 // convert() of the package (and of weightstream/worker) against `weightstream convert`: for the same input and
 // options the stream's bytes hash to the file the CLI wrote — the shared Hugging Face checkpoints
 // (../shared/testdata/convert) to GGUF in four dtypes, given as a path (config.json beside it) and as named files
-// (config.json and the tokenizer among them); GGUF <-> safetensors; a split GGUF and a sharded safetensors model;
-// the cases of tests/cli_convert_test.cpp (dtype and file type, requantizing, no config.json, an unknown family).
-// Refusals carry the core's code and the CLI's words; bad options are TypeErrors; a signal aborts the stream.
+// (config.json and the tokenizer among them); a sharded checkpoint (path and named files) and one served by nginx
+// (URLs); GGUF <-> safetensors; a split GGUF and a sharded safetensors model; the cases of
+// tests/cli_convert_test.cpp (dtype and file type, requantizing, no config.json, an unknown family). Refusals carry
+// the core's code and the CLI's words; bad options are TypeErrors; a signal aborts the stream.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -20,13 +21,14 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 
 import { WeightstreamError, convert } from "weightstream";
 import { WeightstreamWorker } from "weightstream/worker";
 
 import { cliPath, requireSetup, sharedTestData, testData } from "./helpers.mjs";
 import { writeSafetensors } from "./safetensors-writer.mjs";
+import { nginxPath, startNginx } from "./nginx.mjs";
 import { writeShards } from "./split-fixtures.mjs";
 
 const checkpoints = path.join(sharedTestData, "convert");
@@ -38,7 +40,8 @@ const F16_GGUF = path.join(recipes, "ref-llama-gqa8-f16.gguf");
 requireSetup(
     (!cliPath && "build/bin/weightstream (the CLI the bytes are compared with)") ||
         (!existsSync(path.join(checkpoints, "tiny-llama-spm")) &&
-            "the shared convert corpus is not next to the checkout (../shared/testdata/convert)"),
+            "the shared convert corpus is not next to the checkout (../shared/testdata/convert)") ||
+        (!nginxPath && "nginx not installed"),
 );
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ws-convert-"));
@@ -162,6 +165,58 @@ describe("GGUF and safetensors: the CLI's bytes", () => {
         const { index } = writeShards(shards);
         await sameAsCli(index, "gguf");
         await sameAsCli(index, "safetensors", ["--dtype", "f16"]);
+    });
+});
+
+// The checkpoint `name` as Hugging Face shards it: its tensors in two model-0000K-of-00002.safetensors files, their
+// model.safetensors.index.json, its config.json and tokenizer, in a folder of its own. Returns the index's path.
+function shardedCheckpoint(name) {
+    const from = path.join(checkpoints, name);
+    const dir = path.join(tmp, `sharded-${name}`);
+    mkdirSync(dir);
+    const bytes = readFileSync(path.join(from, "model.safetensors"));
+    const headerSize = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + headerSize).toString("utf8"));
+    const names = Object.keys(header).filter((k) => k !== "__metadata__");
+    const weightMap = {};
+    [names.slice(0, names.length >> 1), names.slice(names.length >> 1)].forEach((part, k) => {
+        const file = `model-0000${k + 1}-of-00002.safetensors`;
+        const tensors = part.map((t) => {
+            const [begin, end] = header[t].data_offsets;
+            weightMap[t] = file;
+            const data = bytes.subarray(8 + headerSize + begin, 8 + headerSize + end);
+            return { name: t, dtype: header[t].dtype, shape: header[t].shape, data };
+        });
+        writeFileSync(path.join(dir, file), writeSafetensors({ tensors, metadata: { format: "pt" } }));
+    });
+    writeFileSync(path.join(dir, "model.safetensors.index.json"), JSON.stringify({ weight_map: weightMap }));
+    for (const f of readdirSync(from))
+        if (f !== "model.safetensors") copyFileSync(path.join(from, f), path.join(dir, f));
+    return path.join(dir, "model.safetensors.index.json");
+}
+
+describe("a sharded checkpoint, and one served by nginx", () => {
+    let server;
+    before(async () => {
+        server = await startNginx();
+    });
+    after(async () => {
+        await server?.stop();
+    });
+
+    test("shards with their index: as a path, and as named files", async () => {
+        const index = shardedCheckpoint("tiny-llama-spm");
+        const expected = await sameAsCli(index, "gguf", ["--dtype", "q8_0"]);
+        assert.doesNotMatch(expected.stderr, /config\.json/);
+        const got = await digest(convert(namedFiles(path.dirname(index)), { to: "gguf", dtype: "q8_0" }));
+        assert.equal(got.sha256, expected.sha256);
+    });
+
+    test("URLs: config.json read beside the first", async () => {
+        const expected = cliConvert(path.join(checkpoints, "tiny-phi3/model.safetensors"), "gguf", ["--dtype", "f16"]);
+        const url = `${server.rangeBase}/shared/convert/tiny-phi3/model.safetensors`;
+        assert.equal((await digest(convert(url, { to: "gguf", dtype: "f16" }))).sha256, expected.sha256);
+        assert.equal((await digest(convert(new URL(url), { to: "gguf", dtype: "f16" }))).sha256, expected.sha256);
     });
 });
 
