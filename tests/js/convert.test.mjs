@@ -287,6 +287,21 @@ describe("refusals and bad options", () => {
         );
     });
 
+    test("a config.json without what the checkpoint needs: the core's code, the CLI's words", async () => {
+        const llama = path.join(checkpoints, "tiny-llama-spm");
+        const dir = path.join(tmp, "headless");
+        mkdirSync(dir);
+        copyFileSync(path.join(llama, "model.safetensors"), path.join(dir, "model.safetensors"));
+        const { num_attention_heads, ...config } = JSON.parse(readFileSync(path.join(llama, "config.json"), "utf8"));
+        assert.ok(num_attention_heads > 0);
+        writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
+        const cli = cliFailure(path.join(dir, "model.safetensors"), "gguf");
+        const e = await rejection(convert(path.join(dir, "model.safetensors"), { to: "gguf" }));
+        assert.ok(e instanceof WeightstreamError);
+        assert.deepEqual([e.code, e.what], ["bad_key", "config.num_attention_heads"]);
+        assert.equal(cli.stderr, `weightstream: error: ${e.message}\n`);
+    });
+
     test("bad options are TypeErrors, as the CLI's usage errors", async () => {
         assert.throws(() => convert(F16_GGUF), TypeError);
         assert.throws(() => convert(F16_GGUF, {}), /to: expected "gguf" or "safetensors"/);

@@ -150,7 +150,7 @@ export function convert(source, options) {
     const convertOptions = checkConvertOptions(options);
     const { to, dtype, allowRequantize, onProgress, ...openOptions } = options;
     // A checkpoint given as its folder's files brings its tokenizer along, which convert() does not convert.
-    const opts = normalize({ modelFilesOnly: true, ...openOptions });
+    const opts = normalize({ ...openOptions, modelFilesOnly: openOptions.modelFilesOnly ?? true });
     return convertStream(source, opts, { ...convertOptions, signal: opts.signal, onProgress });
 }
 
