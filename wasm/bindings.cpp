@@ -886,7 +886,7 @@ public:
         for (const std::string& w : convert_->plan().warnings) list.call<void>("push", w);
         return list;
     }
-    // [{input (index into the model's tensors), name, type, action ("copy", "encode", "widen")}] in output order.
+    // [{input (index into the model's tensors), name, type (written)}] in output order (convert()'s progress).
     val tensors() const {
         val list = val::array();
         for (const ConvertTensor& p : convert_->plan().tensors) {
@@ -894,7 +894,6 @@ public:
             t.set("input", double(p.input));
             t.set("name", p.out.name);
             t.set("type", p.out.dtype_name());
-            t.set("action", std::string(convert_action_name(p.action)));
             list.call<void>("push", t);
         }
         return list;
