@@ -19,6 +19,7 @@
 #include "info_transfer.h"
 #include "weightstream/block_stream.h"
 #include "weightstream/compare_job.h"
+#include "weightstream/convert_job.h"
 #include "weightstream/dequant.h"
 #include "weightstream/dtype.h"
 #include "weightstream/gguf_edit.h"
@@ -661,6 +662,18 @@ private:
     ByteSpan out_;
 };
 
+// config.json's bytes (a Uint8Array, or null) parsed into *out; false for null or a file that is not a usable
+// config (which compare and convert ignore, as the CLI does).
+bool read_config(const val& bytes, HfConfig* out) {
+    if (bytes.isNull() || bytes.isUndefined()) return false;
+    std::vector<uint8_t> data;
+    copy_from_js(bytes, &data);
+    Result<HfConfig> config = parse_hf_config(data.data(), data.size());
+    if (!config.ok()) return false;
+    *out = std::move(config).value();
+    return true;
+}
+
 // compare(): CompareJob over two open models. config_a, config_b: the bytes of config.json beside a
 // safetensors side (Uint8Array), or null; a file that is not a usable config is ignored, as the CLI ignores it.
 // Both models must stay open while the job lives.
@@ -713,16 +726,6 @@ public:
     std::string report() const { return json_dump(compare_report_to_json(compare_->report()), -1); }
 
 private:
-    static bool read_config(const val& bytes, HfConfig* out) {
-        if (bytes.isNull() || bytes.isUndefined()) return false;
-        std::vector<uint8_t> data;
-        copy_from_js(bytes, &data);
-        Result<HfConfig> config = parse_hf_config(data.data(), data.size());
-        if (!config.ok()) return false;
-        *out = std::move(config).value();
-        return true;
-    }
-
     const ModelInfo& a_;
     const ModelInfo& b_;
     HfConfig config_a_, config_b_;
@@ -836,6 +839,69 @@ private:
     bool has_imatrix_ = false;
     std::string failed_tensor_;
     std::unique_ptr<QuantizeJob> quantize_;
+};
+
+// convert(): ConvertJob (include/weightstream/convert_job.h) over an open model, which must stay open while the job
+// lives. plan(), then the steps.
+class JsConvertJob final : public JsJob {
+public:
+    // target: "gguf" or "safetensors"; dtype: a dtype id, or -1 to keep the types; config: config.json's bytes for a
+    // safetensors checkpoint, or null (read_config()). After an error, refusal() says more.
+    JsStatus plan(const Model& model, const std::string& target, int dtype, bool allow_requantize, const val& config) {
+        refusal_ = ConvertRefusal();
+        ConvertOptions options;
+        if (target == format_name(Format::kGguf)) {
+            options.target = Format::kGguf;
+        } else if (target == format_name(Format::kSafetensors)) {
+            options.target = Format::kSafetensors;
+        } else {
+            return to_js(make_error(Error::kInternal, 0, "convert: target"));
+        }
+        if (dtype >= 0) options.dtype = static_cast<DType>(static_cast<uint32_t>(dtype));
+        options.allow_requantize = allow_requantize;
+        HfConfig hf;  // read by make() only
+        if (read_config(config, &hf)) options.hf = &hf;
+        Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info(), options, &refusal_);
+        if (!made.ok()) return to_js(made.status());
+        convert_ = std::move(made).value();
+        job_ = convert_.get();
+        return to_js(ok_status());
+    }
+    // After plan() failed: {about ("tensor", "config" or "output"), tensor (index into the model's tensors, or -1),
+    // why (in words)} (convert_plan.h's ConvertRefusal).
+    val refusal() const {
+        val r = val::object();
+        const char* about = refusal_.about == ConvertRefusal::About::kTensor   ? "tensor"
+                            : refusal_.about == ConvertRefusal::About::kConfig ? "config"
+                                                                               : "output";
+        r.set("about", std::string(about));
+        r.set("tensor", double(refusal_.tensor));
+        r.set("why", refusal_.why);
+        return r;
+    }
+
+    double file_size() const { return double(convert_->plan().file_size); }
+    val warnings() const {
+        val list = val::array();
+        for (const std::string& w : convert_->plan().warnings) list.call<void>("push", w);
+        return list;
+    }
+    // [{input (index into the model's tensors), name, type (written)}] in output order (convert()'s progress).
+    val tensors() const {
+        val list = val::array();
+        for (const ConvertTensor& p : convert_->plan().tensors) {
+            val t = val::object();
+            t.set("input", double(p.input));
+            t.set("name", p.out.name);
+            t.set("type", p.out.dtype_name());
+            list.call<void>("push", t);
+        }
+        return list;
+    }
+
+private:
+    ConvertRefusal refusal_;
+    std::unique_ptr<ConvertJob> convert_;
 };
 
 // quantize()'s names, checked by the core's tables.
@@ -1026,6 +1092,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using namespace emscripten;
     using ws::Decoder;
     using ws::JsCompareJob;
+    using ws::JsConvertJob;
     using ws::JsJob;
     using ws::JsQuantizeJob;
     using ws::JsRange;
@@ -1122,6 +1189,13 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("fallbacks", &JsQuantizeJob::fallbacks)
         .function("warnings", &JsQuantizeJob::warnings)
         .function("tensors", &JsQuantizeJob::tensors);
+    class_<JsConvertJob, base<JsJob>>("ConvertJob")
+        .constructor<>()
+        .function("plan", &JsConvertJob::plan)
+        .function("refusal", &JsConvertJob::refusal)
+        .function("fileSize", &JsConvertJob::file_size)
+        .function("warnings", &JsConvertJob::warnings)
+        .function("tensors", &JsConvertJob::tensors);
     function("ftypeFromName", &ws::ftype_from_js);
     function("ftypeList", &ws::ftype_list_js);
     function("ggmlTypeFromName", &ws::ggml_type_from_js);

@@ -21,12 +21,13 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, compare, quantize (with its plan and file types), edit, dtypes, the range cache's cacheInfo and clearCache and WeightstreamError; weightstream/worker the worker helpers", () => {
+test("the package exports open, compare, convert, quantize (with its plan and file types), edit, dtypes, the range cache's cacheInfo and clearCache and WeightstreamError; weightstream/worker the worker helpers", () => {
     assert.deepEqual(Object.keys(weightstream).sort(), [
         "WeightstreamError",
         "cacheInfo",
         "clearCache",
         "compare",
+        "convert",
         "dtypes",
         "edit",
         "open",

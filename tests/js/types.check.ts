@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Compiled by `npm run typecheck` (tsc --noEmit), never run: the package's index.d.ts must accept the
 // documented uses and give the documented result types.
-import { WeightstreamError, dtypes, edit, open, quantize, quantizeFileTypes, quantizePlan } from "weightstream";
+import {
+    WeightstreamError,
+    convert,
+    dtypes,
+    edit,
+    open,
+    quantize,
+    quantizeFileTypes,
+    quantizePlan,
+} from "weightstream";
 import type {
+    ConvertProgress,
     DTypeInfo,
     DTypeName,
     ErrorCode,
@@ -164,6 +174,24 @@ export async function uses(): Promise<void> {
     });
     const inWorkerTypes: QuantizeFileTypeInfo[] = await worker.quantizeFileTypes();
     (void inWorkerPlan, inWorkerTypes);
+    // convert(): a stream of the converted file, here and in a worker.
+    const converted: ReadableStream<Uint8Array> = convert(
+        [
+            { name: "config.json", source: new Uint8Array(2) },
+            { name: "model.safetensors", source: new Uint8Array(8) },
+        ],
+        {
+            to: "gguf",
+            dtype: "q8_0",
+            allowRequantize: false,
+            signal: controller.signal,
+            onProgress: (p: ConvertProgress) => void (p.tensor / p.tensors, p.written / p.outputSize, p.warnings[0]),
+        },
+    );
+    const inWorkerConverted: ReadableStream<Uint8Array> = worker.convert("m.gguf", { to: "safetensors" });
+    (void converted, inWorkerConverted);
+    // @ts-expect-error `to` is required
+    void convert("m.gguf", { dtype: "f16" });
     // edit(): a stream of the edited GGUF, here and in a worker.
     const edited: ReadableStream<Uint8Array> = edit("m.gguf", {
         set: { "general.name": "x", "a.ids": { value: [1, 2], type: "i16" }, "a.big": 1n << 40n, "a.flag": true },

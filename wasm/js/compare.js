@@ -3,30 +3,14 @@
 // prints. The core's CompareJob (include/weightstream/compare_job.h) pairs the tensors (by name, or a Hugging
 // Face checkpoint against its GGUF by llama.cpp's conversion rules), compares them and writes the JSON; the
 // package's pump (pump.js) runs it. This file only opens: each model's header and config.json beside a
-// safetensors side; the job then reads, pair by pair, a window of whole rows of each side at a time, so memory
+// safetensors side (checkpoint.js); the job then reads, pair by pair, a window of whole rows of each side at a time, so memory
 // stays at about a window of each side whatever the models' sizes.
-import { WeightstreamError, isAbort, throwIfAborted } from "./errors.js";
+import { configBytes, splitConfig } from "./checkpoint.js";
+import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { locate, openModel } from "./parts.js";
 import { pump } from "./pump.js";
-import { makeSource } from "./sources.js";
 import { wasmFailure } from "./wasm.js";
-
-// config.json larger than this is ignored, as the CLI ignores it.
-const MAX_CONFIG_BYTES = 16 << 20;
-const CONFIG_NAME = "config.json";
-
-function isConfig(input) {
-    return locate(input).name === CONFIG_NAME;
-}
-
-// The side's model sources without a config.json given among them, and that config.json (or undefined).
-function splitConfig(input) {
-    if (!Array.isArray(input)) return { model: input, config: undefined };
-    const config = input.find(isConfig);
-    const rest = input.filter((s) => !isConfig(s));
-    return { model: rest.length === 1 ? rest[0] : rest, config };
-}
 
 // What the report calls a side ("path"): what the CLI would be given, as far as the source has a name.
 function pathOf(input) {
@@ -35,45 +19,6 @@ function pathOf(input) {
     if (input instanceof URL) return input.href;
     if (typeof Request !== "undefined" && input instanceof Request) return input.url;
     return locate(input).name ?? "";
-}
-
-async function readAll(input, options) {
-    const source = await makeSource(input, options);
-    try {
-        const chunks = [];
-        let size = 0;
-        const length = Math.min(source.size ?? Infinity, MAX_CONFIG_BYTES + 1);
-        for await (const chunk of source.read(0, length, { signal: options.signal, chunkSize: options.chunkSize })) {
-            chunks.push(chunk);
-            size += chunk.length;
-        }
-        if (size > MAX_CONFIG_BYTES) return null;
-        const bytes = new Uint8Array(size);
-        let at = 0;
-        for (const c of chunks) {
-            bytes.set(c, at);
-            at += c.length;
-        }
-        return bytes;
-    } finally {
-        await source.close();
-    }
-}
-
-// config.json's bytes for a safetensors side: the one given among its files, else the file next to its
-// (first) source when that has a location; null when there is none or it cannot be read (a missing
-// config.json is no error: the CLI goes on without it too).
-async function configBytes(side, options) {
-    const given = side.config;
-    const first = Array.isArray(side.model) ? side.model[0] : side.model;
-    const input = given !== undefined ? locate(given).input : locate(first).sibling?.(CONFIG_NAME);
-    if (input === undefined) return null;
-    try {
-        return await readAll(input, options);
-    } catch (e) {
-        if (isAbort(e, options.signal)) throw e;
-        return null;
-    }
 }
 
 function tensorFilter(tensors) {

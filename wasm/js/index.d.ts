@@ -866,6 +866,60 @@ export function quantizePlan(
 
 // ---- end of quantize() ----
 
+// ---- convert() ----
+
+export interface ConvertProgress extends Progress {
+    /** Input bytes the conversion reads, in all. */
+    total: number;
+    /** Index (in output order) of the tensor being written; `tensors` when done. */
+    tensor: number;
+    tensors: number;
+    /** The tensor being written, by its output name (a checkpoint's GGUF name), and the type it is written in. */
+    name: string;
+    dtype: string;
+    /** Output bytes produced so far, and the size of the whole output file. */
+    written: number;
+    outputSize: number;
+    /** The core's warnings about the plan (tensors kept quantized, requantizing, dropped tensors, ...). */
+    warnings: string[];
+}
+
+export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
+    /** The output's format: what OUT's extension gives `weightstream convert`. Required. */
+    to: "gguf" | "safetensors";
+    /**
+     * --dtype: re-encode the float and quantized tensors as this: "f32", "f16", "bf16" or a quantized ggml type
+     * ("q8_0", "q4_k", ...; GGUF only), any case. Absent: the types are kept where the target holds them.
+     */
+    dtype?: string;
+    /** --allow-requantize: requantize tensors already quantized to another quantized dtype (else kept). */
+    allowRequantize?: boolean;
+    /**
+     * Several sources (a checkpoint's files) keep only model files, as open()'s option does: true by default
+     * here, since a checkpoint's folder brings its tokenizer, which convert() does not convert.
+     */
+    modelFilesOnly?: boolean;
+    /** Aborting errors the stream with the signal's reason. */
+    signal?: AbortSignal;
+    onProgress?: (progress: ConvertProgress) => void;
+}
+
+/**
+ * Converts a model as `weightstream convert IN OUT.<to> [--dtype D] [--allow-requantize]` does, byte for byte: a
+ * stream of the output file. GGUF <-> safetensors (same-format conversions too), and a Hugging Face checkpoint
+ * (safetensors with its config.json) -> GGUF as convert_hf_to_gguf.py writes it (GGUF names, Q/K permuted,
+ * config.json's hyperparameters; no tokenizer). `source` is what open() takes; config.json is the one given among
+ * the sources (a NamedSource or File named "config.json"), else the file beside the first source (a path or URL).
+ * The stream is pulled: tensors are read in output order, a piece or a window of rows at a time, whatever the
+ * model size. Every chunk is a new array the caller owns. Errors error the stream: bad options as TypeError (a
+ * dtype the core cannot encode as, or a quantized dtype for safetensors, too), a refused conversion as
+ * WeightstreamError with the core's code and `what` and the CLI's words ("tensor.type": a tensor the target
+ * cannot hold, ...).
+ */
+export function convert(source: Source | NamedSource | Sources, options: ConvertOptions): ReadableStream<Uint8Array>;
+
+// ---- end of convert() ----
+
 // ---- edit() ----
 
 /** GGUF value types as edit() and `weightstream edit --set KEY=VALUE:TYPE` name them (an array's item type). */

@@ -3,6 +3,7 @@
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
 import { rangeCacheFor } from "./cache.js";
 import { compareModels } from "./compare.js";
+import { checkConvertOptions, convertStream } from "./convert.js";
 import { editStream } from "./edit.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
@@ -139,6 +140,18 @@ function splitQuantizeOptions(options) {
             tokenEmbeddingType,
         },
     };
+}
+
+/**
+ * Converts a model (GGUF <-> safetensors, a Hugging Face checkpoint -> GGUF): a ReadableStream of the output file,
+ * the bytes of `weightstream convert IN OUT.<to>` for the same options. See index.d.ts.
+ */
+export function convert(source, options) {
+    const convertOptions = checkConvertOptions(options);
+    const { to, dtype, allowRequantize, onProgress, ...openOptions } = options;
+    // A checkpoint given as its folder's files brings its tokenizer along, which convert() does not convert.
+    const opts = normalize({ ...openOptions, modelFilesOnly: openOptions.modelFilesOnly ?? true });
+    return convertStream(source, opts, { ...convertOptions, signal: opts.signal, onProgress });
 }
 
 /**

@@ -331,7 +331,7 @@ function checkRows(rows) {
 }
 
 /**
- * @internal What the jobs' callers (quantize.js, compare.js, edit.js) need of a Model: model[MODEL_INTERNALS]() ->
+ * @internal What the jobs' callers (quantize.js, compare.js, convert.js, edit.js) need of a Model: model[MODEL_INTERNALS]() ->
  * {handle (the core's model), chunks(index, signal) (the tensor's bytes as they arrive), files (how many files
  * the model has: a job's sources), readRange(file, offset, size, signal) (the bytes [offset, offset + size) of
  * file `file`, in one array; a WeightstreamError "truncated" when the file ends first)}.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The one JavaScript pump of the core's jobs (include/weightstream/job.h, the Job class of wasm/bindings.cpp):
-// every operation the package runs in the core — quantize(), compare() — goes through here, as every native
+// every operation the package runs in the core — quantize(), compare(), convert() — goes through here, as every native
 // command that runs a job goes through native/io/job_driver.cpp. The job says which byte ranges its next step
 // reads; the pump reads them from the sources, hands them in, runs the step and passes its output on. It moves
 // bytes; the job decides.

@@ -280,7 +280,7 @@ export function quantizeStream(source, options, quantizeOptions) {
 
 /**
  * A byte stream pulled from the async generator `steps` one chunk at a time (no read-ahead); `signal` aborts
- * it (the stream errors with the signal's reason and the generator is closed). quantize() and edit() share it.
+ * it (the stream errors with the signal's reason and the generator is closed). quantize(), convert() and edit() share it.
  */
 export function generatorStream(steps, signal) {
     let onAbort = null;

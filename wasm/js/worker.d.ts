@@ -5,6 +5,7 @@ import type {
     CacheLocation,
     CompareOptions,
     CompareReport,
+    ConvertOptions,
     MetadataChanges,
     Model,
     NamedSource,
@@ -60,6 +61,11 @@ export class WeightstreamWorker {
         source: Source | NamedSource | Sources,
         options: Omit<QuantizeOptions, "fetch">,
     ): ReadableStream<Uint8Array>;
+    /**
+     * convert() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred
+     * (options.fetch cannot cross to a worker). Bad options error the stream.
+     */
+    convert(source: Source | NamedSource | Sources, options: Omit<ConvertOptions, "fetch">): ReadableStream<Uint8Array>;
     /** edit() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred. */
     edit(
         source: Source | NamedSource | Sources,

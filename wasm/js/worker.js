@@ -6,6 +6,7 @@
 //   const model = await openInWorker(url);          // a worker of its own, ended by model.close()
 //   const w = new WeightstreamWorker();              // or one worker for several models
 //   const report = await compareInWorker(urlA, urlB); // compare() in a worker of its own
+//   const gguf = w.convert(files, { to: "gguf" });     // quantize(), convert(), edit(): streams made there
 // Browsers: a module Web Worker running worker_main.js (bundlers that follow `new Worker(new URL(...))`,
 // such as Vite, bundle it). Node: a worker_threads Worker.
 import { WeightstreamError } from "./errors.js";
@@ -241,28 +242,20 @@ export class WeightstreamWorker {
         const transfer = [];
         const first = { source: portable(source, transfer), options: rest };
         if (rest.imatrix !== undefined) rest.imatrix = portable(rest.imatrix, transfer);
-        const stream = this.newId();
-        let started = false;
-        let done = false;
-        return new ReadableStream(
-            {
-                pull: async (controller) => {
-                    const message = started ? { op: "quantize", stream } : { op: "quantize", stream, ...first };
-                    const step = await this.call(message, { signal, onProgress, transfer: started ? [] : transfer });
-                    started = true;
-                    if (!step.done) {
-                        controller.enqueue(step.data);
-                        return;
-                    }
-                    done = true;
-                    controller.close();
-                },
-                cancel: () => {
-                    if (started && !done) this.post({ op: "return", stream }).catch(() => {});
-                },
-            },
-            { highWaterMark: 0 },
-        );
+        return this.#pulled("quantize", first, { signal, onProgress, transfer });
+    }
+
+    /**
+     * convert() of index.d.ts run in this worker: each chunk is made there and transferred, one per pull. Its
+     * options are checked there (a bad one errors the stream).
+     */
+    convert(source, options) {
+        if (options === null || typeof options !== "object")
+            throw new TypeError('convert(): options with `to` ("gguf" or "safetensors")');
+        const { signal, onProgress, rest } = checkOptions(options);
+        const transfer = [];
+        const first = { source: portable(source, transfer), options: rest };
+        return this.#pulled("convert", first, { signal, onProgress, transfer });
     }
 
     /** edit() of index.d.ts run in this worker: each chunk is made there and transferred, one per pull. */
@@ -270,14 +263,20 @@ export class WeightstreamWorker {
         const { signal, rest } = checkOptions(options);
         const transfer = [];
         const first = { source: portable(source, transfer), changes, options: rest };
+        return this.#pulled("edit", first, { signal, transfer });
+    }
+
+    // A stream of the worker's streaming op `op` (worker_main.js): each pull requests the next chunk, the first
+    // one with `first` (what the stream is made of) and `transfer`; cancelling it ends the worker's stream.
+    #pulled(op, first, { signal, onProgress, transfer }) {
         const stream = this.newId();
         let started = false;
         let done = false;
         return new ReadableStream(
             {
                 pull: async (controller) => {
-                    const message = started ? { op: "edit", stream } : { op: "edit", stream, ...first };
-                    const step = await this.call(message, { signal, transfer: started ? [] : transfer });
+                    const message = started ? { op, stream } : { op, stream, ...first };
+                    const step = await this.call(message, { signal, onProgress, transfer: started ? [] : transfer });
                     started = true;
                     if (!step.done) {
                         controller.enqueue(step.data);

@@ -11,6 +11,7 @@
 //   {op: "edit", stream, source?, changes?, options?} -> the same, for edit()'s stream
 //   {op: "quantize", stream, source?, options?} -> {done} | {done: false, data}   (the next chunk of quantize()'s
 //                                             stream; the first request of a stream carries source and options)
+//   {op: "convert", stream, source?, options?} -> the same, for convert()'s stream
 //   {op: "quantizePlan", source, options}  -> quantizePlan()'s plan
 //   {op: "quantizeFileTypes"}               -> quantizeFileTypes()'s list
 //   {op: "return", stream}                 ends a stream early (no reply)
@@ -18,7 +19,17 @@
 // Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
 // the request has tensorRows) | {id, type: "result", value} | {id, type: "error", error}.
 import { WeightstreamError } from "./errors.js";
-import { cacheInfo, clearCache, compare, edit, open, quantize, quantizeFileTypes, quantizePlan } from "./index.js";
+import {
+    cacheInfo,
+    clearCache,
+    compare,
+    convert,
+    edit,
+    open,
+    quantize,
+    quantizeFileTypes,
+    quantizePlan,
+} from "./index.js";
 import { LAYER_DATA } from "./model_view.js";
 import { packInfo } from "./worker_info.js";
 import { isNode } from "./sources.js";
@@ -99,7 +110,7 @@ async function next(msg, post) {
     return { value: { done: false, name: tensor.name, data, shape: data.shape }, transfer: [data.buffer] };
 }
 
-// The next chunk of a quantize() or edit() stream, transferred. start(signal, onProgress) makes the stream on
+// The next chunk of a quantize(), convert() or edit() stream, transferred. start(signal, onProgress) makes the stream on
 // the first request of `msg.stream`.
 async function streamNext(msg, post, start) {
     let entry = streams.get(msg.stream);
@@ -139,6 +150,12 @@ function quantizeNext(msg, post) {
     });
 }
 
+function convertNext(msg, post) {
+    return streamNext(msg, post, (signal, onProgress) =>
+        convert(reviveSource(msg.source), { ...msg.options, signal, onProgress }),
+    );
+}
+
 function editNext(msg, post) {
     return streamNext(msg, post, (signal) => edit(reviveSource(msg.source), msg.changes, { ...msg.options, signal }));
 }
@@ -173,6 +190,8 @@ async function handle(msg, post) {
         }
         case "quantize":
             return quantizeNext(msg, post);
+        case "convert":
+            return convertNext(msg, post);
         case "quantizePlan": {
             const options = msg.options ?? {};
             const imatrix = options.imatrix === undefined ? undefined : reviveSource(options.imatrix);

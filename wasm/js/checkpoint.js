@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// A Hugging Face checkpoint's config.json, for the operations that read it beside a safetensors model (compare(),
+// convert()): found among the files given, or next to the model's first source, and read whole. Its parsing and
+// its limits are the core's (include/weightstream/hf_checkpoint.h, through the jobs' bindings); a file that is not
+// a usable config is ignored there, as the CLI ignores it.
+import { isAbort } from "./errors.js";
+import { locate } from "./parts.js";
+import { makeSource } from "./sources.js";
+
+// config.json larger than this is ignored, as the CLI ignores it.
+const MAX_CONFIG_BYTES = 16 << 20;
+const CONFIG_NAME = "config.json";
+
+function isConfig(input) {
+    return locate(input).name === CONFIG_NAME;
+}
+
+/** A model's sources without a config.json given among them, and that config.json (or undefined). */
+export function splitConfig(input) {
+    if (!Array.isArray(input)) return { model: input, config: undefined };
+    const config = input.find(isConfig);
+    const rest = input.filter((s) => !isConfig(s));
+    return { model: rest.length === 1 ? rest[0] : rest, config };
+}
+
+// The source's bytes, or null when it is over MAX_CONFIG_BYTES.
+async function readAll(input, options) {
+    const source = await makeSource(input, options);
+    try {
+        const chunks = [];
+        let size = 0;
+        const length = Math.min(source.size ?? Infinity, MAX_CONFIG_BYTES + 1);
+        for await (const chunk of source.read(0, length, { signal: options.signal, chunkSize: options.chunkSize })) {
+            chunks.push(chunk);
+            size += chunk.length;
+        }
+        if (size > MAX_CONFIG_BYTES) return null;
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        for (const c of chunks) {
+            bytes.set(c, at);
+            at += c.length;
+        }
+        return bytes;
+    } finally {
+        await source.close();
+    }
+}
+
+/**
+ * config.json's bytes for a safetensors model split by splitConfig(): the one given among its files, else the
+ * file next to its (first) source when that has a location; null when there is none or it cannot be read (a
+ * missing config.json is no error: the CLI goes on without it too). `options` are open()'s (normalized).
+ */
+export async function configBytes(side, options) {
+    const given = side.config;
+    const first = Array.isArray(side.model) ? side.model[0] : side.model;
+    const input = given !== undefined ? locate(given).input : locate(first).sibling?.(CONFIG_NAME);
+    if (input === undefined) return null;
+    try {
+        return await readAll(input, options);
+    } catch (e) {
+        if (isAbort(e, options.signal)) throw e;
+        return null;
+    }
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// convert(): `weightstream convert` as the core's ConvertJob (include/weightstream/convert_job.h) over a model
+// opened as open() opens it, run by the package's one pump (pump.js). GGUF <-> safetensors, and a Hugging Face
+// checkpoint (with its config.json, checkpoint.js) -> GGUF as convert_hf_to_gguf.py writes it. What each tensor
+// becomes is the core's plan (convert_plan.h); this file checks the options, finds config.json, and moves bytes:
+// the header, then every tensor copied in pieces or a window of rows at a time, so memory stays at about one step
+// whatever the model's size. The stream is pulled: nothing past the header is read before the consumer asks.
+import { configBytes, splitConfig } from "./checkpoint.js";
+import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
+import { MODEL_INTERNALS } from "./model.js";
+import { openModel } from "./parts.js";
+import { pump } from "./pump.js";
+import { generatorStream } from "./quantize.js";
+import { loadWasm, wasmFailure } from "./wasm.js";
+
+const OK = 0;
+const TARGETS = ["gguf", "safetensors"];
+
+/**
+ * convert()'s own options checked (TypeError): {to, dtype (a name or undefined), allowRequantize}. The dtype name
+ * is checked against the core's table when the module is loaded (dtypeId()).
+ */
+export function checkConvertOptions(options) {
+    if (options === null || typeof options !== "object")
+        throw new TypeError('convert(): options with `to` ("gguf" or "safetensors")');
+    const { to, dtype, allowRequantize } = options;
+    if (!TARGETS.includes(to)) throw new TypeError(`to: expected "gguf" or "safetensors", got ${to}`);
+    if (dtype !== undefined && typeof dtype !== "string")
+        throw new TypeError(`dtype: expected a type name ("f16", "bf16", "q8_0", ...), got ${dtype}`);
+    if (allowRequantize !== undefined && typeof allowRequantize !== "boolean")
+        throw new TypeError(`allowRequantize: expected a boolean, got ${allowRequantize}`);
+    return { to, dtype, allowRequantize: allowRequantize ?? false };
+}
+
+// The dtype id of a name as the CLI's --dtype takes it (the core's ggml name table, any case), or -1 for none.
+// Whether the core can encode as it is the plan's to say (refusalError()).
+function dtypeId(wasm, name) {
+    if (name === undefined) return -1;
+    const id = wasm.ggmlTypeFromName(name);
+    if (id < 0)
+        throw new TypeError(`dtype: expected f32, f16, bf16 or a quantized ggml type (q8_0, q4_k, ...), got ${name}`);
+    return id;
+}
+
+// The error of a refused plan, in the words the CLI prints: a tensor's status then why, else why. A dtype the
+// core cannot encode as (or not in the target format) is a bad option, as it is the CLI's usage error.
+function refusalError(job, status, model) {
+    const { about, tensor, why } = job.refusal();
+    if (about === "output" && status.what === "dtype") return new TypeError(`dtype: ${why}`);
+    if (about !== "tensor") return new WeightstreamError(status.name, why, { what: status.what });
+    const error = statusError(status, `tensor "${model.tensors[tensor].name}"`);
+    error.message += `: ${why}`;
+    return error;
+}
+
+function release(job) {
+    try {
+        job.delete();
+    } catch {
+        // a trapped module cannot free; it is discarded anyway
+    }
+}
+
+// The model opened and the job planned: {model, job, planned} (this closes and deletes what it made when it
+// throws; the caller does after).
+async function prepare(wasm, input, options, convert) {
+    const dtype = dtypeId(wasm, convert.dtype);
+    const side = splitConfig(input);
+    const model = await openModel(wasm, side.model, { ...options, onProgress: undefined, keepMetadata: true });
+    const job = new wasm.ConvertJob();
+    try {
+        // config.json is read as the CLI reads it: for a safetensors model converted to GGUF.
+        const config =
+            model.format === "safetensors" && convert.to === "gguf" ? await configBytes(side, options) : null;
+        const { handle } = model[MODEL_INTERNALS]();
+        const status = job.plan(handle, convert.to, dtype, convert.allowRequantize, config);
+        if (status.code !== OK) throw refusalError(job, status, model);
+        return { model, job, planned: job.tensors() };
+    } catch (e) {
+        release(job);
+        await model.close();
+        throw e;
+    }
+}
+
+// The output file, chunk by chunk: every chunk is a new Uint8Array the consumer owns.
+async function* run(input, options, convert) {
+    const { signal, onProgress } = convert;
+    throwIfAborted(signal);
+    const wasm = await loadWasm();
+    let prepared;
+    try {
+        prepared = await prepare(wasm, input, options, convert);
+    } catch (e) {
+        throw wasmFailure(e);
+    }
+    const { model, job, planned } = prepared;
+    try {
+        const { readRange } = model[MODEL_INTERNALS]();
+        const planOf = new Map(planned.map((p, k) => [p.input, k]));
+        const report = {
+            loaded: 0,
+            total: job.totalWork(),
+            tensor: 0,
+            tensors: planned.length,
+            name: "",
+            dtype: "",
+            written: 0,
+            outputSize: job.fileSize(),
+            warnings: job.warnings(),
+        };
+        const context = (step) => (step.tensor >= 0 ? `tensor "${model.tensors[step.tensor].name}"` : "");
+        const onStep = (step) => {
+            const k = planOf.get(step.tensor);
+            if (k !== undefined) {
+                report.tensor = k;
+                report.name = planned[k].name;
+                report.dtype = planned[k].type;
+            }
+            report.loaded += step.work;
+            if (step.work > 0) onProgress?.({ ...report });
+        };
+        for await (const out of pump(job, readRange, { signal, context, onStep })) {
+            report.written += out.length;
+            yield out;
+        }
+        report.tensor = planned.length;
+        onProgress?.({ ...report });
+    } catch (e) {
+        throw wasmFailure(e);
+    } finally {
+        release(job);
+        await model.close();
+    }
+}
+
+/**
+ * See convert() in index.d.ts. `options` are open()'s (normalized), `convert` checkConvertOptions()'s with the
+ * caller's signal and onProgress.
+ */
+export function convertStream(input, options, convert) {
+    return generatorStream(run(input, options, convert), convert.signal);
+}
