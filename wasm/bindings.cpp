@@ -602,8 +602,9 @@ private:
 // ---- Jobs (include/weightstream/job.h): every operation the package runs, through one runner ----------------
 // The JavaScript pump (wasm/js/pump.js) drives any job the same way, a step at a time:
 //   next()              -> {inputs: [{source, offset, size}], work, tensor} of the next step, or null at the end;
-//   setInput(i, bytes)  the bytes of input i (exactly its size), or unreadable(i) when they lie outside the
-//                       file (-> Status: the job takes it in, ok, and the step is over, or fails);
+//   addInput(i, bytes)  the bytes of input i, chunk by chunk (exactly its size in all), or unreadable(i) when
+//                       they lie outside the file (-> Status: the job takes it in, ok, and the step is over, or
+//                       fails);
 //   run()               -> Status: the step run in one part and completed;
 //   output()            -> Uint8Array: the step's output (a copy; the job keeps none of it).
 // The job-specific classes below add how a job is made and what it reports.
@@ -614,6 +615,10 @@ public:
     val next() {
         if (!job_ || !job_->next(&step_)) return val::null();
         inputs_.resize(step_.inputs.size());
+        for (size_t k = 0; k < inputs_.size(); ++k) {
+            inputs_[k].clear();
+            inputs_[k].reserve(static_cast<size_t>(step_.inputs[k].size));
+        }
         val inputs = val::array();
         for (const ByteRange& r : step_.inputs) {
             val range = val::object();
@@ -628,10 +633,16 @@ public:
         step.set("tensor", double(step_.tensor));
         return step;
     }
-    bool set_input(double i, const val& bytes) {
+    // Appends a chunk of input i's bytes; false (nothing appended) past the input's size.
+    bool add_input(double i, const val& bytes) {
         const uint64_t k = to_u64(i);
-        if (k >= inputs_.size() || bytes["length"].as<double>() != double(step_.inputs[k].size)) return false;
-        copy_from_js(bytes, &inputs_[k]);
+        if (k >= inputs_.size()) return false;
+        std::vector<uint8_t>& input = inputs_[k];
+        const size_t n = bytes["length"].as<size_t>();
+        if (n > step_.inputs[k].size - input.size()) return false;
+        const size_t at = input.size();
+        input.resize(at + n);
+        if (n) val(typed_memory_view(n, input.data() + at)).call<void>("set", bytes);  // view made after the resize
         return true;
     }
     JsStatus unreadable(double i) {
@@ -642,7 +653,12 @@ public:
     JsStatus run() {
         if (!job_) return to_js(make_error(Error::kInternal, 0, "job"));
         std::vector<ByteSpan> spans;
-        for (const std::vector<uint8_t>& bytes : inputs_) spans.push_back({bytes.data(), bytes.size()});
+        for (size_t k = 0; k < inputs_.size(); ++k) {
+            if (inputs_[k].size() != step_.inputs[k].size) {
+                return to_js(make_error(Error::kInternal, step_.inputs[k].offset, "job.input"));
+            }
+            spans.push_back({inputs_[k].data(), inputs_[k].size()});
+        }
         job_->run(spans.data(), 0, 1);
         return to_js(job_->complete(&out_));
     }
@@ -1165,7 +1181,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
 
     class_<JsJob>("Job")
         .function("next", &JsJob::next)
-        .function("setInput", &JsJob::set_input)
+        .function("addInput", &JsJob::add_input)
         .function("unreadable", &JsJob::unreadable)
         .function("run", &JsJob::run)
         .function("output", &JsJob::output)

@@ -50,8 +50,8 @@ async function run(job, models, options, keep) {
     const [a, b] = models.map((m) => m[MODEL_INTERNALS]());
     const read = (source, offset, size, signal) =>
         source < a.files
-            ? a.readRange(source, offset, size, signal)
-            : b.readRange(source - a.files, offset, size, signal);
+            ? a.readChunks(source, offset, size, signal)
+            : b.readChunks(source - a.files, offset, size, signal);
     const total = job.totalWork();
     let loaded = 0;
     onProgress?.({ loaded, total });

@@ -96,7 +96,7 @@ async function* run(input, options, convert) {
     }
     const { model, job, planned } = prepared;
     try {
-        const { readRange } = model[MODEL_INTERNALS]();
+        const { readChunks } = model[MODEL_INTERNALS]();
         const planOf = new Map(planned.map((p, k) => [p.input, k]));
         const report = {
             loaded: 0,
@@ -120,7 +120,7 @@ async function* run(input, options, convert) {
             report.loaded += step.work;
             if (step.work > 0) onProgress?.({ ...report });
         };
-        for await (const out of pump(job, readRange, { signal, context, onStep })) {
+        for await (const out of pump(job, readChunks, { signal, context, onStep })) {
             report.written += out.length;
             yield out;
         }

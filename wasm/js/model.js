@@ -333,8 +333,8 @@ function checkRows(rows) {
 /**
  * @internal What the jobs' callers (quantize.js, compare.js, convert.js, edit.js) need of a Model: model[MODEL_INTERNALS]() ->
  * {handle (the core's model), chunks(index, signal) (the tensor's bytes as they arrive), files (how many files
- * the model has: a job's sources), readRange(file, offset, size, signal) (the bytes [offset, offset + size) of
- * file `file`, in one array; a WeightstreamError "truncated" when the file ends first)}.
+ * the model has: a job's sources), readChunks(file, offset, size, signal) (the bytes [offset, offset + size) of
+ * file `file` as they arrive; fewer when the file ends first)}.
  */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
@@ -524,19 +524,7 @@ export class Model extends ModelView {
             chunks: (index, signal) =>
                 this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
             files: this.#sources.length,
-            readRange: async (file, offset, size, signal) => {
-                const out = new Uint8Array(size);
-                let filled = 0;
-                const chunks = this.#sources[file].read(offset, size, { signal, chunkSize: this.#options.chunkSize });
-                for await (const chunk of chunks) {
-                    this.#checkOpen();
-                    if (filled + chunk.length > size) break;
-                    out.set(chunk, filled);
-                    filled += chunk.length;
-                }
-                if (filled < size) throw truncated(offset + filled, `bytes [${offset}, ${offset + size})`);
-                return out;
-            },
+            readChunks: (file, offset, size, signal) => this.#fileChunks(file, offset, size, signal),
         };
     }
 
@@ -563,6 +551,16 @@ export class Model extends ModelView {
             signal,
             chunkSize: this.#options.chunkSize,
         });
+    }
+
+    async *#fileChunks(file, offset, size, signal) {
+        for await (const chunk of this.#sources[file].read(offset, size, {
+            signal,
+            chunkSize: this.#options.chunkSize,
+        })) {
+            this.#checkOpen();
+            yield chunk;
+        }
     }
 
     #decodable(tensor) {

@@ -233,7 +233,7 @@ async function* run(source, options, quantizeOptions) {
     }
     const { model, quantizer, planned } = prepared;
     try {
-        const { readRange } = model[MODEL_INTERNALS]();
+        const { readChunks } = model[MODEL_INTERNALS]();
         const planOf = new Map(planned.map((p, k) => [p.input, k]));
         const report = {
             loaded: 0,
@@ -257,7 +257,7 @@ async function* run(source, options, quantizeOptions) {
             report.loaded += step.work;
             if (step.work > 0) onProgress?.({ ...report });
         };
-        for await (const out of pump(quantizer, readRange, { signal, context, onStep })) {
+        for await (const out of pump(quantizer, readChunks, { signal, context, onStep })) {
             report.written += out.length;
             yield out;
         }
