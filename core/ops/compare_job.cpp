@@ -42,6 +42,7 @@ bool CompareJob::select(const std::vector<size_t>& pairs) {
             report_.tensors.clear();
             total_work_ = 0;
             done_.clear();
+            order_.clear();
             return false;
         }
         const PairPlan& p = plan_.pairs[i];
@@ -52,6 +53,15 @@ bool CompareJob::select(const std::vector<size_t>& pairs) {
         }
     }
     done_.assign(selected_.size(), false);
+    // Largest pairs first, so that the last lanes running are not a big pair alone while the others idle.
+    order_.resize(selected_.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    auto bytes = [&](size_t row) {
+        const PairPlan& p = *selected_[row];
+        if (p.a < 0 || p.b < 0 || !p.problem.empty()) return uint64_t(0);
+        return a_.tensors[static_cast<size_t>(p.a)].nbytes + b_.tensors[static_cast<size_t>(p.b)].nbytes;
+    };
+    std::stable_sort(order_.begin(), order_.end(), [&](size_t x, size_t y) { return bytes(x) > bytes(y); });
     return true;
 }
 
@@ -72,7 +82,7 @@ void CompareJob::incomparable(size_t row, const std::string& why) {
 }
 
 bool CompareJob::start_row() {
-    const size_t row = row_++;
+    const size_t row = order_[row_++];
     const PairPlan& p = *selected_[row];
     if (p.a < 0 || p.b < 0 || !p.problem.empty()) {
         finish(row);  // plan_row() decided it

@@ -3,12 +3,12 @@
 // compare() run. The plan pairs the tensors; the report's rows are the selected pairs, in order. A row decided
 // without values (only in one model, a problem in the plan, a type with no decoder) is finished as the job
 // passes it. Rows with values are compared up to kCompareLanes at a time, each in a lane of its own: a step
-// holds the next window of whole outer rows of every lane's pair (about kCompareWindowElements floats a side,
-// at least one row and for a Q/K permutation one head of rows), and part i of a step decodes and compares the
-// windows of its share of the lanes, each lane's windows in order, so the numbers do not depend on the number of
-// parts (a pair's comparator sees the same windows in the same order). A side that cannot be read or decoded
-// makes its row incomparable, with the reason as its hint; the job itself only fails on an internal error. It
-// writes no output bytes.
+// holds the next window of whole outer rows of every lane's pair (the largest pairs start first) (about
+// kCompareWindowElements floats a side, at least one row and for a Q/K permutation one head of rows), and part i of a
+// step decodes and compares the windows of its share of the lanes, each lane's windows in order, so the numbers do not
+// depend on the number of parts (a pair's comparator sees the same windows in the same order). A side that cannot be
+// read or decoded makes its row incomparable, with the reason as its hint; the job itself only fails on an internal
+// error. It writes no output bytes.
 //
 // Sources: A's files (max(1, a.files.size()) of them, by TensorInfo::file_index), then B's.
 // Memory: per lane, a window of each side as floats, the comparator's copies (compare.h) and, for a big-endian
@@ -81,7 +81,8 @@ private:
     std::vector<bool> done_;  // per row
     size_t reported_ = 0;     // rows [0, reported_) were named by take_finished()
 
-    size_t row_ = 0;                            // the next row to start
+    std::vector<size_t> order_;                 // the rows in the order they are started: largest first
+    size_t row_ = 0;                            // the next row to start (an index into order_)
     std::vector<std::unique_ptr<Lane>> lanes_;  // the rows being compared, in the order they started
 };
 

@@ -12,6 +12,8 @@
 namespace ws {
 namespace {
 
+constexpr uint32_t kPartsPerThread = 4;
+
 // Drops the whole pages of [p, p + n) from this process (a read-only file mapping: they are re-read from the
 // file if touched again).
 void drop_pages(const uint8_t* p, uint64_t n) {
@@ -145,7 +147,13 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
             inputs[i] = {held[i].data, r.size};
         }
         if (!skipped) {
-            runner.run(job, inputs.data(), std::min<uint32_t>(std::max<uint32_t>(1, step.max_parts), runner.threads()));
+            // Up to four parts per thread, taken by the threads as they come free: parts of unequal cost (compare's
+            // lanes, a window's rows of different content) then even out.
+            const uint32_t threads = runner.threads();
+            runner.run(job, inputs.data(),
+                       threads == 1
+                           ? 1
+                           : std::min<uint32_t>(std::max<uint32_t>(1, step.max_parts), threads * kPartsPerThread));
             ByteSpan out;
             const Status s = job.complete(&out);
             if (!s.ok()) {
