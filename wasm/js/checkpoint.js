@@ -5,7 +5,7 @@
 // a usable config is ignored there, as the CLI ignores it.
 import { isAbort } from "./errors.js";
 import { locate } from "./parts.js";
-import { makeSource } from "./sources.js";
+import { readWhole } from "./sources.js";
 
 // config.json larger than this is ignored, as the CLI ignores it.
 const MAX_CONFIG_BYTES = 16 << 20;
@@ -23,30 +23,6 @@ export function splitConfig(input) {
     return { model: rest.length === 1 ? rest[0] : rest, config };
 }
 
-// The source's bytes, or null when it is over MAX_CONFIG_BYTES.
-async function readAll(input, options) {
-    const source = await makeSource(input, options);
-    try {
-        const chunks = [];
-        let size = 0;
-        const length = Math.min(source.size ?? Infinity, MAX_CONFIG_BYTES + 1);
-        for await (const chunk of source.read(0, length, { signal: options.signal, chunkSize: options.chunkSize })) {
-            chunks.push(chunk);
-            size += chunk.length;
-        }
-        if (size > MAX_CONFIG_BYTES) return null;
-        const bytes = new Uint8Array(size);
-        let at = 0;
-        for (const c of chunks) {
-            bytes.set(c, at);
-            at += c.length;
-        }
-        return bytes;
-    } finally {
-        await source.close();
-    }
-}
-
 /**
  * config.json's bytes for a safetensors model split by splitConfig(): the one given among its files, else the
  * file next to its (first) source when that has a location; null when there is none or it cannot be read (a
@@ -58,7 +34,7 @@ export async function configBytes(side, options) {
     const input = given !== undefined ? locate(given).input : locate(first).sibling?.(CONFIG_NAME);
     if (input === undefined) return null;
     try {
-        return await readAll(input, options);
+        return await readWhole(input, options, MAX_CONFIG_BYTES);
     } catch (e) {
         if (isAbort(e, options.signal)) throw e;
         return null;

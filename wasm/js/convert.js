@@ -9,8 +9,7 @@ import { configBytes, splitConfig } from "./checkpoint.js";
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
-import { pump } from "./pump.js";
-import { generatorStream } from "./quantize.js";
+import { generatorStream, pumpToFile } from "./pump.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -96,36 +95,13 @@ async function* run(input, options, convert) {
     }
     const { model, job, planned } = prepared;
     try {
-        const { readChunks } = model[MODEL_INTERNALS]();
-        const planOf = new Map(planned.map((p, k) => [p.input, k]));
-        const report = {
-            loaded: 0,
-            total: job.totalWork(),
-            tensor: 0,
-            tensors: planned.length,
-            name: "",
-            dtype: "",
-            written: 0,
-            outputSize: job.fileSize(),
-            warnings: job.warnings(),
-        };
-        const context = (step) => (step.tensor >= 0 ? `tensor "${model.tensors[step.tensor].name}"` : "");
-        const onStep = (step) => {
-            const k = planOf.get(step.tensor);
-            if (k !== undefined) {
-                report.tensor = k;
-                report.name = planned[k].name;
-                report.dtype = planned[k].type;
-            }
-            report.loaded += step.work;
-            if (step.work > 0) onProgress?.({ ...report });
-        };
-        for await (const out of pump(job, readChunks, { signal, context, onStep })) {
-            report.written += out.length;
-            yield out;
-        }
-        report.tensor = planned.length;
-        onProgress?.({ ...report });
+        yield* pumpToFile(
+            job,
+            model,
+            planned,
+            planned.map((p) => p.name),
+            { signal, onProgress },
+        );
     } catch (e) {
         throw wasmFailure(e);
     } finally {

@@ -7,7 +7,7 @@
 import { statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
-import { generatorStream } from "./quantize.js";
+import { generatorStream } from "./pump.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;

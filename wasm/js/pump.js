@@ -4,7 +4,8 @@
 // command that runs a job goes through native/io/job_driver.cpp. The job says which byte ranges its next step
 // reads; the pump reads them from the sources, hands them in, runs the step and passes its output on. It moves
 // bytes; the job decides.
-import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
+import { WeightstreamError, abortReason, statusError, throwIfAborted } from "./errors.js";
+import { MODEL_INTERNALS } from "./model.js";
 
 const OK = 0;
 
@@ -53,4 +54,81 @@ export async function* pump(job, read, { signal, context = () => "", onStep } = 
         }
         onStep?.(step);
     }
+}
+
+/**
+ * A job that writes a file from `model`'s tensors (quantize, convert), pumped with progress: `planned` are the
+ * output's tensors in order ({input, type}: the input tensor's index, the output type), `names` their output
+ * names; onProgress gets {loaded, total, tensor, tensors, name, dtype, written, outputSize, warnings} after
+ * every step that read bytes, and once more at the end (tensor === tensors).
+ */
+export async function* pumpToFile(job, model, planned, names, { signal, onProgress }) {
+    const planOf = new Map(planned.map((p, k) => [p.input, k]));
+    const report = {
+        loaded: 0,
+        total: job.totalWork(),
+        tensor: 0,
+        tensors: planned.length,
+        name: "",
+        dtype: "",
+        written: 0,
+        outputSize: job.fileSize(),
+        warnings: job.warnings(),
+    };
+    const context = (step) => (step.tensor >= 0 ? `tensor "${model.tensors[step.tensor].name}"` : "");
+    const onStep = (step) => {
+        const k = planOf.get(step.tensor);
+        if (k !== undefined) {
+            report.tensor = k;
+            report.name = names[k];
+            report.dtype = planned[k].type;
+        }
+        report.loaded += step.work;
+        if (step.work > 0) onProgress?.({ ...report });
+    };
+    const { readChunks } = model[MODEL_INTERNALS]();
+    for await (const out of pump(job, readChunks, { signal, context, onStep })) {
+        report.written += out.length;
+        yield out;
+    }
+    report.tensor = planned.length;
+    onProgress?.({ ...report });
+}
+
+/**
+ * A byte stream pulled from the async generator `steps` one chunk at a time (no read-ahead); `signal` aborts
+ * it (the stream errors with the signal's reason and the generator is closed). quantize(), convert() and edit() share it.
+ */
+export function generatorStream(steps, signal) {
+    let onAbort = null;
+    const stop = () => signal?.removeEventListener("abort", onAbort);
+    return new ReadableStream(
+        {
+            start(controller) {
+                if (!signal) return;
+                onAbort = () => {
+                    controller.error(abortReason(signal));
+                    steps.return().catch(() => {});
+                };
+                signal.addEventListener("abort", onAbort, { once: true });
+            },
+            async pull(controller) {
+                try {
+                    const { done, value } = await steps.next();
+                    if (done) {
+                        stop();
+                        controller.close();
+                    } else controller.enqueue(value);
+                } catch (e) {
+                    stop();
+                    throw e;
+                }
+            },
+            async cancel() {
+                stop();
+                await steps.return();
+            },
+        },
+        { highWaterMark: 0 },
+    );
 }

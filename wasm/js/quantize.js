@@ -4,11 +4,11 @@
 // reports. The job's plan gives the output's size and every tensor's place and type; its steps then read the
 // stored bytes a row window (or a piece of a copied tensor) at a time and give the output in order. The stream
 // is pulled: nothing is read before the consumer asks for bytes, and one step's bytes are held at a time.
-import { WeightstreamError, abortReason, statusError, throwIfAborted } from "./errors.js";
+import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
-import { pump } from "./pump.js";
-import { makeSource } from "./sources.js";
+import { generatorStream, pumpToFile } from "./pump.js";
+import { readWhole } from "./sources.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -103,34 +103,13 @@ function imatrixName(input) {
     return "";
 }
 
-async function readWhole(input, options) {
+// The importance matrix's bytes (a source, or a {name, source} record); too_large beyond MAX_IMATRIX_BYTES.
+async function readImatrix(input, options) {
     const named = input !== null && typeof input === "object" && typeof input.name === "string" && "source" in input;
-    const source = await makeSource(named ? input.source : input, options);
-    try {
-        if (source.size !== undefined && source.size > MAX_IMATRIX_BYTES)
-            throw new WeightstreamError("too_large", `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`);
-        const chunks = [];
-        let length = 0;
-        const want = source.size ?? MAX_IMATRIX_BYTES + 1;
-        for await (const chunk of source.read(0, want, { signal: options.signal, chunkSize: options.chunkSize })) {
-            chunks.push(chunk);
-            length += chunk.length;
-            if (length > MAX_IMATRIX_BYTES)
-                throw new WeightstreamError(
-                    "too_large",
-                    `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`,
-                );
-        }
-        const bytes = new Uint8Array(length);
-        let at = 0;
-        for (const c of chunks) {
-            bytes.set(c, at);
-            at += c.length;
-        }
-        return bytes;
-    } finally {
-        await source.close();
-    }
+    const bytes = await readWhole(named ? input.source : input, options, MAX_IMATRIX_BYTES);
+    if (bytes === null)
+        throw new WeightstreamError("too_large", `the importance matrix is larger than ${MAX_IMATRIX_BYTES} bytes`);
+    return bytes;
 }
 
 function check(status, context) {
@@ -142,7 +121,7 @@ function check(status, context) {
 async function prepare(wasm, source, options, quantizeOptions) {
     const { recipe, regexps } = recipeOf(wasm, quantizeOptions);
     const imatrixBytes =
-        quantizeOptions.imatrix === undefined ? null : await readWhole(quantizeOptions.imatrix, options);
+        quantizeOptions.imatrix === undefined ? null : await readImatrix(quantizeOptions.imatrix, options);
     const model = await openModel(wasm, source, { ...options, onProgress: undefined, keepMetadata: true });
     const quantizer = new wasm.QuantizeJob();
     try {
@@ -233,36 +212,8 @@ async function* run(source, options, quantizeOptions) {
     }
     const { model, quantizer, planned } = prepared;
     try {
-        const { readChunks } = model[MODEL_INTERNALS]();
-        const planOf = new Map(planned.map((p, k) => [p.input, k]));
-        const report = {
-            loaded: 0,
-            total: quantizer.totalWork(),
-            tensor: 0,
-            tensors: planned.length,
-            name: "",
-            dtype: "",
-            written: 0,
-            outputSize: quantizer.fileSize(),
-            warnings: quantizer.warnings(),
-        };
-        const context = (step) => (step.tensor >= 0 ? `tensor "${model.tensors[step.tensor].name}"` : "");
-        const onStep = (step) => {
-            const k = planOf.get(step.tensor);
-            if (k !== undefined) {
-                report.tensor = k;
-                report.name = model.tensors[step.tensor].name;
-                report.dtype = planned[k].type;
-            }
-            report.loaded += step.work;
-            if (step.work > 0) onProgress?.({ ...report });
-        };
-        for await (const out of pump(quantizer, readChunks, { signal, context, onStep })) {
-            report.written += out.length;
-            yield out;
-        }
-        report.tensor = planned.length;
-        onProgress?.({ ...report });
+        const names = planned.map((p) => model.tensors[p.input].name);
+        yield* pumpToFile(quantizer, model, planned, names, { signal, onProgress });
     } catch (e) {
         throw wasmFailure(e);
     } finally {
@@ -276,42 +227,4 @@ export function quantizeStream(source, options, quantizeOptions) {
     const { signal } = quantizeOptions;
     const steps = run(source, options, quantizeOptions);
     return generatorStream(steps, signal);
-}
-
-/**
- * A byte stream pulled from the async generator `steps` one chunk at a time (no read-ahead); `signal` aborts
- * it (the stream errors with the signal's reason and the generator is closed). quantize(), convert() and edit() share it.
- */
-export function generatorStream(steps, signal) {
-    let onAbort = null;
-    const stop = () => signal?.removeEventListener("abort", onAbort);
-    return new ReadableStream(
-        {
-            start(controller) {
-                if (!signal) return;
-                onAbort = () => {
-                    controller.error(abortReason(signal));
-                    steps.return().catch(() => {});
-                };
-                signal.addEventListener("abort", onAbort, { once: true });
-            },
-            async pull(controller) {
-                try {
-                    const { done, value } = await steps.next();
-                    if (done) {
-                        stop();
-                        controller.close();
-                    } else controller.enqueue(value);
-                } catch (e) {
-                    stop();
-                    throw e;
-                }
-            },
-            async cancel() {
-                stop();
-                await steps.return();
-            },
-        },
-        { highWaterMark: 0 },
-    );
 }

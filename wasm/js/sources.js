@@ -1104,3 +1104,32 @@ export async function makeSource(input, options) {
             "or (in Node) a file path",
     );
 }
+
+/**
+ * A whole small file (config.json, an importance matrix) in one array, or null when it holds more than
+ * `maxBytes` (known from its size before anything is read, else after reading maxBytes + 1). `input` is a
+ * source as open() takes it; `options` are open()'s (normalized).
+ */
+export async function readWhole(input, options, maxBytes) {
+    const source = await makeSource(input, options);
+    try {
+        if (source.size !== undefined && source.size > maxBytes) return null;
+        const chunks = [];
+        let size = 0;
+        const want = Math.min(source.size ?? Infinity, maxBytes + 1);
+        for await (const chunk of source.read(0, want, { signal: options.signal, chunkSize: options.chunkSize })) {
+            chunks.push(chunk);
+            size += chunk.length;
+            if (size > maxBytes) return null;
+        }
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        for (const c of chunks) {
+            bytes.set(c, at);
+            at += c.length;
+        }
+        return bytes;
+    } finally {
+        await source.close();
+    }
+}
