@@ -9,26 +9,13 @@
 #include <random>
 
 #include "support/compare_fixtures.h"
+#include "support/parse_model.h"
 #include "weightstream/header_parser.h"
 #include "weightstream/hf_names.h"
 
 using namespace ws_test;
 
 namespace {
-
-ws::ModelInfo parse(const std::vector<uint8_t>& bytes) {
-    ws::ParseOptions options;
-    options.file_size = bytes.size();
-    ws::HeaderParser parser(options);
-    REQUIRE(parser.feed(bytes.data(), bytes.size()).ok());
-    return parser.take_info();
-}
-
-std::vector<float> decode(const std::vector<uint8_t>& file, const ws::TensorInfo& t) {
-    std::vector<float> out(static_cast<size_t>(t.n_elements));
-    REQUIRE(ws::dequantize(t.dtype, file.data() + t.offset, t.n_elements, out.data()).ok());
-    return out;
-}
 
 // Runs the comparison as a driver would: every planned pair window by window (`rows_per_window` outer rows,
 // rounded up to the comparator's unit), decoding rows with dequantize.
@@ -51,7 +38,7 @@ struct Compared {
 
 Compared compare(const std::vector<uint8_t>& fa, const std::vector<uint8_t>& fb, uint64_t rows_per_window = 7,
                  const ws::HfConfig* config_a = nullptr) {
-    const ws::ModelInfo a = parse(fa), b = parse(fb);
+    const ws::ModelInfo a = ws_test::parse_model_bytes(fa), b = ws_test::parse_model_bytes(fb);
     ws::PairingOptions options;
     options.config_a = config_a;
     Compared out;
@@ -64,7 +51,7 @@ Compared compare(const std::vector<uint8_t>& fa, const std::vector<uint8_t>& fb,
         }
         const ws::TensorInfo& ta = a.tensors[static_cast<size_t>(p.a)];
         const ws::TensorInfo& tb = b.tensors[static_cast<size_t>(p.b)];
-        const std::vector<float> va = decode(fa, ta), vb = decode(fb, tb);
+        const std::vector<float> va = ws_test::decode_tensor(fa, ta), vb = ws_test::decode_tensor(fb, tb);
         ws::PairComparator cmp(p, ta.dtype, tb.dtype);
         const uint64_t unit = cmp.window_rows();
         const uint64_t step = (rows_per_window + unit - 1) / unit * unit;
@@ -432,7 +419,7 @@ TEST_CASE("same-format models pair by name; metadata differences are listed") {
     auto conv_b = conv;
     conv_b.pop_back();  // output.weight only in A
     const auto b = write_gguf(f, conv_b, {ws::string_entry("general.name", "b"), u32_entry("only.b", 2)});
-    const ws::ModelInfo ia = parse(a), ib = parse(b);
+    const ws::ModelInfo ia = ws_test::parse_model_bytes(a), ib = ws_test::parse_model_bytes(b);
     const ws::MetadataDiff d = ws::diff_metadata(ia, ib);
     CHECK(d.only_a == std::vector<std::string>{"only.a"});
     CHECK(d.only_b == std::vector<std::string>{"only.b"});
@@ -448,7 +435,7 @@ TEST_CASE("same-format models pair by name; metadata differences are listed") {
     CHECK(c.rows.back().verdict == ws::Verdict::kOnlyA);
     CHECK(c.rows.back().b.empty());
     // Different formats: no metadata comparison.
-    CHECK(ws::diff_metadata(ia, parse(write_safetensors(hf))).only_a.empty());
+    CHECK(ws::diff_metadata(ia, ws_test::parse_model_bytes(write_safetensors(hf))).only_a.empty());
 
     // safetensors against safetensors, one tensor scaled.
     auto hf2 = hf;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/gguf_builder.h"
+#include "support/parse_model.h"
 #include "support/run_cli.h"
 #include "support/test_util.h"
 #include "weightstream/header_parser.h"
@@ -24,14 +25,6 @@
 using namespace ws_test;
 
 namespace {
-
-ws::ModelInfo parse(const std::vector<uint8_t>& bytes) {
-    ws::ParseOptions options;
-    options.file_size = bytes.size();
-    ws::HeaderParser parser(options);
-    REQUIRE(parser.feed(bytes.data(), bytes.size()).ok());
-    return parser.take_info();
-}
 
 struct Run {
     std::vector<uint8_t> bytes;  // the output
@@ -194,7 +187,7 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
 
     for (const Case& c : cases) {
         INFO(c.name);
-        const ws::ModelInfo in = parse(c.in);
+        const ws::ModelInfo in = ws_test::parse_model_bytes(c.in);
         std::vector<uint8_t> first;
         for (uint32_t parts : {1u, 3u, 16u}) {
             INFO(parts << " parts");
@@ -226,7 +219,7 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
 
 TEST_CASE("ConvertJob copies pieces zero-copy and permutes Q/K a window of whole heads at a time") {
     const std::vector<uint8_t> gguf = llama_gguf(false);
-    const ws::ModelInfo in = parse(gguf);
+    const ws::ModelInfo in = ws_test::parse_model_bytes(gguf);
     std::unique_ptr<ws::ConvertJob> job = make_job(in, ws::ConvertOptions());
     const Run copy = run_job(*job, gguf, 4);
     CHECK(copy.bytes == gguf);  // our builder lays a GGUF out as ggml does
@@ -235,7 +228,7 @@ TEST_CASE("ConvertJob copies pieces zero-copy and permutes Q/K a window of whole
     }
 
     const std::vector<uint8_t> hf = llama_checkpoint();
-    const ws::ModelInfo checkpoint = parse(hf);
+    const ws::ModelInfo checkpoint = ws_test::parse_model_bytes(hf);
     const ws::HfConfig config = config_of(kLlamaConfig);
     ws::ConvertOptions options;
     options.hf = &config;
@@ -258,7 +251,7 @@ TEST_CASE("ConvertJob copies pieces zero-copy and permutes Q/K a window of whole
     }
     CHECK(q_steps == 1);
     // Each head's rows are interleaved: output row 2j + i of a head is input row i * 16 + j.
-    const ws::ModelInfo out = parse(run.bytes);
+    const ws::ModelInfo out = ws_test::parse_model_bytes(run.bytes);
     const ws::TensorInfo* q = nullptr;
     for (const ws::TensorInfo& t : out.tensors) {
         if (t.name == "blk.0.attn_q.weight") q = &t;
@@ -284,7 +277,7 @@ TEST_CASE("ConvertJob writes convert_hf_to_gguf.py's tensors for the tiny checkp
         {"f32", ws::DType::F32}, {"f16", ws::DType::F16}, {"bf16", ws::DType::BF16}, {"q8_0", ws::DType::Q8_0}};
     for (const char* name : {"tiny-llama-spm", "tiny-gemma", "tiny-phi3"}) {
         const std::vector<uint8_t> file = read_file(root + "/" + name + "/model.safetensors");
-        const ws::ModelInfo in = parse(file);
+        const ws::ModelInfo in = ws_test::parse_model_bytes(file);
         const std::vector<uint8_t> config_bytes = read_file(root + "/" + name + "/config.json");
         const ws::HfConfig config = config_of(std::string(config_bytes.begin(), config_bytes.end()));
         for (const auto& [outtype, dtype] : outtypes) {
@@ -294,9 +287,9 @@ TEST_CASE("ConvertJob writes convert_hf_to_gguf.py's tensors for the tiny checkp
             options.hf = &config;
             std::unique_ptr<ws::ConvertJob> job = make_job(in, options);
             const Run run = run_job(*job, file, 5);
-            const ws::ModelInfo ours = parse(run.bytes);
+            const ws::ModelInfo ours = ws_test::parse_model_bytes(run.bytes);
             const std::vector<uint8_t> ref_file = read_file(root + "/ref/" + name + "-" + outtype + ".gguf");
-            const ws::ModelInfo ref = parse(ref_file);
+            const ws::ModelInfo ref = ws_test::parse_model_bytes(ref_file);
             std::map<std::string, const ws::TensorInfo*> by_name;
             for (const ws::TensorInfo& t : ours.tensors) by_name[t.name] = &t;
             REQUIRE(ours.tensors.size() == ref.tensors.size());
@@ -318,7 +311,7 @@ TEST_CASE("ConvertJob refuses what it cannot write and names the tensor of a fai
         ws::Result<std::vector<uint8_t>> file =
             ws::safetensors_write({}, infos, {std::vector<uint8_t>(16), std::vector<uint8_t>(32)});
         REQUIRE(file.ok());
-        const ws::ModelInfo in = parse(file.value());
+        const ws::ModelInfo in = ws_test::parse_model_bytes(file.value());
         ws::ConvertRefusal refusal;
         ws::Result<std::unique_ptr<ws::ConvertJob>> made = ws::ConvertJob::make(in, ws::ConvertOptions(), &refusal);
         REQUIRE_FALSE(made.ok());
@@ -331,7 +324,7 @@ TEST_CASE("ConvertJob refuses what it cannot write and names the tensor of a fai
     }
     SECTION("a Q/K tensor whose rows are not whole heads") {
         const std::vector<uint8_t> hf = llama_checkpoint();
-        const ws::ModelInfo in = parse(hf);
+        const ws::ModelInfo in = ws_test::parse_model_bytes(hf);
         const ws::HfConfig config =
             config_of(R"({"model_type": "llama", "num_attention_heads": 48, "num_key_value_heads": 8})");
         ws::ConvertOptions options;
@@ -347,7 +340,7 @@ TEST_CASE("ConvertJob refuses what it cannot write and names the tensor of a fai
     }
     SECTION("a range the driver cannot read: truncated at the tensor's data offset") {
         const std::vector<uint8_t> gguf = llama_gguf(false);
-        const ws::ModelInfo in = parse(gguf);
+        const ws::ModelInfo in = ws_test::parse_model_bytes(gguf);
         ws::ConvertOptions options;
         options.dtype = ws::DType::Q8_0;
         std::unique_ptr<ws::ConvertJob> job = make_job(in, options);
@@ -367,7 +360,7 @@ TEST_CASE("ConvertJob refuses what it cannot write and names the tensor of a fai
 
 TEST_CASE("ConvertJob writes a big-endian GGUF as its little-endian twin, copied, re-encoded or quantized") {
     const std::vector<uint8_t> le = llama_gguf(false), be = llama_gguf(true);
-    const ws::ModelInfo le_info = parse(le), be_info = parse(be);
+    const ws::ModelInfo le_info = ws_test::parse_model_bytes(le), be_info = ws_test::parse_model_bytes(be);
     REQUIRE(be_info.big_endian);
     for (ws::DType dtype : {ws::DType::kUnknown, ws::DType::BF16, ws::DType::Q8_0}) {
         for (ws::Format target : {ws::Format::kGguf, ws::Format::kSafetensors}) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/parse_model.h"
 #include "support/test_util.h"
 #include "weightstream/dequant.h"
 #include "weightstream/header_parser.h"
@@ -16,20 +17,6 @@
 using namespace ws_test;
 
 namespace {
-
-ws::ModelInfo parse(const std::vector<uint8_t>& bytes) {
-    ws::ParseOptions options;
-    options.file_size = bytes.size();
-    ws::HeaderParser parser(options);
-    REQUIRE(parser.feed(bytes.data(), bytes.size()).ok());
-    return parser.take_info();
-}
-
-std::vector<float> decode(const std::vector<uint8_t>& file, const ws::TensorInfo& t) {
-    std::vector<float> out(static_cast<size_t>(t.n_elements));
-    REQUIRE(ws::dequantize(t.dtype, file.data() + t.offset, t.n_elements, out.data()).ok());
-    return out;
-}
 
 const ws::TensorInfo* find_tensor(const ws::ModelInfo& m, const std::string& name) {
     for (const ws::TensorInfo& t : m.tensors) {
@@ -65,12 +52,12 @@ TEST_CASE("hf_convert_rows writes convert_hf_to_gguf.py's permuted q/k and Gemma
         const ws::HfConfig config = config_of(root + "/" + name);
         const uint64_t n_head_kv = config.n_head_kv > 0 ? config.n_head_kv : config.n_head;
         const std::vector<uint8_t> hf_file = read_file(root + "/" + name + "/model.safetensors");
-        const ws::ModelInfo hf = parse(hf_file);
+        const ws::ModelInfo hf = ws_test::parse_model_bytes(hf_file);
         // The F16 checkpoint's converted values: exact in an F32 output and in an F16 one (F16 -> F32 -> F16 keeps
         // every value), so both references hold exactly the transform's result.
         for (const std::string type : {"f32", "f16"}) {
             const std::vector<uint8_t> ref_file = read_file(root + "/ref/" + name + "-" + type + ".gguf");
-            const ws::ModelInfo ref = parse(ref_file);
+            const ws::ModelInfo ref = ws_test::parse_model_bytes(ref_file);
             size_t permuted = 0, plus_one = 0;
             for (const ws::TensorInfo& t : hf.tensors) {
                 std::string gguf_name;
@@ -80,8 +67,8 @@ TEST_CASE("hf_convert_rows writes convert_hf_to_gguf.py's permuted q/k and Gemma
                 INFO(name << " " << type << ": " << t.name << " -> " << gguf_name);
                 const ws::TensorInfo* g = find_tensor(ref, gguf_name);
                 REQUIRE(g);
-                const std::vector<float> expected = decode(ref_file, *g);
-                const std::vector<float> source = decode(hf_file, t);
+                const std::vector<float> expected = ws_test::decode_tensor(ref_file, *g);
+                const std::vector<float> source = ws_test::decode_tensor(hf_file, t);
                 const std::vector<int64_t> shape = t.shape();
                 const uint64_t rows = shape.size() > 1 ? static_cast<uint64_t>(shape[0]) : 1;
                 const uint64_t cols = static_cast<uint64_t>(t.n_elements) / rows;
@@ -126,7 +113,7 @@ TEST_CASE("hf_hparams writes the hyperparameters convert_hf_to_gguf.py wrote, wi
     }
     for (const std::string name : {"tiny-llama-spm", "tiny-gemma", "tiny-phi3"}) {
         const ws::HfConfig config = config_of(root + "/" + name);
-        const ws::ModelInfo ref = parse(read_file(root + "/ref/" + name + "-f32.gguf"));
+        const ws::ModelInfo ref = ws_test::parse_model_bytes(read_file(root + "/ref/" + name + "-f32.gguf"));
         std::vector<std::string> warnings;
         const std::vector<ws::MetadataEntry> kv = ws::hf_hparams(config, &warnings);
         CHECK(warnings.empty());

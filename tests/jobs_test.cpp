@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/job_runner.h"
+#include "support/parse_model.h"
 #include "support/recipe_runs.h"
 #include "support/test_util.h"
 #include "weightstream/compare_job.h"
@@ -16,14 +17,6 @@
 namespace {
 
 using namespace ws;
-
-ModelInfo parse(const std::vector<uint8_t>& bytes) {
-    ParseOptions options;
-    options.file_size = bytes.size();
-    HeaderParser parser(options);
-    REQUIRE(parser.feed(bytes.data(), bytes.size()).ok());
-    return parser.take_info();
-}
 
 }  // namespace
 
@@ -37,7 +30,7 @@ TEST_CASE("QuantizeJob writes llama-quantize's bytes in any number of parts") {
         }
         INFO(run.record["command"].get<std::string>());
         const std::vector<uint8_t> bytes = ws_test::read_file(ws_test::recipes_dir() + "/" + run.model);
-        const ModelInfo in = parse(bytes);
+        const ModelInfo in = ws_test::parse_model_bytes(bytes);
         RecipeOptions options;
         REQUIRE(ftype_from_name(run.ftype, &options.ftype));
         for (const uint32_t parts : {1u, 3u, 8u}) {
@@ -54,7 +47,7 @@ TEST_CASE("QuantizeJob writes llama-quantize's bytes in any number of parts") {
 
 TEST_CASE("QuantizeJob refuses a truncated file and a big-endian one") {
     const std::vector<uint8_t> bytes = ws_test::read_file(ws_test::recipes_dir() + "/ref-llama-gqa8-f16.gguf");
-    const ModelInfo in = parse(bytes);
+    const ModelInfo in = ws_test::parse_model_bytes(bytes);
     RecipeOptions options;
     REQUIRE(ftype_from_name("Q4_K_M", &options.ftype));
     Result<std::unique_ptr<QuantizeJob>> job = QuantizeJob::make(in, options);
@@ -80,11 +73,11 @@ TEST_CASE("CompareJob's report does not depend on the parts; a truncated side is
     REQUIRE(config.ok());
     PairingOptions pairing;
     pairing.config_a = &config.value();
-    const ModelInfo a = parse(hf);
+    const ModelInfo a = ws_test::parse_model_bytes(hf);
     for (const char* ref : {"tiny-llama-spm-f32.gguf", "tiny-llama-spm-q8_0.gguf"}) {
         INFO(ref);
         const std::vector<uint8_t> gguf = ws_test::read_file(ws_test::shared_path("convert/ref/") + ref);
-        const ModelInfo b = parse(gguf);
+        const ModelInfo b = ws_test::parse_model_bytes(gguf);
         nlohmann::json first;
         for (const uint32_t parts : {1u, 4u, 64u}) {
             CompareJob job(a, b, pairing, {"a", a.format}, {"b", b.format});
@@ -109,7 +102,7 @@ TEST_CASE("CompareJob's report does not depend on the parts; a truncated side is
     }
     // B cut short: the pairs whose data lies past the cut are incomparable, the job goes on.
     const std::vector<uint8_t> gguf = ws_test::read_file(ws_test::shared_path("convert/ref/tiny-llama-spm-f32.gguf"));
-    const ModelInfo b = parse(gguf);
+    const ModelInfo b = ws_test::parse_model_bytes(gguf);
     const std::vector<uint8_t> cut(gguf.begin(), gguf.begin() + static_cast<std::ptrdiff_t>(gguf.size() / 2));
     CompareJob job(a, b, pairing, {"a", a.format}, {"b", b.format});
     const ws_test::JobRun r = ws_test::run_job(job, {hf, cut}, 2);

@@ -147,9 +147,10 @@ bool CompareJob::next(JobStep* step) {
         const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
         lane->window_n = std::min(lane->step_rows, p.rows - lane->next);
         lane->failed.clear();
-        step->inputs.push_back(range_of(ta, ta.file_index, p.a_row0 + lane->next, lane->window_n, p.row_elements));
-        step->inputs.push_back(
-            range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lane->next, lane->window_n, p.row_elements));
+        lane->range_a = range_of(ta, ta.file_index, p.a_row0 + lane->next, lane->window_n, p.row_elements);
+        lane->range_b = range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lane->next, lane->window_n, p.row_elements);
+        step->inputs.push_back(lane->range_a);
+        step->inputs.push_back(lane->range_b);
         // The pair's bytes spread over its windows, so that the steps' work adds up to total_work().
         const uint64_t bytes = ta.nbytes + tb.nbytes;
         step->work += bytes / p.rows * lane->window_n + (lane->next + lane->window_n == p.rows ? bytes % p.rows : 0);
@@ -225,18 +226,12 @@ Status CompareJob::complete(ByteSpan* out) {
 }
 
 Status CompareJob::unreadable(const ByteRange& range) {
-    // Inputs come in lane order, A then B: the range's index among them names the lane.
+    auto same = [&](const ByteRange& r) {
+        return r.source == range.source && r.offset == range.offset && r.size == range.size;
+    };
     for (size_t l = 0; l < lanes_.size(); ++l) {
-        const PairPlan& p = *selected_[lanes_[l]->row];
-        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
-        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-        const ByteRange ra =
-            range_of(ta, ta.file_index, p.a_row0 + lanes_[l]->next, lanes_[l]->window_n, p.row_elements);
-        const ByteRange rb =
-            range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lanes_[l]->next, lanes_[l]->window_n, p.row_elements);
-        const bool is_a = ra.source == range.source && ra.offset == range.offset && ra.size == range.size;
-        const bool is_b = rb.source == range.source && rb.offset == range.offset && rb.size == range.size;
-        if (!is_a && !is_b) continue;
+        const bool is_a = same(lanes_[l]->range_a);
+        if (!is_a && !same(lanes_[l]->range_b)) continue;
         incomparable(lanes_[l]->row,
                      std::string(is_a ? "A" : "B") + ": the tensor's data lies outside its file (truncated?)");
         lanes_.erase(lanes_.begin() + static_cast<std::ptrdiff_t>(l));

@@ -57,6 +57,7 @@ private:
         std::unique_ptr<PairComparator> cmp;
         uint64_t unit = 1, step_rows = 1, next = 0;  // window unit and size (rows), the next window's first row
         uint64_t window_n = 0;                       // the current step's window (rows from `next`)
+        ByteRange range_a, range_b;                  // ... and its bytes on each side
         std::vector<float> floats_a, floats_b;
         std::vector<uint8_t> swapped;  // a big-endian side's window, swapped
         std::string failed;            // not empty: the row became incomparable in this step, and why

@@ -197,17 +197,15 @@ int cmd_diff(const std::vector<std::string>& argv) {
     Progress progress("diff", job.total_work());
     DriveOptions drive_options;
     drive_options.threads = threads;
-    uint64_t row_started = io_now_us(), row_bytes = 0;
+    // A decode span per step (a window of up to kCompareLanes pairs, both sides), named by its first pair's A
+    // tensor: steps run one after another, so a step began when the one before it ended.
+    uint64_t step_started = io_now_us();
     drive_options.progress = [&](const JobStep& step) {
         progress.add(step.work);
-        row_bytes += step.work;
-        for (size_t r : job.take_finished()) {  // a decode span per compared pair (both sides)
-            if (!job.report().tensors[r].has_metrics && row_bytes == 0) continue;
-            const uint64_t now = io_now_us();
-            record_decode(job.report().tensors[r].a, "", row_bytes, row_started, now - row_started);
-            row_started = now;
-            row_bytes = 0;
-        }
+        const uint64_t now = io_now_us();
+        const std::string name = step.tensor >= 0 ? ma.info.tensors[static_cast<size_t>(step.tensor)].name : "";
+        record_decode(name, "", step.work, step_started, now - step_started);
+        step_started = now;
     };
     const DriveResult result = drive(job, sources, drive_options);
     progress.finish();
