@@ -53,13 +53,15 @@ Compared compare(const std::vector<uint8_t>& fa, const std::vector<uint8_t>& fb,
         const ws::TensorInfo& tb = b.tensors[static_cast<size_t>(p.b)];
         const std::vector<float> va = ws_test::decode_tensor(fa, ta), vb = ws_test::decode_tensor(fb, tb);
         ws::PairComparator cmp(p, ta.dtype, tb.dtype);
+        ws::PairComparator::RequantizeScratch scratch;
         const uint64_t unit = cmp.window_rows();
         const uint64_t step = (rows_per_window + unit - 1) / unit * unit;
         for (uint64_t r = 0; r < p.rows; r += step) {
             const uint64_t n = std::min(step, p.rows - r);
-            REQUIRE(cmp.add_window(r, n, va.data() + (p.a_row0 + r) * p.row_elements,
-                                   vb.data() + (p.b_row0 + r) * p.row_elements)
-                        .ok());
+            const float* wa = va.data() + (p.a_row0 + r) * p.row_elements;
+            const float* wb = vb.data() + (p.b_row0 + r) * p.row_elements;
+            REQUIRE(cmp.add_window(r, n, wa, wb).ok());
+            if (cmp.requantize_test()) cmp.add_requantized(cmp.count_requantized(r, n, wa, wb, &scratch));
         }
         out.rows.push_back(cmp.finish(row));
     }

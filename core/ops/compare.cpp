@@ -583,20 +583,42 @@ void PairComparator::count_rounding(const float* a, const float* b, uint64_t n) 
 
 // Counts the pairs where the quantized side equals the other side quantized to its type by ggml's reference
 // quantizer and decoded.
-void PairComparator::count_requantized(const float* a, const float* b, uint64_t n) {
+uint64_t PairComparator::count_requantized(uint64_t first_row, uint64_t n_rows, const float* a, const float* b,
+                                           RequantizeScratch* scratch) const {
+    const uint64_t n = n_rows * pair_.row_elements;
+    // The source as add_window() compares it: with the transform applied once.
+    const float* source = pair_.source_is_a ? a : b;
+    const bool changes_values = pair_.transform == Transform::kPermuteQ || pair_.transform == Transform::kPermuteK ||
+                                pair_.transform == Transform::kPlusOne;
+    if (changes_values) {
+        scratch->converted.resize(static_cast<size_t>(n));
+        const HfRows window{pair_.rows, first_row, n_rows, pair_.row_elements};
+        if (!hf_convert_rows(pair_.transform, source_dtype_, pair_.heads, window, source, scratch->converted.data())
+                 .ok()) {
+            return 0;
+        }
+        source = scratch->converted.data();
+    }
+    const float* av = pair_.source_is_a ? source : a;
+    const float* bv = pair_.source_is_a ? b : source;
     const bool b_quantized = quantize_supported(b_dtype_) && dtype_traits(b_dtype_).kind == DTypeKind::kQuantized;
     const DType t = b_quantized ? b_dtype_ : a_dtype_;
-    const float* from = b_quantized ? a : b;
-    const float* stored = b_quantized ? b : a;
+    const float* from = b_quantized ? av : bv;
+    const float* stored = b_quantized ? bv : av;
     uint64_t bytes = 0;
-    if (!dtype_bytes_for(t, n, &bytes)) return;
-    encoded_.resize(static_cast<size_t>(bytes));
-    rounded_.resize(static_cast<size_t>(n));
-    if (!quantize(t, from, n, encoded_.data()).ok() || !dequantize(t, encoded_.data(), n, rounded_.data()).ok()) return;
-    for (uint64_t i = 0; i < n; ++i) {
-        const uint32_t x = bits_of(rounded_[static_cast<size_t>(i)]), y = bits_of(stored[i]);
-        requantized_ += x == y || (is_nan_bits(x) && is_nan_bits(y));
+    if (!dtype_bytes_for(t, n, &bytes)) return 0;
+    scratch->encoded.resize(static_cast<size_t>(bytes));
+    scratch->rounded.resize(static_cast<size_t>(n));
+    if (!quantize(t, from, n, scratch->encoded.data()).ok() ||
+        !dequantize(t, scratch->encoded.data(), n, scratch->rounded.data()).ok()) {
+        return 0;
     }
+    uint64_t matches = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint32_t x = bits_of(scratch->rounded[static_cast<size_t>(i)]), y = bits_of(stored[i]);
+        matches += x == y || (is_nan_bits(x) && is_nan_bits(y));
+    }
+    return matches;
 }
 
 void PairComparator::add_column_stats(const float* source, const float* target, uint64_t first_row, uint64_t n_rows) {
@@ -637,7 +659,6 @@ Status PairComparator::add_window(uint64_t first_row, uint64_t n_rows, const flo
     const float* bv = pair_.source_is_a ? target : converted;
     if (transpose_test_) add_column_stats(converted, target, first_row, n_rows);
     if (rounding_) count_rounding(av, bv, n);
-    if (requantize_) count_requantized(av, bv, n);
     for (size_t h = 0; h < hypotheses_.size(); ++h) {
         const float* alt = transform_source(source, first_row, n_rows, h == 0 ? 0 : 2);
         if (!alt) return make_error(Error::kInternal, first_row, "compare.transform");

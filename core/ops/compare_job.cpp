@@ -139,27 +139,41 @@ bool CompareJob::next(JobStep* step) {
     *step = JobStep();
     while (lanes_.size() < kCompareLanes && row_ < selected_.size()) start_row();
     if (lanes_.empty()) return false;
-    // Every lane's next window; a lane moves on in complete(), so a step cut short by unreadable() is handed
-    // out again for the other lanes.
-    for (const std::unique_ptr<Lane>& lane : lanes_) {
-        const PairPlan& p = *selected_[lane->row];
-        const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
-        const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
-        lane->window_n = std::min(lane->step_rows, p.rows - lane->next);
-        lane->failed.clear();
-        lane->range_a = range_of(ta, ta.file_index, p.a_row0 + lane->next, lane->window_n, p.row_elements);
-        lane->range_b = range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lane->next, lane->window_n, p.row_elements);
-        step->inputs.push_back(lane->range_a);
-        step->inputs.push_back(lane->range_b);
-        // The pair's bytes spread over its windows, so that the steps' work adds up to total_work().
-        const uint64_t bytes = ta.nbytes + tb.nbytes;
-        step->work += bytes / p.rows * lane->window_n + (lane->next + lane->window_n == p.rows ? bytes % p.rows : 0);
-        const size_t window = static_cast<size_t>(lane->window_n * p.row_elements);
-        lane->floats_a.resize(window);
-        lane->floats_b.resize(window);
+    // Every lane's next window and the slices of the window it compared last; a lane moves on in complete(), so
+    // a step cut short by unreadable() is handed out again for the other lanes.
+    tasks_.clear();
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+        Lane& lane = *lanes_[l];
+        const PairPlan& p = *selected_[lane.row];
+        lane.failed.clear();
+        lane.window_n = std::min(lane.step_rows, p.rows - lane.next);
+        if (lane.window_n > 0) {
+            const TensorInfo& ta = a_.tensors[static_cast<size_t>(p.a)];
+            const TensorInfo& tb = b_.tensors[static_cast<size_t>(p.b)];
+            lane.range_a = range_of(ta, ta.file_index, p.a_row0 + lane.next, lane.window_n, p.row_elements);
+            lane.range_b =
+                range_of(tb, b_sources_ + tb.file_index, p.b_row0 + lane.next, lane.window_n, p.row_elements);
+            lane.input = step->inputs.size();
+            step->inputs.push_back(lane.range_a);
+            step->inputs.push_back(lane.range_b);
+            // The pair's bytes spread over its windows, so that the steps' work adds up to total_work().
+            const uint64_t bytes = ta.nbytes + tb.nbytes;
+            step->work += bytes / p.rows * lane.window_n + (lane.next + lane.window_n == p.rows ? bytes % p.rows : 0);
+            const size_t window = static_cast<size_t>(lane.window_n * p.row_elements);
+            lane.floats_a.resize(window);
+            lane.floats_b.resize(window);
+            tasks_.push_back({static_cast<uint32_t>(l), kWindowTask});
+        }
+        if (lane.counted_n > 0) {
+            const uint32_t slices = static_cast<uint32_t>(
+                std::min<uint64_t>(kRequantizeSlices, (lane.counted_n + lane.unit - 1) / lane.unit));
+            lane.slice_matches.assign(slices, 0);
+            lane.slice_scratch.resize(slices);
+            for (uint32_t i = 0; i < slices; ++i) tasks_.push_back({static_cast<uint32_t>(l), i});
+        }
     }
     step->tensor = selected_[lanes_.front()->row]->a;
-    step->max_parts = static_cast<uint32_t>(lanes_.size());
+    step->max_parts = static_cast<uint32_t>(tasks_.size());
     return true;
 }
 
@@ -184,7 +198,7 @@ Status CompareJob::decode(Lane& lane, bool side_b, const ByteSpan& bytes) {
     return dequantize(t.dtype, from, n, (side_b ? lane.floats_b : lane.floats_a).data());
 }
 
-void CompareJob::run_lane(Lane& lane, const ByteSpan* inputs) {
+void CompareJob::run_window(Lane& lane, const ByteSpan* inputs) {
     Status s = decode(lane, false, inputs[0]);
     if (!s.ok()) {
         lane.failed = std::string("A: cannot decode the tensor (") + error_name(s.code) + ")";
@@ -199,9 +213,26 @@ void CompareJob::run_lane(Lane& lane, const ByteSpan* inputs) {
     if (!s.ok()) lane.failed = std::string("internal error: ") + s.what;
 }
 
+void CompareJob::run_slice(Lane& lane, uint32_t slice) {
+    const uint64_t row_elements = selected_[lane.row]->row_elements;
+    uint64_t r0 = 0, r1 = 0;
+    part_rows(lane.counted_n, lane.unit, slice, static_cast<uint32_t>(lane.slice_matches.size()), &r0, &r1);
+    if (r1 == r0) return;
+    lane.slice_matches[slice] =
+        lane.cmp->count_requantized(lane.counted_first + r0, r1 - r0, lane.counted_a.data() + r0 * row_elements,
+                                    lane.counted_b.data() + r0 * row_elements, &lane.slice_scratch[slice]);
+}
+
 void CompareJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
-    const size_t n = lanes_.size();
-    for (size_t l = n * part / parts; l < n * (part + 1) / parts; ++l) run_lane(*lanes_[l], inputs + 2 * l);
+    const size_t n = tasks_.size();
+    for (size_t t = n * part / parts; t < n * (part + 1) / parts; ++t) {
+        Lane& lane = *lanes_[tasks_[t].lane];
+        if (tasks_[t].slice == kWindowTask) {
+            run_window(lane, inputs + lane.input);
+        } else {
+            run_slice(lane, tasks_[t].slice);
+        }
+    }
 }
 
 Status CompareJob::complete(ByteSpan* out) {
@@ -213,8 +244,22 @@ Status CompareJob::complete(ByteSpan* out) {
             incomparable(lane->row, lane->failed);
             continue;
         }
-        lane->next += lane->window_n;
-        if (lane->next >= p.rows) {
+        if (lane->counted_n > 0) {
+            uint64_t matches = 0;
+            for (uint64_t m : lane->slice_matches) matches += m;
+            lane->cmp->add_requantized(matches);
+            lane->counted_n = 0;
+        }
+        if (lane->window_n > 0) {
+            if (lane->cmp->requantize_test()) {
+                lane->floats_a.swap(lane->counted_a);
+                lane->floats_b.swap(lane->counted_b);
+                lane->counted_first = lane->next;
+                lane->counted_n = lane->window_n;
+            }
+            lane->next += lane->window_n;
+        }
+        if (lane->next >= p.rows && lane->counted_n == 0) {
             report_.tensors[lane->row] = lane->cmp->finish(std::move(report_.tensors[lane->row]));
             finish(lane->row);
             continue;
@@ -230,6 +275,7 @@ Status CompareJob::unreadable(const ByteRange& range) {
         return r.source == range.source && r.offset == range.offset && r.size == range.size;
     };
     for (size_t l = 0; l < lanes_.size(); ++l) {
+        if (lanes_[l]->window_n == 0) continue;  // only counting: no range read
         const bool is_a = same(lanes_[l]->range_a);
         if (!is_a && !same(lanes_[l]->range_b)) continue;
         incomparable(lanes_[l]->row,

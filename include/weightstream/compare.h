@@ -162,6 +162,21 @@ public:
     // n_rows * row_elements decoded floats of A and B. Windows come in order, without gaps or overlap, and
     // first_row is a multiple of window_rows(); kInternal otherwise.
     Status add_window(uint64_t first_row, uint64_t n_rows, const float* a, const float* b);
+
+    // The requantization test, when requantize_test(): whether the quantized side is the other side quantized
+    // by ggml's reference quantizer. It runs a quantizer over every value, by far the costliest test, so it is
+    // apart from add_window() and may run on several threads: the caller counts every window it added, in
+    // slices of rows cut at window_rows() and at the blocks of both types (as windows are), with
+    // count_requantized() (const: any slices at once, each with its own scratch), and adds the counts with
+    // add_requantized() before finish(). Arguments as add_window()'s, for the slice.
+    bool requantize_test() const { return requantize_; }
+    struct RequantizeScratch {
+        std::vector<float> converted, rounded;
+        std::vector<uint8_t> encoded;
+    };
+    uint64_t count_requantized(uint64_t first_row, uint64_t n_rows, const float* a, const float* b,
+                               RequantizeScratch* scratch) const;
+    void add_requantized(uint64_t matches) { requantized_ += matches; }
     // After the last window: the row with verdict, metrics and hint filled in (other fields from `row`).
     CompareRow finish(CompareRow row) const;
 
@@ -173,7 +188,6 @@ private:
     const float* transform_source(const float* src, uint64_t first_row, uint64_t n_rows, int times);
     void add_oriented(MetricsAccumulator* acc, const float* source, const float* target, uint64_t n) const;
     void count_rounding(const float* source, const float* target, uint64_t n);
-    void count_requantized(const float* source, const float* target, uint64_t n);
     void add_column_stats(const float* source, const float* target, uint64_t first_row, uint64_t n_rows);
     std::string hint(const CompareMetrics& m) const;
 

@@ -4,15 +4,17 @@
 // without values (only in one model, a problem in the plan, a type with no decoder) is finished as the job
 // passes it. Rows with values are compared up to kCompareLanes at a time, each in a lane of its own: a step
 // holds the next window of whole outer rows of every lane's pair (the largest pairs start first) (about
-// kCompareWindowElements floats a side, at least one row and for a Q/K permutation one head of rows), and part i of a
-// step decodes and compares the windows of its share of the lanes, each lane's windows in order, so the numbers do not
-// depend on the number of parts (a pair's comparator sees the same windows in the same order). A side that cannot be
-// read or decoded makes its row incomparable, with the reason as its hint; the job itself only fails on an internal
-// error. It writes no output bytes.
+// kCompareWindowElements floats a side, at least one row and for a Q/K permutation one head of rows). A step's
+// tasks are, per lane, one that decodes and compares its window (PairComparator::add_window(), each lane's windows
+// in order) and, when the pair has the requantization test, up to kRequantizeSlices that count it over slices of
+// the lane's window before (the costliest test, kept a step behind so that its slices can run beside the window
+// that follows); part i of a step runs its share of the tasks, so the numbers do not depend on the number of parts.
+// A side that cannot be read or decoded makes its row incomparable, with the reason as its hint; the job itself
+// only fails on an internal error. It writes no output bytes.
 //
 // Sources: A's files (max(1, a.files.size()) of them, by TensorInfo::file_index), then B's.
-// Memory: per lane, a window of each side as floats, the comparator's copies (compare.h) and, for a big-endian
-// side, a window of its bytes.
+// Memory: per lane, two windows of each side as floats (the one compared and the one counted), the comparator's
+// copies (compare.h), the slices' requantized copies and, for a big-endian side, a window of its bytes.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,7 @@ namespace ws {
 
 constexpr uint64_t kCompareWindowElements = uint64_t(1) << 20;  // floats per side per window
 constexpr size_t kCompareLanes = 4;                             // pairs compared at a time
+constexpr uint32_t kRequantizeSlices = 8;                       // requantization tasks per lane and step, at most
 
 class CompareJob final : public Job {
 public:
@@ -50,17 +53,29 @@ public:
     uint64_t total_work() const override { return total_work_; }
 
 private:
-    // A row being compared: its comparator, windows and buffers. run() touches a lane's fields only from the
-    // part the lane belongs to.
+    // A row being compared: its comparator, windows and buffers. run() touches a lane's fields only from its
+    // tasks: the window task writes the window's fields and the comparator, slice i reads the counted window and
+    // writes slice_matches[i] and slice_scratch[i].
     struct Lane {
         size_t row = 0;
         std::unique_ptr<PairComparator> cmp;
         uint64_t unit = 1, step_rows = 1, next = 0;  // window unit and size (rows), the next window's first row
-        uint64_t window_n = 0;                       // the current step's window (rows from `next`)
-        ByteRange range_a, range_b;                  // ... and its bytes on each side
+        uint64_t window_n = 0;                       // the current step's window (rows from `next`); 0: none
+        ByteRange range_a, range_b;                  // ... its bytes on each side
+        size_t input = 0;                            // ... and the index of range_a in the step's inputs
         std::vector<float> floats_a, floats_b;
         std::vector<uint8_t> swapped;  // a big-endian side's window, swapped
-        std::string failed;            // not empty: the row became incomparable in this step, and why
+        // The window compared in the step before, its requantization counted in this step (counted_n 0: none).
+        uint64_t counted_first = 0, counted_n = 0;
+        std::vector<float> counted_a, counted_b;
+        std::vector<uint64_t> slice_matches;
+        std::vector<PairComparator::RequantizeScratch> slice_scratch;
+        std::string failed;  // not empty: the row became incomparable in this step, and why
+    };
+    // A step's unit of work: lane `lane`'s window (slice kWindowTask) or a slice of its counted window.
+    static constexpr uint32_t kWindowTask = ~uint32_t(0);
+    struct Task {
+        uint32_t lane, slice;
     };
     // Starts row_ (decides it when it needs no values); true when it became a lane.
     bool start_row();
@@ -70,7 +85,8 @@ private:
     static ByteRange range_of(const TensorInfo& t, uint32_t source, uint64_t row0, uint64_t n, uint64_t row_elements);
     // Decodes side A or B of lane's window from `bytes` into its floats.
     Status decode(Lane& lane, bool side_b, const ByteSpan& bytes);
-    void run_lane(Lane& lane, const ByteSpan* inputs);
+    void run_window(Lane& lane, const ByteSpan* inputs);
+    void run_slice(Lane& lane, uint32_t slice);
 
     const ModelInfo& a_;
     const ModelInfo& b_;
@@ -85,6 +101,7 @@ private:
     std::vector<size_t> order_;                 // the rows in the order they are started: largest first
     size_t row_ = 0;                            // the next row to start (an index into order_)
     std::vector<std::unique_ptr<Lane>> lanes_;  // the rows being compared, in the order they started
+    std::vector<Task> tasks_;                   // the current step's, by lane
 };
 
 }  // namespace ws
