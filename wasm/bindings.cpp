@@ -876,7 +876,17 @@ public:
         if (dtype >= 0) options.dtype = static_cast<DType>(static_cast<uint32_t>(dtype));
         options.allow_requantize = allow_requantize;
         HfConfig hf;  // read by make() only
-        if (read_config(config, &hf)) options.hf = &hf;
+        if (!config.isNull() && !config.isUndefined()) {
+            std::vector<uint8_t> bytes;
+            copy_from_js(config, &bytes);
+            Result<HfConfig> parsed = parse_hf_config(bytes.data(), bytes.size());
+            if (parsed.ok()) {
+                hf = std::move(parsed).value();
+                options.hf = &hf;
+            } else {
+                options.config_problem = hf_config_problem(parsed.status(), options.config_name);
+            }
+        }
         Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info(), options, &refusal_);
         if (!made.ok()) return to_js(made.status());
         convert_ = std::move(made).value();

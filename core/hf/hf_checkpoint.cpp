@@ -103,6 +103,16 @@ Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size) {
     return c;
 }
 
+std::string hf_config_problem(const Status& refused, const std::string& name) {
+    if (refused.what == std::string("config.json.size")) {
+        return name + " is over " + std::to_string(kHfConfigMaxBytes >> 20) + " MiB; ignored";
+    }
+    if (refused.what == std::string("config.json.depth")) {
+        return name + " nests arrays or objects over " + std::to_string(kHfConfigMaxDepth) + " deep; ignored";
+    }
+    return name + " is not a JSON object; ignored";
+}
+
 std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::string>* warnings) {
     std::vector<MetadataEntry> out;
     const std::string& arch = config.family;

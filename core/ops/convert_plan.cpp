@@ -268,6 +268,23 @@ Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& o
             ? options.hf
             : nullptr;
     plan.hf = hf != nullptr;
+    if (in.format == Format::kSafetensors && target == Format::kGguf && !hf) {
+        bool hf_named = false;
+        for (const TensorInfo& t : in.tensors) hf_named = hf_named || t.name.rfind("model.", 0) == 0;
+        if (options.hf) {
+            plan.warnings.push_back(options.config_name + ": model_type '" +
+                                    utf8_replace_invalid(options.hf->model_type.substr(0, 40)) +
+                                    "' is not a family this converter knows (llama, mistral, qwen2, qwen3, gemma, "
+                                    "gemma2, gemma3, phi3): tensor names kept, no hyperparameters written; llama.cpp "
+                                    "will not load the file");
+        } else if (!options.config_problem.empty()) {
+            plan.warnings.push_back(options.config_problem);
+        } else if (hf_named) {
+            plan.warnings.push_back("no " + options.config_name +
+                                    ": Hugging Face tensor names kept, no hyperparameters written; llama.cpp will not "
+                                    "load the file");
+        }
+    }
 
     Rules rules;
     rules.target = target;

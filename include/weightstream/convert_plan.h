@@ -61,6 +61,12 @@ struct ConvertOptions {
     // config.json of a safetensors checkpoint converted to GGUF, or nullptr: with a family hf_names.h knows, the
     // checkpoint is converted as convert_hf_to_gguf.py converts it.
     const HfConfig* hf = nullptr;
+    // What the warnings call config.json (the CLI: its path), and when hf is nullptr because the file was there
+    // but unusable, why (hf_config_problem()). A checkpoint converted without a known family (no config.json
+    // beside Hugging Face tensor names, an unusable one, an unknown model_type) is a warning: llama.cpp will not
+    // load the file.
+    std::string config_name = "config.json";
+    std::string config_problem;
 };
 
 struct ConvertTensor {

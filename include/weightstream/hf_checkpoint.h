@@ -50,6 +50,8 @@ struct HfConfig {
 // deeper than kHfConfigMaxDepth, kBadJson when the bytes are not a JSON object; fields of the wrong type count as
 // absent. Never throws.
 Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size);
+// Why parse_hf_config() refused a file called `name`, as a sentence for a warning (the file is then ignored).
+std::string hf_config_problem(const Status& refused, const std::string& name);
 
 // The GGUF metadata convert_hf_to_gguf.py writes from config.json for config.family (which must not be empty):
 // general.architecture, then the family's hyperparameters (TextModel.set_gguf_parameters, and LlamaModel's

@@ -124,26 +124,12 @@ int cmd_convert(const std::vector<std::string>& argv) {
     int status = kExitOk;
     if (!load(in_path, false, &model, &status)) return status;
 
-    // A Hugging Face checkpoint: GGUF names, the converter's transforms and config.json's hyperparameters.
+    // A Hugging Face checkpoint: config.json beside it (the plan names, transforms and warns by it).
     HfConfig hf;
-    std::vector<std::string> warnings;
+    std::string config_problem;
+    bool config_read = false;
     if (model.info.format == Format::kSafetensors && target == Format::kGguf) {
-        std::string problem;
-        const ConfigFile config = read_hf_config(in_path, &hf, &problem);
-        bool hf_named = false;
-        for (const TensorInfo& t : model.info.tensors) hf_named = hf_named || t.name.rfind("model.", 0) == 0;
-        if (config == ConfigFile::kRead && hf.family.empty()) {
-            warnings.push_back(dir_of(in_path) + "config.json: model_type '" + printable(hf.model_type, 40) +
-                               "' is not a family this converter knows (llama, mistral, qwen2, qwen3, gemma, "
-                               "gemma2, gemma3, phi3): tensor names kept, no hyperparameters written; "
-                               "llama.cpp will not load the file");
-        } else if (config == ConfigFile::kUnusable) {
-            warnings.push_back(problem);
-        } else if (config == ConfigFile::kMissing && hf_named) {
-            warnings.push_back("no config.json beside " + in_path +
-                               ": Hugging Face tensor names kept, no hyperparameters written; llama.cpp will not "
-                               "load the file");
-        }
+        config_read = read_hf_config(in_path, &hf, &config_problem) == ConfigFile::kRead;
     }
 
     ConvertOptions options;
@@ -151,7 +137,9 @@ int cmd_convert(const std::vector<std::string>& argv) {
     options.dtype = requested;
     options.allow_requantize = args.has("--allow-requantize");
     options.imatrix = &imatrix;
-    options.hf = &hf;
+    options.hf = config_read ? &hf : nullptr;
+    options.config_name = dir_of(in_path) + "config.json";
+    options.config_problem = config_problem;
     ConvertRefusal refusal;
     Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info, options, &refusal);
     if (!made.ok()) {
@@ -168,7 +156,7 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     ConvertJob& job = *made.value();
     const ConvertPlan& plan = job.plan();
-    warnings.insert(warnings.end(), plan.warnings.begin(), plan.warnings.end());
+    std::vector<std::string> warnings = plan.warnings;
     // What llama.cpp still needs that this command does not write.
     if (plan.hf) {
         const std::string tokenizer = dir_of(in_path) + "tokenizer.json";

@@ -19,14 +19,7 @@ ConfigFile read_hf_config(const std::string& model_path, HfConfig* out, std::str
     std::fclose(f);
     Result<HfConfig> config = parse_hf_config(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     if (!config.ok()) {
-        const std::string what = config.status().what;
-        if (what == "config.json.size") {
-            *problem = path + " is over " + std::to_string(kHfConfigMaxBytes >> 20) + " MiB; ignored";
-        } else if (what == "config.json.depth") {
-            *problem = path + " nests arrays or objects over " + std::to_string(kHfConfigMaxDepth) + " deep; ignored";
-        } else {
-            *problem = path + " is not a JSON object; ignored";
-        }
+        *problem = hf_config_problem(config.status(), path);
         return ConfigFile::kUnusable;
     }
     *out = std::move(config).value();

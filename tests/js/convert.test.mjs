@@ -239,7 +239,13 @@ describe("cli_convert_test's cases", () => {
         mkdirSync(bare);
         copyFileSync(path.join(llama, "model.safetensors"), path.join(bare, "model.safetensors"));
         const expected = await sameAsCli(path.join(bare, "model.safetensors"), "gguf");
-        assert.match(expected.stderr, /no config\.json beside/);
+        assert.match(expected.stderr, /warning: no .*config\.json: Hugging Face tensor names kept/);
+        assert.ok(
+            expected.warnings.includes(
+                "no config.json: Hugging Face tensor names kept, no hyperparameters written; llama.cpp will not load the file",
+            ),
+            expected.warnings.join("\n"),
+        );
         // Bytes have no folder: no config.json either.
         const bytes = new Uint8Array(readFileSync(path.join(llama, "model.safetensors")));
         assert.equal((await digest(convert(bytes, { to: "gguf" }))).sha256, expected.sha256);
@@ -251,6 +257,13 @@ describe("cli_convert_test's cases", () => {
         writeFileSync(path.join(mamba, "config.json"), JSON.stringify({ ...config, model_type: "mamba" }));
         const unknown = await sameAsCli(path.join(mamba, "model.safetensors"), "gguf");
         assert.match(unknown.stderr, /model_type 'mamba' is not a family this converter knows/);
+        assert.ok(unknown.warnings.some((w) => w.startsWith("config.json: model_type 'mamba' is not a family")));
+        // An unusable config.json is ignored, with the CLI's reason.
+        writeFileSync(path.join(mamba, "config.json"), "[1, 2]");
+        const unusable = await sameAsCli(path.join(mamba, "model.safetensors"), "gguf");
+        assert.match(unusable.stderr, /config\.json is not a JSON object; ignored/);
+        assert.ok(unusable.warnings.includes("config.json is not a JSON object; ignored"), unusable.warnings.join("\n"));
+        assert.equal(unusable.sha256, expected.sha256);
         assert.equal(unknown.sha256, expected.sha256);
     });
 });
