@@ -262,7 +262,10 @@ describe("cli_convert_test's cases", () => {
         writeFileSync(path.join(mamba, "config.json"), "[1, 2]");
         const unusable = await sameAsCli(path.join(mamba, "model.safetensors"), "gguf");
         assert.match(unusable.stderr, /config\.json is not a JSON object; ignored/);
-        assert.ok(unusable.warnings.includes("config.json is not a JSON object; ignored"), unusable.warnings.join("\n"));
+        assert.ok(
+            unusable.warnings.includes("config.json is not a JSON object; ignored"),
+            unusable.warnings.join("\n"),
+        );
         assert.equal(unusable.sha256, expected.sha256);
         assert.equal(unknown.sha256, expected.sha256);
     });
