@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's line says when it started (seconds since this script did): where CI's time goes.
+step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "C++ formatting (clang-format)"
 git ls-files -z '*.cpp' '*.h' | xargs -0 clang-format --dry-run --Werror
