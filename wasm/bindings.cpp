@@ -22,7 +22,7 @@
 #include "weightstream/convert_job.h"
 #include "weightstream/dequant.h"
 #include "weightstream/dtype.h"
-#include "weightstream/gguf_edit.h"
+#include "weightstream/edit_job.h"
 #include "weightstream/header_parser.h"
 #include "weightstream/header_reads.h"
 #include "weightstream/hf_checkpoint.h"
@@ -930,6 +930,38 @@ private:
     std::unique_ptr<ConvertJob> convert_;
 };
 
+// edit(): EditJob (include/weightstream/edit_job.h) over an open GGUF, which must stay open (with its metadata kept)
+// while the job lives. plan(), then the steps.
+class JsEditJob final : public JsJob {
+public:
+    // set = [[key, JSON text of the value, type name or ""]], remove = [keys]. After an error, failedKey() names
+    // the key it is about, or "".
+    JsStatus plan(const Model& model, const val& set, const val& remove) {
+        MetadataEdits edits;
+        const size_t n_set = set["length"].as<size_t>();
+        for (size_t i = 0; i < n_set; ++i) {
+            EditValue v;
+            v.json = true;
+            v.text = set[i][1].as<std::string>();
+            v.type = set[i][2].as<std::string>();
+            edits.set.emplace_back(set[i][0].as<std::string>(), std::move(v));
+        }
+        const size_t n_remove = remove["length"].as<size_t>();
+        for (size_t i = 0; i < n_remove; ++i) edits.remove.push_back(remove[i].as<std::string>());
+        failed_key_.clear();
+        Result<std::unique_ptr<EditJob>> made = EditJob::make(model.info(), edits, &failed_key_);
+        if (!made.ok()) return to_js(made.status());
+        edit_ = std::move(made).value();
+        job_ = edit_.get();
+        return to_js(ok_status());
+    }
+    std::string failed_key() const { return failed_key_; }
+
+private:
+    std::string failed_key_;
+    std::unique_ptr<EditJob> edit_;
+};
+
 // quantize()'s names, checked by the core's tables.
 int ftype_from_js(const std::string& name) {
     Ftype f;
@@ -1026,40 +1058,6 @@ val dtype_record(DType t) {
     return r;
 }
 
-// ---- edit() (wasm/js/edit.js) ----
-// Plans a metadata edit (include/weightstream/gguf_edit.h) of an open GGUF: set = [[key, JSON text of the value, type
-// name or
-// ""]], remove = [keys]. Returns {status, key (the key an error is about, or ""), header (Uint8Array), padding
-// (zero bytes after each tensor, in the model's tensor order), fileSize}; the JavaScript streams each tensor's
-// stored bytes between them. The model must have been opened with its metadata kept.
-val edit_plan_js(const Model& model, const val& set, const val& remove) {
-    MetadataEdits edits;
-    const size_t n_set = set["length"].as<size_t>();
-    for (size_t i = 0; i < n_set; ++i) {
-        EditValue v;
-        v.json = true;
-        v.text = set[i][1].as<std::string>();
-        v.type = set[i][2].as<std::string>();
-        edits.set.emplace_back(set[i][0].as<std::string>(), std::move(v));
-    }
-    const size_t n_remove = remove["length"].as<size_t>();
-    for (size_t i = 0; i < n_remove; ++i) edits.remove.push_back(remove[i].as<std::string>());
-    std::string failed_key;
-    Result<EditPlan> plan = plan_gguf_edit(model.info(), edits, &failed_key);
-    val out = val::object();
-    out.set("status", to_js(plan.ok() ? ok_status() : plan.status()));
-    out.set("key", failed_key);
-    if (!plan.ok()) return out;
-    const GgufLayout& layout = plan.value().layout;
-    out.set("header", copy_to_js("Uint8Array", layout.header.data(), layout.header.size()));
-    val padding = val::array();
-    for (uint64_t p : layout.tensor_padding) padding.call<void>("push", double(p));
-    out.set("padding", padding);
-    out.set("fileSize", double(layout.file_size));
-    return out;
-}
-// ---- end of edit() ----
-
 // ---- read({transform}): a Hugging Face tensor's values as convert_hf_to_gguf.py writes them ----
 // hf_convert_rows() (include/weightstream/hf_checkpoint.h) in place on `values`, a Float32Array of whole rows of
 // row_elements floats: rows [first_row, first_row + values.length / row_elements) of a tensor of `rows` rows stored
@@ -1119,6 +1117,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::Decoder;
     using ws::JsCompareJob;
     using ws::JsConvertJob;
+    using ws::JsEditJob;
     using ws::JsJob;
     using ws::JsQuantizeJob;
     using ws::JsRange;
@@ -1222,13 +1221,16 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("fileSize", &JsConvertJob::file_size)
         .function("warnings", &JsConvertJob::warnings)
         .function("tensors", &JsConvertJob::tensors);
+    class_<JsEditJob, base<JsJob>>("EditJob")
+        .constructor<>()
+        .function("plan", &JsEditJob::plan)
+        .function("failedKey", &JsEditJob::failed_key);
     function("ftypeFromName", &ws::ftype_from_js);
     function("ftypeList", &ws::ftype_list_js);
     function("ggmlTypeFromName", &ws::ggml_type_from_js);
     function("parseTensorType", &ws::parse_tensor_type_js);
     function("quantizeRows", &ws::quantize_rows_js);
 
-    function("editPlan", &ws::edit_plan_js);
     function("hfConvertRows", &ws::hf_convert_rows_js);
     function("dtypes", &ws::dtypes);
     function("errorNames", &ws::error_names);

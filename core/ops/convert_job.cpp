@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/copy_piece.h"
 #include "ops/row_encoder.h"
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
@@ -127,10 +128,9 @@ bool ConvertJob::next(JobStep* step) {
         const Rows& r = rows_[k_];
         step->tensor = static_cast<int64_t>(p.input);
         if (r.data == Step::kCopy && fed_ < t.nbytes) {
-            const uint64_t n = std::min(kCopyPieceBytes, t.nbytes - fed_);
-            step->inputs.push_back({t.file_index, t.offset + fed_, n});
-            step->work = n;
-            fed_ += n;
+            step->inputs.push_back(copy_piece(t, fed_));
+            step->work = step->inputs[0].size;
+            fed_ += step->work;
             step_ = Step::kCopy;
             return true;
         }

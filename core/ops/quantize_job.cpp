@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ops/copy_piece.h"
 #include "ops/row_encoder.h"
 #include "weightstream/quantize.h"
 
@@ -59,11 +60,9 @@ bool QuantizeJob::next(JobStep* step) {
         step->tensor = static_cast<int64_t>(p.input_index);
         if (!p.quantize && fed_ < t.nbytes) {
             // A piece of whole blocks (validate_row_data takes whole blocks).
-            const uint64_t block = std::max<uint32_t>(1, dtype_traits(t.dtype).block_bytes);
-            const uint64_t n = std::min(std::max(block, kCopyPieceBytes / block * block), t.nbytes - fed_);
-            step->inputs.push_back({t.file_index, t.offset + fed_, n});
-            step->work = n;
-            fed_ += n;
+            step->inputs.push_back(copy_piece(t, fed_, dtype_traits(t.dtype).block_bytes));
+            step->work = step->inputs[0].size;
+            fed_ += step->work;
             step_ = Step::kCopy;
             part_status_.assign(1, ok_status());
             return true;

@@ -2,12 +2,12 @@
 // `edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE] [--force]` and
 // `edit IN --in-place ...`: a GGUF's metadata changed, its tensors streamed through byte for byte.
 //
-// The header is include/weightstream/gguf_edit.h's (the package's edit() writes the same bytes). Out of place, OUT is
-// written through OutputFile (a temporary file renamed over OUT when complete); an existing OUT is replaced
-// only with --force, and OUT may not be IN. --in-place rewrites only IN's header region, and only when the
-// new header ends within the old header's padding (so no tensor moves); otherwise nothing is written and the
-// command fails (exit 2) saying how many bytes are missing. The header is one pwrite followed by fsync: not
-// atomic, but never a partial data section.
+// The edit is the core's EditJob (include/weightstream/edit_job.h; the package's edit() runs the same job, so it
+// writes the same bytes). Out of place, the job is driven into OUT through cli/job_output.h (a temporary file
+// renamed over OUT when complete); an existing OUT is replaced only with --force, and OUT may not be IN. --in-place
+// rewrites only IN's header region, and only when the new header ends within the old header's padding (so no tensor
+// moves); otherwise nothing is written and the command fails (exit 2) saying how many bytes are missing. The header is
+// one pwrite followed by fsync: not atomic, but never a partial data section.
 //
 // Exit statuses: 0 done; 1 IN is invalid or not editable (safetensors, a split GGUF, big-endian); 2 a usage
 // error (a bad TYPE or VALUE, a ':' suffix that looks like a type and is not one (":u128"), JSON that does not parse, a
@@ -23,9 +23,9 @@
 #include <cstring>
 
 #include "cli/cli.h"
-#include "io/output_file.h"
+#include "cli/job_output.h"
 #include "io/tensor_io.h"
-#include "weightstream/gguf_edit.h"
+#include "weightstream/edit_job.h"
 
 namespace ws::cli {
 namespace {
@@ -141,24 +141,24 @@ int cmd_edit(const std::vector<std::string>& argv) {
     }
     if (model.info.big_endian) return fail(kExitInvalid, in_path + ": a big-endian GGUF cannot be edited");
     std::string failed_key;
-    Result<EditPlan> planned = plan_gguf_edit(model.info, edits, &failed_key);
-    if (!planned.ok()) {
-        const Status& s = planned.status();
+    Result<std::unique_ptr<EditJob>> made = EditJob::make(model.info, edits, &failed_key);
+    if (!made.ok()) {
+        const Status& s = made.status();
         if (s.code == Error::kBadType || s.code == Error::kBadJson || s.code == Error::kBadKey) {
             return fail(kExitUsage, edit_error(s, failed_key));
         }
         return fail(kExitInvalid, in_path + ": cannot be written back: " + error_name(s.code) + ": " + s.what);
     }
-    const EditPlan& plan = planned.value();
-    // Every tensor's range must lie inside its file before anything is written (a remote one is fetched when
-    // it is copied).
-    for (const TensorInfo& t : model.info.tensors) {
-        if (model.remote(t)) continue;
-        TensorBytes held;
-        if (!tensor_bytes_or_fail(model, t, &held, &status)) return status;
-    }
+    EditJob& job = *made.value();
+    const EditPlan& plan = job.plan();
 
     if (in_place) {
+        // Every tensor's range must lie inside its file before the header is rewritten.
+        for (const TensorInfo& t : model.info.tensors) {
+            if (model.remote(t)) continue;
+            TensorBytes held;
+            if (!tensor_bytes_or_fail(model, t, &held, &status)) return status;
+        }
         if (std::any_of(model.remotes.begin(), model.remotes.end(), [](const auto& r) { return r != nullptr; })) {
             return fail(kExitUsage, in_path + ": --in-place edits a local file, not a URL");
         }
@@ -193,22 +193,10 @@ int cmd_edit(const std::vector<std::string>& argv) {
     }
 
     const std::string& out_path = args.positional[1];
-    OutputFile out;
-    if (!out.open(out_path, input_files(model)) || !out.write(plan.layout.header.data(), plan.layout.header.size())) {
-        return fail(kExitIo, out.error());
-    }
-    for (size_t i = 0; i < model.info.tensors.size(); ++i) {
-        const TensorInfo& t = model.info.tensors[i];
-        TensorBytes held;
-        const uint8_t* data = tensor_bytes_or_fail(model, t, &held, &status);
-        if (!data) return status;
-        if (!out.write(data, static_cast<size_t>(t.nbytes)) ||
-            !out.write_zeros(static_cast<size_t>(plan.layout.tensor_padding[i]))) {
-            return fail(kExitIo, out.error());
-        }
-    }
-    if (!out.commit()) return fail(kExitIo, out.error());
-    if (!out.is_stdout()) {
+    // Every step is a copy in one part: no worker threads.
+    const int written = write_job_output(job, model, out_path, 1, "edit", model.info.tensors.size(), nullptr);
+    if (written != kExitOk) return written;
+    if (out_path != "-") {
         std::printf("%s: %zu metadata keys, %zu tensors, %s bytes\n", out_path.c_str(), plan.metadata.size(),
                     model.info.tensors.size(), with_commas(plan.layout.file_size).c_str());
     }

@@ -12,7 +12,8 @@ import { after, describe, test } from "node:test";
 import { WeightstreamError, edit, open } from "weightstream";
 import { WeightstreamWorker } from "weightstream/worker";
 
-import { cliHashes, cliPath, sha256, testData } from "./helpers.mjs";
+import { writeGguf } from "./gguf-writer.mjs";
+import { cliHashes, cliPath, sha256, sourceKinds, testData } from "./helpers.mjs";
 
 const model = path.join(testData, "ggml/ggml-types.gguf");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ws-edit-"));
@@ -27,10 +28,34 @@ async function collect(stream) {
     return Buffer.concat(chunks);
 }
 
+function runCli(args) {
+    return spawnSync(cliPath, args, { encoding: "utf8" });
+}
+
 function cli(args) {
-    const r = spawnSync(cliPath, args, { encoding: "utf8" });
+    const r = runCli(args);
     assert.equal(r.status, 0, r.stderr);
     return r;
+}
+
+// A GGUF aligned to 64 whose first tensor is more than one of the job's copy pieces (16 MiB), then two that need
+// padding.
+function twoPieceModel() {
+    const big = new Uint8Array((16 << 20) + 4000);
+    for (let i = 0; i < big.length; ++i) big[i] = (i * 7 + (i >>> 8)) & 0xff;
+    return writeGguf({
+        alignment: 64,
+        kv: [
+            { key: "general.name", type: "string", value: "pieces" },
+            { key: "general.alignment", type: "uint32", value: 64 },
+            { key: "general.url", type: "string", value: "https://example.com/a/long/enough/url" },
+        ],
+        tensors: [
+            { name: "big", type: 0, ne: [big.length / 4], data: big },
+            { name: "small", type: 1, ne: [5, 3], data: new Uint8Array(30).fill(2) },
+            { name: "odd", type: 0, ne: [7], data: new Uint8Array(28).fill(3) },
+        ],
+    });
 }
 
 const template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}";
@@ -125,6 +150,45 @@ describe("edit()", () => {
         assert.equal(await code({ set: { x: 1 } }, st), "unsupported:format");
         // The message names the key.
         await assert.rejects(collect(edit(model, { delete: ["no.such.key"] })), /key "no\.such\.key"/);
+    });
+});
+
+describe("edit() runs the core's EditJob, as `weightstream edit` does", () => {
+    const file = path.join(tmp, "pieces.gguf");
+    writeFileSync(file, twoPieceModel());
+    const changes = { set: { "general.name": "a new and somewhat longer name" }, delete: ["general.url"] };
+    const args = ["--set", "general.name=a new and somewhat longer name", "--delete", "general.url"];
+
+    test("a tensor copied in pieces, a smaller header, from every kind of source: the CLI's bytes", async () => {
+        const out = path.join(tmp, "pieces-cli.gguf");
+        cli(["edit", file, out, ...args]);
+        const expected = sha256(readFileSync(out));
+        for (const [kind, source] of Object.entries(sourceKinds)) {
+            assert.equal(sha256(await collect(edit(source(file), changes))), expected, kind);
+        }
+    });
+
+    test("a truncated file: the CLI's error; from a stream of unknown size, the job's, naming the tensor", async () => {
+        const cut = path.join(tmp, "cut.gguf");
+        const bytes = readFileSync(file);
+        writeFileSync(cut, bytes.subarray(0, bytes.length - 1000)); // inside "big"
+        // A file of known size is refused when opened, by both.
+        const r = runCli(["edit", cut, path.join(tmp, "cut-out.gguf"), ...args]);
+        assert.equal(r.status, 1);
+        const m = /: truncated: .*: tensor\.data \(byte (\d+)\)\s*$/s.exec(r.stderr);
+        assert.ok(m, r.stderr);
+        const refused = { code: "truncated", what: "tensor.data", offset: Number(m[1]) };
+        await assert.rejects(collect(edit(cut, changes)), refused);
+        // A stream's end is found by the job, at the tensor that runs past it.
+        const m2 = await open(file);
+        const bigOffset = Number(m2.tensors[0].offset);
+        await m2.close();
+        await assert.rejects(collect(edit(sourceKinds.stream(cut), changes)), (e) => {
+            assert.ok(e instanceof WeightstreamError);
+            assert.deepEqual([e.code, e.what, e.offset], ["truncated", "tensor.data", bigOffset]);
+            assert.match(e.message, /tensor "big"/);
+            return true;
+        });
     });
 });
 

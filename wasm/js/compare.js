@@ -9,7 +9,7 @@ import { configBytes, splitConfig } from "./checkpoint.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { locate, openModel } from "./parts.js";
-import { pump } from "./pump.js";
+import { pump, releaseJob } from "./pump.js";
 import { wasmFailure } from "./wasm.js";
 
 // What the report calls a side ("path"): what the CLI would be given, as far as the source has a name.
@@ -100,11 +100,7 @@ export async function compareModels(wasm, a, b, options) {
     } catch (e) {
         throw wasmFailure(e);
     } finally {
-        try {
-            job?.delete();
-        } catch {
-            // a trapped module cannot free; it is discarded anyway
-        }
+        releaseJob(job);
         await Promise.all(models.map((m) => m.close()));
     }
 }

@@ -9,7 +9,7 @@ import { configBytes, splitConfig } from "./checkpoint.js";
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
-import { generatorStream, pumpToFile } from "./pump.js";
+import { generatorStream, pumpToFile, releaseJob } from "./pump.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -52,14 +52,6 @@ function refusalError(job, status, model) {
     return error;
 }
 
-function release(job) {
-    try {
-        job.delete();
-    } catch {
-        // a trapped module cannot free; it is discarded anyway
-    }
-}
-
 // The model opened and the job planned: {model, job, planned} (this closes and deletes what it made when it
 // throws; the caller does after).
 async function prepare(wasm, input, options, convert) {
@@ -76,7 +68,7 @@ async function prepare(wasm, input, options, convert) {
         if (status.code !== OK) throw refusalError(job, status, model);
         return { model, job, planned: job.tensors() };
     } catch (e) {
-        release(job);
+        releaseJob(job);
         await model.close();
         throw e;
     }
@@ -105,7 +97,7 @@ async function* run(input, options, convert) {
     } catch (e) {
         throw wasmFailure(e);
     } finally {
-        release(job);
+        releaseJob(job);
         await model.close();
     }
 }

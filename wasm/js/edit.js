@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// edit(): a GGUF's metadata changed, its tensors streamed through unchanged. The core builds the new header
-// (include/weightstream/gguf_edit.h, the one place the CLI's `weightstream edit` uses too, so the bytes are the same); this
-// file only checks the caller's changes, hands them to the core as JSON text, and moves bytes: the header,
-// then every tensor's stored bytes read through the model's sources, each followed by its zero padding.
-// The stream is pulled: nothing past the header is read before the consumer asks for it.
+// edit(): a GGUF's metadata changed, its tensors streamed through unchanged, as the core's EditJob
+// (include/weightstream/edit_job.h, the job the CLI's `weightstream edit` runs too, so the bytes are the same) run by
+// the package's one pump (pump.js). This file only checks the caller's changes and hands them to the core as JSON
+// text; the job says what to read (the header, then every tensor's stored bytes in pieces, each followed by its zero
+// padding). The stream is pulled: nothing past the header is read before the consumer asks for it.
 import { statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
-import { generatorStream } from "./pump.js";
+import { generatorStream, pump, releaseJob } from "./pump.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -62,21 +62,21 @@ async function* run(source, options, changes, signal) {
     const { set, remove } = editsOf(changes);
     const wasm = await loadWasm();
     const model = await openModel(wasm, source, { ...options, onProgress: undefined, keepMetadata: true });
+    let job = null;
     try {
-        const { handle, chunks } = model[MODEL_INTERNALS]();
-        const plan = wasm.editPlan(handle, set, remove);
-        if (plan.status.code !== OK) throw statusError(plan.status, plan.key ? `key "${plan.key}"` : "");
-        yield plan.header;
-        for (let i = 0; i < model.tensors.length; ++i) {
-            for await (const chunk of chunks(i, signal)) {
-                throwIfAborted(signal);
-                yield chunk.slice();
-            }
-            if (plan.padding[i] > 0) yield new Uint8Array(plan.padding[i]);
+        job = new wasm.EditJob();
+        const { handle, readChunks } = model[MODEL_INTERNALS]();
+        const status = job.plan(handle, set, remove);
+        if (status.code !== OK) {
+            const key = job.failedKey();
+            throw statusError(status, key ? `key "${key}"` : "");
         }
+        const context = (step) => (step.tensor >= 0 ? `tensor "${model.tensors[step.tensor].name}"` : "");
+        yield* pump(job, readChunks, { signal, context });
     } catch (e) {
         throw wasmFailure(e);
     } finally {
+        releaseJob(job);
         await model.close();
     }
 }

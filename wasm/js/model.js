@@ -332,9 +332,8 @@ function checkRows(rows) {
 
 /**
  * @internal What the jobs' callers (quantize.js, compare.js, convert.js, edit.js) need of a Model: model[MODEL_INTERNALS]() ->
- * {handle (the core's model), chunks(index, signal) (the tensor's bytes as they arrive), files (how many files
- * the model has: a job's sources), readChunks(file, offset, size, signal) (the bytes [offset, offset + size) of
- * file `file` as they arrive; fewer when the file ends first)}.
+ * {handle (the core's model), files (how many files the model has: a job's sources), readChunks(file, offset, size,
+ * signal) (the bytes [offset, offset + size) of file `file` as they arrive; fewer when the file ends first)}.
  */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
@@ -521,8 +520,6 @@ export class Model extends ModelView {
         this.#checkOpen();
         return {
             handle: this.#handle,
-            chunks: (index, signal) =>
-                this.#chunks(index, this.tensors[index].offset, this.tensors[index].nbytes, signal),
             files: this.#sources.length,
             readChunks: (file, offset, size, signal) => this.#fileChunks(file, offset, size, signal),
         };

@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: MIT
 // The one JavaScript pump of the core's jobs (include/weightstream/job.h, the Job class of wasm/bindings.cpp):
-// every operation the package runs in the core — quantize(), compare(), convert() — goes through here, as every native
-// command that runs a job goes through native/io/job_driver.cpp. The job says which byte ranges its next step
-// reads; the pump reads them from the sources, hands them in, runs the step and passes its output on. It moves
-// bytes; the job decides.
+// every operation the package runs in the core — quantize(), compare(), convert(), edit() — goes through here, as
+// every native command that runs a job goes through native/io/job_driver.cpp. The job says which byte ranges its
+// next step reads; the pump reads them from the sources, hands them in, runs the step and passes its output on. It
+// moves bytes; the job decides.
 import { WeightstreamError, abortReason, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 
 const OK = 0;
+
+/** Frees a job (a core object of the Job class); a trapped module cannot free, and is discarded anyway. */
+export function releaseJob(job) {
+    try {
+        job?.delete();
+    } catch {
+        // nothing to do
+    }
+}
 
 /**
  * Runs `job` to its end, yielding its output chunks (new arrays the consumer owns).

@@ -7,7 +7,7 @@
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
-import { generatorStream, pumpToFile } from "./pump.js";
+import { generatorStream, pumpToFile, releaseJob } from "./pump.js";
 import { readWhole } from "./sources.js";
 import { loadWasm, wasmFailure } from "./wasm.js";
 
@@ -134,17 +134,9 @@ async function prepare(wasm, source, options, quantizeOptions) {
         }
         return { model, quantizer, planned: quantizer.tensors() };
     } catch (e) {
-        release(quantizer);
+        releaseJob(quantizer);
         await model.close();
         throw e;
-    }
-}
-
-function release(quantizer) {
-    try {
-        quantizer.delete();
-    } catch {
-        // a trapped module cannot free; it is discarded anyway
     }
 }
 
@@ -189,7 +181,7 @@ export async function quantizePlan(source, options, quantizeOptions) {
             }),
         };
     } finally {
-        release(quantizer);
+        releaseJob(quantizer);
         await model.close();
     }
 }
@@ -217,7 +209,7 @@ async function* run(source, options, quantizeOptions) {
     } catch (e) {
         throw wasmFailure(e);
     } finally {
-        release(quantizer);
+        releaseJob(quantizer);
         await model.close();
     }
 }
