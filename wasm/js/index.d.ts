@@ -376,8 +376,9 @@ export type ReadArray<A extends ReadAs> = A extends "raw"
 
 /**
  * A read's array, carrying its shape: outermost first as numpy's (the tensor's shape; [count, ne0] for
- * `rows`; the slice's extents for `slice`; [bytes] for "raw"). The array itself is a plain typed array (the
- * shape is an own property, so a structured clone or `slice()` of it drops the shape).
+ * `rows`; the slice's extents for `slice`; [bytes] for "raw"; a complex dtype, C64, adds a last dimension of 2,
+ * its (real, imaginary) pairs). The array itself is a plain typed array (the shape is an own property, so a
+ * structured clone or `slice()` of it drops the shape).
  */
 export type ReadResult<A extends ReadAs> = ReadArray<A> & { shape: number[] };
 
@@ -489,7 +490,10 @@ export interface ModelMetrics {
     /** Milliseconds spent waiting for the sources (a response, the next chunk, a file read); waits that
      * overlap count once. */
     ioTime: number;
-    /** Tensor bytes fed to the decoders (read() to "f32"/"f16" and stats(); not raw reads). */
+    /**
+     * Tensor bytes fed to the decoders: read() and stream() to "f32", "f16" or "f16-bits", and stats(); not "raw"
+     * or "native" reads, nor F16 data read as "f16"/"f16-bits" (those are copies of the stored bytes).
+     */
     decodedBytes: number;
     /** Milliseconds the decoders took for them. */
     decodeTime: number;
@@ -700,7 +704,7 @@ export function clearCache(location?: CacheLocation): Promise<void>;
 
 // ---- quantize() ----
 
-/** llama-quantize's file types (`weightstream quantize --type`; any case, or the llama_ftype number). */
+/** llama-quantize's file types (`weightstream quantize --type`; any case, or the llama_ftype number as a string). */
 export type QuantizeFileType =
     | "F32"
     | "F16"
