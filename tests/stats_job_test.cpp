@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// StatsJob run in-process (tests/support/job_runner.h) in 1 to 64 parts per step, run in shuffled orders: the
-// statistics are the same bits every time and equal to one StatsAccumulator over the decoded floats, for whole
-// tensors (one of them two steps long), a window of rows and a big-endian file; a tensor that cannot be decoded
-// and a window outside its tensor are settled without steps; a truncated file fails the job at the tensor.
+// StatsJob run in-process (tests/support/job_runner.h) in 1 to 64 parts per step, run in shuffled orders, and in
+// steps of any size: the statistics are the same bits every time and equal to one StatsAccumulator over the
+// decoded floats, for whole tensors (one of them two steps long), a window of rows and a big-endian file; a
+// tensor that cannot be decoded and a window outside its tensor are settled without steps; a truncated file
+// fails the job at the tensor.
 #include "weightstream/stats_job.h"
 
 #include <catch2/catch.hpp>
@@ -106,6 +107,12 @@ TEST_CASE("StatsJob gives one StatsAccumulator's bits over the decoded values in
             check_same(job.result(i).stats, want[i]);
         }
     }
+    // Steps of one run each (the package's are smaller than the CLI's): the same numbers.
+    StatsJob job(info, requests, 1);
+    const ws_test::JobRun r = ws_test::run_job(job, {file}, 3);
+    REQUIRE(r.status.ok());
+    CHECK(r.steps == 80 + 6 + 2 + 1 + 2);  // big 80 runs, q 6, small 2 (twice), the window 1
+    for (size_t i = 0; i < requests.size(); ++i) check_same(job.result(i).stats, want[i]);
 }
 
 TEST_CASE("StatsJob settles an undecodable tensor and a window outside its tensor without a step") {

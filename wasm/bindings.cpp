@@ -809,6 +809,10 @@ private:
 // JavaScript's model.close() during stats()) leaves it nothing to read freed memory from.
 class JsStatsJob final : public JsJob {
 public:
+    // Input per step: the runner holds a step's input in wasm memory, and up to eight stats() run at once
+    // (model.js), so smaller than the CLI's steps; large enough that a remote tensor is still a few requests.
+    static constexpr uint64_t kStepBytes = uint64_t(4) << 20;
+
     JsStatsJob(const Model& model, double tensor, bool window, double first_row, double rows, double bins) {
         const ModelInfo& info = model.info();
         one_.big_endian = info.big_endian;
@@ -820,7 +824,7 @@ public:
         q.first_row = to_u64(first_row);
         q.rows = to_u64(rows);
         q.bins = static_cast<uint32_t>(std::min<uint64_t>(to_u64(bins), kStatsMaxBins));
-        stats_.reset(new StatsJob(one_, {q}));
+        stats_.reset(new StatsJob(one_, {q}, kStepBytes));
         job_ = stats_.get();
     }
     // Why the tensor or window has no statistics, settled before any step (StatsResult::status), and

@@ -10,8 +10,8 @@
 
 namespace ws {
 
-StatsJob::StatsJob(const ModelInfo& model, std::vector<StatsRequest> requests)
-    : model_(model), requests_(std::move(requests)) {
+StatsJob::StatsJob(const ModelInfo& model, std::vector<StatsRequest> requests, uint64_t step_bytes)
+    : model_(model), requests_(std::move(requests)), step_bytes_(step_bytes) {
     results_.resize(requests_.size());
     offsets_.assign(requests_.size(), 0);
     elements_of_.assign(requests_.size(), 0);
@@ -80,7 +80,7 @@ bool StatsJob::next(JobStep* step) {
     if (!failure_.ok()) return true;  // a step without input whose complete() reports the failure
     const DTypeTraits& traits = dtype_traits(t.dtype);
     const uint64_t run_bytes = run_elements_ / traits.block_elems * traits.block_bytes;
-    const uint64_t step_runs = std::max<uint64_t>(1, kStatsStepBytes / run_bytes);
+    const uint64_t step_runs = std::max<uint64_t>(1, step_bytes_ / run_bytes);
     step_elements_ = std::min(step_runs * run_elements_, elements_ - done_);
     runs_.resize(static_cast<size_t>((step_elements_ + run_elements_ - 1) / run_elements_));
     const uint64_t bytes = step_elements_ / traits.block_elems * traits.block_bytes;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // StatsJob: the statistics of tensors (stats.h) as a job (job.h), what `weightstream stats` and the package's
 // model.stats() run. Each request is a tensor, or a window of its rows, and a bin count; the requests are worked
-// through in order, each in steps of whole runs of kStatsRun floats (about kStatsStepBytes of input, the request's
-// last step less). Part i of a step decodes and summarises its own runs, a run at a time, and keeps a histogram
+// through in order, each in steps of whole runs of kStatsRun floats (about step_bytes of input, the request's last
+// step less). Part i of a step decodes and summarises its own runs, a run at a time, and keeps a histogram
 // of its own; complete() adds the runs' summaries in order and, at the request's end, the parts' histograms, so
 // the numbers are the same bit for bit for any number of parts and equal to one StatsAccumulator over the values.
 //
@@ -26,7 +26,8 @@
 
 namespace ws {
 
-// Input bytes a step reads (rounded down to whole runs, at least one run).
+// Input bytes a step reads by default (rounded down to whole runs, at least one run): the CLI's, whose steps are
+// spans of a mapping or one Range request each.
 constexpr uint64_t kStatsStepBytes = uint64_t(16) << 20;
 // A step is cut into at most this many parts (each keeps a histogram grid for its request).
 constexpr uint32_t kStatsMaxParts = 64;
@@ -51,8 +52,9 @@ struct StatsResult {
 
 class StatsJob final : public Job {
 public:
-    // `model` must outlive the job. Requests may repeat a tensor.
-    StatsJob(const ModelInfo& model, std::vector<StatsRequest> requests);
+    // `model` must outlive the job. Requests may repeat a tensor. step_bytes: the input a step reads, about (a
+    // driver that copies a step's input holds that much per job).
+    StatsJob(const ModelInfo& model, std::vector<StatsRequest> requests, uint64_t step_bytes = kStatsStepBytes);
 
     const StatsResult& result(size_t request) const { return results_[request]; }
     size_t requests() const { return requests_.size(); }
@@ -77,6 +79,7 @@ private:
     std::vector<StatsRequest> requests_;
     std::vector<StatsResult> results_;
     std::vector<uint64_t> offsets_, elements_of_;  // per ok request: the absolute offset of its first byte, elements
+    uint64_t step_bytes_;
     uint64_t total_work_ = 0;
     bool started_ = false, failed_ = false;
 

@@ -29,7 +29,7 @@ const SLICE_REMOTE_GAP = 4096;
 const WARM_DECODERS = 4;
 let warmDecoders = 0;
 // stats() calls under way at once; the others wait their turn. A StatsJob's own state (a run of floats and a
-// histogram's grid per part, the accumulator's: about 640 KiB) and a step's input (up to 16 MiB: kStatsStepBytes)
+// histogram's grid, the accumulator's: about 640 KiB) and a step's input (up to 4 MiB: JsStatsJob::kStepBytes)
 // live until its tensor ends, so only a queue bounds them.
 const statsSlots = new Slots(8);
 
