@@ -818,8 +818,7 @@ public:
         one_.big_endian = info.big_endian;
         const uint64_t index = to_u64(tensor);
         if (index < info.tensors.size()) one_.tensors.push_back(info.tensors[static_cast<size_t>(index)]);
-        StatsRequest q;
-        q.tensor = index < info.tensors.size() ? 0 : 1;  // 1: out of range, which the job reports
+        StatsRequest q;  // tensor 0: one_'s only one, or none when `tensor` is out of range (the job reports it)
         q.window = window;
         q.first_row = to_u64(first_row);
         q.rows = to_u64(rows);
