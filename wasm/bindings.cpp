@@ -36,7 +36,7 @@
 #include "weightstream/quantize_job.h"
 #include "weightstream/row_window.h"
 #include "weightstream/safetensors.h"
-#include "weightstream/stats.h"
+#include "weightstream/stats_job.h"
 #include "weightstream/status.h"
 #include "weightstream/utf8.h"
 
@@ -546,59 +546,6 @@ private:
     std::vector<uint16_t> halves_;
 };
 
-// The statistics of a tensor (or a window of it) whose bytes arrive in chunks: decoded by a BlockStream into
-// a buffer of its own, summarised by the core's StatsAccumulator; only the result goes to JavaScript.
-class StatsDecoder {
-public:
-    StatsDecoder(int dtype, double n_elements, bool big_endian)
-        : stream_(static_cast<DType>(static_cast<uint32_t>(dtype)), to_u64(n_elements), big_endian) {}
-
-    JsStatus status() const { return to_js(stream_.status()); }
-
-    JsStatus feed(const val& chunk) {
-        copy_from_js(chunk, &staging_);
-        floats_.resize(stream_.floats_for(staging_.size()));
-        size_t n = 0;
-        const Status s = stream_.feed(staging_.data(), staging_.size(), floats_.data(), floats_.size(), &n);
-        if (s.ok()) stats_.add(floats_.data(), n);
-        return to_js(s);
-    }
-
-    // Drops the buffers (one chunk's bytes and values) without ending the stream, as Decoder::trim.
-    void trim() {
-        std::vector<uint8_t>().swap(staging_);
-        std::vector<float>().swap(floats_);
-    }
-
-    // After every byte was fed: {status, count, finite, min, max, mean, std, nan, posInf, negInf, zeros,
-    // histogram: Float64Array, edges: Float64Array}; NaN statistics when no value is finite.
-    val finish(double bins) const {
-        val r = val::object();
-        r.set("status", to_js(stream_.finish()));
-        const Stats st = stats_.finish(static_cast<uint32_t>(std::min<uint64_t>(to_u64(bins), kStatsMaxBins)));
-        r.set("count", double(st.count));
-        r.set("finite", double(st.finite));
-        r.set("min", st.min);
-        r.set("max", st.max);
-        r.set("mean", st.mean);
-        r.set("std", st.std);
-        r.set("nan", double(st.nan));
-        r.set("posInf", double(st.pos_inf));
-        r.set("negInf", double(st.neg_inf));
-        r.set("zeros", double(st.zeros));
-        std::vector<double> counts(st.histogram.begin(), st.histogram.end());
-        r.set("histogram", copy_to_js("Float64Array", counts.data(), counts.size()));
-        r.set("edges", copy_to_js("Float64Array", st.edges.data(), st.edges.size()));
-        return r;
-    }
-
-private:
-    BlockStream stream_;
-    StatsAccumulator stats_;
-    std::vector<uint8_t> staging_;
-    std::vector<float> floats_;
-};
-
 // ---- Jobs (include/weightstream/job.h): every operation the package runs, through one runner ----------------
 // The JavaScript pump (wasm/js/pump.js) drives any job the same way, a step at a time:
 //   next()              -> {inputs: [{source, offset, size}], work, tensor} of the next step, or null at the end;
@@ -855,6 +802,58 @@ private:
     bool has_imatrix_ = false;
     std::string failed_tensor_;
     std::unique_ptr<QuantizeJob> quantize_;
+};
+
+// stats(): StatsJob (include/weightstream/stats_job.h) over one tensor of a model, or a window of its rows (window
+// false: the rows are ignored). The job keeps a copy of the tensor's entry, so a model closed meanwhile (the
+// JavaScript's model.close() during stats()) leaves it nothing to read freed memory from.
+class JsStatsJob final : public JsJob {
+public:
+    // Input per step: the runner holds a step's input in wasm memory, and up to eight stats() run at once
+    // (model.js), so smaller than the CLI's steps; large enough that a remote tensor is still a few requests.
+    static constexpr uint64_t kStepBytes = uint64_t(4) << 20;
+
+    JsStatsJob(const Model& model, double tensor, bool window, double first_row, double rows, double bins) {
+        const ModelInfo& info = model.info();
+        one_.big_endian = info.big_endian;
+        const uint64_t index = to_u64(tensor);
+        if (index < info.tensors.size()) one_.tensors.push_back(info.tensors[static_cast<size_t>(index)]);
+        StatsRequest q;  // tensor 0: one_'s only one, or none when `tensor` is out of range (the job reports it)
+        q.window = window;
+        q.first_row = to_u64(first_row);
+        q.rows = to_u64(rows);
+        q.bins = static_cast<uint32_t>(std::min<uint64_t>(to_u64(bins), kStatsMaxBins));
+        stats_.reset(new StatsJob(one_, {q}, kStepBytes));
+        job_ = stats_.get();
+    }
+    // Why the tensor or window has no statistics, settled before any step (StatsResult::status), and
+    // problem(): why the tensor cannot be decoded, in words, or "".
+    JsStatus status() const { return to_js(stats_->result(0).status); }
+    std::string problem() const { return stats_->result(0).problem; }
+    // After the last step: {count, finite, min, max, mean, std, nan, posInf, negInf, zeros, histogram:
+    // Float64Array, edges: Float64Array}; NaN statistics when no value is finite.
+    val stats() const {
+        const Stats& st = stats_->result(0).stats;
+        val r = val::object();
+        r.set("count", double(st.count));
+        r.set("finite", double(st.finite));
+        r.set("min", st.min);
+        r.set("max", st.max);
+        r.set("mean", st.mean);
+        r.set("std", st.std);
+        r.set("nan", double(st.nan));
+        r.set("posInf", double(st.pos_inf));
+        r.set("negInf", double(st.neg_inf));
+        r.set("zeros", double(st.zeros));
+        std::vector<double> counts(st.histogram.begin(), st.histogram.end());
+        r.set("histogram", copy_to_js("Float64Array", counts.data(), counts.size()));
+        r.set("edges", copy_to_js("Float64Array", st.edges.data(), st.edges.size()));
+        return r;
+    }
+
+private:
+    ModelInfo one_;  // the tensor's entry and the model's byte order
+    std::unique_ptr<StatsJob> stats_;
 };
 
 // convert(): ConvertJob (include/weightstream/convert_job.h) over an open model, which must stay open while the job
@@ -1121,13 +1120,13 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::JsJob;
     using ws::JsQuantizeJob;
     using ws::JsRange;
+    using ws::JsStatsJob;
     using ws::JsStatus;
     using ws::JsWindow;
     using ws::Model;
     using ws::Parser;
     using ws::Plan;
     using ws::Reads;
-    using ws::StatsDecoder;
 
     value_object<JsStatus>("Status")
         .field("code", &JsStatus::code)
@@ -1181,13 +1180,6 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("finish", &Decoder::finish)
         .function("trim", &Decoder::trim);
 
-    class_<StatsDecoder>("StatsDecoder")
-        .constructor<int, double, bool>()
-        .function("status", &StatsDecoder::status)
-        .function("feed", &StatsDecoder::feed)
-        .function("finish", &StatsDecoder::finish)
-        .function("trim", &StatsDecoder::trim);
-
     class_<JsJob>("Job")
         .function("next", &JsJob::next)
         .function("addInput", &JsJob::add_input)
@@ -1214,6 +1206,11 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("fallbacks", &JsQuantizeJob::fallbacks)
         .function("warnings", &JsQuantizeJob::warnings)
         .function("tensors", &JsQuantizeJob::tensors);
+    class_<JsStatsJob, base<JsJob>>("StatsJob")
+        .constructor<const Model&, double, bool, double, double, double>()
+        .function("status", &JsStatsJob::status)
+        .function("problem", &JsStatsJob::problem)
+        .function("stats", &JsStatsJob::stats);
     class_<JsConvertJob, base<JsJob>>("ConvertJob")
         .constructor<>()
         .function("plan", &JsConvertJob::plan)

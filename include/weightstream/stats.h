@@ -25,7 +25,7 @@
 
 namespace ws {
 
-// Floats per summarised run: a divisor of every decode piece the CLI uses and of no concern to callers.
+// Floats per summarised run: StatsJob's steps and parts are whole runs of them; of no concern to other callers.
 constexpr size_t kStatsRun = size_t(1) << 16;
 // The histogram's default bin count (the CLI's), and the most a caller may ask for.
 constexpr uint32_t kStatsDefaultBins = 32;

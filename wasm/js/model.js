@@ -7,6 +7,7 @@ import { readInfo } from "./info.js";
 import { Metrics } from "./metrics.js";
 import { ModelView } from "./model_view.js";
 import { Slots } from "./sources.js";
+import { pump } from "./pump.js";
 import { dtypesOf, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -27,8 +28,9 @@ const SLICE_REMOTE_GAP = 4096;
 // 2 GB limit. Feeding is synchronous, so at most one trimmed decoder holds buffers at any time.
 const WARM_DECODERS = 4;
 let warmDecoders = 0;
-// stats() calls under way at once; the others wait their turn. A StatsDecoder's own state (a run of floats
-// and the histogram's grid: 384 KiB) lives until its tensor ends, so only a queue bounds it.
+// stats() calls under way at once; the others wait their turn. A StatsJob's own state (a run of floats and a
+// histogram's grid, the accumulator's: about 640 KiB) and a step's input (up to 4 MiB: JsStatsJob::kStepBytes)
+// live until its tensor ends, so only a queue bounds them.
 const statsSlots = new Slots(8);
 
 /** Claims a warm slot for one read's decoder: {keep(), release()}; keep() is true while it holds one. */
@@ -385,7 +387,10 @@ export class Model extends ModelView {
         return this.#read(i, options);
     }
 
-    /** Statistics of one tensor (or some of its rows): the object `weightstream stats --json` prints for it. */
+    /**
+     * Statistics of one tensor (or some of its rows): the object `weightstream stats --json` prints for it. The
+     * core's StatsJob computes them, run by the jobs' pump (pump.js) as the CLI's driver runs it.
+     */
     async stats(name, options = {}) {
         this.#checkOpen();
         const i = this.#byName.get(name);
@@ -393,46 +398,45 @@ export class Model extends ModelView {
         const { rows, bins = 32, signal, onProgress } = options;
         if (!Number.isSafeInteger(bins) || bins < 1 || bins > 4096)
             throw new TypeError(`bins: expected an integer from 1 to 4096, got ${bins}`);
+        if (rows !== undefined) checkRows(rows);
         throwIfAborted(signal);
         const tensor = this.tensors[i];
-        const { offset, nbytes, elements } = this.#window(i, rows);
-        const dtype = this.#decodable(tensor);
         const release = await statsSlots.acquire();
-        let decoder;
+        let job;
+        let result;
         try {
             throwIfAborted(signal);
             this.#checkOpen();
-            decoder = new this.#wasm.StatsDecoder(dtype.id, elements, this.info.endian === "big");
-        } catch (e) {
-            release();
-            throw e;
-        }
-        const warm = warmth();
-        let result;
-        try {
-            let status = decoder.status();
-            if (status.code !== OK) throw statusError(status, `tensor "${tensor.name}"`);
-            let loaded = 0;
-            for await (const chunk of this.#chunks(i, offset, nbytes, signal)) {
-                this.#checkOpen();
-                for (const piece of pieces(chunk, this.#feedBytes(dtype))) {
-                    const t0 = performance.now();
-                    status = decoder.feed(piece);
-                    this.#metrics.decoded(piece.length, performance.now() - t0);
-                    if (status.code !== OK) throw this.#decodeError(tensor, offset, status);
-                }
-                if (!warm.keep()) decoder.trim();
-                loaded += chunk.length;
-                onProgress?.({ loaded, total: Number(nbytes) });
+            const window = rows !== undefined;
+            job = new this.#wasm.StatsJob(this.#handle, i, window, window ? rows[0] : 0, window ? rows[1] : 0, bins);
+            const status = job.status();
+            if (status.code !== OK) {
+                // A type without a decoder is read()'s error; big-endian data of a type with no defined layout the
+                // core's words.
+                const problem = job.problem();
+                if (!problem) throw statusError(status, `tensor "${tensor.name}" rows`);
+                this.#decodable(tensor);
+                throw new WeightstreamError("unsupported", `tensor "${tensor.name}": ${problem}`, {
+                    offset: tensor.offset,
+                });
             }
-            result = decoder.finish(bins);
-            if (result.status.code !== OK) throw this.#decodeError(tensor, offset, result.status);
+            const total = job.totalWork();
+            let loaded = 0;
+            const onStep = (step, ms) => {
+                this.#metrics.decoded(step.work, ms);
+                loaded += step.work;
+                onProgress?.({ loaded, total });
+            };
+            const read = (file, offset, size, signal) => this.#fileChunks(file, offset, size, signal);
+            const context = () => `tensor "${tensor.name}"`;
+            // The job writes no output: the pump yields nothing.
+            for await (const _ of pump(job, read, { signal, context, onStep }));
+            result = job.stats();
         } catch (e) {
             throw wasmFailure(e);
         } finally {
-            warm.release();
             release();
-            freeHandle(decoder);
+            if (job) freeHandle(job);
         }
         // As the CLI's JSON: statistics of no finite value are null.
         const number = (x) => (result.finite > 0 ? x : null);

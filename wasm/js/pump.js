@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The one JavaScript pump of the core's jobs (include/weightstream/job.h, the Job class of wasm/bindings.cpp):
-// every operation the package runs in the core — quantize(), compare(), convert(), edit() — goes through here, as
-// every native command that runs a job goes through native/io/job_driver.cpp. The job says which byte ranges its
-// next step reads; the pump reads them from the sources, hands them in, runs the step and passes its output on. It
-// moves bytes; the job decides.
+// every operation the package runs in the core — quantize(), compare(), convert(), edit(), stats() — goes through
+// here, as every native command that runs a job goes through native/io/job_driver.cpp. The job says which byte
+// ranges its next step reads; the pump reads them from the sources, hands them in, runs the step and passes its
+// output on. It moves bytes; the job decides.
 import { WeightstreamError, abortReason, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 
@@ -25,7 +25,8 @@ export function releaseJob(job) {
  *   the whole range is made); fewer bytes mean the range lies outside the file, which the job takes in or turns
  *   into its error.
  * - `context(step)` names what a failing step was about ("tensor \"x\""), for the error's message.
- * - `onStep(step)` is called after each step (step.work counts toward job.totalWork()).
+ * - `onStep(step, ms)` is called after each step (step.work counts toward job.totalWork()); ms: how long the job
+ *   took to run and complete it (0 when its input was unreadable).
  */
 export async function* pump(job, read, { signal, context = () => "", onStep } = {}) {
     for (let step = job.next(); step !== null; step = job.next()) {
@@ -52,16 +53,19 @@ export async function* pump(job, read, { signal, context = () => "", onStep } = 
         if (failed) throw failed.reason;
         throwIfAborted(signal);
         const unreadable = reads.findIndex((r) => r.status === "rejected" || !r.value);
+        let ms = 0;
         if (unreadable >= 0) {
             const status = job.unreadable(unreadable);
             if (status.code !== OK) throw statusError(status, context(step));
         } else {
+            const t0 = performance.now();
             const status = job.run();
+            ms = performance.now() - t0;
             if (status.code !== OK) throw statusError(status, context(step));
             const out = job.output();
             if (out.length) yield out;
         }
-        onStep?.(step);
+        onStep?.(step, ms);
     }
 }
 
