@@ -12,29 +12,11 @@
 #include "support/gguf_builder.h"
 #include "support/job_runner.h"
 #include "support/parse_model.h"
+#include "support/same_stats.h"
 
 namespace {
 
 using namespace ws;
-
-bool same_bits(double a, double b) {
-    return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-void check_same(const Stats& a, const Stats& b) {
-    CHECK(a.count == b.count);
-    CHECK(a.finite == b.finite);
-    CHECK(same_bits(a.min, b.min));
-    CHECK(same_bits(a.max, b.max));
-    CHECK(same_bits(a.mean, b.mean));
-    CHECK(same_bits(a.std, b.std));
-    CHECK(a.nan == b.nan);
-    CHECK(a.pos_inf == b.pos_inf);
-    CHECK(a.neg_inf == b.neg_inf);
-    CHECK(a.zeros == b.zeros);
-    CHECK(a.histogram == b.histogram);
-    CHECK(a.edges == b.edges);
-}
 
 Stats direct(const float* x, size_t n, uint32_t bins) {
     StatsAccumulator acc;
@@ -104,7 +86,7 @@ TEST_CASE("StatsJob gives one StatsAccumulator's bits over the decoded values in
             INFO("request " << i);
             REQUIRE(job.result(i).status.ok());
             REQUIRE(job.result(i).done);
-            check_same(job.result(i).stats, want[i]);
+            ws_test::check_same_stats(job.result(i).stats, want[i]);
         }
     }
     // Steps of one run each (the package's are smaller than the CLI's): the same numbers.
@@ -112,7 +94,7 @@ TEST_CASE("StatsJob gives one StatsAccumulator's bits over the decoded values in
     const ws_test::JobRun r = ws_test::run_job(job, {file}, 3);
     REQUIRE(r.status.ok());
     CHECK(r.steps == 80 + 6 + 2 + 1 + 2);  // big 80 runs, q 6, small 2 (twice), the window 1
-    for (size_t i = 0; i < requests.size(); ++i) check_same(job.result(i).stats, want[i]);
+    for (size_t i = 0; i < requests.size(); ++i) ws_test::check_same_stats(job.result(i).stats, want[i]);
 }
 
 TEST_CASE("StatsJob settles an undecodable tensor and a window outside its tensor without a step") {
@@ -143,8 +125,8 @@ TEST_CASE("StatsJob settles an undecodable tensor and a window outside its tenso
 
     StatsJob reference(little, {requests[1], requests[3]});
     REQUIRE(ws_test::run_job(reference, {little_file}, 1).status.ok());
-    check_same(job.result(1).stats, reference.result(0).stats);
-    check_same(job.result(3).stats, reference.result(1).stats);
+    ws_test::check_same_stats(job.result(1).stats, reference.result(0).stats);
+    ws_test::check_same_stats(job.result(3).stats, reference.result(1).stats);
 }
 
 TEST_CASE("StatsJob fails on a truncated file with truncated at the tensor, as the CLI reports it") {

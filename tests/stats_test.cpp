@@ -8,30 +8,13 @@
 #include <random>
 #include <vector>
 
+#include "support/same_stats.h"
+
 using ws::GridHistogram;
 using ws::Stats;
 using ws::StatsAccumulator;
 
 namespace {
-
-bool same_bits(double a, double b) {
-    return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-void require_same(const Stats& a, const Stats& b) {
-    CHECK(a.count == b.count);
-    CHECK(a.finite == b.finite);
-    CHECK(same_bits(a.min, b.min));
-    CHECK(same_bits(a.max, b.max));
-    CHECK(same_bits(a.mean, b.mean));
-    CHECK(same_bits(a.std, b.std));
-    CHECK(a.nan == b.nan);
-    CHECK(a.pos_inf == b.pos_inf);
-    CHECK(a.neg_inf == b.neg_inf);
-    CHECK(a.zeros == b.zeros);
-    CHECK(a.histogram == b.histogram);
-    CHECK(a.edges == b.edges);
-}
 
 Stats whole(const std::vector<float>& x, uint32_t bins = 32) {
     StatsAccumulator acc;
@@ -80,7 +63,7 @@ TEST_CASE("stats are the same bits whatever the chunking") {
             acc.add(x.data() + at, n);
             at += n;
         }
-        require_same(acc.finish(), ref);
+        ws_test::check_same_stats(acc.finish(), ref);
     }
     CHECK(ref.count == x.size());
     CHECK(ref.nan == 1);
@@ -107,7 +90,7 @@ TEST_CASE("runs summarised apart and histograms merged in any grouping give the 
         StatsAccumulator acc;
         acc.add_runs(runs.data(), runs.size());
         acc.add_histogram(*h);
-        require_same(acc.finish(), ref);
+        ws_test::check_same_stats(acc.finish(), ref);
     }
 }
 
