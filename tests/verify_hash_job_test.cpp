@@ -100,6 +100,33 @@ TEST_CASE("VerifyJob finds NaN/Inf scales and zero tensors in any number of part
     }
 }
 
+TEST_CASE("VerifyJob carries a tensor's findings across its windows") {
+    // Q8_0 of two windows and a bit; NaN scales in the first block of the second and third window.
+    const uint64_t elements = 2 * kVerifyWindowElements + 64, blocks = elements / 32;
+    std::vector<uint8_t> q8(static_cast<size_t>(blocks * 34), 0);
+    const uint64_t second = kVerifyWindowElements / 32, third = 2 * second;
+    put_u16(&q8, static_cast<size_t>(second * 34), 0x7e01);
+    put_u16(&q8, static_cast<size_t>(third * 34), 0x7c00);
+    ws_test::GgufSpec spec;
+    spec.tensors = {{"big", 8, {static_cast<int64_t>(elements)}, q8, ws_test::kAutoOffset}};
+    const std::vector<uint8_t> bytes = ws_test::build_gguf(spec).bytes;
+    const ModelInfo m = ws_test::parse_model_bytes(bytes);
+    for (uint32_t parts : {1u, 5u}) {
+        VerifyJob job(m, true);
+        const ws_test::JobRun r = ws_test::run_job(job, {bytes}, parts, parts);
+        REQUIRE(r.status.ok());
+        CHECK(r.steps == 3);
+        const VerifyReport& v = job.report();
+        REQUIRE(v.scales.size() == 1);
+        CHECK(v.scales[0].blocks == blocks);
+        CHECK(v.scales[0].nan_blocks == 1);
+        CHECK(v.scales[0].inf_blocks == 1);
+        CHECK(v.scales[0].first_offset == m.tensors[0].offset + second * 34);
+        // NaN * 0 is NaN: not all zeros.
+        CHECK(v.zeros.empty());
+    }
+}
+
 TEST_CASE("VerifyJob decodes a model of every type the same in any number of parts") {
     const std::vector<uint8_t> bytes = ws_test::read_file(ws_test::data_path("ggml/ggml-types.gguf"));
     const ModelInfo m = ws_test::parse_model_bytes(bytes);
@@ -172,13 +199,16 @@ TEST_CASE("HashJob's digests are the whole tensors' and model's, in any number o
         const std::vector<uint8_t> whole = whole7.finish();
         for (uint32_t lanes : {1u, 3u}) {
             for (uint32_t parts : kPartCounts) {
-                INFO(path << ", " << lanes << " lanes, " << parts << " parts");
+                // Pieces of a block (or 7 KiB) too: every tensor in many steps.
+                const uint64_t piece = parts % 2 ? kHashPieceBytes : 7 << 10;
+                INFO(path << ", " << lanes << " lanes, " << parts << " parts, pieces of " << piece);
                 HashJobOptions options;
                 // Backwards, to show that the order read does not change a tensor's digests.
                 for (size_t i = m.tensors.size(); i-- > 0;) options.tensors.push_back(i);
                 options.stored = {7, 9};
                 options.decoded = 7;
                 options.lanes = lanes;
+                options.piece_bytes = parts == 1 ? 1 : piece;
                 HashJob job(m, std::move(options), make_fnv);
                 const ws_test::JobRun r = ws_test::run_job(job, {bytes}, parts, parts);
                 REQUIRE(r.status.ok());
@@ -200,6 +230,7 @@ TEST_CASE("HashJob's digests are the whole tensors' and model's, in any number o
             for (size_t i = 0; i < m.tensors.size(); ++i) options.tensors.push_back(i);
             options.stored = {9};
             options.whole.push_back(make_fnv(7));
+            options.piece_bytes = parts % 2 ? kHashPieceBytes : 1;
             HashJob job(m, std::move(options), make_fnv);
             const ws_test::JobRun r = ws_test::run_job(job, {bytes}, parts, parts);
             REQUIRE(r.status.ok());

@@ -38,7 +38,7 @@ HashJob::~HashJob() = default;
 uint64_t HashJob::piece_of(const std::pair<size_t, uint64_t>& lane) const {
     const TensorInfo& t = model_.tensors[lane.first];
     const uint64_t block = std::max<uint64_t>(1, dtype_traits(t.dtype).block_bytes);
-    return std::min(kHashPieceBytes / block * block, t.nbytes - lane.second);
+    return std::min(std::max<uint64_t>(1, options_.piece_bytes / block) * block, t.nbytes - lane.second);
 }
 
 std::unique_ptr<HashJob::Lane> HashJob::start(size_t tensor) {

@@ -5,7 +5,7 @@
 //
 // A digest is one serial stream (a tensor's stored bytes, its decode, or every tensor's bytes one after another),
 // so the parallelism is across digests: the job works through the tensors `lanes` at a time, a step being the next
-// piece (kHashPieceBytes at most) of every lane's tensor, and each of a step's tasks feeds one digest its lane's
+// piece (piece_bytes at most) of every lane's tensor, and each of a step's tasks feeds one digest its lane's
 // piece (or, for a whole-model digest, every piece of the step in order); the parts share out the tasks. Every
 // digest sees the same bytes in the same order for any number of parts, so the digests do not depend on it.
 // A tensor that does not decode (check_decodable()) or whose bytes cannot be read ends the job; the report names
@@ -26,7 +26,7 @@
 
 namespace ws {
 
-// The most bytes of one tensor a step reads (whole blocks of it).
+// The most bytes of one tensor a step reads, by default (HashJobOptions::piece_bytes).
 constexpr uint64_t kHashPieceBytes = uint64_t(16) << 20;
 // Tensors hashed at a time, at most.
 constexpr uint32_t kMaxHashLanes = 16;
@@ -59,6 +59,9 @@ struct HashJobOptions {
     std::vector<std::unique_ptr<Digest>> whole;
     // Tensors hashed at a time, 1 to kMaxHashLanes (each a stream of its own for the threads to share).
     uint32_t lanes = 1;
+    // The most bytes of one tensor a step reads (whole blocks of it, at least one block): large for few requests
+    // to a URL, small for a stream's bytes to be hashed while they are in cache.
+    uint64_t piece_bytes = kHashPieceBytes;
 };
 
 struct TensorDigests {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "io/crypto_library.h"
+#include "io/stream_input.h"
 
 namespace ws::cli {
 namespace {
@@ -140,6 +141,7 @@ HashJobOptions fingerprint_options(const LoadedModel& model) {
     if (stream) {
         std::stable_sort(options.tensors.begin(), options.tensors.end(),
                          [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
+        options.piece_bytes = kStreamPiece;
     } else if (!remote) {
         std::stable_sort(options.tensors.begin(), options.tensors.end(),
                          [&](size_t a, size_t b) { return tensors[a].nbytes > tensors[b].nbytes; });

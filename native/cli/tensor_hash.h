@@ -47,7 +47,7 @@ DigestFactory hasher_factory();
 // its little-endian float32 decode. A mapped model's tensors are hashed several at a time, largest first, so that
 // the threads share the longest digests from the start; a remote model's one at a time in directory order (the
 // network bounds it; the driver fetches the next piece meanwhile); a stream's one at a time in offset order, as
-// it comes.
+// it comes, in pieces small enough to stay in cache.
 HashJobOptions fingerprint_options(const LoadedModel& model);
 
 }  // namespace ws::cli

@@ -49,8 +49,11 @@ bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions 
 
 bool read_stream_range(const std::string& path, MappedFile* file, uint64_t offset, uint64_t size,
                        std::vector<uint8_t>* out, LoadError* error) {
-    out->clear();
-    if (size == 0) return true;  // it may share its offset with the range read before it
+    // The buffer is reused from range to range (resizing it within its size writes nothing).
+    if (size == 0) {  // it may share its offset with the range read before it
+        out->clear();
+        return true;
+    }
     error->file = path;
     if (file->position() > offset) {
         error->status = make_error(Error::kNotSeekable, 0, "");
