@@ -55,7 +55,7 @@ struct HashJobOptions {
     // this algorithm is taken when `stored` has it.
     int64_t decoded = -1;
     // Digests of every tensor's stored bytes one after another, in `tensors` order (the caller may have fed them a
-    // prefix: a UUID's namespace). Only with lanes == 1.
+    // prefix: a UUID's namespace). With any, the tensors are hashed one at a time (lanes is taken as 1).
     std::vector<std::unique_ptr<Digest>> whole;
     // Tensors hashed at a time, 1 to kMaxHashLanes (each a stream of its own for the threads to share).
     uint32_t lanes = 1;
