@@ -11,7 +11,7 @@
 // A tensor that does not decode (check_decodable()) or whose bytes cannot be read ends the job; the report names
 // it. Safe on untrusted bytes.
 //
-// Sources: the model's files, by TensorInfo::file_index. Memory: per lane its digests and a few KiB of floats (and,
+// Sources: the model's files, by TensorInfo::file_index. Memory: per lane its digests and 256 KiB of floats (and,
 // for a big-endian file, a chunk of its bytes swapped).
 #pragma once
 

@@ -7,7 +7,7 @@
 // bytes cannot be read ends the job: the report names it, and holds what the tensors before it gave. The findings
 // do not depend on the number of parts. Safe on untrusted bytes: every problem is the report's.
 //
-// Sources: the model's files, by TensorInfo::file_index. Memory: per part a few KiB of floats (and, for a
+// Sources: the model's files, by TensorInfo::file_index. Memory: per part 64 KiB of floats (and, for a
 // big-endian file, its run of bytes swapped).
 #pragma once
 
