@@ -41,6 +41,9 @@ struct JobStep {
     uint32_t max_parts = 1;         // run() may be split into at most this many parts
     uint64_t work = 0;              // input bytes this step accounts for (progress), summed over steps = total
     int64_t tensor = -1;            // the input tensor it works on (for messages and progress), or -1
+    // The inputs of the step after this one, when the job can tell (empty: it cannot, or there is none): a driver
+    // may fetch them while this step runs. Only a guess: the next step's own inputs are what it reads.
+    std::vector<ByteRange> next_inputs;
 };
 
 class Job {

@@ -29,6 +29,7 @@
 #include "dequant_bench.h"
 #include "ggml_loops.h"
 #include "io/crypto_library.h"
+#include "io/job_driver.h"
 #include "io/parallel.h"
 #include "io/tensor_io.h"
 #include "quantize_bench.h"
@@ -398,6 +399,26 @@ double sha256_gbps() {
         uint64_t(2048) * buf.size());
 }
 
+// Digests nothing: the decode alone, bench's baseline.
+class NoDigest final : public Digest {
+public:
+    void update(const uint8_t*, uint64_t) override {}
+    std::vector<uint8_t> finish() override { return {}; }
+};
+
+// `hash`'s job over the mapped model on `threads` threads: its digests, or (digests false) the decode alone.
+HashReport hash_model(const LoadedModel& model, unsigned threads, bool digests) {
+    HashJobOptions options = fingerprint_options(model);
+    if (!digests) options.stored.clear();
+    HashJob job(
+        model.info, std::move(options),
+        digests ? hasher_factory() : [](uint32_t) { return std::unique_ptr<Digest>(new NoDigest); });
+    DriveOptions drive_options;
+    drive_options.threads = threads;
+    (void)drive(job, sources_of(model), drive_options);
+    return job.report();
+}
+
 nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds, bool json, int* exit_status) {
     std::string unloaded;
     if (!crypto_library(&unloaded)) {
@@ -433,13 +454,18 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
         if (dtype_decodable(t.dtype)) f32_bytes += t.n_elements * dequant_floats_per_element(t.dtype) * 4;
     }
     // Verified before timing: the N-thread digests are the 1-thread ones, and nothing failed.
-    const std::vector<TensorDigests> one = hash_tensors(model, 1, HashWork::kDigests, nullptr);
-    const std::vector<TensorDigests> many = hash_tensors(model, threads, HashWork::kDigests, nullptr);
-    for (size_t i = 0; i < one.size(); ++i) {
-        if (!one[i].present || !one[i].status.ok() || one[i].raw != many[i].raw || one[i].f32 != many[i].f32) {
+    const HashReport one = hash_model(model, 1, true);
+    const HashReport many = hash_model(model, threads, true);
+    if (one.failed >= 0 || many.failed >= 0) {
+        const size_t i = static_cast<size_t>(one.failed >= 0 ? one.failed : many.failed);
+        *exit_status = fail(
+            kExitInvalid, "bench --hash: tensor " + printable(model.info.tensors[i].name, 200) + ": cannot be hashed");
+        return nullptr;
+    }
+    for (size_t i = 0; i < one.tensors.size(); ++i) {
+        if (one.tensors[i].stored != many.tensors[i].stored || one.tensors[i].decoded != many.tensors[i].decoded) {
             *exit_status = fail(kExitInvalid, "bench --hash: tensor " + printable(model.info.tensors[i].name, 200) +
-                                                  (one[i].present && one[i].status.ok() ? ": threaded digests differ"
-                                                                                        : ": cannot be hashed"));
+                                                  ": threaded digests differ");
             return nullptr;
         }
     }
@@ -456,9 +482,9 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
     // (this kernel schedules each session as one group) threads cannot show in wall time, but a CPU
     // efficiency near the 1-thread one says the work divides without overhead.
     double cpu_seconds = 0;
-    const auto run = [&](unsigned n, HashWork w) {
+    const auto run = [&](unsigned n, bool digests) {
         const double cpu0 = process_cpu_seconds();
-        const double g = gb_per_s([&] { (void)hash_tensors(model, n, w, nullptr); }, in_bytes);
+        const double g = gb_per_s([&] { (void)hash_model(model, n, digests); }, in_bytes);
         cpu_seconds = process_cpu_seconds() - cpu0;
         return g;
     };
@@ -475,11 +501,11 @@ nlohmann::json bench_hash(const std::string& given, unsigned threads, int rounds
     }
     for (int r = 0; r < rounds; ++r) {
         // Alternating within a round, so that each ratio compares runs that met the same load.
-        decode1.push_back(run(1, HashWork::kDecodeOnly));
-        hash1.push_back(run(1, HashWork::kDigests));
+        decode1.push_back(run(1, false));
+        hash1.push_back(run(1, true));
         cpu1.push_back(gbps(in_bytes, cpu_seconds));
-        decoden.push_back(run(threads, HashWork::kDecodeOnly));
-        hashn.push_back(run(threads, HashWork::kDigests));
+        decoden.push_back(run(threads, false));
+        hashn.push_back(run(threads, true));
         cpun.push_back(gbps(in_bytes, cpu_seconds));
         sha.push_back(sha256_gbps());
         ratio1.push_back(hash1.back() / decode1.back());

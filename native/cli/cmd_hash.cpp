@@ -23,9 +23,9 @@
 // llama-gguf-hash reads GGUF only: a safetensors model is refused (exit 2). A part of a split GGUF gives the
 // lines llama-gguf-hash gives for that file alone: its own tensors (the other parts must be present, as for
 // every command). Names are printed through printable() (control bytes escaped), as every name is here.
-// A URL's manifest is the downloaded file's, named by the URL: its tensors are fetched one at a time.
+// A URL's manifest is the downloaded file's, named by the URL. The digests are the core's HashJob's
+// (weightstream/hash_job.h), run by the one driver: a stream (a pipe) is hashed as it comes, in offset order.
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -34,10 +34,8 @@
 #include "cli/tensor_hash.h"
 #include "io/crypto_library.h"
 #include "io/io_metrics.h"
-#include "io/source_error.h"
-#include "io/stream_input.h"
+#include "io/job_driver.h"
 #include "io/tensor_io.h"
-#include "weightstream/block_stream.h"
 #include "weightstream/dequant.h"
 #include "weightstream/model_json.h"
 
@@ -54,56 +52,62 @@ constexpr uint64_t kMaxManifestBytes = uint64_t(1) << 30;
 constexpr HashAlgo kAlgos[] = {HashAlgo::kXxh64, HashAlgo::kXxh3, HashAlgo::kSha1, HashAlgo::kSha256};
 constexpr size_t kNumAlgos = 4;
 
-// hash of a stream (a pipe): the tensors in offset order, each read once in pieces, its stored bytes hashed
-// as they come and decoded by a BlockStream; memory stays around one piece and its floats.
-bool hash_stream(LoadedModel& model, std::vector<TensorDigests>* rows, Progress* progress, int* status) {
-    MappedFile& file = model.files[0];
-    const std::vector<TensorInfo>& tensors = model.info.tensors;
-    std::vector<size_t> order(tensors.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
-    std::vector<float> floats;
-    for (size_t index : order) {
-        const TensorInfo& t = tensors[index];
-        TensorDigests& row = (*rows)[index];
-        row.decodable = decode_problem(model.info, t).empty();
-        const bool decode = row.decodable && t.dtype != DType::F32;
-        Hasher raw(HashAlgo::kSha256), f32(HashAlgo::kSha256);
-        BlockStream blocks(decode ? t.dtype : DType::F32, decode ? t.n_elements : 0);
-        Status decoded = blocks.status();
-        std::string io_error;
-        const Status read = read_stream_tensor(
-            &file, t,
-            [&](const uint8_t* data, size_t size) {
-                raw.update(data, size);
-                progress->add(size);
-                if (!decode || !decoded.ok()) return;
-                floats.resize(blocks.floats_for(size));
-                size_t written = 0;
-                decoded = blocks.feed(data, size, floats.data(), floats.size(), &written);
-                f32.update(floats.data(), written * sizeof(float));
-            },
-            &io_error);
-        if (!io_error.empty()) {
-            progress->finish();
-            *status = fail(kExitIo, source_error_text(model.paths[0], Error::kIo, io_error));
+// The first tensor, in directory order, whose bytes lie outside its file or (decode) that does not decode: told
+// before any is hashed, so that the error does not depend on the order the job hashes them in. A stream's are
+// found as it is read.
+bool tensors_usable(const LoadedModel& model, const std::vector<size_t>& tensors, bool decode, int* status) {
+    if (model.files.size() == 1 && model.files[0].is_stream()) return true;
+    for (size_t i : tensors) {
+        const TensorInfo& t = model.info.tensors[i];
+        const std::string& file = model.paths[t.file_index];
+        if (!model.tensor_in_file(t)) {
+            *status = fail(kExitInvalid, describe(file, make_error(Error::kTruncated, t.offset, "tensor.data")) +
+                                             ": tensor " + printable(t.name, 200));
             return false;
         }
-        if (read.ok() && decoded.ok() && decode) decoded = blocks.finish();
-        const Status bad = !read.ok() ? read : decoded;
-        if (!bad.ok()) {
-            progress->finish();
-            const uint64_t at = bad.code == Error::kTruncated && !read.ok() ? bad.offset : t.info_offset;
-            *status = fail(kExitInvalid, describe(model.paths[0], make_error(bad.code, at, bad.what)) + ": tensor " +
+        const Status s = check_decodable(t.dtype, t.n_elements);
+        if (decode && decode_problem(model.info, t).empty() && !s.ok()) {
+            *status = fail(kExitInvalid, describe(file, make_error(s.code, t.info_offset, s.what)) + ": tensor " +
                                              printable(t.name, 200));
             return false;
         }
-        row.raw = raw.hex();
-        row.f32 = decode ? f32.hex() : row.raw;
     }
-    progress->finish();
     return true;
+}
+
+// Runs a HashJob over the model, with progress and a decode span per step; false after printing why it failed.
+// read_stream: the job reads in offset order, so a stream (a pipe) is read as it comes (else: not_seekable).
+bool run_hash_job(LoadedModel& model, HashJob& job, unsigned threads, bool read_stream, int* status) {
+    std::vector<JobSource> sources = sources_of(model);
+    if (read_stream && model.files.size() == 1 && model.files[0].is_stream()) sources[0].stream = &model.files[0];
+    Progress progress("hash", job.total_work());
+    DriveOptions options;
+    options.threads = threads;
+    // Steps run one after another, so a step began when the one before it ended.
+    uint64_t step_started = io_now_us();
+    options.progress = [&](const JobStep& step) {
+        progress.add(step.work);
+        const uint64_t now = io_now_us();
+        const TensorInfo& t = model.info.tensors[static_cast<size_t>(step.tensor)];
+        record_decode(t.name, t.dtype_name(), step.work, step_started, now - step_started);
+        step_started = now;
+    };
+    const DriveResult result = drive(job, sources, options);
+    progress.finish();
+    const HashReport& report = job.report();
+    if (result.kind == DriveResult::Kind::kSource) {
+        *status = fail_load(result.load);
+    } else if (report.failed >= 0) {
+        const TensorInfo& t = model.info.tensors[static_cast<size_t>(report.failed)];
+        // A stream is truncated where it ended; a file, as every command says it, at the tensor.
+        const Status at = !report.unreadable             ? report.failure
+                          : sources[t.file_index].stream ? result.load.status
+                                                         : make_error(Error::kTruncated, t.offset, "tensor.data");
+        *status = fail(kExitInvalid, describe(model.paths[t.file_index], at) + ": tensor " + printable(t.name, 200));
+    } else if (!result.ok()) {
+        *status = fail(kExitInvalid, std::string("internal error: ") + result.status.what);
+    }
+    return result.ok();
 }
 
 int hash_fingerprints(const Args& args, const std::string& path, unsigned threads) {
@@ -123,63 +127,22 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
         if (filter.failed()) return fail(kExitUsage, "--filter: the regular expression is too complex to match");
         if (tensors.empty()) warn("--filter " + args.get("--filter") + " matches no tensor");
     }
-
-    uint64_t total = 0;
-    for (const TensorInfo& t : model.info.tensors) total += t.nbytes;
-    Progress progress("hash", total);
-    std::vector<TensorDigests> rows(model.info.tensors.size());
+    HashJobOptions options = fingerprint_options(model);
+    if (!tensors_usable(model, options.tensors, true, &status)) return status;
+    HashJob job(model.info, std::move(options), hasher_factory());
+    if (!run_hash_job(model, job, threads, true, &status)) return status;
     const std::vector<TensorInfo>& tensors = model.info.tensors;
-    const bool remote =
-        std::any_of(tensors.begin(), tensors.end(), [&](const TensorInfo& t) { return model.remote(t); });
-    if (model.files.size() == 1 && model.files[0].is_stream()) {
-        if (!hash_stream(model, &rows, &progress, &status)) return status;
-    } else {
-        if (!remote) {
-            const uint64_t started = io_now_us();
-            rows = hash_tensors(model, threads, HashWork::kDigests, &progress);
-            // The tensors are hashed at once on the threads: one span for all of them.
-            record_decode("all tensors", "", total, started, io_now_us() - started);
-        }
-        // The first problem in directory order, as a serial run meets it. A remote model's tensors are
-        // fetched one at a time, the next while this one is hashed on the threads (memory: two tensors).
-        TensorFetcher fetcher(model);
-        for (size_t i = 0; i < rows.size(); ++i) {
-            const TensorInfo& t = tensors[i];
-            if (remote) {
-                const uint8_t* data = fetcher.next(t, i + 1 < rows.size() ? &tensors[i + 1] : nullptr, &status);
-                if (!data) {
-                    progress.finish();
-                    return status;
-                }
-                const uint64_t started = io_now_us();
-                rows[i] = hash_tensors(model, {&t}, {data}, threads, HashWork::kDigests, &progress)[0];
-                record_decode(t.name, t.dtype_name(), t.nbytes, started, io_now_us() - started);
-            }
-            if (!rows[i].present) {
-                TensorBytes held;
-                progress.finish();
-                (void)tensor_bytes_or_fail(model, t, &held, &status);
-                return status;
-            }
-            const Status& s = rows[i].status;
-            if (!s.ok()) {
-                progress.finish();
-                return fail(kExitInvalid,
-                            describe(model.paths[t.file_index], make_error(s.code, t.info_offset, s.what)) +
-                                ": tensor " + printable(t.name, 200));
-            }
-        }
-        progress.finish();
-    }
+    const std::vector<TensorDigests>& rows = job.report().tensors;
+    auto raw = [&](size_t i) { return to_hex(rows[i].stored[0].data(), rows[i].stored[0].size()); };
+    auto f32 = [&](size_t i) { return to_hex(rows[i].decoded.data(), rows[i].decoded.size()); };
     if (args.has("--json")) {
         nlohmann::json listed = nlohmann::json::array();
         for (size_t i = 0; i < rows.size(); ++i) {
             const TensorInfo& t = tensors[i];
-            listed.push_back(
-                {{"name", t.name},
-                 {"dtype", t.dtype_name()},
-                 {"raw_sha256", rows[i].raw},
-                 {"f32_sha256", rows[i].decodable ? nlohmann::json(rows[i].f32) : nlohmann::json(nullptr)}});
+            listed.push_back({{"name", t.name},
+                              {"dtype", t.dtype_name()},
+                              {"raw_sha256", raw(i)},
+                              {"f32_sha256", rows[i].decodable ? nlohmann::json(f32(i)) : nlohmann::json(nullptr)}});
         }
         nlohmann::json out{{"tensors", std::move(listed)}};
         if (io_in_json()) out["io"] = io_json();
@@ -188,8 +151,8 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
     }
     // sha256sum-like lines: raw digest, float32 digest ("-" when the type has no decoder), dtype, name.
     for (size_t i = 0; i < rows.size(); ++i) {
-        const TensorInfo& t = model.info.tensors[i];
-        std::printf("%s  %-64s  %-8s %s\n", rows[i].raw.c_str(), rows[i].decodable ? rows[i].f32.c_str() : "-",
+        const TensorInfo& t = tensors[i];
+        std::printf("%s  %-64s  %-8s %s\n", raw(i).c_str(), rows[i].decodable ? f32(i).c_str() : "-",
                     t.dtype_name().c_str(), printable(t.name, 200).c_str());
     }
     return kExitOk;
@@ -222,88 +185,47 @@ struct ManifestLine {
     bool tensor;  // a per-tensor line (else a whole-model one)
 };
 
-// The lines of `hash --manifest` for the tensors `selected` (directory order), false after printing why a
-// tensor's bytes cannot be had. A mapped model's tensors are hashed in one batch; a remote one's are fetched
-// one at a time, the next while this one is hashed (TensorFetcher; memory: two tensors), each a batch of its
-// own. In a batch every digest is a task: per tensor and digest (when layers are listed), and per digest (and
-// the uuid) the whole model's next bytes, its running state carried from batch to batch.
-bool manifest_lines(const LoadedModel& model, const std::vector<size_t>& selected, const std::string& file,
-                    const ManifestOptions& opt, unsigned threads, Progress* progress, std::vector<ManifestLine>* lines,
-                    int* status) {
+// The lines of `hash --manifest` for the tensors `selected` (directory order), false after printing why they cannot
+// be had: per tensor and digest (when layers are listed), then the whole model's, one HashJob.
+bool manifest_lines(LoadedModel& model, const std::vector<size_t>& selected, const std::string& file,
+                    const ManifestOptions& opt, unsigned threads, std::vector<ManifestLine>* lines, int* status) {
     const std::vector<TensorInfo>& tensors = model.info.tensors;
-    std::unique_ptr<Hasher> whole[kNumAlgos + 1];  // kAlgos order, then the uuid's SHA-1
+    if (!tensors_usable(model, selected, false, status)) return false;
+    const DigestFactory factory = hasher_factory();
+    HashJobOptions options;
+    options.tensors = selected;
+    std::vector<HashAlgo> whole;  // options.whole's, then the uuid's SHA-1
     for (size_t a = 0; a < kNumAlgos; ++a) {
-        if (opt.algo[a]) whole[a] = std::make_unique<Hasher>(kAlgos[a]);
+        if (!opt.algo[a]) continue;
+        if (!opt.no_layer) options.stored.push_back(static_cast<uint32_t>(kAlgos[a]));
+        options.whole.push_back(factory(static_cast<uint32_t>(kAlgos[a])));
+        whole.push_back(kAlgos[a]);
     }
     if (opt.uuid) {
-        whole[kNumAlgos] = std::make_unique<Hasher>(HashAlgo::kSha1);
-        whole[kNumAlgos]->update(kLlamaCppUuidNamespace, sizeof kLlamaCppUuidNamespace);
+        options.whole.push_back(factory(static_cast<uint32_t>(HashAlgo::kSha1)));
+        options.whole.back()->update(kLlamaCppUuidNamespace, sizeof kLlamaCppUuidNamespace);
     }
-    // Progress counts the input once: through the first whole-model digest (or the uuid's).
-    const size_t paced = static_cast<size_t>(
-        std::find_if(whole, whole + kNumAlgos + 1, [](const auto& h) { return h != nullptr; }) - whole);
-    std::atomic<uint64_t> done{0};
-    const bool layers = !opt.no_layer;
-    std::vector<std::string> layer_hex(layers ? selected.size() * kNumAlgos : 0);
-
-    std::vector<size_t> batch;  // indices into selected, with their bytes
-    std::vector<const uint8_t*> data;
-    auto hash_batch = [&] {
-        uint64_t batch_bytes = 0;
-        for (size_t k : batch) batch_bytes += tensors[selected[k]].nbytes;
-        // Tasks: per tensor of the batch and digest, then per whole-model digest; cost 0: a digest not asked for.
-        std::vector<uint64_t> costs;
-        for (size_t j = 0; layers && j < batch.size() * kNumAlgos; ++j) {
-            costs.push_back(opt.algo[j % kNumAlgos] ? tensors[selected[batch[j / kNumAlgos]]].nbytes + 1 : 0);
-        }
-        const size_t layer_tasks = costs.size();
-        for (const auto& h : whole) costs.push_back(h ? batch_bytes + 1 : 0);
-        run_tasks(
-            costs, threads,
-            [&](size_t task) {
-                if (costs[task] == 0) return;
-                if (task < layer_tasks) {
-                    const size_t j = task / kNumAlgos;
-                    Hasher h(kAlgos[task % kNumAlgos]);
-                    h.update(data[j], tensors[selected[batch[j]]].nbytes);
-                    layer_hex[batch[j] * kNumAlgos + task % kNumAlgos] = h.hex();
-                    return;
-                }
-                const size_t w = task - layer_tasks;
-                for (size_t j = 0; j < batch.size(); ++j) {
-                    const uint64_t n = tensors[selected[batch[j]]].nbytes;
-                    whole[w]->update(data[j], n);
-                    if (w == paced) done.fetch_add(n, std::memory_order_relaxed);
-                }
-            },
-            progress, [&] { return done.load(std::memory_order_relaxed); });
-        batch.clear();
-        data.clear();
-    };
-    TensorFetcher fetcher(model);  // a remote tensor's bytes, until its batch is hashed; the next one meanwhile
-    for (size_t k = 0; k < selected.size(); ++k) {
-        const TensorInfo& t = tensors[selected[k]];
-        const uint8_t* bytes = fetcher.next(t, k + 1 < selected.size() ? &tensors[selected[k + 1]] : nullptr, status);
-        if (!bytes) return false;
-        batch.push_back(k);
-        data.push_back(bytes);
-        if (model.remote(t)) hash_batch();
-    }
-    hash_batch();
+    const size_t stored = options.stored.size();
+    HashJob job(model.info, std::move(options), factory);
+    if (!run_hash_job(model, job, threads, false, status)) return false;
+    const HashReport& report = job.report();
 
     const std::string shown_file = printable(file, SIZE_MAX);
-    for (size_t j = 0; j < layer_hex.size(); ++j) {
-        if (!opt.algo[j % kNumAlgos]) continue;
-        lines->push_back({hash_algo_name(kAlgos[j % kNumAlgos]), layer_hex[j],
-                          shown_file + ":" + printable(tensors[selected[j / kNumAlgos]].name, SIZE_MAX), true});
+    for (size_t i : selected) {
+        for (size_t k = 0; k < stored; ++k) {
+            const std::vector<uint8_t>& d = report.tensors[i].stored[k];
+            lines->push_back({hash_algo_name(whole[k]), to_hex(d.data(), d.size()),
+                              shown_file + ":" + printable(tensors[i].name, SIZE_MAX), true});
+        }
     }
-    for (size_t a = 0; a < kNumAlgos; ++a) {
-        if (opt.algo[a]) lines->push_back({hash_algo_name(kAlgos[a]), whole[a]->hex(), shown_file, false});
+    for (size_t k = 0; k < whole.size(); ++k) {
+        lines->push_back(
+            {hash_algo_name(whole[k]), to_hex(report.whole[k].data(), report.whole[k].size()), shown_file, false});
     }
     if (opt.uuid) {
-        std::vector<uint8_t> id = whole[kNumAlgos]->digest();  // 20 bytes: the first 16 are the UUID
-        id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x50);   // version 5
-        id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);   // variant 0b10
+        std::vector<uint8_t> id = report.whole.back();        // 20 bytes: the first 16 are the UUID
+        id[6] = static_cast<uint8_t>((id[6] & 0x0f) | 0x50);  // version 5
+        id[8] = static_cast<uint8_t>((id[8] & 0x3f) | 0x80);  // variant 0b10
         const std::string h32 = to_hex(id.data(), 16);
         lines->push_back({"uuid",
                           h32.substr(0, 8) + "-" + h32.substr(8, 4) + "-" + h32.substr(12, 4) + "-" +
@@ -435,13 +357,8 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
     std::string unloaded;                // XXH-only manifests load nothing
     if (opt.needs_sha() && !crypto_library(&unloaded)) return fail(kExitIo, "hash: " + unloaded);
 
-    uint64_t total = 0;
-    for (size_t i : selected) total += model.info.tensors[i].nbytes;
-    Progress progress("hash", total);
     std::vector<ManifestLine> lines;
-    const bool hashed = manifest_lines(model, selected, path, opt, threads, &progress, &lines, &status);
-    progress.finish();
-    if (!hashed) return status;
+    if (!manifest_lines(model, selected, path, opt, threads, &lines, &status)) return status;
     if (!check) {
         for (const ManifestLine& l : lines) std::printf("%-8s  %s  %s\n", l.type, l.hash.c_str(), l.name.c_str());
         return kExitOk;

@@ -289,7 +289,7 @@ ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
             nan |= f.nan_blocks > 0;
             inf |= f.inf_blocks > 0;
             if (scales.size() < kMaxListed) {
-                scales.push_back({{"tensor", f.tensor},
+                scales.push_back({{"tensor", model.info.tensors[f.tensor].name},
                                   {"blocks", f.blocks},
                                   {"nan_blocks", f.nan_blocks},
                                   {"inf_blocks", f.inf_blocks},

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "io/model.h"
+#include "weightstream/verify_job.h"
 
 namespace ws::cli {
 
@@ -18,15 +19,6 @@ struct VerifyOptions {
     unsigned threads = 1;     // decode threads
     bool progress = true;     // a progress bar on a terminal
     bool find_zeros = false;  // list the tensors whose every decoded value is zero (needs decode)
-};
-
-// A tensor whose block scales are NaN or Inf (verify's warning, as numbers).
-struct ScaleFinding {
-    std::string tensor;
-    uint64_t blocks = 0;
-    uint64_t nan_blocks = 0;
-    uint64_t inf_blocks = 0;
-    uint64_t first_offset = 0;  // absolute offset of the first such block
 };
 
 struct Verdict {
@@ -44,7 +36,7 @@ struct Verdict {
     bool loaded = false;                // the model's header loaded (*model holds it)
     LoadError load_error;               // when it did not
     size_t decoded = 0;                 // tensors decoded
-    std::vector<ScaleFinding> scales;   // with decode
+    std::vector<ScaleFinding> scales;   // with decode (VerifyJob's)
     std::vector<std::string> zeros;     // with find_zeros: names of the all-zero tensors, in tensor order
 
     bool ok() const { return status == kExitOk; }

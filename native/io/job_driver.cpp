@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "io/stream_input.h"
+
 namespace ws {
 namespace {
 
@@ -99,6 +101,70 @@ private:
     uint32_t parts_ = 0, next_ = 0, done_ = 0;
 };
 
+// Reads range r of source s into *out: a span of the mapping, the range fetched, or a stream's next bytes.
+bool read_input(const JobSource& s, const ByteRange& r, TensorBytes* out, LoadError* error) {
+    if (!s.stream) return s.model->read_range(s.file, r.offset, r.size, out, error);
+    if (!read_stream_range(s.model->paths[s.file], s.stream, r.offset, r.size, &out->buffer, error)) return false;
+    out->data = out->buffer.data();
+    return true;
+}
+
+// The inputs of the step after the running one that lie in files at URLs, fetched on a thread of their own while
+// the step runs. A guess: the next step takes what equals its own inputs; a failed fetch, or one not asked for,
+// is dropped, and the fetch in order says why.
+class FetchAhead {
+public:
+    explicit FetchAhead(const std::vector<JobSource>& sources) : sources_(sources) {}
+    ~FetchAhead() { join(); }
+
+    // Starts fetching `ranges` (those of remote sources), dropping what was fetched before.
+    void start(const std::vector<ByteRange>& ranges) {
+        join();
+        ranges_.clear();
+        for (const ByteRange& r : ranges) {
+            if (r.source >= sources_.size()) continue;
+            const JobSource& s = sources_[r.source];
+            const LoadedModel& m = *s.model;
+            if (!s.stream && s.file < m.remotes.size() && m.remotes[s.file] && !m.files[s.file].is_stream()) {
+                ranges_.push_back(r);
+            }
+        }
+        if (ranges_.empty()) return;
+        bytes_.assign(ranges_.size(), TensorBytes());
+        fetched_ = 0;
+        thread_ = std::thread([this] {
+            LoadError ignored;  // the fetch in order says why
+            while (fetched_ < ranges_.size() &&
+                   read_input(sources_[ranges_[fetched_].source], ranges_[fetched_], &bytes_[fetched_], &ignored)) {
+                ++fetched_;
+            }
+        });
+    }
+    // r's bytes into *out when they were fetched ahead.
+    bool take(const ByteRange& r, TensorBytes* out) {
+        join();
+        for (size_t i = 0; i < fetched_; ++i) {
+            const ByteRange& a = ranges_[i];
+            if (a.source != r.source || a.offset != r.offset || a.size != r.size || !bytes_[i].data) continue;
+            std::swap(*out, bytes_[i]);  // the buffer moves, and data with it
+            bytes_[i] = TensorBytes();
+            return true;
+        }
+        return false;
+    }
+
+private:
+    void join() {
+        if (thread_.joinable()) thread_.join();
+    }
+
+    const std::vector<JobSource>& sources_;
+    std::vector<ByteRange> ranges_;
+    std::vector<TensorBytes> bytes_;
+    size_t fetched_ = 0;  // ranges_[0, fetched_) are in bytes_
+    std::thread thread_;
+};
+
 }  // namespace
 
 std::vector<JobSource> sources_of(const LoadedModel& model) {
@@ -110,6 +176,7 @@ std::vector<JobSource> sources_of(const LoadedModel& model) {
 DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOptions& options) {
     DriveResult result;
     PartRunner runner(std::max(1u, options.threads));
+    FetchAhead ahead(sources);
     JobStep step;
     std::vector<TensorBytes> held;
     std::vector<ByteSpan> inputs;
@@ -124,9 +191,8 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
                 result.status = make_error(Error::kInternal, r.offset, "job.source");
                 return result;
             }
-            const JobSource& s = sources[r.source];
             LoadError error;
-            if (!s.model->read_range(s.file, r.offset, r.size, &held[i], &error)) {
+            if (!ahead.take(r, &held[i]) && !read_input(sources[r.source], r, &held[i], &error)) {
                 if (error.source_failed()) {
                     result.kind = DriveResult::Kind::kSource;
                     result.source = r.source;
@@ -139,6 +205,7 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
                     result.status = taken;
                     result.tensor = step.tensor;
                     result.source = r.source;
+                    result.load = std::move(error);
                     return result;
                 }
                 skipped = true;
@@ -147,6 +214,7 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
             inputs[i] = {held[i].data, r.size};
         }
         if (!skipped) {
+            ahead.start(step.next_inputs);
             // Up to four parts per thread, taken by the threads as they come free: parts of unequal cost (compare's
             // lanes, a window's rows of different content) then even out.
             const uint32_t threads = runner.threads();

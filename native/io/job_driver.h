@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The native driver of the core's jobs (weightstream/job.h): every command that runs a job runs it here. It
 // feeds each step the bytes it asks for — a span of the mapping for a local file (no copy), the range fetched
-// for a file at a URL —, runs the step's parts on up to `threads` threads (the job's bytes do not depend on
-// how many), and hands the step's output to `write` in order.
+// for a file at a URL, a stream's next bytes —, runs the step's parts on up to `threads` threads (the job's bytes
+// do not depend on how many), and hands the step's output to `write` in order. While a step runs, the inputs of the
+// step after it (JobStep::next_inputs) that lie in files at URLs are fetched on a thread of their own, so that the
+// network and the work overlap (memory: two steps' inputs).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,9 @@ namespace ws {
 struct JobSource {
     const LoadedModel* model = nullptr;
     size_t file = 0;
+    // Set: the file is a stream (a pipe, a server that ignores Range), this one, read front to back: the job reads
+    // it in offset order (hash). Else a stream's ranges are not_seekable.
+    MappedFile* stream = nullptr;
 };
 
 // The sources of a job over one model: its files, in TensorInfo::file_index order.
@@ -39,7 +44,8 @@ struct DriveResult {
     Status status;        // kJob: the job's error
     int64_t tensor = -1;  // kJob: the step's tensor (JobStep::tensor), -1 if none
     uint32_t source = 0;  // kJob, kSource: the source of the step's first input (or the one that failed)
-    LoadError load;       // kSource: why a source could not be read
+    LoadError load;       // kSource: why a source could not be read; kJob after an unreadable range: the read's
+                          // error (its file, and where it ends)
     bool ok() const { return kind == Kind::kOk; }
 };
 

@@ -47,23 +47,39 @@ bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions 
     return true;
 }
 
-Status read_stream_tensor(MappedFile* file, const TensorInfo& t, const std::function<void(const uint8_t*, size_t)>& fn,
-                          std::string* io_error) {
-    if (t.nbytes == 0) return ok_status();  // it may share its offset with the tensor read before it
-    if (file->position() > t.offset) return make_error(Error::kInternal, t.info_offset, "tensor.offset");
-    std::unique_ptr<uint8_t[]> piece(new uint8_t[kStreamPiece]);
-    const uint64_t end = t.offset + t.nbytes;  // the parser checked that it does not overflow
+bool read_stream_range(const std::string& path, MappedFile* file, uint64_t offset, uint64_t size,
+                       std::vector<uint8_t>* out, LoadError* error) {
+    // The buffer is reused from range to range (resizing it within its size writes nothing).
+    if (size == 0) {  // it may share its offset with the range read before it
+        out->clear();
+        return true;
+    }
+    error->file = path;
+    if (file->position() > offset) {
+        error->status = make_error(Error::kNotSeekable, 0, "");
+        error->message = "the stream is already past byte " + std::to_string(offset) +
+                         " (its tensors overlap): it cannot be read out of order";
+        return false;
+    }
+    // The bytes before offset are read into the same buffer and dropped, a piece at a time.
+    out->resize(static_cast<size_t>(std::max<uint64_t>(size, kStreamPiece)));
+    const uint64_t end = offset + size;
     while (file->position() < end) {
         const uint64_t at = file->position();
-        const int64_t n = file->read_next(piece.get(), kStreamPiece, io_error);
-        if (n < 0) return make_error(Error::kInternal, at, "read");
-        if (n == 0) return make_error(Error::kTruncated, at, "tensor.data");
-        const uint64_t got_end = at + static_cast<uint64_t>(n);
-        const uint64_t from = std::max(at, t.offset), to = std::min(got_end, end);
-        if (from < to) fn(piece.get() + (from - at), static_cast<size_t>(to - from));
-        if (got_end > end) file->unread(piece.get() + (end - at), static_cast<size_t>(got_end - end));
+        const uint64_t into = at < offset ? 0 : at - offset;
+        const uint64_t want = at < offset ? std::min<uint64_t>(offset - at, out->size()) : end - at;
+        const int64_t n = file->read_next(out->data() + into, static_cast<size_t>(want), &error->message);
+        if (n < 0) {
+            error->status = make_error(Error::kIo, at, "");
+            return false;
+        }
+        if (n == 0) {
+            error->status = make_error(Error::kTruncated, at, "tensor.data");
+            return false;
+        }
     }
-    return ok_status();
+    out->resize(static_cast<size_t>(size));
+    return true;
 }
 
 }  // namespace ws

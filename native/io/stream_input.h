@@ -7,8 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
+#include <vector>
 
 #include "io/mapped_file.h"
 #include "io/model.h"
@@ -25,12 +25,11 @@ constexpr size_t kStreamPiece = size_t(1) << 20;
 bool read_stream_header(const std::string& path, MappedFile* file, ParseOptions options, ModelInfo* info,
                         LoadError* error, uint64_t known_size = kUnknownSize);
 
-// Reads tensor t's bytes from the stream, calling fn(bytes, size) for each piece (at most kStreamPiece
-// bytes, valid during the call). The stream must not be past t.offset yet (unless t is empty): it skips
-// the bytes before it.
-// Returns ok, or kTruncated (offset: where the stream ended) when it ends before the tensor does, or
-// kInternal when the stream is already past t.offset; *io_error is set instead for a read error.
-Status read_stream_tensor(MappedFile* file, const TensorInfo& t, const std::function<void(const uint8_t*, size_t)>& fn,
-                          std::string* io_error);
+// Reads bytes [offset, offset + size) of the stream `file` (named `path` in errors) into *out, skipping the bytes
+// before offset: a job's ranges of a stream, read front to back in offset order. An empty range is read anywhere
+// (it may share its offset with the range before it). False with *error set: truncated (offset: where the stream
+// ended) when it ends first, not_seekable when the stream is already past offset, io for a read error.
+bool read_stream_range(const std::string& path, MappedFile* file, uint64_t offset, uint64_t size,
+                       std::vector<uint8_t>* out, LoadError* error);
 
 }  // namespace ws

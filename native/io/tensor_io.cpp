@@ -68,34 +68,6 @@ const uint8_t* range_bytes_or_fail(const LoadedModel& model, const TensorInfo& t
     return held->data;
 }
 
-TensorFetcher::~TensorFetcher() {
-    join();
-}
-
-void TensorFetcher::join() {
-    if (fetching_.joinable()) fetching_.join();
-}
-
-const uint8_t* TensorFetcher::next(const TensorInfo& t, const TensorInfo* then, int* exit_status) {
-    join();
-    const uint8_t* bytes = nullptr;
-    if (fetched_ && ahead_of_ == &t) {
-        std::swap(current_, ahead_);  // the buffers move, and data with them
-        bytes = current_.data;
-    } else {
-        bytes = tensor_bytes_or_fail(model_, t, &current_, exit_status);
-    }
-    fetched_ = false;
-    ahead_of_ = nullptr;
-    if (!bytes || !then || !model_.remote(*then)) return bytes;  // read_tensor refuses a stream's
-    ahead_of_ = then;
-    fetching_ = std::thread([this, then] {
-        LoadError ignored;  // next() fetches again and says why
-        fetched_ = model_.read_tensor(*then, then->offset, then->nbytes, &ahead_, &ignored);
-    });
-    return bytes;
-}
-
 Status for_each_decoded(DType t, const uint8_t* src, uint64_t n_elements, unsigned threads,
                         const std::function<bool(const float*, uint64_t, uint64_t)>& fn, bool big_endian) {
     WS_TRY(check_decodable(t, n_elements));  // before the block arithmetic below

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include "cli/cli.h"
 #include "io/model.h"
@@ -35,32 +34,6 @@ const uint8_t* tensor_bytes_or_fail(const LoadedModel& model, const TensorInfo& 
 // The same for bytes [offset, offset + nbytes) inside the tensor (a row window).
 const uint8_t* range_bytes_or_fail(const LoadedModel& model, const TensorInfo& t, uint64_t offset, uint64_t nbytes,
                                    TensorBytes* held, int* exit_status);
-
-// The bytes of tensors read whole one after another (hash over a URL): each tensor_bytes_or_fail()'s, but a
-// remote tensor's successor is fetched on a thread of its own while the caller works on it (memory: two
-// tensors), so that the network and the hashing overlap. What is fetched ahead is only a guess at the next
-// call: a failed or unused fetch is dropped, and next() then fetches as tensor_bytes_or_fail does, printing
-// its error in order. Local tensors point into their mapping as always.
-class TensorFetcher {
-public:
-    explicit TensorFetcher(const LoadedModel& model) : model_(model) {}
-    ~TensorFetcher();
-    TensorFetcher(const TensorFetcher&) = delete;
-    TensorFetcher& operator=(const TensorFetcher&) = delete;
-
-    // t's bytes, valid until the next call; `then` (or nullptr) is the tensor the next call will ask for,
-    // fetched meanwhile when it is remote. nullptr after printing why, as tensor_bytes_or_fail.
-    const uint8_t* next(const TensorInfo& t, const TensorInfo* then, int* exit_status);
-
-private:
-    void join();
-
-    const LoadedModel& model_;
-    TensorBytes current_, ahead_;
-    const TensorInfo* ahead_of_ = nullptr;  // the tensor ahead_ holds, once fetched_ is true
-    bool fetched_ = false;
-    std::thread fetching_;
-};
 
 // Decodes n_elements values of type t at src piece by piece, in element order, calling
 // fn(floats, first_element, n) for each piece (floats holds n * dequant_floats_per_element(t) values and is
