@@ -16,6 +16,7 @@
 #include "support/gguf_builder.h"
 #include "support/npy_reader.h"
 #include "support/run_cli.h"
+#include "support/scale_blocks.h"
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
 #include "weightstream/safetensors_writer.h"
@@ -114,11 +115,6 @@ std::vector<uint8_t> gguf_file(const std::vector<TensorInfo>& tensors, const std
     auto file = ws::gguf_write({}, tensors, data);
     REQUIRE(file.ok());
     return file.value();
-}
-
-void put_u16(std::vector<uint8_t>* b, size_t at, uint16_t v) {
-    (*b)[at] = static_cast<uint8_t>(v);
-    (*b)[at + 1] = static_cast<uint8_t>(v >> 8);
 }
 
 // Statistics as stats --json defines them, computed directly.
@@ -537,7 +533,7 @@ TEST_CASE("a large tensor decodes identically on 1 and 4 threads") {
     std::vector<uint8_t> q8(static_cast<size_t>(n / 32 * 34));
     std::mt19937 rng(7);
     for (size_t b = 0; b < q8.size() / 34; ++b) {
-        put_u16(&q8, b * 34, static_cast<uint16_t>(0x1000 + rng() % 0x2c00));  // finite scales, some subnormal
+        ws_test::put_u16(&q8, b * 34, static_cast<uint16_t>(0x1000 + rng() % 0x2c00));  // finite scales, some subnormal
         for (size_t j = 0; j < 32; ++j) q8[b * 34 + 2 + j] = static_cast<uint8_t>(rng());
     }
     ws_test::TempDir dir;
@@ -872,15 +868,9 @@ TEST_CASE("convert safetensors -> GGUF: general.alignment becomes the u32 ggml n
 TEST_CASE("verify decodes every tensor and warns about NaN/Inf block scales") {
     ws_test::TempDir dir;
     // Q8_0: 4 blocks, block 1 has a NaN scale, block 2 an Inf one. Q4_K: 2 blocks, block 1's dmin is -NaN.
-    std::vector<uint8_t> q8(4 * 34, 1), q4k(2 * 144, 0x11);
-    for (int b = 0; b < 4; ++b) put_u16(&q8, b * 34, 0x3c00);
-    put_u16(&q8, 34, 0x7e00);
-    put_u16(&q8, 68, 0x7c00);
-    for (int b = 0; b < 2; ++b) {
-        put_u16(&q4k, b * 144, 0x3c00);
-        put_u16(&q4k, b * 144 + 2, 0x3800);
-    }
-    put_u16(&q4k, 144 + 2, 0xfe00);
+    ws_test::ScaleBlocks blocks = ws_test::nan_inf_scale_blocks();
+    std::vector<uint8_t>& q8 = blocks.q8_0;
+    std::vector<uint8_t>& q4k = blocks.q4_k;
     const std::string bad = dir.file("scales.gguf");
     ws_test::write_file(bad,
                         gguf_file({tensor("q8", DType::Q8_0, {128}), tensor("q4k", DType::Q4_K, {256, 2})}, {q8, q4k}));
@@ -897,9 +887,9 @@ TEST_CASE("verify decodes every tensor and warns about NaN/Inf block scales") {
                        ")\n");
 
     // The same file with finite scales: no warning.
-    put_u16(&q8, 34, 0x3c00);
-    put_u16(&q8, 68, 0x3c00);
-    put_u16(&q4k, 144 + 2, 0x3800);
+    ws_test::put_u16(&q8, 34, 0x3c00);
+    ws_test::put_u16(&q8, 68, 0x3c00);
+    ws_test::put_u16(&q4k, 144 + 2, 0x3800);
     const std::string good = dir.file("good.gguf");
     ws_test::write_file(good,
                         gguf_file({tensor("q8", DType::Q8_0, {128}), tensor("q4k", DType::Q4_K, {256, 2})}, {q8, q4k}));

@@ -9,6 +9,7 @@
 #include "support/gguf_builder.h"
 #include "support/job_runner.h"
 #include "support/parse_model.h"
+#include "support/scale_blocks.h"
 #include "support/test_util.h"
 #include "weightstream/dequant.h"
 #include "weightstream/hash_job.h"
@@ -47,23 +48,12 @@ std::vector<uint8_t> fnv_of(uint32_t algo, const uint8_t* data, uint64_t size) {
     return f.finish();
 }
 
-void put_u16(std::vector<uint8_t>* v, size_t at, uint16_t x) {
-    (*v)[at] = static_cast<uint8_t>(x);
-    (*v)[at + 1] = static_cast<uint8_t>(x >> 8);
-}
-
 // Q8_0 with a NaN scale in block 1 and an Inf one in block 2 (of 4), a Q4_K whose block 1 has a NaN dmin, an
 // all-zero F16 tensor and an F32 one.
 std::vector<uint8_t> scales_file() {
-    std::vector<uint8_t> q8(4 * 34, 1), q4k(2 * 144, 0x11);
-    for (int b = 0; b < 4; ++b) put_u16(&q8, b * 34, 0x3c00);
-    put_u16(&q8, 34, 0x7e00);
-    put_u16(&q8, 68, 0x7c00);
-    for (int b = 0; b < 2; ++b) {
-        put_u16(&q4k, b * 144, 0x3c00);
-        put_u16(&q4k, b * 144 + 2, 0x3800);
-    }
-    put_u16(&q4k, 144 + 2, 0xfe00);
+    const ws_test::ScaleBlocks blocks = ws_test::nan_inf_scale_blocks();
+    const std::vector<uint8_t>& q8 = blocks.q8_0;
+    const std::vector<uint8_t>& q4k = blocks.q4_k;
     ws_test::GgufSpec spec;
     spec.tensors = {{"q8", 8, {128}, q8, ws_test::kAutoOffset},
                     {"zero", 1, {64}, std::vector<uint8_t>(128, 0), ws_test::kAutoOffset},
@@ -105,8 +95,8 @@ TEST_CASE("VerifyJob carries a tensor's findings across its windows") {
     const uint64_t elements = 2 * kVerifyWindowElements + 64, blocks = elements / 32;
     std::vector<uint8_t> q8(static_cast<size_t>(blocks * 34), 0);
     const uint64_t second = kVerifyWindowElements / 32, third = 2 * second;
-    put_u16(&q8, static_cast<size_t>(second * 34), 0x7e01);
-    put_u16(&q8, static_cast<size_t>(third * 34), 0x7c00);
+    ws_test::put_u16(&q8, static_cast<size_t>(second * 34), 0x7e01);
+    ws_test::put_u16(&q8, static_cast<size_t>(third * 34), 0x7c00);
     ws_test::GgufSpec spec;
     spec.tensors = {{"big", 8, {static_cast<int64_t>(elements)}, q8, ws_test::kAutoOffset}};
     const std::vector<uint8_t> bytes = ws_test::build_gguf(spec).bytes;
