@@ -422,15 +422,16 @@ export class Model extends ModelView {
             }
             const total = job.totalWork();
             let loaded = 0;
-            const onStep = (step, ms) => {
-                this.#metrics.decoded(step.work, ms);
-                loaded += step.work;
+            // Progress as the bytes arrive (a step is 4 MiB: over a slow server, a while); a step's work is its bytes.
+            const onBytes = (n) => {
+                loaded += n;
                 onProgress?.({ loaded, total });
             };
+            const onStep = (step, ms) => this.#metrics.decoded(step.work, ms);
             const read = (file, offset, size, signal) => this.#fileChunks(file, offset, size, signal);
             const context = () => `tensor "${tensor.name}"`;
             // The job writes no output: the pump yields nothing.
-            for await (const _ of pump(job, read, { signal, context, onStep }));
+            for await (const _ of pump(job, read, { signal, context, onStep, onBytes }));
             result = job.stats();
         } catch (e) {
             throw wasmFailure(e);

@@ -27,8 +27,10 @@ export function releaseJob(job) {
  * - `context(step)` names what a failing step was about ("tensor \"x\""), for the error's message.
  * - `onStep(step, ms)` is called after each step (step.work counts toward job.totalWork()); ms: how long the job
  *   took to run and complete it (0 when its input was unreadable).
+ * - `onBytes(n)` is called as each chunk of input arrives (n bytes), for progress finer than a step: a step over a
+ *   slow server can take a while.
  */
-export async function* pump(job, read, { signal, context = () => "", onStep } = {}) {
+export async function* pump(job, read, { signal, context = () => "", onStep, onBytes } = {}) {
     for (let step = job.next(); step !== null; step = job.next()) {
         throwIfAborted(signal);
         // A step's inputs are read together (compare reads both sides of a window at once); allSettled, so that
@@ -42,6 +44,7 @@ export async function* pump(job, read, { signal, context = () => "", onStep } = 
                         if (!job.addInput(i, piece))
                             throw new WeightstreamError("internal", "job: input past its size");
                         got += piece.length;
+                        onBytes?.(piece.length);
                         if (got === r.size) break;
                     }
                 }
