@@ -118,6 +118,33 @@ describe("range cache over nginx (Node, a directory)", () => {
         assert.equal(warm.metrics.retries, 0);
     });
 
+    test("reads of the same bytes at once share one fetch: the others are served from the cache it fills", async () => {
+        const cache = { directory };
+        const tracker = server.tracker();
+        const op = tracker.op();
+        const model = await open(url, { fetch: tracker.fetch, cache });
+        try {
+            // The largest tensor past the header's first read, read three times at once (the page reads a
+            // tensor's values, its statistics and its exact values together).
+            const t = model.tensors.filter((x) => Number(x.offset) >= 64 * 1024).sort((x, y) => y.nbytes - x.nbytes)[0];
+            const before = model.metrics.requests;
+            const reads = await Promise.all([0, 1, 2].map(() => model.read(t.name, { as: "raw" })));
+            const expected = expectedRaw(target(), [t])[t.name];
+            for (const r of reads) assert.equal(Buffer.from(r.buffer).toString("base64"), expected);
+            const lines = (await server.served(op, tracker.requests.get(op))).filter(
+                (l) => l.range !== "bytes=0-65535",
+            );
+            assert.equal(model.metrics.requests - before, 1);
+            assert.deepEqual(
+                lines.map((l) => [l.status, l.bodyBytesSent]),
+                [[206, Number(t.nbytes)]],
+            );
+            assert.equal(model.metrics.bytesFromCache >= 2 * Number(t.nbytes), true);
+        } finally {
+            await model.close();
+        }
+    });
+
     test("a replaced file (new ETag and size) refetches, and its old entry is dropped", async () => {
         const cache = { directory };
         const first = await openAndRead({ cache });

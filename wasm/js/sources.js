@@ -363,6 +363,25 @@ function sleep(ms, signal) {
     });
 }
 
+// Resolves when `promise` settles (either way), or rejects with the signal's reason when it aborts first.
+function untilSettled(promise, signal) {
+    return new Promise((resolve, reject) => {
+        throwIfAborted(signal);
+        const onAbort = () => reject(abortReason(signal));
+        signal?.addEventListener("abort", onAbort, { once: true });
+        promise.then(
+            () => {
+                signal?.removeEventListener("abort", onAbort);
+                resolve();
+            },
+            () => {
+                signal?.removeEventListener("abort", onAbort);
+                resolve();
+            },
+        );
+    });
+}
+
 function backoffDelay(base, failures) {
     return Math.min(base * 2 ** (failures - 1), 8000);
 }
@@ -590,6 +609,7 @@ export class HttpSource {
         this.cache = cache; // a RangeCache, or null
         this.cacheEntry = undefined; // once revalidated: the promise of {entry} (entry null: none yet), or null
         this.cacheWrites = true; // false after the store failed (a full disk): the reads go on uncached
+        this.fetching = []; // the cached reads' gaps being fetched now: [{start, end, done}], done settles once stored
     }
 
     #attempt(signal, offset) {
@@ -857,8 +877,19 @@ export class HttpSource {
                 }
                 continue;
             }
-            // A gap: fetched as one range, stored in pieces as it arrives (and what came, if the read stops).
             const gapEnd = Math.min(end, hit.next);
+            // A gap another read of this source is fetching now (the page reads a tensor's values and its statistics
+            // at once): once that fetch is stored, the bytes come from the cache; whatever it did not store (it
+            // stopped early) is fetched then.
+            const covering = this.fetching.find((f) => f.start <= pos && gapEnd <= f.end);
+            if (covering) {
+                await untilSettled(covering.done, signal);
+                continue;
+            }
+            // A gap: fetched as one range, stored in pieces as it arrives (and what came, if the read stops).
+            let settle;
+            const fetching = { start: pos, end: gapEnd, done: new Promise((resolve) => (settle = resolve)) };
+            this.fetching.push(fetching);
             let pieceStart = pos;
             let piece = [];
             let pieceBytes = 0;
@@ -878,8 +909,13 @@ export class HttpSource {
                     yield chunk;
                 }
             } finally {
-                await writing;
-                if (!this.sequential) await this.#store(state, pieceStart, piece);
+                try {
+                    await writing;
+                    if (!this.sequential) await this.#store(state, pieceStart, piece);
+                } finally {
+                    this.fetching.splice(this.fetching.indexOf(fetching), 1);
+                    settle();
+                }
             }
             if (this.sequential || pos < gapEnd) return; // the file ended, or the source became sequential
             if (this.size !== undefined) end = Math.min(end, this.size);
