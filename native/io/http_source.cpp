@@ -21,6 +21,8 @@ namespace ws {
 namespace {
 
 constexpr long kMaxBackoffMs = 8000;  // the package's cap on one backoff
+// Bytes whose arrival counts as progress for --timeout (the package's STALL_BYTES): a trickle is no progress.
+constexpr uint64_t kStallBytes = 16 * 1024;
 
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -132,6 +134,12 @@ struct HttpFile::Response {
     bool whole = false;                   // a ranged request answered with the whole file (200)
     bool fatal = false;                   // the callback refused the response: error says why, no retry
     bool pipe_closed = false;             // stream: the reader went away
+    // The stall clock: the attempt stalls when fewer than kStallBytes of body arrive within the timeout of
+    // window_start_us (its start, then each kStallBytes'th byte); time blocked writing to the stream's pipe
+    // (a reader that is busy) does not count.
+    uint64_t window_start_us = 0;
+    uint64_t window_bytes = 0;  // curl's download count at window_start_us
+    bool stalled = false;
     HttpError error;
     CURLcode code = CURLE_OK;
     char curl_error[CURL_ERROR_SIZE] = {};
@@ -315,6 +323,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             p += skipped;
             left -= skipped;
         }
+        const uint64_t blocked_from = io_now_us();
         while (left > 0) {
             const ssize_t w = ::write(r->fd, p, left);
             if (w < 0 && errno == EINTR) continue;
@@ -326,6 +335,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             left -= static_cast<size_t>(w);
             r->received += static_cast<uint64_t>(w);
         }
+        r->window_start_us += io_now_us() - blocked_from;
         return bytes;
     }
     const uint64_t want = r->to - r->from - r->received;
@@ -339,9 +349,20 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     return bytes;
 }
 
-int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    const auto* stop = static_cast<const std::atomic<bool>*>(user);
-    return stop->load() ? 1 : 0;
+// Called by curl at least once a second: ends the attempt when the file is closed or the response stalls.
+int on_progress(void* user, curl_off_t, curl_off_t downloaded, curl_off_t, curl_off_t) {
+    auto* r = static_cast<HttpFile::Response*>(user);
+    if (r->file->stopping()) return 1;
+    const uint64_t now = io_now_us(), got = static_cast<uint64_t>(std::max<curl_off_t>(downloaded, 0));
+    if (got - r->window_bytes >= kStallBytes) {
+        r->window_start_us = now;
+        r->window_bytes = got;
+    }
+    if (now - r->window_start_us > static_cast<uint64_t>(http_options().connect_timeout_ms) * 1000) {
+        r->stalled = true;
+        return 1;
+    }
+    return 0;
 }
 
 }  // namespace
@@ -413,9 +434,8 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     lib->easy_setopt(curl, CURLOPT_USERAGENT, "weightstream");
     lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
-    // A stall: less than 1 byte/s for the timeout (in whole seconds, curl's unit) aborts the attempt.
-    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (options.connect_timeout_ms + 999) / 1000));
+    // A stall (on_progress): no response, or fewer than kStallBytes of its body, within the timeout.
+    r->window_start_us = io_now_us();
     if (!options.bearer_token.empty()) {
         // Sent to the URL's host only: libcurl does not send it on to the host of a redirect.
         lib->easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
@@ -428,7 +448,7 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, r->curl_error);
     lib->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     lib->easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    lib->easy_setopt(curl, CURLOPT_XFERINFODATA, &stop_);
+    lib->easy_setopt(curl, CURLOPT_XFERINFODATA, r);
     RequestRecord record;
     record.start_us = io_now_us();
     r->code = lib->easy_perform(curl);
@@ -466,6 +486,10 @@ long retry_after_ms(long status, const std::string& value) {
 }
 
 std::string curl_words(const HttpFile::Response& r) {
+    if (r.stalled) {
+        return "no progress for " + std::to_string(http_options().connect_timeout_ms / 1000) + " s (fewer than " +
+               std::to_string(kStallBytes) + " bytes arrived; --timeout)";
+    }
     return r.curl_error[0] ? std::string(r.curl_error) : std::string(curl_library(nullptr)->easy_strerror(r.code));
 }
 
@@ -534,8 +558,13 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
         }
         if (r.started && r.status == 206) {
             pos += r.received;
-            end = std::min(end, r.to);
-            if (r.complete || (finished && pos >= end)) break;
+            if (size_known_) end = std::min(end, size_);
+            if (pos >= end) break;
+            if (r.complete) {
+                // A valid answer shorter than asked for (a server that caps its ranges): ask for the rest.
+                failures = 0;
+                continue;
+            }
         }
         // Here the attempt failed: a network error, a short body, or an error status.
         HttpError why{Error::kNetwork, ""};
@@ -552,7 +581,8 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
         } else {
             why.message = "the response ended at byte " + std::to_string(pos) + " of " + std::to_string(end);
         }
-        if (r.received > 0) failures = 0;  // progress: a resumed transfer gets its retries back
+        // Progress (after a stall, more than a trickle): a resumed transfer gets its retries back.
+        if (r.received >= (r.stalled ? kStallBytes : 1)) failures = 0;
         if (++failures > options.retries) {
             *error = HttpError{why.code, why.message + " (at byte " + std::to_string(pos) + ", after " +
                                              std::to_string(options.retries) + " retries)"};
@@ -620,7 +650,7 @@ void HttpFile::stream_body(int fd) {
         } else {
             why.message = finished ? "the response ended early" : curl_words(r);
         }
-        if (r.received > 0) failures = 0;
+        if (r.received >= (r.stalled ? kStallBytes : 1)) failures = 0;
         if (fatal || ++failures > options.retries) {
             remove_temporary_outputs();
             std::fflush(stdout);
