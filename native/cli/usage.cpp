@@ -136,7 +136,8 @@ constexpr CommandHelp kHelp[] = {
      "undone first). Per pair: verdict, max_abs, rmse, nmse, cosine, counts and a hint naming a known\n"
      "conversion mistake that explains a difference.\n"
      "  --tensors REGEX       keeps pairs with a name matching REGEX\n"
-     "  --max-nmse X          exits 4 when a compared pair has nmse > X\n"
+     "  --max-nmse X          exits 4 when a compared pair has nmse > X or the verdict non_finite (NaN\n"
+     "                        or Inf where the other side has another value)\n"
      "  --json                {\"a\", \"b\", \"mapping\", \"metadata\", \"tensors\": [{\"a\", \"b\", \"dtype_a\",\n"
      "                        \"dtype_b\", \"shape_a\", \"shape_b\", \"transform\", \"verdict\", \"metrics\",\n"
      "                        \"hint\"}], \"summary\"}\n" WS_THREADS_TEXT},
