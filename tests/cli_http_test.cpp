@@ -528,6 +528,37 @@ TEST_CASE("a server that trickles is given up after --timeout; one that caps its
     }
 }
 
+TEST_CASE("a redirect loop or to another scheme, an encoded body and a malformed URL: said, not retried") {
+    const std::string base = faults().base();
+    const std::string port = base.substr(base.rfind(':') + 1);
+    const std::pair<std::string, std::string> cases[] = {
+        {base + "/loop/two.gguf", "http: the server answered with an error: more than 10 redirects (a redirect loop?)"},
+        {base + "/tofile/two.gguf",
+         "http: the server answered with an error: a redirect to a file: URL, which is not followed (http and https "
+         "only)"},
+        {base + "/gzip/two.gguf",
+         "http: the server answered with an error: the server sent the body encoded (Content-Encoding: gzip), not "
+         "the file's bytes"},
+        {"http://[127.0.0.1:" + port + "/plain/two.gguf",
+         "network: the URL could not be fetched: the URL is malformed: "},
+    };
+    for (const auto& [url, words] : cases) {
+        faults().clear_log();
+        const auto start = std::chrono::steady_clock::now();
+        const ws_test::CliResult r = run_cli("info " + quote(url), "", 120);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        INFO(url << ": " << r.err);
+        CHECK(r.status == 3);
+        CHECK(r.err.find("weightstream: error: " + url + ": " + words) == 0);
+        CHECK(r.err.find("retries") == std::string::npos);
+        CHECK(seconds < 5);  // the 4 retries' backoff alone is 3.75 s
+    }
+    // One request each (the loop's 11 hops are one request to curl): nothing was asked twice.
+    faults().clear_log();
+    CHECK(run_cli("info " + quote(base + "/gzip/two.gguf")).status == 3);
+    CHECK(faults().log().size() == 1);
+}
+
 TEST_CASE("a file replaced on the server while it is read is source_changed with exit 3") {
     const std::string base = faults().base();
     ws_test::TempDir dir;

@@ -121,7 +121,8 @@ struct HttpFile::Response {
 
     long status = 0;
     std::string reason;  // the status line's text ("Not Found")
-    std::string etag, last_modified, content_range, retry_after;
+    std::string etag, last_modified, content_range, retry_after, content_encoding;
+    std::string location;  // the last response's Location (a redirect curl could not follow names its scheme)
     bool length_known = false;
     uint64_t length = 0;
 
@@ -158,6 +159,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         r->last_modified.clear();
         r->content_range.clear();
         r->retry_after.clear();
+        r->content_encoding.clear();
+        r->location.clear();
         r->length_known = false;
         const size_t sp = line.find(' ');
         if (sp != std::string::npos) {
@@ -175,6 +178,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     if (name == "last-modified") r->last_modified = value;
     if (name == "content-range") r->content_range = value;
     if (name == "retry-after") r->retry_after = value;
+    if (name == "content-encoding") r->content_encoding = value;
+    if (name == "location") r->location = value;
     if (name == "content-length") r->length_known = parse_number(value, &r->length);
     return size * n;
 }
@@ -309,6 +314,14 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             return 0;  // the whole file: not read here (the caller streams it or reports the change)
         }
         if (r->status != (r->ranged ? 206 : 200)) return 0;  // an error page: its status says it all
+        if (!r->content_encoding.empty() && lower(r->content_encoding) != "identity") {
+            // Not asked for (no Accept-Encoding is sent): the bytes are not the file's, and a range of a
+            // compressed body cannot be decoded.
+            r->error = HttpError{Error::kHttp, "the server sent the body encoded (Content-Encoding: " +
+                                                   cli::printable(r->content_encoding, 40) + "), not the file's bytes"};
+            r->fatal = true;
+            return 0;
+        }
         if (!r->file->check_response(r)) {
             r->fatal = true;
             return 0;
@@ -493,6 +506,35 @@ std::string curl_words(const HttpFile::Response& r) {
     return r.curl_error[0] ? std::string(r.curl_error) : std::string(curl_library(nullptr)->easy_strerror(r.code));
 }
 
+// A failure no retry can mend, by curl's code: true with *error set. The words name no redirect target beyond
+// its scheme (a signed link's query must not be printed).
+bool hopeless(const HttpFile::Response& r, HttpError* error) {
+    switch (r.code) {
+        case CURLE_TOO_MANY_REDIRECTS:
+            *error = HttpError{Error::kHttp, "more than " + std::to_string(http_options().max_redirects) +
+                                                 " redirects (a redirect loop?)"};
+            return true;
+        case CURLE_UNSUPPORTED_PROTOCOL: {
+            const size_t colon = r.location.find(':');
+            *error =
+                r.status >= 300 && r.status < 400 && colon != std::string::npos
+                    ? HttpError{Error::kHttp, "a redirect to a " + cli::printable(r.location.substr(0, colon), 20) +
+                                                  ": URL, which is not followed (http and https only)"}
+                    : HttpError{Error::kNetwork, curl_words(r)};
+            return true;
+        }
+        case CURLE_URL_MALFORMAT:
+            *error = HttpError{Error::kNetwork, "the URL is malformed: " + curl_words(r)};
+            return true;
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CACERT_BADFILE:
+            *error = HttpError{Error::kNetwork, curl_words(r)};
+            return true;
+        default:
+            return false;
+    }
+}
+
 std::string http_words(const HttpFile::Response& r) {
     std::string s = "HTTP " + std::to_string(r.status);
     if (!r.reason.empty()) s += " " + cli::printable(r.reason, 100);
@@ -518,6 +560,7 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
             *error = r.error;
             return Outcome::kFailed;
         }
+        if (hopeless(r, error)) return Outcome::kFailed;
         if (r.whole || (r.status == 200 && !r.started)) {  // the whole file (an empty body too)
             if (!pin_.set) {
                 HttpError ignored;
@@ -643,6 +686,8 @@ void HttpFile::stream_body(int fd) {
         if (r.fatal) {
             why = r.error;
             if (why.code == Error::kSourceChanged) why.message += "; run again";
+        } else if (hopeless(r, &why)) {
+            fatal = true;
         } else if (r.status != 200 && r.status != 0) {
             why = HttpError{Error::kHttp, http_words(r)};
             fatal = !retryable_status(r.status);

@@ -11,6 +11,9 @@
 //     Last-Modified or size) is the error "source_changed" rather than bytes of two files mixed;
 //   - a server that answers the first range with 200 ignores Range: the file is then read in one streamed
 //     pass (open_stream(): a thread writes the body into a pipe that MappedFile reads as a stream);
+//   - what no retry can mend fails at once, said as such: a redirect loop, a redirect to another scheme (http
+//     and https only), a body sent with a Content-Encoding (never asked for), a malformed URL, a certificate
+//     that does not verify;
 //   - redirects are followed (at most HttpOptions::max_redirects). Headers from --header go with every
 //     request; the bearer token (HF_TOKEN) is sent to the URL's own host only (libcurl drops it, and any
 //     Authorization or Cookie header, on a redirect to another host). Neither is ever printed: messages name

@@ -19,6 +19,9 @@ does, except where MODE says otherwise:
   trickle-head  every ranged response sends its status line and headers at 2 bytes a second
   cap        every ranged response is a valid 206 of at most its first 4096 bytes (the true total in
              Content-Range): the client must ask again for the rest
+  gzip       every ranged response is its bytes gzip-compressed, with Content-Encoding: gzip (not asked for)
+  loop       302 to itself, forever
+  tofile     302 to file:///etc/passwd
   redirect   302 to /plain/NAME on the same host
   offhost    302 to /plain/NAME on "localhost" (another host name for the same server)
 Every request is logged to --log as one JSON line: method, path, host, range, if_range, authorization,
@@ -27,6 +30,7 @@ response, so it is there once the client has the response. The port is written t
 """
 import argparse
 import email.utils
+import gzip
 import json
 import os
 import re
@@ -86,6 +90,10 @@ class Handler(BaseHTTPRequestHandler):
         n = count(self.path)
         if mode == "redirect":
             return self.plain(302, [("Location", "/plain/" + name)])
+        if mode == "loop":
+            return self.plain(302, [("Location", "/loop/" + name)])
+        if mode == "tofile":
+            return self.plain(302, [("Location", "file:///etc/passwd")])
         if mode == "offhost":
             port = self.server.server_address[1]
             return self.plain(302, [("Location", "http://localhost:%d/plain/%s" % (port, name))])
@@ -119,6 +127,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(416, validators + [("Content-Range", "bytes */%d" % len(data))])
         if mode == "cap":
             end = min(end, start + 4096)
+        if mode == "gzip":
+            body = gzip.compress(data[start:end])
+            headers = validators + [
+                ("Content-Range", "bytes %d-%d/%d" % (start, end - 1, len(data))),
+                ("Content-Encoding", "gzip"),
+            ]
+            return self.plain(206, headers, body)
         headers = validators + [("Content-Range", "bytes %d-%d/%d" % (start, end - 1, len(data)))]
         return self.send_body(206, headers, data, start, end, mode)
 
