@@ -3,10 +3,13 @@
 // --threads, sharded checkpoints with config.json, big-endian GGUFs, and hostile pairs.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
 
 #include "support/compare_fixtures.h"
 #include "support/gguf_builder.h"
 #include "support/run_cli.h"
+#include "weightstream/gguf_writer.h"
 
 using nlohmann::json;
 using namespace ws_test;
@@ -55,8 +58,12 @@ TEST_CASE("diff --json of a checkpoint and its conversion") {
     CHECK(j["a"] == json({{"path", fx.st}, {"format", "safetensors"}}));
     CHECK(j["b"] == json({{"path", fx.gguf}, {"format", "gguf"}}));
     CHECK(j["mapping"] == "hf-to-gguf:llama");
-    CHECK(j["summary"] ==
-          json({{"identical", 5}, {"different", 16}, {"only_a", 0}, {"only_b", 0}, {"incomparable", 0}}));
+    CHECK(j["summary"] == json({{"identical", 5},
+                                {"different", 16},
+                                {"non_finite", 0},
+                                {"only_a", 0},
+                                {"only_b", 0},
+                                {"incomparable", 0}}));
     REQUIRE(j["tensors"].size() == fx.hf.size());
     const json* k = row_for(j, "blk.1.attn_k.weight");
     REQUIRE(k);
@@ -91,8 +98,9 @@ TEST_CASE("diff human output, --tensors and --max-nmse") {
     Fixture fx;
     const CliResult human = run_cli("diff " + quote(fx.st) + " " + quote(fx.broken));
     REQUIRE(human.status == 0);
-    CHECK(human.out.find("paired by hf-to-gguf:llama: 5 identical, 16 different, 0 only in A, 0 only in B, "
-                         "0 incomparable") != std::string::npos);
+    CHECK(
+        human.out.find("paired by hf-to-gguf:llama: 5 identical, 16 different, 0 non-finite, 0 only in A, 0 only in B, "
+                       "0 incomparable") != std::string::npos);
     CHECK(human.out.find("hint: matches the source without the Q/K permutation") != std::string::npos);
     // Worst first: the unpermuted q/k (nmse near 2) come before everything else.
     const size_t first_row = human.out.find("\ndifferent");
@@ -160,8 +168,12 @@ TEST_CASE("diff of a big-endian GGUF and its little-endian twin: every pair iden
         CHECK(j["mapping"] == "names");
         CHECK(j["metadata"] ==
               json({{"only_a", json::array()}, {"only_b", json::array()}, {"changed", json::array()}}));
-        CHECK(j["summary"] ==
-              json({{"identical", ts.size()}, {"different", 0}, {"only_a", 0}, {"only_b", 0}, {"incomparable", 0}}));
+        CHECK(j["summary"] == json({{"identical", ts.size()},
+                                    {"different", 0},
+                                    {"non_finite", 0},
+                                    {"only_a", 0},
+                                    {"only_b", 0},
+                                    {"incomparable", 0}}));
         REQUIRE(j["tensors"].size() == ts.size());
         for (const json& t : j["tensors"]) {
             INFO(t.dump());
@@ -268,4 +280,58 @@ TEST_CASE("diff of hostile pairs: corrupt side, missing shard, disagreeing shape
     CHECK(warned.status == 0);
     CHECK(warned.err.find("config.json is not a JSON object; ignored") != std::string::npos);
     CHECK(json::parse(warned.out)["mapping"] == "hf-to-gguf:llama");
+}
+
+TEST_CASE("diff: NaN or Inf where the other side has a finite value is non_finite and fails --max-nmse") {
+    TempDir dir;
+    // The sums leave NaN and Inf out: B all NaN or all +Inf against a finite A has an nmse of 0.
+    auto model = [&](const std::string& name, const std::vector<std::vector<float>>& values) {
+        std::vector<ws::TensorInfo> infos;
+        std::vector<std::vector<uint8_t>> data;
+        for (size_t i = 0; i < values.size(); ++i) {
+            ws::TensorInfo t;
+            t.name = std::string(1, static_cast<char>('x' + i));
+            t.dtype = ws::DType::F32;
+            t.n_dims = 1;
+            t.ne[0] = static_cast<int64_t>(values[i].size());
+            infos.push_back(t);
+            std::vector<uint8_t> bytes(values[i].size() * 4);
+            std::memcpy(bytes.data(), values[i].data(), bytes.size());
+            data.push_back(bytes);
+        }
+        auto bytes = ws::gguf_write({ws::string_entry("general.architecture", "llama")}, infos, data);
+        REQUIRE(bytes.ok());
+        write_file(dir.file(name), bytes.value());
+        return dir.file(name);
+    };
+    const std::vector<float> finite = {1, 2, 3, 4, 5, 6, 7, 8};
+    const std::vector<float> nan(8, NAN), inf(8, INFINITY);
+    const std::string a = model("a.gguf", {finite, finite, nan});
+    const std::string b = model("b.gguf", {nan, inf, nan});  // x: NaN, y: +Inf, z: NaN on both sides
+    const CliResult r = run_cli("diff " + quote(a) + " " + quote(b) + " --json");
+    REQUIRE(r.status == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["summary"] == json({{"identical", 1},
+                                {"different", 0},
+                                {"non_finite", 2},
+                                {"only_a", 0},
+                                {"only_b", 0},
+                                {"incomparable", 0}}));
+    const json& x = j["tensors"][0];
+    CHECK(x["verdict"] == "non_finite");
+    CHECK(x["metrics"]["nmse"] == 0);
+    CHECK(x["metrics"]["n_nonfinite_diff"] == 8);
+    CHECK(x["hint"] ==
+          "8 of 8 values are NaN or Inf on one side and not the same on the other (A has 0 NaN and 0 "
+          "Inf, B 8 NaN and 0 Inf)");
+    CHECK(j["tensors"][1]["verdict"] == "non_finite");
+    CHECK(j["tensors"][2]["verdict"] == "identical");
+    CHECK(j["tensors"][2]["metrics"]["n_nonfinite_diff"] == 0);
+
+    CHECK(run_cli("diff " + quote(a) + " " + quote(b) + " --max-nmse 0.001").status == 4);
+    CHECK(run_cli("diff " + quote(a) + " " + quote(b) + " --max-nmse 0.001 --tensors y").status == 4);
+    CHECK(run_cli("diff " + quote(a) + " " + quote(b) + " --max-nmse 0.001 --tensors z").status == 0);
+    const CliResult human = run_cli("diff " + quote(a) + " " + quote(b));
+    CHECK(human.out.find("1 identical, 0 different, 2 non-finite, 0 only in A") != std::string::npos);
+    CHECK(human.out.find("\nnon_finite ") != std::string::npos);
 }

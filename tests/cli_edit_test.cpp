@@ -131,7 +131,9 @@ TEST_CASE("edit refuses bad input with a clear error and exit status") {
     const std::string out = dir.file("out.gguf");
     const std::pair<std::string, std::string> usage[] = {
         {"--set llama.block_count=abc", "--set 'llama.block_count': the value is not of its type"},
-        {"--set x=300:u8", "--set 'x': the value is not of its type"},
+        {"--set x=300:u8", "--set 'x': the number is out of range for its type"},
+        {"--set x=1e39:f32", "--set 'x': the number is out of range for its type"},
+        {"--set x=18446744073709551616", "--set 'x': the number is out of range for its type"},
         {"--set x=1:u128", "--set 'x': unknown TYPE 'u128'"},
         {"--set x=1:string", "--set 'x': unknown TYPE 'string'"},
         {"--set 'x=[1,\"a\"]'", "--set 'x': the value is not of its type"},

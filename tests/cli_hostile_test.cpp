@@ -505,3 +505,74 @@ TEST_CASE("a file truncated while it is read is an I/O error naming it (exit 3),
         CHECK_FALSE(ws_test::file_exists(out));
     }
 }
+
+namespace {
+
+// A safetensors file of one F32 tensor (4 zeros) named `name`, with `extra` spliced into its entry and
+// `metadata` as its __metadata__ (both JSON text, "" for none).
+std::vector<uint8_t> safetensors_bytes(const std::string& name, const std::string& extra, const std::string& metadata) {
+    std::string header = "{\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]";
+    if (!extra.empty()) header += ",\"extra\":" + extra;
+    header += "}";
+    if (!metadata.empty()) header += ",\"__metadata__\":" + metadata;
+    header += "}";
+    std::vector<uint8_t> bytes(8);
+    for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(header.size() >> (8 * i));
+    bytes.insert(bytes.end(), header.begin(), header.end());
+    bytes.resize(bytes.size() + 16, 0);
+    return bytes;
+}
+
+std::vector<uint8_t> text_bytes(const std::string& s) {
+    return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+}  // namespace
+
+TEST_CASE("JSON nested 100,000 deep from a model, or a FIFO config.json or tokenizer.json, is no crash or hang") {
+    ws_test::TempDir dir;
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    const std::string st = dir.file("model.safetensors");
+    ws_test::write_file(st, safetensors_bytes("model.embed_tokens.weight", "", ""));
+    const std::string out = dir.file("out.gguf");
+
+    // config.json: refused by its depth before it is parsed or copied (convert used to overflow the stack).
+    ws_test::write_file(dir.file("config.json"), text_bytes("{\"model_type\": \"llama\", \"x\": " + deep + "}"));
+    const std::string deep_warning =
+        "weightstream: warning: " + dir.file("config.json") + " nests arrays or objects over 32 deep; ignored\n";
+    const ws_test::CliResult c = run_cli("convert " + quote(st) + " " + quote(out), "", 120);
+    CHECK(c.status == 0);
+    CHECK(c.err.find(deep_warning) != std::string::npos);
+    const ws_test::CliResult d = run_cli("diff " + quote(st) + " " + quote(out), "", 120);
+    CHECK(d.status == 0);
+    CHECK(d.err.find(deep_warning) != std::string::npos);
+
+    // A safetensors entry's extra field is skipped however deep; __metadata__ must be strings: bad_json.
+    const std::string extra = dir.file("extra.safetensors");
+    ws_test::write_file(extra, safetensors_bytes("t", deep, ""));
+    CHECK(run_cli("info " + quote(extra), "", 120).status == 0);
+    const std::string meta = dir.file("meta.safetensors");
+    ws_test::write_file(meta, safetensors_bytes("t", "", "{\"x\": " + deep + "}"));
+    const ws_test::CliResult m = run_cli("info " + quote(meta), "", 120);
+    CHECK(m.status == 1);
+    CHECK(m.err.find("bad_json") != std::string::npos);
+
+    // An index whose metadata and other members nest deep: they are skipped.
+    ws_test::write_file(dir.file("model-00001-of-00001.safetensors"), safetensors_bytes("t", "", ""));
+    const std::string index = dir.file("model.safetensors.index.json");
+    ws_test::write_file(
+        index, text_bytes("{\"metadata\": {\"x\": " + deep +
+                          "}, \"weight_map\": {\"t\": \"model-00001-of-00001.safetensors\"}, \"y\": " + deep + "}"));
+    CHECK(run_cli("info " + quote(index), "", 120).status == 0);
+
+    // A FIFO at config.json or tokenizer.json beside the model: not opened for reading (it would block).
+    for (const char* name : {"config.json", "tokenizer.json"}) {
+        const std::string fifo = dir.file(name);
+        unlink(fifo.c_str());
+        REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    }
+    const ws_test::CliResult f = run_cli("convert " + quote(st) + " " + quote(dir.file("fifo.gguf")), "", 60);
+    CHECK(f.status == 0);
+    CHECK(f.err.find(dir.file("config.json") + " is not a regular file; ignored") != std::string::npos);
+    CHECK(run_cli("diff " + quote(st) + " " + quote(out), "", 60).status == 0);
+}

@@ -4,6 +4,9 @@
 // tensor's bytes only); tests/support/fault_server.py's faults are survived (drops resumed, 503 and 429
 // retried, no Range streamed, redirects followed) or reported (a file replaced while read: source_changed,
 // exit 3); a token and a header value never appear in any output.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -494,6 +497,68 @@ TEST_CASE("dropped connections and stalls and 503 and 429 are retried and redire
     }
 }
 
+TEST_CASE("a server that trickles is given up after --timeout; one that caps its answers is read to the end") {
+    const std::string base = faults().base();
+    // 2 bytes a second passes a 1 byte/s floor forever: the body, or the status line and headers. Each attempt
+    // ends after --timeout without 16 KiB, and a trickle gives no retries back: exit 3 after the 4 retries
+    // (about 5 x 2 s + 3.75 s of backoff; killed at 120 s if it never ends).
+    SECTION("trickling") {
+        for (const std::string mode : {"trickle", "trickle-head"}) {
+            faults().clear_log();
+            const auto start = std::chrono::steady_clock::now();
+            const std::string url = base + "/" + mode + "/two.gguf";
+            const ws_test::CliResult r = run_cli("info " + quote(url) + " --timeout 2", "", 120);
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            INFO(mode << ": " << r.err);
+            CHECK(r.status == 3);
+            // Each attempt resumes where the last one stopped (a few bytes in, for the trickled body).
+            CHECK(r.err.find(url + ": network: the URL could not be fetched: no progress for 2 s (fewer than 16384 "
+                                   "bytes arrived; --timeout) (at byte ") != std::string::npos);
+            CHECK(r.err.find(", after 4 retries)\n") != std::string::npos);
+            CHECK(seconds < 100);
+            CHECK(faults().log().size() == 5);
+        }
+    }
+    // Each range answered with at most 4 KiB (a valid 206, the true total in Content-Range): asked again from
+    // where each answer ended, as the package does.
+    SECTION("capped") {
+        same_as_local("info", base + "/cap", "two.gguf", "--json");
+        same_as_local("hash", base + "/cap", "two.gguf", "--json");
+        same_as_local("info", base + "/cap", "jfk.safetensors", "--json");
+    }
+}
+
+TEST_CASE("a redirect loop or to another scheme, an encoded body and a malformed URL: said, not retried") {
+    const std::string base = faults().base();
+    const std::string port = base.substr(base.rfind(':') + 1);
+    const std::pair<std::string, std::string> cases[] = {
+        {base + "/loop/two.gguf", "http: the server answered with an error: more than 10 redirects (a redirect loop?)"},
+        {base + "/tofile/two.gguf",
+         "http: the server answered with an error: a redirect to a file: URL, which is not followed (http and https "
+         "only)"},
+        {base + "/gzip/two.gguf",
+         "http: the server answered with an error: the server sent the body encoded (Content-Encoding: gzip), not "
+         "the file's bytes"},
+        {"http://[127.0.0.1:" + port + "/plain/two.gguf",
+         "network: the URL could not be fetched: the URL is malformed: "},
+    };
+    for (const auto& [url, words] : cases) {
+        faults().clear_log();
+        const auto start = std::chrono::steady_clock::now();
+        const ws_test::CliResult r = run_cli("info " + quote(url), "", 120);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        INFO(url << ": " << r.err);
+        CHECK(r.status == 3);
+        CHECK(r.err.find("weightstream: error: " + url + ": " + words) == 0);
+        CHECK(r.err.find("retries") == std::string::npos);
+        CHECK(seconds < 5);  // the 4 retries' backoff alone is 3.75 s
+    }
+    // One request each (the loop's 11 hops are one request to curl): nothing was asked twice.
+    faults().clear_log();
+    CHECK(run_cli("info " + quote(base + "/gzip/two.gguf")).status == 3);
+    CHECK(faults().log().size() == 1);
+}
+
 TEST_CASE("a file replaced on the server while it is read is source_changed with exit 3") {
     const std::string base = faults().base();
     ws_test::TempDir dir;
@@ -663,6 +728,94 @@ TEST_CASE("a second info of a URL costs one conditional request and no body byte
     // One entry per file, named by a hash: no URL in a file name.
     CHECK(cache.entries().size() == 6);
     for (const std::string& e : cache.entries()) CHECK(e.find("gguf") == std::string::npos);
+}
+
+namespace {
+
+// The sha256 (hex) of `bytes`, by sha256sum.
+std::string sha256_of(const std::vector<uint8_t>& bytes) {
+    ws_test::TempDir dir;
+    ws_test::write_file(dir.file("in"), bytes);
+    FILE* p = popen(("sha256sum " + quote(dir.file("in"))).c_str(), "r");
+    char hex[65] = {};
+    const size_t n = std::fread(hex, 1, 64, p);
+    pclose(p);
+    REQUIRE(n == 64);
+    return hex;
+}
+
+// `entry` (a header cache entry: the magic line, the ETag, Last-Modified, size and length lines, the checksum
+// line, the header bytes) with `from` replaced by `to` (as long) in its header bytes and the checksum
+// recomputed: what anyone who can write the entry can forge.
+std::vector<uint8_t> forged(std::vector<uint8_t> entry, const std::string& from, const std::string& to) {
+    std::vector<size_t> line_ends;
+    for (size_t i = 0; i < entry.size() && line_ends.size() < 6; ++i) {
+        if (entry[i] == '\n') line_ends.push_back(i);
+    }
+    REQUIRE(line_ends.size() == 6);
+    const size_t fields = line_ends[0] + 1, checksum = line_ends[4] + 1, bytes = line_ends[5] + 1;
+    const auto at =
+        std::search(entry.begin() + static_cast<std::ptrdiff_t>(bytes), entry.end(), from.begin(), from.end());
+    REQUIRE(at != entry.end());
+    std::copy(to.begin(), to.end(), at);
+    std::vector<uint8_t> hashed(entry.begin() + static_cast<std::ptrdiff_t>(fields),
+                                entry.begin() + static_cast<std::ptrdiff_t>(checksum));
+    hashed.insert(hashed.end(), entry.begin() + static_cast<std::ptrdiff_t>(bytes), entry.end());
+    const std::string sum = sha256_of(hashed);
+    std::copy(sum.begin(), sum.end(), entry.begin() + static_cast<std::ptrdiff_t>(checksum));
+    return entry;
+}
+
+}  // namespace
+
+TEST_CASE("a FIFO or link at a header cache entry is ignored; a cache others may write is not used") {
+    require_nginx();
+    CacheOn cache;
+    ws_test::write_file(served().dir.file("planted.gguf"), two_tensor_model());
+    const std::string url = nginx().base() + "/planted.gguf";
+    const ws_test::CliResult cold = run_cli("info " + quote(url) + " --json");
+    REQUIRE(cold.status == 0);
+    REQUIRE(cache.entries().size() == 1);
+    const std::string entry = cache.entries()[0];
+    const std::vector<uint8_t> good = ws_test::read_file(entry);
+
+    SECTION("a FIFO, or a link to one, does not hang the command (killed at 60 s if it does)") {
+        const std::string fifo = cache.home.file("fifo");
+        REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+        for (const std::string how : {"fifo", "link"}) {
+            REQUIRE(unlink(entry.c_str()) == 0);
+            REQUIRE((how == "fifo" ? mkfifo(entry.c_str(), 0600) : symlink(fifo.c_str(), entry.c_str())) == 0);
+            const ws_test::CliResult r = run_cli("info " + quote(url) + " --json", "", 60);
+            INFO(how << ": " << r.err);
+            REQUIRE(r.status == 0);
+            CHECK(r.err.empty());
+            CHECK(without_io(r.out) == without_io(cold.out));
+            CHECK(ws_test::read_file(entry) == good);  // stored again, as a file
+        }
+    }
+    SECTION("a forged entry is used only from a directory and file no one else may write") {
+        // The same user's own cache, written by them: no way to tell a forgery (the control).
+        const std::vector<uint8_t> forgery = forged(good, "llama", "LLAMA");
+        ws_test::write_file(entry, forgery);
+        REQUIRE(chmod(entry.c_str(), 0600) == 0);
+        const ws_test::CliResult own = run_cli("info " + quote(url) + " --json");
+        REQUIRE(own.status == 0);
+        CHECK(own.out.find("\"LLAMA\"") != std::string::npos);
+        // Writable by others, the entry or the directory: not used.
+        const std::string dir = entry.substr(0, entry.rfind('/'));
+        for (const std::string how : {"entry 0666", "directory 0777", "directory 0770"}) {
+            ws_test::write_file(entry, forgery);
+            REQUIRE(chmod(entry.c_str(), how == "entry 0666" ? 0666 : 0600) == 0);
+            REQUIRE(chmod(dir.c_str(), how == "directory 0777" ? 0777 : how == "directory 0770" ? 0770 : 0700) == 0);
+            const ws_test::CliResult r = run_cli("info " + quote(url) + " --json");
+            INFO(how << ": " << r.err);
+            REQUIRE(r.status == 0);
+            CHECK(r.out.find("LLAMA") == std::string::npos);
+            CHECK(without_io(r.out) == without_io(cold.out));
+            CHECK(io_of(r)["bytes_from_cache"] == 0);
+        }
+        REQUIRE(chmod(dir.c_str(), 0700) == 0);
+    }
 }
 
 TEST_CASE("the header cache refetches a replaced file and ignores --no-cache runs and corrupt entries") {

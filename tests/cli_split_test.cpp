@@ -168,7 +168,33 @@ TEST_CASE("a sharded safetensors index opens as one model") {
         ws_test::write_file(index, std::vector<uint8_t>(bad.begin(), bad.end()));
         const ws_test::CliResult wrong = run_cli("info " + quote(index));
         CHECK(wrong.status == 1);
-        CHECK(wrong.err.find("bad_split") != std::string::npos);
+        // Which tensor, listed where (before: "weight_map (byte 0)" alone).
+        CHECK(wrong.err == "weightstream: error: " + index +
+                               ": bad_split: the parts do not form one model: the index's weight_map puts tensor "
+                               "'c.weight' in model-00001-of-00002.safetensors, which does not hold it (byte 0)\n");
+    }
+    SECTION("a tensor listed in another shard, or not listed, is named with the shards") {
+        json moved = weight_map;
+        moved["a.weight"] = shards[1].first;
+        json unlisted = weight_map;
+        unlisted.erase("b.weight");
+        const std::pair<json, std::string> cases[] = {
+            {moved,
+             "the index's weight_map puts tensor 'a.weight' in model-00002-of-00002.safetensors, but "
+             "model-00001-of-00002.safetensors holds it"},
+            {unlisted,
+             "model-00001-of-00002.safetensors holds tensor 'b.weight', which the index's weight_map does "
+             "not list"},
+        };
+        for (const auto& [map, words] : cases) {
+            const std::string bad = json({{"weight_map", map}}).dump();
+            ws_test::write_file(index, std::vector<uint8_t>(bad.begin(), bad.end()));
+            const ws_test::CliResult bad_info = run_cli("info " + quote(index));
+            INFO(bad_info.err);
+            CHECK(bad_info.status == 1);
+            CHECK(bad_info.err.find("weightstream: error: " + dir.file(shards[0].first) +
+                                    ": bad_split: the parts do not form one model: " + words + " (byte ") == 0);
+        }
     }
     SECTION("an index that points outside its folder is rejected") {
         const std::string evil = json({{"weight_map", {{"a.weight", "../etc/passwd"}}}}).dump();

@@ -71,7 +71,7 @@ Compared compare(const std::vector<uint8_t>& fa, const std::vector<uint8_t>& fb,
 // The metrics by definition, in plain double loops over the finite pairs.
 struct Expected {
     double max_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0, sum_ab = 0;
-    uint64_t max_index = 0, n_diff = 0, n_finite = 0;
+    uint64_t max_index = 0, n_diff = 0, n_finite = 0, n_nonfinite_diff = 0;
 };
 Expected expected_metrics(const std::vector<float>& a, const std::vector<float>& b) {
     Expected e;
@@ -79,8 +79,12 @@ Expected expected_metrics(const std::vector<float>& a, const std::vector<float>&
         uint32_t x, y;
         std::memcpy(&x, &a[i], 4);
         std::memcpy(&y, &b[i], 4);
-        if (x != y && !(std::isnan(a[i]) && std::isnan(b[i]))) ++e.n_diff;
-        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) continue;
+        const bool finite = std::isfinite(a[i]) && std::isfinite(b[i]);
+        if (x != y && !(std::isnan(a[i]) && std::isnan(b[i]))) {
+            ++e.n_diff;
+            e.n_nonfinite_diff += !finite;
+        }
+        if (!finite) continue;
         ++e.n_finite;
         const double d = static_cast<double>(a[i]) - b[i];
         e.sum_d2 += d * d;
@@ -99,6 +103,7 @@ void check_metrics(const ws::CompareMetrics& m, const Expected& e) {
     CHECK(m.max_abs == e.max_abs);
     CHECK(m.max_abs_index == e.max_index);
     CHECK(m.n_diff == e.n_diff);
+    CHECK(m.n_nonfinite_diff == e.n_nonfinite_diff);
     CHECK(m.n_finite == e.n_finite);
     CHECK(m.sum_sq_diff == Approx(e.sum_d2).epsilon(1e-12));
     CHECK(m.sum_sq_a == Approx(e.sum_a2).epsilon(1e-12));
@@ -197,6 +202,7 @@ TEST_CASE("metrics equal plain double loops, and do not depend on windows or mer
     CHECK(m.n_nan_b == 2);
     CHECK(m.n_inf_a == 1);
     CHECK(m.n_inf_b == 1);
+    CHECK(m.n_nonfinite_diff == 3);  // 200, 300 and 400; not the two NaNs at 100
     CHECK(m.n_elements == n);
 
     auto same_bits = [](const ws::CompareMetrics& x, const ws::CompareMetrics& y) {
@@ -556,13 +562,17 @@ TEST_CASE("pair JSON has exactly the documented shape") {
     keys.clear();
     for (auto it = q["metrics"].begin(); it != q["metrics"].end(); ++it) keys.push_back(it.key());
     CHECK(keys == std::vector<std::string>{"cosine", "max_abs", "max_abs_index", "n_diff", "n_inf_a", "n_inf_b",
-                                           "n_nan_a", "n_nan_b", "nmse", "rmse"});
+                                           "n_nan_a", "n_nan_b", "n_nonfinite_diff", "nmse", "rmse"});
     const nlohmann::json& last = j["tensors"].back();
     CHECK(last["a"].is_null());
     CHECK(last["metrics"].is_null());
     CHECK(last["hint"].is_null());
     CHECK(last["transform"].is_null());
     CHECK(last["heads"].is_null());
-    CHECK(j["summary"] ==
-          nlohmann::json({{"identical", 5}, {"different", 16}, {"only_a", 0}, {"only_b", 1}, {"incomparable", 0}}));
+    CHECK(j["summary"] == nlohmann::json({{"identical", 5},
+                                          {"different", 16},
+                                          {"non_finite", 0},
+                                          {"only_a", 0},
+                                          {"only_b", 1},
+                                          {"incomparable", 0}}));
 }

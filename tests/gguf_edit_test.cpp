@@ -154,6 +154,43 @@ TEST_CASE("parse_edit_value: explicit types, the existing key's type, and errors
     CHECK(error_of("nope", "", nullptr, true).code == Error::kBadJson);
 }
 
+TEST_CASE("parse_edit_value: a number its type cannot hold is refused, never stored as another") {
+    auto range = [](const std::string& text, const std::string& type, const Value* existing = nullptr,
+                    bool json = false) {
+        INFO(text << ":" << type);
+        const ws::Status s = error_of(text, type, existing, json);
+        CHECK(s.code == Error::kBadType);
+        CHECK(std::string(s.what) == "value.range");
+    };
+    Value f32;
+    f32.type = ValueType::kFloat32;
+    range("1e39", "f32");
+    range("1e39", "", &f32);  // was +Inf
+    range("-1e39", "", &f32);
+    range("1e39", "");      // a new key infers f32
+    range("1e-50", "f32");  // was 0
+    range("1e39", "", nullptr, true);
+    range("[1, 1e39]", "f32");
+    range("1e400", "f64");  // strtod's Inf; was stored as the string "1e400" untyped
+    range("1e400", "");
+    range("1e-400", "f64");
+    range("18446744073709551616", "");  // 2^64: was f32 1.8e19
+    range("18446744073709551616", "u64");
+    range("-9223372036854775809", "i64");
+    range("[1, 18446744073709551616]", "");
+    range("\"18446744073709551616\"", "u64", nullptr, true);  // a BigInt's digits from the package
+    range("300", "u8");
+    range("-1", "u32");
+    range("[1, 300]", "u8");
+    // What fits is kept: the largest f32, the smallest normal and subnormal ones, 2^64 - 1 as f32 (rounded, in
+    // range), "inf" and "nan" as strings.
+    CHECK(value_of("3.4028234e38", "f32").bits == f32_bits(3.4028234e38f));
+    CHECK(value_of("1e-45", "f32").bits == 1);
+    CHECK(value_of("18446744073709551615", "f32").bits == f32_bits(18446744073709551615.0f));
+    CHECK(value_of("inf").str == "inf");
+    CHECK(error_of("inf", "f32").code == Error::kBadType);
+}
+
 TEST_CASE("plan_gguf_edit: the layout of the edited metadata with the input's tensors, alignment kept") {
     MetadataEntry align;
     align.key = "general.alignment";

@@ -105,6 +105,33 @@ TEST_CASE("hf_convert_rows writes convert_hf_to_gguf.py's permuted q/k and Gemma
     }
 }
 
+TEST_CASE("hf_hparams leaves out, with a warning, a value its GGUF type cannot hold") {
+    auto c = parse_text(
+        "{\"model_type\": \"llama\", \"num_hidden_layers\": -1, \"hidden_size\": 4096, \"intermediate_size\": 11008,"
+        " \"max_position_embeddings\": 4096, \"num_attention_heads\": 32, \"head_dim\": 4294967296,"
+        " \"rope_theta\": 1e39, \"rms_norm_eps\": 1e-60, \"vocab_size\": 18446744073709551615}");
+    REQUIRE(c.ok());
+    std::vector<std::string> warnings;
+    const std::vector<ws::MetadataEntry> kv = ws::hf_hparams(c.value(), &warnings);
+    std::vector<std::string> keys;
+    for (const ws::MetadataEntry& e : kv) keys.push_back(e.key);
+    // Before: block_count said missing, rope.dimension_count 0 (2^32 wrapped), freq_base +Inf, the epsilon 0.
+    CHECK(keys == std::vector<std::string>{"general.architecture", "llama.context_length", "llama.embedding_length",
+                                           "llama.feed_forward_length", "llama.attention.head_count"});
+    CHECK(warnings == std::vector<std::string>{
+                          "config.json's num_hidden_layers (-1) is not a uint32: llama.block_count not written",
+                          "config.json's rope_theta (1e+39) is not a float32: llama.rope.freq_base not written",
+                          "config.json's rms_norm_eps (1e-60) is not a float32: "
+                          "llama.attention.layer_norm_rms_epsilon not written",
+                          "config.json's head_dim (4294967296) is not a uint32: llama.attention.key_length not written",
+                          "config.json's head_dim (4294967296) is not a uint32: llama.attention.value_length not "
+                          "written",
+                          "config.json's vocab_size (18446744073709551615) is not a uint32: llama.vocab_size not "
+                          "written",
+                          "config.json's head_dim (4294967296) is not a uint32: llama.rope.dimension_count not "
+                          "written"});
+}
+
 TEST_CASE("hf_hparams writes the hyperparameters convert_hf_to_gguf.py wrote, with their types") {
     const std::string root = shared_path("convert");
     if (!file_exists(root + "/manifest.json")) {

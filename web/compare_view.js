@@ -9,7 +9,7 @@ import { Heatmap, absQuantile } from "./heatmap.js";
 
 const HIST_HEIGHT = 150;
 // Worst first, as the CLI sorts: incomparable, different (largest nmse first), only in A, only in B, identical.
-const VERDICT_RANK = { incomparable: 0, different: 1, only_a: 2, only_b: 3, identical: 4 };
+const VERDICT_RANK = { incomparable: 0, non_finite: 1, different: 2, only_a: 3, only_b: 4, identical: 5 };
 
 const metric = (row, key) => row.metrics?.[key] ?? null;
 // null last in either direction
@@ -105,7 +105,7 @@ export class CompareView {
             labelB,
             el("br"),
             `paired by ${report.mapping}: ${formatInt(s.identical)} identical, ${formatInt(s.different)} different, ` +
-                `${formatInt(s.only_a)} only in A, ${formatInt(s.only_b)} only in B, ` +
+                `${formatInt(s.non_finite)} non-finite, ${formatInt(s.only_a)} only in A, ${formatInt(s.only_b)} only in B, ` +
                 `${formatInt(s.incomparable)} incomparable`,
         );
         this.#renderHeader();

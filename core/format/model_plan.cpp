@@ -271,6 +271,7 @@ Result<ModelInfo> ModelPlan::merge(std::vector<ModelInfo> parts, uint32_t* faile
     uint32_t& failed = failed_part ? *failed_part : unused;
     failed = kNoPart;
     kept_.clear();
+    message_.clear();
     if (parts.size() != parts_.size() || kind_ == PlanKind::kSingle || (index_source_ != kSibling && !have_index_)) {
         return make_error(Error::kInternal, 0, "merge: parts");
     }
@@ -280,7 +281,7 @@ Result<ModelInfo> ModelPlan::merge(std::vector<ModelInfo> parts, uint32_t* faile
     if (kind_ == PlanKind::kSplit) {
         merged = combine_gguf_split(std::move(parts), names, &failed);
     } else if (have_index_) {
-        merged = combine_safetensors_shards(index_, std::move(parts), &failed);
+        merged = combine_safetensors_shards(index_, std::move(parts), &failed, &message_);
     } else {
         return combine_safetensors_shards(std::move(parts), names, &kept_, &failed);
     }

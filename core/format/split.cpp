@@ -95,10 +95,13 @@ Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::ve
 }
 
 Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards,
-                                             uint32_t* failed_shard) {
+                                             uint32_t* failed_shard, std::string* problem) {
     uint32_t unused = 0;
     uint32_t& failed = failed_shard ? *failed_shard : unused;
     failed = kNoPart;
+    std::string ignored;
+    std::string& why = problem ? *problem : ignored;
+    const auto quoted = [](const std::string& name) { return "'" + name.substr(0, 200) + "'"; };
     if (shards.size() != index.shard_files.size() || shards.empty()) {
         return make_error(Error::kInternal, 0, "shards");
     }
@@ -121,6 +124,11 @@ Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std:
             const auto it = shard_of.find(t.name);
             if (it == shard_of.end() || it->second != i) {
                 failed = i;
+                why = it == shard_of.end()
+                          ? index.shard_files[i] + " holds tensor " + quoted(t.name) +
+                                ", which the index's weight_map does not list"
+                          : "the index's weight_map puts tensor " + quoted(t.name) + " in " +
+                                index.shard_files[it->second] + ", but " + index.shard_files[i] + " holds it";
                 return make_error(Error::kBadSplit, t.info_offset, "weight_map");
             }
             shard_of.erase(it);
@@ -129,7 +137,17 @@ Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std:
         }
         for (Warning& w : shards[i].warnings) merged.warnings.push_back(std::move(w));
     }
-    if (!shard_of.empty()) return make_error(Error::kBadSplit, 0, "weight_map");
+    if (!shard_of.empty()) {
+        // The first in the index's order, for a message that does not depend on hashing.
+        for (const auto& [name, shard] : index.weight_map) {
+            if (!shard_of.count(name)) continue;
+            why = "the index's weight_map puts tensor " + quoted(name) + " in " + index.shard_files[shard] +
+                  ", which does not hold it" +
+                  (shard_of.size() > 1 ? " (and " + std::to_string(shard_of.size() - 1) + " more)" : "");
+            break;
+        }
+        return make_error(Error::kBadSplit, 0, "weight_map");
+    }
     return merged;
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "weightstream/hf_checkpoint.h"
 
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 
 #include "weightstream/dequant.h"
+#include "weightstream/model_json.h"
 
 namespace ws {
 namespace {
@@ -113,19 +115,55 @@ std::string hf_config_problem(const Status& refused, const std::string& name) {
     return name + " is not a JSON object; ignored";
 }
 
+namespace {
+
+// A hyperparameter that is a uint32 (an integer from 0 to 2^32 - 1), into *out.
+bool u32_of(const nlohmann::json& v, uint64_t* out) {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > 0xffffffffull) return false;
+    *out = v.get<uint64_t>();
+    return true;
+}
+
+// A hyperparameter that a float32 holds: finite, not beyond float's range, not so small that it becomes 0.
+bool f32_of(const nlohmann::json& v, double* out) {
+    const double d = v.get<double>();
+    const float f = static_cast<float>(d);
+    if (!std::isfinite(f) || (f == 0 && d != 0)) return false;
+    *out = d;
+    return true;
+}
+
+}  // namespace
+
 std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::string>* warnings) {
     std::vector<MetadataEntry> out;
     const std::string& arch = config.family;
     const nlohmann::json& hp = config.hparams;
+    // A value the GGUF type cannot hold is not written (rather than wrapped or made Inf), and said.
+    auto out_of_range = [&](const char* name, const nlohmann::json& v, const std::string& key, const char* type) {
+        warnings->push_back("config.json's " + std::string(name) + " (" + json_dump(v, -1) + ") is not a " + type +
+                            ": " + key + " not written");
+    };
     MetadataEntry architecture;
     architecture.key = "general.architecture";
     architecture.value.type = ValueType::kString;
     architecture.value.str = arch;
     out.push_back(std::move(architecture));
+    // The name find_hparam took v from (for the warning).
+    auto name_of = [&](std::initializer_list<const char*> names, const nlohmann::json* v) {
+        for (const char* n : names) {
+            const auto it = hp.find(n);
+            if (it != hp.end() && &*it == v) return n;
+        }
+        return *names.begin();
+    };
     auto add_u32 = [&](const char* key, std::initializer_list<const char*> names, bool required) {
         const nlohmann::json* v = find_hparam(hp, names);
-        if (v && v->is_number_integer() && v->get<int64_t>() >= 0 && v->get<int64_t>() <= 0xffffffffll) {
-            append(&out, arch + "." + key, u32_value(v->get<uint64_t>()));
+        uint64_t n = 0;
+        if (v && u32_of(*v, &n)) {
+            append(&out, arch + "." + key, u32_value(n));
+        } else if (v) {
+            out_of_range(name_of(names, v), *v, arch + "." + key, "uint32");
         } else if (required) {
             warnings->push_back("config.json has no " + std::string(*names.begin()) + ": " + arch + "." + key +
                                 " not written (llama.cpp requires it)");
@@ -133,7 +171,12 @@ std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::s
     };
     auto add_f32 = [&](const char* key, std::initializer_list<const char*> names) {
         const nlohmann::json* v = find_hparam(hp, names);
-        if (v) append(&out, arch + "." + key, f32_value(v->get<double>()));
+        double d = 0;
+        if (v && f32_of(*v, &d)) {
+            append(&out, arch + "." + key, f32_value(d));
+        } else if (v) {
+            out_of_range(name_of(names, v), *v, arch + "." + key, "float32");
+        }
     };
     add_u32("block_count", {"num_hidden_layers", "n_layers", "n_layer", "num_layers"}, true);
     add_u32(
@@ -156,11 +199,21 @@ std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::s
         add_u32("vocab_size", {"vocab_size"}, false);
         const nlohmann::json* head_dim = find_hparam(hp, {"head_dim"});
         const nlohmann::json* hidden = find_hparam(hp, {"hidden_size"});
+        uint64_t n = 0;
         if (head_dim && head_dim->is_number_integer() && head_dim->get<int64_t>() > 0) {
-            append(&out, "llama.rope.dimension_count", u32_value(head_dim->get<uint64_t>()));
-        } else if (hidden && hidden->is_number_integer() && config.n_head > 0 && hidden->get<int64_t>() > 0) {
-            append(&out, "llama.rope.dimension_count",
-                   u32_value(hidden->get<uint64_t>() / static_cast<uint64_t>(config.n_head)));
+            if (u32_of(*head_dim, &n)) {
+                append(&out, "llama.rope.dimension_count", u32_value(n));
+            } else {
+                out_of_range("head_dim", *head_dim, "llama.rope.dimension_count", "uint32");
+            }
+        } else if (hidden && hidden->is_number_unsigned() && config.n_head > 0 && hidden->get<uint64_t>() > 0) {
+            n = hidden->get<uint64_t>() / static_cast<uint64_t>(config.n_head);
+            if (n <= 0xffffffffull) {
+                append(&out, "llama.rope.dimension_count", u32_value(n));
+            } else {
+                out_of_range("hidden_size / num_attention_heads", nlohmann::json(n), "llama.rope.dimension_count",
+                             "uint32");
+            }
         }
     }
     return out;

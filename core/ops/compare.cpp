@@ -259,7 +259,10 @@ void MetricsAccumulator::add(const float* a, const float* b, uint64_t n) {
         const bool fx = finite_bits(ux), fy = finite_bits(uy);
         if (ux != uy) {
             const bool nan_x = !fx && is_nan_bits(ux), nan_y = !fy && is_nan_bits(uy);
-            if (!(nan_x && nan_y)) ++counts_.n_diff;
+            if (!(nan_x && nan_y)) {
+                ++counts_.n_diff;
+                if (!fx || !fy) ++counts_.n_nonfinite_diff;
+            }
         }
         if (fx && fy) {
             const double dx = x, dy = y, d = dx - dy;
@@ -326,6 +329,7 @@ Status MetricsAccumulator::merge(const MetricsAccumulator& next) {
     }
     counts_.n_finite += o.n_finite;
     counts_.n_diff += o.n_diff;
+    counts_.n_nonfinite_diff += o.n_nonfinite_diff;
     counts_.n_nan_a += o.n_nan_a;
     counts_.n_nan_b += o.n_nan_b;
     counts_.n_inf_a += o.n_inf_a;
@@ -358,6 +362,8 @@ const char* verdict_name(Verdict v) {
             return "identical";
         case Verdict::kDifferent:
             return "different";
+        case Verdict::kNonFinite:
+            return "non_finite";
         case Verdict::kOnlyA:
             return "only_a";
         case Verdict::kOnlyB:
@@ -669,6 +675,15 @@ Status PairComparator::add_window(uint64_t first_row, uint64_t n_rows, const flo
 
 std::string PairComparator::hint(const CompareMetrics& m) const {
     if (m.identical()) return "";
+    if (m.n_nonfinite_diff > 0) {
+        // No rounding or conversion mistake explains a NaN or Inf the other side does not have.
+        auto side = [](uint64_t nan, uint64_t inf) {
+            return std::to_string(nan) + " NaN and " + std::to_string(inf) + " Inf";
+        };
+        return std::to_string(m.n_nonfinite_diff) + " of " + std::to_string(m.n_elements) +
+               " values are NaN or Inf on one side and not the same on the other (A has " + side(m.n_nan_a, m.n_inf_a) +
+               ", B " + side(m.n_nan_b, m.n_inf_b) + ")";
+    }
     const double nmse = m.nmse();
     const std::string a_type = dtype_name(a_dtype_), b_type = dtype_name(b_dtype_);
     if (requantize_ && requantized_ == m.n_elements) {
@@ -724,7 +739,9 @@ std::string PairComparator::hint(const CompareMetrics& m) const {
 CompareRow PairComparator::finish(CompareRow row) const {
     row.has_metrics = true;
     row.metrics = main_.metrics();
-    row.verdict = row.metrics.identical() ? Verdict::kIdentical : Verdict::kDifferent;
+    row.verdict = row.metrics.identical()            ? Verdict::kIdentical
+                  : row.metrics.n_nonfinite_diff > 0 ? Verdict::kNonFinite
+                                                     : Verdict::kDifferent;
     row.hint = hint(row.metrics);
     return row;
 }
@@ -760,6 +777,9 @@ CompareSummary summarize(const std::vector<CompareRow>& rows) {
                 break;
             case Verdict::kDifferent:
                 ++s.different;
+                break;
+            case Verdict::kNonFinite:
+                ++s.non_finite;
                 break;
             case Verdict::kOnlyA:
                 ++s.only_a;
@@ -802,11 +822,17 @@ nlohmann::json compare_report_to_json(const CompareReport& report) {
         t["verdict"] = verdict_name(r.verdict);
         if (r.has_metrics) {
             const CompareMetrics& m = r.metrics;
-            t["metrics"] = {{"max_abs", m.max_abs}, {"max_abs_index", m.max_abs_index},
-                            {"rmse", m.rmse()},     {"nmse", m.nmse()},
-                            {"cosine", m.cosine()}, {"n_diff", m.n_diff},
-                            {"n_nan_a", m.n_nan_a}, {"n_nan_b", m.n_nan_b},
-                            {"n_inf_a", m.n_inf_a}, {"n_inf_b", m.n_inf_b}};
+            t["metrics"] = {{"max_abs", m.max_abs},
+                            {"max_abs_index", m.max_abs_index},
+                            {"rmse", m.rmse()},
+                            {"nmse", m.nmse()},
+                            {"cosine", m.cosine()},
+                            {"n_diff", m.n_diff},
+                            {"n_nan_a", m.n_nan_a},
+                            {"n_nan_b", m.n_nan_b},
+                            {"n_inf_a", m.n_inf_a},
+                            {"n_inf_b", m.n_inf_b},
+                            {"n_nonfinite_diff", m.n_nonfinite_diff}};
         } else {
             t["metrics"] = nullptr;
         }
@@ -815,11 +841,8 @@ nlohmann::json compare_report_to_json(const CompareReport& report) {
     }
     j["tensors"] = std::move(tensors);
     const CompareSummary s = summarize(report.tensors);
-    j["summary"] = {{"identical", s.identical},
-                    {"different", s.different},
-                    {"only_a", s.only_a},
-                    {"only_b", s.only_b},
-                    {"incomparable", s.incomparable}};
+    j["summary"] = {{"identical", s.identical}, {"different", s.different}, {"non_finite", s.non_finite},
+                    {"only_a", s.only_a},       {"only_b", s.only_b},       {"incomparable", s.incomparable}};
     return j;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "weightstream/gguf_edit.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -47,29 +48,37 @@ struct Integer {
     uint64_t magnitude = 0;
 };
 
-bool parse_integer_text(const std::string& s, Integer* out) {
+enum class IntegerText { kNot, kInteger, kTooBig };
+
+// An optional sign and decimal digits, the whole text; kTooBig when the magnitude needs more than 64 bits.
+IntegerText parse_integer_text(const std::string& s, Integer* out) {
     size_t i = 0;
     Integer v;
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) v.negative = s[i++] == '-';
-    if (i == s.size()) return false;
+    if (i == s.size()) return IntegerText::kNot;
+    bool too_big = false;
     for (; i < s.size(); ++i) {
-        if (s[i] < '0' || s[i] > '9') return false;
+        if (s[i] < '0' || s[i] > '9') return IntegerText::kNot;
         const uint64_t d = static_cast<uint64_t>(s[i] - '0');
-        if (v.magnitude > (std::numeric_limits<uint64_t>::max() - d) / 10) return false;
+        if (v.magnitude > (std::numeric_limits<uint64_t>::max() - d) / 10) too_big = true;
         v.magnitude = v.magnitude * 10 + d;
     }
+    if (too_big) return IntegerText::kTooBig;
     if (v.magnitude == 0) v.negative = false;
     *out = v;
-    return true;
+    return IntegerText::kInteger;
 }
 
 // A decimal number with a fraction or exponent (or inf/nan as strtod reads them); the whole text.
-bool parse_float_text(const std::string& s, double* out) {
+// *out_of_range: beyond a double's range, which strtod makes Inf (1e400) or 0 (1e-400).
+bool parse_float_text(const std::string& s, double* out, bool* out_of_range) {
     if (s.empty() || s.size() > 400) return false;
     char* end = nullptr;
+    errno = 0;
     const double d = std::strtod(s.c_str(), &end);
     if (end != s.c_str() + s.size()) return false;
     *out = d;
+    *out_of_range = errno == ERANGE && (d == 0 || std::isinf(d));
     return true;
 }
 
@@ -110,20 +119,56 @@ bool integer_bits(const Integer& v, ValueType t, uint64_t* bits) {
     return true;
 }
 
-uint64_t float_bits(double d, ValueType t) {
-    if (t == ValueType::kFloat32) {
-        const float f = static_cast<float>(d);
-        uint32_t b;
-        std::memcpy(&b, &f, 4);
-        return b;
+// Whether JSON text holds an integer literal of more than 64 bits: nlohmann reads one as a float, which would
+// store 2^64 as 1.8e19 (strings are skipped; any text that is not JSON is left to the parser to refuse).
+bool json_has_too_big_integer(const std::string& text) {
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;
+            } else if (c == '"') {
+                in_string = false;
+            }
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            continue;
+        }
+        if (c != '-' && (c < '0' || c > '9')) continue;
+        size_t end = i;
+        bool integer = true;
+        while (end < text.size() && std::strchr("+-0123456789.eE", text[end]) != nullptr && text[end] != '\0') {
+            integer = integer && std::strchr(".eE", text[end]) == nullptr;
+            ++end;
+        }
+        Integer ignored;
+        if (integer && parse_integer_text(text.substr(i, end - i), &ignored) == IntegerText::kTooBig) return true;
+        i = end - 1;
     }
-    uint64_t b;
-    std::memcpy(&b, &d, 8);
-    return b;
+    return false;
 }
 
-// One scalar, parsed. kind: what the source was, for inference.
-enum class Kind { kBool, kInteger, kFloat, kString };
+// The bits of finite d as type t; false when an f32 cannot hold it: it overflows to Inf, or a value that is
+// not 0 becomes 0 (what was asked for would be stored silently as something else).
+bool float_bits(double d, ValueType t, uint64_t* bits) {
+    if (t == ValueType::kFloat32) {
+        const float f = static_cast<float>(d);
+        if (std::isinf(f) || (f == 0 && d != 0)) return false;
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        *bits = b;
+        return true;
+    }
+    std::memcpy(bits, &d, 8);
+    return true;
+}
+
+// One scalar, parsed. kind: what the source was, for inference; kOutOfRange: a number no type holds (an
+// integer of more than 64 bits, a float beyond a double's range), refused rather than taken as another.
+enum class Kind { kBool, kInteger, kFloat, kString, kOutOfRange };
 struct Scalar {
     Kind kind = Kind::kString;
     bool b = false;
@@ -162,10 +207,15 @@ Scalar scalar_from_text(const std::string& text) {
     if (text == "true" || text == "false") {
         s.kind = Kind::kBool;
         s.b = text == "true";
-    } else if (parse_integer_text(text, &s.i)) {
-        s.kind = Kind::kInteger;
-    } else if (parse_float_text(text, &s.d) && std::isfinite(s.d)) {
-        s.kind = Kind::kFloat;
+    } else if (const IntegerText i = parse_integer_text(text, &s.i); i != IntegerText::kNot) {
+        s.kind = i == IntegerText::kInteger ? Kind::kInteger : Kind::kOutOfRange;
+    } else if (bool out_of_range = false; parse_float_text(text, &s.d, &out_of_range)) {
+        // "inf" and "nan" stay text; 1e400 is as out of range as 1e39 is for f32.
+        if (out_of_range) {
+            s.kind = Kind::kOutOfRange;
+        } else if (std::isfinite(s.d)) {
+            s.kind = Kind::kFloat;
+        }
     }
     return s;
 }
@@ -178,35 +228,45 @@ ValueType infer_integer(const Integer& v) {
     return ValueType::kUint64;
 }
 
-// The bits of scalar s as type t (not string); false when s is not of that type.
-bool scalar_bits(const Scalar& s, ValueType t, uint64_t* bits) {
+Status bad_type() {
+    return make_error(Error::kBadType, 0, "type");
+}
+
+// A number that type t cannot hold (300 as u8, 1e39 as f32, 2^64 as anything).
+Status out_of_range() {
+    return make_error(Error::kBadType, 0, "value.range");
+}
+
+// The bits of scalar s as type t (not string); bad_type() when s is not of that type, out_of_range() when it
+// is a number t cannot hold.
+Status scalar_bits(const Scalar& s, ValueType t, uint64_t* bits) {
     // A JSON string holding a number counts as the number (large u64/i64 values from JavaScript).
     if (s.kind == Kind::kString && t != ValueType::kString) {
         const Scalar parsed = scalar_from_text(s.s);
-        if (parsed.kind == Kind::kString) return false;
+        if (parsed.kind == Kind::kString) return bad_type();
         return scalar_bits(parsed, t, bits);
     }
     if (t == ValueType::kBool) {
-        if (s.kind != Kind::kBool) return false;
+        if (s.kind != Kind::kBool) return bad_type();
         *bits = s.b ? 1 : 0;
-        return true;
+        return ok_status();
     }
-    if (is_integer(t)) return s.kind == Kind::kInteger && integer_bits(s.i, t, bits);
+    if (s.kind == Kind::kOutOfRange && (is_integer(t) || is_float(t))) return out_of_range();
+    if (is_integer(t)) {
+        if (s.kind != Kind::kInteger) return bad_type();
+        return integer_bits(s.i, t, bits) ? ok_status() : out_of_range();
+    }
     if (is_float(t)) {
+        double d = s.d;
         if (s.kind == Kind::kInteger) {
-            const double d = static_cast<double>(s.i.magnitude);
-            *bits = float_bits(s.i.negative ? -d : d, t);
-            return true;
+            d = static_cast<double>(s.i.magnitude);
+            if (s.i.negative) d = -d;
+        } else if (s.kind != Kind::kFloat) {
+            return bad_type();
         }
-        if (s.kind != Kind::kFloat) return false;
-        *bits = float_bits(s.d, t);
-        return true;
+        return float_bits(d, t, bits) ? ok_status() : out_of_range();
     }
-    return false;
-}
-
-Status bad_type() {
-    return make_error(Error::kBadType, 0, "type");
+    return bad_type();
 }
 
 Result<Value> scalar_value(const Scalar& s, ValueType t) {
@@ -217,7 +277,7 @@ Result<Value> scalar_value(const Scalar& s, ValueType t) {
         v.str = s.s;
         return v;
     }
-    if (!scalar_bits(s, t, &v.bits)) return bad_type();
+    WS_TRY(scalar_bits(s, t, &v.bits));
     return v;
 }
 
@@ -322,12 +382,14 @@ Result<Value> parse_edit_value(const EditValue& v, const Value* existing) {
     if (!v.json && !(typed && type == ValueType::kString) && !v.text.empty() && v.text[0] == '[') {
         const nlohmann::json j = nlohmann::json::parse(v.text, nullptr, false);
         if (j.is_discarded() || !j.is_array()) return make_error(Error::kBadJson, 0, "value");
+        if (json_has_too_big_integer(v.text)) return out_of_range();
         return array_value(j, v.type, existing);
     }
     Scalar s;
     if (v.json) {
         const nlohmann::json j = nlohmann::json::parse(v.text, nullptr, false);
         if (j.is_discarded()) return make_error(Error::kBadJson, 0, "value");
+        if (json_has_too_big_integer(v.text)) return out_of_range();
         if (j.is_array()) return array_value(j, v.type, existing);
         if (!scalar_from_json(j, &s)) return bad_type();
     } else {
@@ -346,6 +408,8 @@ Result<Value> parse_edit_value(const EditValue& v, const Value* existing) {
                 case Kind::kInteger:
                     type = infer_integer(s.i);
                     break;
+                case Kind::kOutOfRange:
+                    return out_of_range();
                 case Kind::kFloat:
                     type = ValueType::kFloat32;
                     break;

@@ -51,6 +51,9 @@ struct CompareMetrics {
     double sum_ab = 0;           // sum of a * b
     uint64_t n_diff = 0;         // pairs whose float32 bits differ (two NaNs count as equal, -0 and +0 differ)
     uint64_t n_nan_a = 0, n_nan_b = 0, n_inf_a = 0, n_inf_b = 0;
+    // Pairs that differ where either value is NaN or Inf (NaN or Inf against a finite value, +Inf against -Inf
+    // or NaN): the sums leave them out, so the nmse cannot see them; they make the verdict non_finite.
+    uint64_t n_nonfinite_diff = 0;
 
     bool identical() const { return n_diff == 0; }
     double rmse() const;    // sqrt(sum_sq_diff / n_finite); NaN when n_finite is 0
@@ -91,8 +94,11 @@ private:
     CompareMetrics counts_;        // everything but the sums
 };
 
-enum class Verdict : uint8_t { kIdentical, kDifferent, kOnlyA, kOnlyB, kIncomparable };
-const char* verdict_name(Verdict v);  // "identical", "different", "only_a", "only_b", "incomparable"
+// kNonFinite: the pair differs where a value is NaN or Inf (CompareMetrics::n_nonfinite_diff > 0), whatever
+// its nmse over the finite pairs (0 for a tensor that is all NaN): a gate on the nmse fails it.
+enum class Verdict : uint8_t { kIdentical, kDifferent, kNonFinite, kOnlyA, kOnlyB, kIncomparable };
+// "identical", "different", "non_finite", "only_a", "only_b", "incomparable"
+const char* verdict_name(Verdict v);
 
 // One pair to compare, as pair_models() plans it. A pair compares `rows` outer rows (slices along the first,
 // outermost dim; a 1-D tensor has one-element rows) of `row_elements` elements each: rows
@@ -240,7 +246,7 @@ struct CompareReport {
 
 // The count of each verdict over the rows.
 struct CompareSummary {
-    uint64_t identical = 0, different = 0, only_a = 0, only_b = 0, incomparable = 0;
+    uint64_t identical = 0, different = 0, non_finite = 0, only_a = 0, only_b = 0, incomparable = 0;
 };
 CompareSummary summarize(const std::vector<CompareRow>& rows);
 

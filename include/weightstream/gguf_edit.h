@@ -47,8 +47,10 @@ bool edit_type_known(const std::string& name);
 
 // The typed value for `v`, given the existing entry for the key (nullptr for a new key).
 // Errors (Status::what says which): kBadType "type" (an unknown type name, or a value not of that type:
-// "abc" as u32, 300 as u8, a nested array, an array of mixed strings and numbers, an empty array without a
-// type), kBadJson "value" (JSON that does not parse).
+// "abc" as u32, a nested array, an array of mixed strings and numbers, an empty array without a type),
+// kBadType "value.range" (a number its type cannot hold, never stored as something else: 300 as u8, 1e39 or
+// 1e-50 as f32, an integer of more than 64 bits or 1e400 whatever the type), kBadJson "value" (JSON that does
+// not parse).
 Result<Value> parse_edit_value(const EditValue& v, const Value* existing);
 
 struct EditPlan {

@@ -14,7 +14,8 @@
 //   bad_source: several sources of which some have no name; several files that are not the parts of one
 //     model; an index alone (without its shards); with model_files_only, no model file among the sources;
 //   bad_split: a file given twice; several indexes; an index naming no tensor, naming shards not given, or
-//     not naming some that were; split parts of different splits; missing parts of a split;
+//     not naming some that were; split parts of different splits; missing parts of a split; from merge(), a
+//     weight_map that lists a tensor in another shard than holds it, or not at all;
 //   too_large: a split of more than PlanOptions::max_split_parts parts; an index over kMaxIndexBytes;
 //   and the index parser's own errors (parse_safetensors_index) from set_index().
 #pragma once
@@ -107,7 +108,8 @@ public:
     // Merges the parsed parts, given in parts() order, into one model whose tensors know their file
     // (include/weightstream/split.h). Shards without index: a shard holding no tensor is left out (kept() lists the
     // parts the model's files are). On an error, *failed_part (when given) is the part the Status offset is in, or
-    // kNoPart (the index, or the model as a whole). Call at most once.
+    // kNoPart (the index, or the model as a whole); for an index whose weight_map disagrees with the shards,
+    // message() says how (the tensor, the shard it is listed in and the one holding it). Call at most once.
     Result<ModelInfo> merge(std::vector<ModelInfo> parts, uint32_t* failed_part = nullptr);
     // After merge(): the parts (indices into parts()) that are the merged model's files, in order.
     const std::vector<uint32_t>& kept() const { return kept_; }

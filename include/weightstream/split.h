@@ -38,9 +38,11 @@ Result<ModelInfo> combine_gguf_split(std::vector<ModelInfo> parts, const std::ve
 // Merges the shards of a safetensors model: `shards` parsed in index.shard_files order. Every shard must
 // be a safetensors file, every tensor of the weight map in its shard, and every shard tensor in the map. Metadata: the
 // index's `metadata` entries, then the first shard's `__metadata__`.
-// On an error, *failed_shard (when given) is the shard the Status offset is in, or kNoPart (the index).
+// On an error, *failed_shard (when given) is the shard the Status offset is in, or kNoPart (the index); for a
+// weight map that disagrees with the shards, *problem (when given) says how, naming the tensor (its first 200
+// bytes) and the shards.
 Result<ModelInfo> combine_safetensors_shards(const SafetensorsIndex& index, std::vector<ModelInfo> shards,
-                                             uint32_t* failed_shard = nullptr);
+                                             uint32_t* failed_shard = nullptr, std::string* problem = nullptr);
 
 // Merges safetensors shards given without their index, in the order given (`names`: their file names): a
 // shard holding no tensor is left out, as an index could not name it; *kept lists the shards that are the

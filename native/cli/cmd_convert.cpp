@@ -9,6 +9,8 @@
 // imatrix, the model), says what llama.cpp would still need (the tokenizer, which this command does not convert;
 // a checkpoint with Hugging Face names and no usable config.json), and writes through OutputFile (a temporary
 // file renamed over OUT when complete).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -31,10 +33,10 @@ std::string dir_of(const std::string& path) {
     return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+// Whether something is at `path`, without opening it (a FIFO there would block an open).
 bool file_exists(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (f) std::fclose(f);
-    return f != nullptr;
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
 }
 
 // f32, f16, bf16 or a quantized ggml type name (case-insensitive).

@@ -40,21 +40,23 @@ bool read_config(const std::string& model_path, HfConfig* out) {
     return read == ConfigFile::kRead;
 }
 
-// Worst first: incomparable, then different by nmse (largest first), only_a, only_b, identical.
+// Worst first: incomparable, non_finite, then different by nmse (largest first), only_a, only_b, identical.
 int verdict_rank(Verdict v) {
     switch (v) {
         case Verdict::kIncomparable:
             return 0;
-        case Verdict::kDifferent:
+        case Verdict::kNonFinite:
             return 1;
-        case Verdict::kOnlyA:
+        case Verdict::kDifferent:
             return 2;
-        case Verdict::kOnlyB:
+        case Verdict::kOnlyA:
             return 3;
-        case Verdict::kIdentical:
+        case Verdict::kOnlyB:
             return 4;
+        case Verdict::kIdentical:
+            return 5;
     }
-    return 5;
+    return 6;
 }
 
 std::string number_text(double v) {
@@ -91,9 +93,11 @@ void print_human(const CompareReport& report, const LoadedModel& ma, const Loade
                 counted(ma.info.tensors.size(), "tensor").c_str());
     std::printf("B: %s (%s, %s)\n", printable(report.b.path, 200).c_str(), format_name(report.b.format),
                 counted(mb.info.tensors.size(), "tensor").c_str());
-    std::printf("paired by %s: %s identical, %s different, %s only in A, %s only in B, %s incomparable\n",
-                report.mapping.c_str(), with_commas(s.identical).c_str(), with_commas(s.different).c_str(),
-                with_commas(s.only_a).c_str(), with_commas(s.only_b).c_str(), with_commas(s.incomparable).c_str());
+    std::printf(
+        "paired by %s: %s identical, %s different, %s non-finite, %s only in A, %s only in B, %s incomparable\n",
+        report.mapping.c_str(), with_commas(s.identical).c_str(), with_commas(s.different).c_str(),
+        with_commas(s.non_finite).c_str(), with_commas(s.only_a).c_str(), with_commas(s.only_b).c_str(),
+        with_commas(s.incomparable).c_str());
 
     std::vector<size_t> order(report.tensors.size());
     std::iota(order.begin(), order.end(), 0);
@@ -222,7 +226,10 @@ int cmd_diff(const std::vector<std::string>& argv) {
     }
     if (gated) {
         for (const CompareRow& r : report.tensors) {
-            if (r.has_metrics && !(r.metrics.nmse() <= max_nmse)) return kExitOverThreshold;
+            // NaN or Inf against a value the other side does not have fails whatever the nmse of the rest.
+            if (r.verdict == Verdict::kNonFinite || (r.has_metrics && !(r.metrics.nmse() <= max_nmse))) {
+                return kExitOverThreshold;
+            }
         }
     }
     return kExitOk;

@@ -62,6 +62,11 @@ std::string edit_error(const Status& s, const std::string& key) {
     if (what == "delete") return "--delete " + k + ": no such key";
     if (what == "key") return "--set: the key is empty";
     if (s.code == Error::kBadJson) return "--set " + k + ": the value is not valid JSON";
+    if (what == "value.range") {
+        return "--set " + k +
+               ": the number is out of range for its type (u8..u64 and i8..i64 by their bits, f32 up to "
+               "3.4028235e38 and not so small it becomes 0, f64 up to 1.8e308; an integer at most 64 bits)";
+    }
     return "--set " + k +
            ": the value is not of its type (TYPE is u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str; an existing key "
            "keeps its type unless one is given; arrays are JSON, [1,2]:i32 or [\"a\",\"b\"], of one kind of item)";

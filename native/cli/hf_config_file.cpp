@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "cli/hf_config_file.h"
 
-#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace ws::cli {
 
@@ -9,14 +13,25 @@ ConfigFile read_hf_config(const std::string& model_path, HfConfig* out, std::str
     const size_t slash = model_path.rfind('/');
     const std::string path =
         (slash == std::string::npos ? std::string() : model_path.substr(0, slash + 1)) + "config.json";
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return ConfigFile::kMissing;
+    // Opened without blocking: a FIFO planted beside the model must not hang the command.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return ConfigFile::kMissing;
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        *problem = path + " is not a regular file; ignored";
+        return ConfigFile::kUnusable;
+    }
     // One byte past the cap is enough for the core to refuse the file as too large.
     std::string bytes;
     char buf[65536];
-    size_t n;
-    while (bytes.size() <= kHfConfigMaxBytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-    std::fclose(f);
+    while (bytes.size() <= kHfConfigMaxBytes) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        bytes.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
     Result<HfConfig> config = parse_hf_config(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     if (!config.ok()) {
         *problem = hf_config_problem(config.status(), path);

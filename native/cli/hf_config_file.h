@@ -11,7 +11,7 @@ namespace ws::cli {
 
 enum class ConfigFile {
     kMissing,   // no config.json in the model's folder (or it cannot be opened)
-    kUnusable,  // there, but too large, too deep or not a JSON object: *problem says which
+    kUnusable,  // there, but not a regular file, too large, too deep or not a JSON object: *problem says which
     kRead,      // parsed into *out
 };
 

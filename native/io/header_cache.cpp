@@ -33,8 +33,16 @@ std::string sha256_hex(const std::string& a, const std::vector<uint8_t>& b) {
     return h.hex();
 }
 
+// Whether a cache directory or entry is this user's and no one else may write it. A checksum is no defence
+// against someone who can plant an entry (they recompute it), and a 304 for the entry's ETag would then vouch
+// for header bytes of their choosing.
+bool private_to_user(const struct stat& st) {
+    return st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 // $XDG_CACHE_HOME/weightstream/headers (an absolute XDG_CACHE_HOME only, as the XDG spec says), else
-// $HOME/.cache/weightstream/headers; created (0700) if missing. Empty when there is none.
+// $HOME/.cache/weightstream/headers; created (0700) if missing. Empty when there is none, or when it is not a
+// directory private to this user (private_to_user()).
 std::string cache_dir() {
     std::string base;
     const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -50,6 +58,8 @@ std::string cache_dir() {
         dir += part;
         if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
     }
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !private_to_user(st)) return "";
     return dir;
 }
 
@@ -57,11 +67,14 @@ std::string entry_path(const std::string& dir, const std::string& url) {
     return dir + "/" + sha256_hex(url, {}) + kSuffix;
 }
 
+// The entry at `path`, if it is a regular file private to this user (not a link, FIFO or device: the cache
+// writes none; opened without blocking, so that a FIFO planted there cannot hang the command).
 bool read_all(const std::string& path, std::vector<uint8_t>* out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return false;
     struct stat st;
-    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kHeaderCacheBytes;
+    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && private_to_user(st) &&
+              static_cast<uint64_t>(st.st_size) <= kHeaderCacheBytes;
     if (ok) {
         out->resize(static_cast<size_t>(st.st_size));
         size_t got = 0;
@@ -106,7 +119,7 @@ void evict(const std::string& dir) {
         }
         struct stat st;
         const std::string path = dir + "/" + name;
-        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
         entries.push_back({path, static_cast<uint64_t>(st.st_size), st.st_mtim});
         total += static_cast<uint64_t>(st.st_size);
     }
@@ -171,8 +184,13 @@ void header_cache_store(const std::string& url, const CachedHeader& entry) {
     const std::string fields = entry.etag + "\n" + entry.last_modified + "\n" + std::to_string(entry.size) + "\n" +
                                std::to_string(entry.bytes.size()) + "\n";
     const std::string head = std::string(kMagic) + fields + sha256_hex(fields, entry.bytes) + "\n";
+    // Something else at the entry's name (a FIFO, a link: the cache writes neither) goes first: OutputFile
+    // writes into an existing file that is not a regular one (a FIFO would block it) rather than replace it.
+    const std::string path = entry_path(dir, url);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && ::unlink(path.c_str()) != 0) return;
     OutputFile out;
-    if (!out.open(entry_path(dir, url), {}) || !out.write(head.data(), head.size()) ||
+    if (!out.open(path, {}) || !out.write(head.data(), head.size()) ||
         !out.write(entry.bytes.data(), entry.bytes.size()) || !out.commit()) {
         return;  // a cache that cannot be written is no cache, not an error
     }

@@ -7,7 +7,10 @@
 // conditional 1-byte request (304 Not Modified), and re-parses the bytes locally, so the result is the
 // network's own. Entries are written atomically (temporary file + rename), the directory is kept under
 // kHeaderCacheBytes by removing the least recently used entries (a hit refreshes its mtime), and an entry
-// that cannot be read or does not check out (magic, lengths, checksum) is ignored, never an error.
+// that cannot be read or does not check out (magic, lengths, checksum; a regular file, not a link, FIFO or
+// device, opened without blocking) is ignored, never an error. The directory and its entries must be the
+// user's own and writable by no one else (else the cache is not used): whoever can write an entry can forge
+// one, checksum included, for a 304 to vouch for.
 // `--no-cache` or WEIGHTSTREAM_CACHE=0 turns it off.
 #pragma once
 

@@ -21,6 +21,8 @@ namespace ws {
 namespace {
 
 constexpr long kMaxBackoffMs = 8000;  // the package's cap on one backoff
+// Bytes whose arrival counts as progress for --timeout (the package's STALL_BYTES): a trickle is no progress.
+constexpr uint64_t kStallBytes = 16 * 1024;
 
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -119,7 +121,8 @@ struct HttpFile::Response {
 
     long status = 0;
     std::string reason;  // the status line's text ("Not Found")
-    std::string etag, last_modified, content_range, retry_after;
+    std::string etag, last_modified, content_range, retry_after, content_encoding;
+    std::string location;  // the last response's Location (a redirect curl could not follow names its scheme)
     bool length_known = false;
     uint64_t length = 0;
 
@@ -132,6 +135,12 @@ struct HttpFile::Response {
     bool whole = false;                   // a ranged request answered with the whole file (200)
     bool fatal = false;                   // the callback refused the response: error says why, no retry
     bool pipe_closed = false;             // stream: the reader went away
+    // The stall clock: the attempt stalls when fewer than kStallBytes of body arrive within the timeout of
+    // window_start_us (its start, then each kStallBytes'th byte); time blocked writing to the stream's pipe
+    // (a reader that is busy) does not count.
+    uint64_t window_start_us = 0;
+    uint64_t window_bytes = 0;  // curl's download count at window_start_us
+    bool stalled = false;
     HttpError error;
     CURLcode code = CURLE_OK;
     char curl_error[CURL_ERROR_SIZE] = {};
@@ -150,6 +159,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
         r->last_modified.clear();
         r->content_range.clear();
         r->retry_after.clear();
+        r->content_encoding.clear();
+        r->location.clear();
         r->length_known = false;
         const size_t sp = line.find(' ');
         if (sp != std::string::npos) {
@@ -167,6 +178,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     if (name == "last-modified") r->last_modified = value;
     if (name == "content-range") r->content_range = value;
     if (name == "retry-after") r->retry_after = value;
+    if (name == "content-encoding") r->content_encoding = value;
+    if (name == "location") r->location = value;
     if (name == "content-length") r->length_known = parse_number(value, &r->length);
     return size * n;
 }
@@ -301,6 +314,14 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             return 0;  // the whole file: not read here (the caller streams it or reports the change)
         }
         if (r->status != (r->ranged ? 206 : 200)) return 0;  // an error page: its status says it all
+        if (!r->content_encoding.empty() && lower(r->content_encoding) != "identity") {
+            // Not asked for (no Accept-Encoding is sent): the bytes are not the file's, and a range of a
+            // compressed body cannot be decoded.
+            r->error = HttpError{Error::kHttp, "the server sent the body encoded (Content-Encoding: " +
+                                                   cli::printable(r->content_encoding, 40) + "), not the file's bytes"};
+            r->fatal = true;
+            return 0;
+        }
         if (!r->file->check_response(r)) {
             r->fatal = true;
             return 0;
@@ -315,6 +336,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             p += skipped;
             left -= skipped;
         }
+        const uint64_t blocked_from = io_now_us();
         while (left > 0) {
             const ssize_t w = ::write(r->fd, p, left);
             if (w < 0 && errno == EINTR) continue;
@@ -326,6 +348,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
             left -= static_cast<size_t>(w);
             r->received += static_cast<uint64_t>(w);
         }
+        r->window_start_us += io_now_us() - blocked_from;
         return bytes;
     }
     const uint64_t want = r->to - r->from - r->received;
@@ -339,9 +362,20 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     return bytes;
 }
 
-int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    const auto* stop = static_cast<const std::atomic<bool>*>(user);
-    return stop->load() ? 1 : 0;
+// Called by curl at least once a second: ends the attempt when the file is closed or the response stalls.
+int on_progress(void* user, curl_off_t, curl_off_t downloaded, curl_off_t, curl_off_t) {
+    auto* r = static_cast<HttpFile::Response*>(user);
+    if (r->file->stopping()) return 1;
+    const uint64_t now = io_now_us(), got = static_cast<uint64_t>(std::max<curl_off_t>(downloaded, 0));
+    if (got - r->window_bytes >= kStallBytes) {
+        r->window_start_us = now;
+        r->window_bytes = got;
+    }
+    if (now - r->window_start_us > static_cast<uint64_t>(http_options().connect_timeout_ms) * 1000) {
+        r->stalled = true;
+        return 1;
+    }
+    return 0;
 }
 
 }  // namespace
@@ -413,9 +447,8 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     lib->easy_setopt(curl, CURLOPT_USERAGENT, "weightstream");
     lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
-    // A stall: less than 1 byte/s for the timeout (in whole seconds, curl's unit) aborts the attempt.
-    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    lib->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, (options.connect_timeout_ms + 999) / 1000));
+    // A stall (on_progress): no response, or fewer than kStallBytes of its body, within the timeout.
+    r->window_start_us = io_now_us();
     if (!options.bearer_token.empty()) {
         // Sent to the URL's host only: libcurl does not send it on to the host of a redirect.
         lib->easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
@@ -428,7 +461,7 @@ bool HttpFile::perform(uint64_t from, uint64_t to, bool ranged, Response* r) {
     lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, r->curl_error);
     lib->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     lib->easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    lib->easy_setopt(curl, CURLOPT_XFERINFODATA, &stop_);
+    lib->easy_setopt(curl, CURLOPT_XFERINFODATA, r);
     RequestRecord record;
     record.start_us = io_now_us();
     r->code = lib->easy_perform(curl);
@@ -466,7 +499,40 @@ long retry_after_ms(long status, const std::string& value) {
 }
 
 std::string curl_words(const HttpFile::Response& r) {
+    if (r.stalled) {
+        return "no progress for " + std::to_string(http_options().connect_timeout_ms / 1000) + " s (fewer than " +
+               std::to_string(kStallBytes) + " bytes arrived; --timeout)";
+    }
     return r.curl_error[0] ? std::string(r.curl_error) : std::string(curl_library(nullptr)->easy_strerror(r.code));
+}
+
+// A failure no retry can mend, by curl's code: true with *error set. The words name no redirect target beyond
+// its scheme (a signed link's query must not be printed).
+bool hopeless(const HttpFile::Response& r, HttpError* error) {
+    switch (r.code) {
+        case CURLE_TOO_MANY_REDIRECTS:
+            *error = HttpError{Error::kHttp, "more than " + std::to_string(http_options().max_redirects) +
+                                                 " redirects (a redirect loop?)"};
+            return true;
+        case CURLE_UNSUPPORTED_PROTOCOL: {
+            const size_t colon = r.location.find(':');
+            *error =
+                r.status >= 300 && r.status < 400 && colon != std::string::npos
+                    ? HttpError{Error::kHttp, "a redirect to a " + cli::printable(r.location.substr(0, colon), 20) +
+                                                  ": URL, which is not followed (http and https only)"}
+                    : HttpError{Error::kNetwork, curl_words(r)};
+            return true;
+        }
+        case CURLE_URL_MALFORMAT:
+            *error = HttpError{Error::kNetwork, "the URL is malformed: " + curl_words(r)};
+            return true;
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CACERT_BADFILE:
+            *error = HttpError{Error::kNetwork, curl_words(r)};
+            return true;
+        default:
+            return false;
+    }
 }
 
 std::string http_words(const HttpFile::Response& r) {
@@ -494,6 +560,7 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
             *error = r.error;
             return Outcome::kFailed;
         }
+        if (hopeless(r, error)) return Outcome::kFailed;
         if (r.whole || (r.status == 200 && !r.started)) {  // the whole file (an empty body too)
             if (!pin_.set) {
                 HttpError ignored;
@@ -534,8 +601,13 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
         }
         if (r.started && r.status == 206) {
             pos += r.received;
-            end = std::min(end, r.to);
-            if (r.complete || (finished && pos >= end)) break;
+            if (size_known_) end = std::min(end, size_);
+            if (pos >= end) break;
+            if (r.complete) {
+                // A valid answer shorter than asked for (a server that caps its ranges): ask for the rest.
+                failures = 0;
+                continue;
+            }
         }
         // Here the attempt failed: a network error, a short body, or an error status.
         HttpError why{Error::kNetwork, ""};
@@ -552,7 +624,8 @@ HttpFile::Outcome HttpFile::read(uint64_t offset, uint64_t length, std::vector<u
         } else {
             why.message = "the response ended at byte " + std::to_string(pos) + " of " + std::to_string(end);
         }
-        if (r.received > 0) failures = 0;  // progress: a resumed transfer gets its retries back
+        // Progress (after a stall, more than a trickle): a resumed transfer gets its retries back.
+        if (r.received >= (r.stalled ? kStallBytes : 1)) failures = 0;
         if (++failures > options.retries) {
             *error = HttpError{why.code, why.message + " (at byte " + std::to_string(pos) + ", after " +
                                              std::to_string(options.retries) + " retries)"};
@@ -613,6 +686,8 @@ void HttpFile::stream_body(int fd) {
         if (r.fatal) {
             why = r.error;
             if (why.code == Error::kSourceChanged) why.message += "; run again";
+        } else if (hopeless(r, &why)) {
+            fatal = true;
         } else if (r.status != 200 && r.status != 0) {
             why = HttpError{Error::kHttp, http_words(r)};
             fatal = !retryable_status(r.status);
@@ -620,7 +695,7 @@ void HttpFile::stream_body(int fd) {
         } else {
             why.message = finished ? "the response ended early" : curl_words(r);
         }
-        if (r.received > 0) failures = 0;
+        if (r.received >= (r.stalled ? kStallBytes : 1)) failures = 0;
         if (fatal || ++failures > options.retries) {
             remove_temporary_outputs();
             std::fflush(stdout);

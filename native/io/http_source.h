@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 // Models at http:// and https:// URLs, read with libcurl as the package's HttpSource reads them
 // (wasm/js/sources.js):
-//   - every read is one Range request for exactly its bytes; a dropped connection, a stall, 408, 429 and
-//     5xx are retried with exponential backoff (at least a 429's or 503's Retry-After, capped at
-//     kMaxRetryAfterMs), resuming at the last byte received; progress gives a transfer its retries back;
+//   - every read is one Range request for exactly its bytes; a dropped connection, a stall (see
+//     HttpOptions::connect_timeout_ms), 408, 429 and 5xx are retried with exponential backoff (at least a
+//     429's or 503's Retry-After, capped at kMaxRetryAfterMs), resuming at the last byte received; progress
+//     (after a stall, 16 KiB) gives a transfer its retries back; a shorter 206 than asked for (a server that
+//     caps its answers) is continued from where it ended;
 //   - the first response pins the file (strong ETag, else Last-Modified, and its size): later requests carry
 //     If-Range, and a response of another file (a 200 to a conditional range, 412, another ETag,
 //     Last-Modified or size) is the error "source_changed" rather than bytes of two files mixed;
 //   - a server that answers the first range with 200 ignores Range: the file is then read in one streamed
 //     pass (open_stream(): a thread writes the body into a pipe that MappedFile reads as a stream);
+//   - what no retry can mend fails at once, said as such: a redirect loop, a redirect to another scheme (http
+//     and https only), a body sent with a Content-Encoding (never asked for), a malformed URL, a certificate
+//     that does not verify;
 //   - redirects are followed (at most HttpOptions::max_redirects). Headers from --header go with every
 //     request; the bearer token (HF_TOKEN) is sent to the URL's own host only (libcurl drops it, and any
 //     Authorization or Cookie header, on a redirect to another host). Neither is ever printed: messages name
@@ -32,9 +37,10 @@ constexpr long kMaxRetryAfterMs = 60000;
 struct HttpOptions {
     std::vector<std::string> headers;  // "Name: value", from --header
     std::string bearer_token;          // from HF_TOKEN
-    long connect_timeout_ms = 30000;   // --timeout: connecting, and a response that stalls (no byte) this long
-    int retries = 4;                   // further attempts after a failure without progress
-    long retry_delay_ms = 250;         // the first backoff; doubled for every further failure
+    // --timeout: connecting, and a stall: no response, or fewer than 16 KiB of its body, in this long
+    long connect_timeout_ms = 30000;
+    int retries = 4;            // further attempts after a failure without progress
+    long retry_delay_ms = 250;  // the first backoff; doubled for every further failure
     long max_redirects = 10;
 };
 
@@ -102,6 +108,8 @@ public:
     struct Response;
     // Checks the first body bytes' response (Content-Range, the pin); false with r->error set.
     bool check_response(Response* r);
+    // True once the destructor has begun: a request under way ends.
+    bool stopping() const { return stop_.load(); }
 
 private:
     struct Pin {

@@ -304,6 +304,7 @@ bool load_model(const std::string& path, const ParseOptions& options, LoadedMode
     if (!merged.ok()) {
         error->file = failed < model->paths.size() ? model->paths[failed] : path;
         error->status = merged.status();
+        error->message = plan.message();
         return false;
     }
     model->info = std::move(merged).value();

@@ -78,6 +78,7 @@ describe("compare() equals diff --json", () => {
         assert.deepEqual(actual.summary, {
             identical: checkpoint.tensors.length,
             different: 0,
+            non_finite: 0,
             only_a: 0,
             only_b: 0,
             incomparable: 0,
@@ -102,6 +103,26 @@ describe("compare() equals diff --json", () => {
         assert.equal(q.verdict, "different");
         assert.equal(q.dtype_b, "Q8_0");
         assert.ok(q.metrics.nmse > 0 && q.metrics.nmse < 1e-3, String(q.metrics.nmse));
+    });
+
+    test("a tensor all NaN on one side: non_finite (nmse 0 over no finite pair), as diff --json", async () => {
+        const v = "model.layers.0.self_attn.v_proj.weight";
+        const nan = {
+            ...checkpoint,
+            tensors: checkpoint.tensors.map((t) =>
+                t.name === v ? { ...t, values: new Float32Array(t.values.length).fill(NaN) } : t,
+            ),
+        };
+        const nanFile = path.join(dir, "tiny-nan.gguf");
+        writeFileSync(nanFile, llamaGguf(nan));
+        const actual = await compare(file.f32, nanFile);
+        assert.deepEqual(actual, cliDiff(file.f32, nanFile));
+        const row = actual.tensors.find((t) => t.b === "blk.0.attn_v.weight");
+        assert.equal(row.verdict, "non_finite");
+        assert.equal(row.metrics.nmse, 0);
+        assert.equal(row.metrics.n_nonfinite_diff, row.metrics.n_nan_b);
+        assert.equal(actual.summary.non_finite, 1);
+        assert.equal(actual.summary.identical, checkpoint.tensors.length - 1);
     });
 
     test("GGUF F32 against GGUF Q4_K: by names, metadata differences", async () => {

@@ -137,7 +137,16 @@ describe("edit()", () => {
             return "ok";
         };
         assert.equal(await code({ set: { "llama.block_count": "abc" } }), "bad_type:type");
-        assert.equal(await code({ set: { x: { value: 300, type: "u8" } } }), "bad_type:type");
+        // A number its type cannot hold is refused, never stored as another (1e39 as f32 was Infinity, 2^64 a float).
+        assert.equal(await code({ set: { x: { value: 300, type: "u8" } } }), "bad_type:value.range");
+        assert.equal(await code({ set: { x: { value: 1e39, type: "f32" } } }), "bad_type:value.range");
+        assert.equal(await code({ set: { x: 1e39 } }), "bad_type:value.range");
+        assert.equal(await code({ set: { x: { value: 2n ** 64n, type: "u64" } } }), "RangeError");
+        assert.equal(await code({ set: { x: [1n, -(2n ** 63n) - 1n] } }), "RangeError");
+        assert.equal(
+            await code({ set: { x: { value: "18446744073709551616", type: "u64" } } }),
+            "bad_type:value.range",
+        );
         assert.equal(await code({ set: { x: [1, "a"] } }), "bad_type:type");
         assert.equal(await code({ delete: ["no.such.key"] }), "bad_key:delete");
         assert.equal(await code({ set: { "general.alignment": 64 } }), "bad_key:general.alignment");

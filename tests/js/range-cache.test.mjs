@@ -16,9 +16,11 @@ import {
     readFileSync,
     readdirSync,
     rmSync,
+    symlinkSync,
     utimesSync,
     writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -292,6 +294,28 @@ describe("range cache over nginx (Node, a directory)", () => {
         assert.deepEqual(readdirSync(directory), ["notes.txt"]);
         assert.ok(existsSync(path.join(directory, "notes.txt")));
     });
+
+    test(
+        "a FIFO or link planted at the index or a piece is passed over, not waited on",
+        { timeout: 60_000 },
+        async () => {
+            const cache = { directory };
+            const cold = await openAndRead({ cache });
+            const piece = readdirSync(directory).find((n) => n.startsWith("piece-"));
+            for (const name of ["index.json", piece]) {
+                const file = path.join(directory, name);
+                rmSync(file);
+                assert.equal(spawnSync("mkfifo", [file]).status, 0);
+            }
+            const again = await openAndRead({ cache });
+            assert.deepEqual(again.raw, cold.raw);
+            // The piece a link points to is not read either.
+            const other = readdirSync(directory).find((n) => n.startsWith("piece-") && n !== piece);
+            rmSync(path.join(directory, other));
+            symlinkSync(path.join(directory, piece), path.join(directory, other));
+            assert.deepEqual((await openAndRead({ cache })).raw, cold.raw);
+        },
+    );
 
     test("clearCache() empties the cache", async () => {
         const cache = { directory };

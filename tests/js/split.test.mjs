@@ -218,6 +218,12 @@ describe("parts that do not fit together", () => {
                 if (label !== "wrong shard" && label !== "a GGUF as a shard") {
                     assert.equal(e.file, "model.safetensors.index.json", label);
                 }
+                if (label === "wrong shard") {
+                    // The tensor and the shards are named, in the CLI's words.
+                    const words = /the index's weight_map puts tensor '[^']+' in [^ ]+, but [^ ]+ holds it/;
+                    assert.match(e.message, words);
+                    if (cli) assert.equal(words.exec(e.message)[0], words.exec(cli.stderr)?.[0]);
+                }
                 return true;
             });
         }

@@ -15,6 +15,13 @@ does, except where MODE says otherwise:
   changing-tag  the same, but If-Range is ignored (a 206 of the new file: the client must see the ETag)
   stall      the first ranged response of each path sends half its body, then nothing for 30 s (the client's
              --timeout ends it; the connection then closes)
+  trickle    every ranged response sends its body at 2 bytes a second (a stall at more than 1 byte/s)
+  trickle-head  every ranged response sends its status line and headers at 2 bytes a second
+  cap        every ranged response is a valid 206 of at most its first 4096 bytes (the true total in
+             Content-Range): the client must ask again for the rest
+  gzip       every ranged response is its bytes gzip-compressed, with Content-Encoding: gzip (not asked for)
+  loop       302 to itself, forever
+  tofile     302 to file:///etc/passwd
   redirect   302 to /plain/NAME on the same host
   offhost    302 to /plain/NAME on "localhost" (another host name for the same server)
 Every request is logged to --log as one JSON line: method, path, host, range, if_range, authorization,
@@ -23,6 +30,7 @@ response, so it is there once the client has the response. The port is written t
 """
 import argparse
 import email.utils
+import gzip
 import json
 import os
 import re
@@ -82,6 +90,10 @@ class Handler(BaseHTTPRequestHandler):
         n = count(self.path)
         if mode == "redirect":
             return self.plain(302, [("Location", "/plain/" + name)])
+        if mode == "loop":
+            return self.plain(302, [("Location", "/loop/" + name)])
+        if mode == "tofile":
+            return self.plain(302, [("Location", "file:///etc/passwd")])
         if mode == "offhost":
             port = self.server.server_address[1]
             return self.plain(302, [("Location", "http://localhost:%d/plain/%s" % (port, name))])
@@ -113,6 +125,15 @@ class Handler(BaseHTTPRequestHandler):
         end = min(int(r.group(2)) + 1 if r.group(2) else len(data), len(data))
         if start >= len(data):
             return self.plain(416, validators + [("Content-Range", "bytes */%d" % len(data))])
+        if mode == "cap":
+            end = min(end, start + 4096)
+        if mode == "gzip":
+            body = gzip.compress(data[start:end])
+            headers = validators + [
+                ("Content-Range", "bytes %d-%d/%d" % (start, end - 1, len(data))),
+                ("Content-Encoding", "gzip"),
+            ]
+            return self.plain(206, headers, body)
         headers = validators + [("Content-Range", "bytes %d-%d/%d" % (start, end - 1, len(data)))]
         return self.send_body(206, headers, data, start, end, mode)
 
@@ -126,7 +147,13 @@ class Handler(BaseHTTPRequestHandler):
         for k, v in headers:
             self.send_header(k, v)
         self.send_header("Content-Length", str(end - start))
+        if mode == "trickle-head":
+            head = b"".join(self._headers_buffer) + b"\r\n"
+            self._headers_buffer = []
+            return self.trickle(head)
         self.end_headers()
+        if mode == "trickle" and status == 206:
+            return self.trickle(data[start:end])
         if dropping or stalling:
             DROPPED.add(key)
             self.wfile.write(data[start : start + half])
@@ -140,6 +167,17 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data[start:end])
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def trickle(self, data):
+        """Sends data 2 bytes a second, until it is sent or the client hangs up."""
+        self.close_connection = True
+        try:
+            for i in range(0, len(data), 2):
+                self.wfile.write(data[i : i + 2])
+                self.wfile.flush()
+                time.sleep(1)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
 
 class Server(ThreadingHTTPServer):

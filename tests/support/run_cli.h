@@ -20,11 +20,13 @@ struct CliResult {
 };
 
 // Runs `weightstream <args>` through the shell (args are already shell-quoted by the caller).
-inline CliResult run_cli(const std::string& args, const std::string& stdin_redirect = "") {
+// kill_after_s > 0: killed (SIGKILL, status 137) if still running then, for a test of something that may hang.
+inline CliResult run_cli(const std::string& args, const std::string& stdin_redirect = "", int kill_after_s = 0) {
     char err_path[] = "/tmp/ws_cli_err_XXXXXX";
     const int fd = mkstemp(err_path);
     close(fd);
-    const std::string cmd = std::string(WS_CLI) + " " + args + " 2>" + err_path + stdin_redirect;
+    const std::string limit = kill_after_s > 0 ? "timeout -s KILL " + std::to_string(kill_after_s) + " " : "";
+    const std::string cmd = limit + WS_CLI + " " + args + " 2>" + err_path + stdin_redirect;
     CliResult r;
     FILE* p = popen(cmd.c_str(), "r");
     char buf[65536];

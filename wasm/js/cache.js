@@ -145,14 +145,27 @@ class DirectoryStore {
         return new DirectoryStore(fs, path, directory);
     }
 
-    async read(name, start, end) {
+    /**
+     * The file `name` opened for reading if it is a regular file, else null (missing, or a FIFO, device or link
+     * planted there: the store writes none; opened without blocking, as a FIFO would block the open forever).
+     */
+    async #openFile(name) {
+        const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW } = this.fs.constants;
         let handle;
         try {
-            handle = await this.fs.open(this.path.join(this.directory, name), "r");
+            handle = await this.fs.open(this.path.join(this.directory, name), O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
         } catch (e) {
-            if (notFound(e)) return null;
+            if (notFound(e) || e?.code === "ELOOP") return null;
             throw e;
         }
+        if ((await handle.stat()).isFile()) return handle;
+        await handle.close();
+        return null;
+    }
+
+    async read(name, start, end) {
+        const handle = await this.#openFile(name);
+        if (handle === null) return null;
         try {
             const bytes = new Uint8Array(end - start);
             const { bytesRead } = await handle.read(bytes, 0, bytes.length, start);
@@ -163,7 +176,13 @@ class DirectoryStore {
     }
 
     async readAll(name) {
-        return new Uint8Array(await this.fs.readFile(this.path.join(this.directory, name)));
+        const handle = await this.#openFile(name);
+        if (handle === null) throw new Error(`${name}: not a regular file`);
+        try {
+            return new Uint8Array(await handle.readFile());
+        } finally {
+            await handle.close();
+        }
     }
 
     async write(name, bytes) {

@@ -13,9 +13,17 @@ import { loadWasm, wasmFailure } from "./wasm.js";
 const OK = 0;
 const TYPES = new Set(["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64", "bool", "str"]);
 
-// A scalar as JSON text: BigInts as their digits (a JSON number the core reads exactly, to 64 bits).
+const BIGINT_MIN = -(2n ** 63n);
+const BIGINT_MAX = 2n ** 64n - 1n;
+
+// A scalar as JSON text: BigInts as their digits (a JSON number the core reads exactly, to 64 bits; past 64
+// bits JSON would read it as a float, so it is refused here).
 function scalarJson(key, v) {
-    if (typeof v === "bigint") return v.toString();
+    if (typeof v === "bigint") {
+        if (v < BIGINT_MIN || v > BIGINT_MAX)
+            throw new RangeError(`set["${key}"]: ${v}n does not fit 64 bits (i64 from -2^63, u64 up to 2^64 - 1)`);
+        return v.toString();
+    }
     if (typeof v === "number") {
         if (!Number.isFinite(v)) throw new TypeError(`set["${key}"]: ${v} cannot be written (not a finite number)`);
         return JSON.stringify(v);

@@ -606,7 +606,8 @@ export interface CompareOptions extends Omit<OpenOptions, "onProgress"> {
     onTensor?: (row: CompareRow, index: number) => void;
 }
 
-export type CompareVerdict = "identical" | "different" | "only_a" | "only_b" | "incomparable";
+/** non_finite: the pair differs where a value is NaN or Inf (n_nonfinite_diff > 0), whatever its nmse. */
+export type CompareVerdict = "identical" | "different" | "non_finite" | "only_a" | "only_b" | "incomparable";
 
 /** The converter's transform applied to the source side (or the part of a fused tensor compared). */
 export type CompareTransform =
@@ -634,6 +635,8 @@ export interface CompareMetrics {
     n_nan_b: number;
     n_inf_a: number;
     n_inf_b: number;
+    /** Pairs that differ where either value is NaN or Inf (left out of the sums, so the nmse cannot see them). */
+    n_nonfinite_diff: number;
 }
 
 /** One pair of tensors (or a tensor only one side has). Shapes are outermost first. */
@@ -667,7 +670,14 @@ export interface CompareReport {
         changed: { key: string; a: MetadataValue; b: MetadataValue }[];
     };
     tensors: CompareRow[];
-    summary: { identical: number; different: number; only_a: number; only_b: number; incomparable: number };
+    summary: {
+        identical: number;
+        different: number;
+        non_finite: number;
+        only_a: number;
+        only_b: number;
+        incomparable: number;
+    };
 }
 
 /**

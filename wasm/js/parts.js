@@ -205,7 +205,8 @@ async function combine(wasm, plan, opened, parts, options, indexName) {
     if (status.code !== OK) {
         const failed = plan.failedPart();
         const file = failed >= 0 ? parts[failed].name : indexName;
-        throw file === undefined ? statusError(status) : inFile(statusError(status), file);
+        const error = planError(plan, status);
+        throw file === undefined ? error : inFile(error, file);
     }
     // Shards given without an index: one holding no tensor is not among the model's files.
     const kept = plan.kept();
