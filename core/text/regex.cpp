@@ -66,6 +66,13 @@ struct Program {
     uint64_t first_ascii[2] = {0, 0};
     bool first_non_ascii = false;
     bool first_anything = false;  // an empty match is possible: no skipping
+    // The closure of instruction 0 when it holds no assertion (then it is the same at every position): its
+    // consume and match instructions in priority order, and per ASCII code point the ones that can proceed
+    // (consume it, or match), when that table stays small. Seeding a search at a position is then a copy.
+    bool seed_static = false;
+    std::vector<uint32_t> seed;
+    std::vector<uint32_t> seed_ascii;         // the lists of the 128 ASCII code points, one after the other
+    std::vector<uint32_t> seed_ascii_offset;  // 129 offsets into seed_ascii (empty: no table)
 };
 
 }  // namespace regex_detail
@@ -886,6 +893,47 @@ void compute_first(Program* prog) {
     }
 }
 
+// The static seed (Program::seed_static): the same depth-first walk as the matcher's closure.
+void compute_seed(Program* prog) {
+    constexpr size_t kMaxSeedTable = 1 << 16;  // entries of the per-ASCII table
+    std::vector<uint8_t> seen(prog->insts.size(), 0);
+    std::vector<uint32_t> stack{0};
+    while (!stack.empty()) {
+        const uint32_t pc = stack.back();
+        stack.pop_back();
+        if (seen[pc]) continue;
+        seen[pc] = 1;
+        const Inst& in = prog->insts[pc];
+        switch (in.op) {
+            case rd::kConsume:
+            case rd::kMatch:
+                prog->seed.push_back(pc);
+                break;
+            case rd::kSplit:
+                stack.push_back(in.y);
+                stack.push_back(in.x);
+                break;
+            case rd::kJmp:
+                stack.push_back(in.x);
+                break;
+            case rd::kAssert:
+            case rd::kLook:
+                prog->seed.clear();
+                return;
+        }
+    }
+    prog->seed_static = true;
+    if (prog->seed.size() * 128 > kMaxSeedTable) return;
+    prog->seed_ascii_offset.push_back(0);
+    for (uint32_t c = 0; c < 128; ++c) {
+        for (uint32_t pc : prog->seed) {
+            const Inst& in = prog->insts[pc];
+            if (in.op == rd::kMatch || prog->sets[in.x].contains(c, 0)) prog->seed_ascii.push_back(pc);
+        }
+        prog->seed_ascii_offset.push_back(static_cast<uint32_t>(prog->seed_ascii.size()));
+    }
+}
+
 struct Position {
     uint32_t cp = 0;  // the code point at this position (valid when has_cp)
     uint8_t key = 0;  // its property key (code points >= 128)
@@ -981,6 +1029,7 @@ Result<Regex> Regex::compile(const std::string& pattern, RegexOptions options) {
     prog->insts.push_back({rd::kMatch, 0, 0, 0});
     prog->insts.shrink_to_fit();
     compute_first(prog);
+    compute_seed(prog);
     return Result<Regex>(std::move(re));
 }
 
@@ -1075,7 +1124,30 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
                 }
                 if (!cur.has_cp) break;
             }
-            add_thread(s.cur, gen, 0, pos, pos, prev, cur);
+            if (prog.seed_static) {
+                // The closure of instruction 0 without its walk, keeping only what can proceed at this code point
+                // (the others would die in this step anyway). Nothing is added to this list after the seed, so
+                // marking the kept instructions is all the deduplication needed.
+                const uint32_t* list = prog.seed.data();
+                size_t n = prog.seed.size();
+                const bool table = cur.has_cp && cur.cp < 128 && !prog.seed_ascii_offset.empty();
+                if (table) {
+                    list = prog.seed_ascii.data() + prog.seed_ascii_offset[cur.cp];
+                    n = prog.seed_ascii_offset[cur.cp + 1] - prog.seed_ascii_offset[cur.cp];
+                }
+                for (size_t k = 0; k < n; ++k) {
+                    const uint32_t pc = list[k];
+                    if (s.mark[pc] == gen) continue;
+                    const Inst& in = insts[pc];
+                    if (!table && in.op == rd::kConsume && !(cur.has_cp && prog.sets[in.x].contains(cur.cp, cur.key))) {
+                        continue;
+                    }
+                    s.mark[pc] = gen;
+                    s.cur.push_back({pc, pos});
+                }
+            } else {
+                add_thread(s.cur, gen, 0, pos, pos, prev, cur);
+            }
         }
         if (s.cur.empty()) {
             if (matched || !cur.has_cp) break;
