@@ -57,7 +57,9 @@ std::string make_text(size_t bytes) {
     static const char* const kContractions[] = {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL"};
     static const char* const kPunct[] = {".", ",", "!", "?", ";", ":", "...", " -", " (", ")", "\"", " #", " &&"};
     std::mt19937 rng(12345);
-    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    // rng() % n, not a distribution: mt19937's output is specified, distributions are not (libstdc++ and
+    // Emscripten's libc++ differ), and native and wasm must time the same bytes.
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
     std::string text;
     while (text.size() < bytes) {
         const Script& s = scripts[pick(10) < 4 ? 0 : pick(10)];
