@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "unicode/unicode_tables.h"
@@ -73,6 +74,12 @@ struct Program {
     std::vector<uint32_t> seed;
     std::vector<uint32_t> seed_ascii;         // the lists of the 128 ASCII code points, one after the other
     std::vector<uint32_t> seed_ascii_offset;  // 129 offsets into seed_ascii (empty: no table)
+    // The same for the instruction after each consume: the closure a thread enters once it has consumed, as
+    // next_leaves[next_offset[pc] .. next_offset[pc + 1]) when it holds no assertion (next_static[pc]). The
+    // total is capped (kMaxNextLeaves); past it the matcher walks the closure as usual.
+    std::vector<uint32_t> next_offset;
+    std::vector<uint32_t> next_leaves;
+    std::vector<uint8_t> next_static;
 };
 
 }  // namespace regex_detail
@@ -893,35 +900,60 @@ void compute_first(Program* prog) {
     }
 }
 
-// The static seed (Program::seed_static): the same depth-first walk as the matcher's closure.
-void compute_seed(Program* prog) {
-    constexpr size_t kMaxSeedTable = 1 << 16;  // entries of the per-ASCII table
-    std::vector<uint8_t> seen(prog->insts.size(), 0);
-    std::vector<uint32_t> stack{0};
-    while (!stack.empty()) {
-        const uint32_t pc = stack.back();
-        stack.pop_back();
-        if (seen[pc]) continue;
-        seen[pc] = 1;
-        const Inst& in = prog->insts[pc];
+// The consume and match instructions of the closure of `start` in priority order (the matcher's depth-first
+// walk), appended to *leaves; false (and *leaves as it was) when the closure holds an assertion.
+bool static_closure(const Program& prog, uint32_t start, std::vector<uint8_t>* seen, std::vector<uint32_t>* stack,
+                    std::vector<uint32_t>* leaves) {
+    const size_t size_before = leaves->size();
+    std::vector<uint32_t> visited;
+    stack->assign(1, start);
+    bool ok = true;
+    while (!stack->empty() && ok) {
+        const uint32_t pc = stack->back();
+        stack->pop_back();
+        if ((*seen)[pc]) continue;
+        (*seen)[pc] = 1;
+        visited.push_back(pc);
+        const Inst& in = prog.insts[pc];
         switch (in.op) {
             case rd::kConsume:
             case rd::kMatch:
-                prog->seed.push_back(pc);
+                leaves->push_back(pc);
                 break;
             case rd::kSplit:
-                stack.push_back(in.y);
-                stack.push_back(in.x);
+                stack->push_back(in.y);
+                stack->push_back(in.x);
                 break;
             case rd::kJmp:
-                stack.push_back(in.x);
+                stack->push_back(in.x);
                 break;
             case rd::kAssert:
             case rd::kLook:
-                prog->seed.clear();
-                return;
+                ok = false;
+                break;
         }
     }
+    for (uint32_t pc : visited) (*seen)[pc] = 0;
+    if (!ok) leaves->resize(size_before);
+    return ok;
+}
+
+// The static closures (Program::seed_static, next_static).
+void compute_seed(Program* prog) {
+    constexpr size_t kMaxSeedTable = 1 << 16;  // entries of the per-ASCII table
+    const size_t kMaxNextLeaves = 16 * prog->insts.size() + 1024;
+    std::vector<uint8_t> seen(prog->insts.size(), 0);
+    std::vector<uint32_t> stack;
+    const size_t n = prog->insts.size();
+    prog->next_static.assign(n, 0);
+    prog->next_offset.assign(n + 1, 0);
+    for (uint32_t pc = 0; pc < n; ++pc) {
+        prog->next_offset[pc] = static_cast<uint32_t>(prog->next_leaves.size());
+        if (prog->insts[pc].op != rd::kConsume || prog->next_leaves.size() > kMaxNextLeaves) continue;
+        prog->next_static[pc] = static_closure(*prog, pc + 1, &seen, &stack, &prog->next_leaves) ? 1 : 0;
+    }
+    prog->next_offset[n] = static_cast<uint32_t>(prog->next_leaves.size());
+    if (!static_closure(*prog, 0, &seen, &stack, &prog->seed)) return;
     prog->seed_static = true;
     if (prog->seed.size() * 128 > kMaxSeedTable) return;
     prog->seed_ascii_offset.push_back(0);
@@ -971,13 +1003,13 @@ struct RegexScratch::Impl {
     std::vector<uint32_t> stack;
 
     void prepare(size_t n) {
-        if (mark.size() < n) {
+        if (mark.size() < n) {  // a larger program than this scratch has served: grow once
             mark.assign(n, 0);
             generation = 0;
+            cur.reserve(n);
+            next.reserve(n);
+            stack.reserve(2 * n + 2);
         }
-        cur.reserve(n);
-        next.reserve(n);
-        stack.reserve(2 * n + 2);
         cur.clear();
         next.clear();
     }
@@ -1035,8 +1067,12 @@ Result<Regex> Regex::compile(const std::string& pattern, RegexOptions options) {
 
 bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* match, RegexScratch* scratch) const {
     if (program_ == nullptr || from > size) return false;
-    RegexScratch local;
-    RegexScratch::Impl& s = *(scratch != nullptr ? scratch : &local)->impl_;
+    std::unique_ptr<RegexScratch> local;
+    if (scratch == nullptr) {
+        local.reset(new RegexScratch);
+        scratch = local.get();
+    }
+    RegexScratch::Impl& s = *scratch->impl_;
     const Program& prog = *program_;
     const Inst* insts = prog.insts.data();
     const uint8_t* text = reinterpret_cast<const uint8_t*>(text_chars);
@@ -1169,7 +1205,24 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
                 best.end = pos;
                 break;  // threads of lower priority are cut
             }
-            if (cur.has_cp && prog.sets[in.x].contains(cur.cp, cur.key)) {
+            if (!cur.has_cp || !prog.sets[in.x].contains(cur.cp, cur.key)) continue;
+            if (prog.next_static[t.pc]) {
+                // The precomputed closure, keeping only what can proceed at the next code point (a consume that
+                // cannot would die in the next step: dropping it now changes nothing, whoever adds it later).
+                const uint32_t* leaf = prog.next_leaves.data() + prog.next_offset[t.pc];
+                const uint32_t* end = prog.next_leaves.data() + prog.next_offset[t.pc + 1];
+                for (; leaf != end; ++leaf) {
+                    const uint32_t pc = *leaf;
+                    if (s.mark[pc] == next_gen) continue;
+                    const Inst& leaf_inst = insts[pc];
+                    if (leaf_inst.op == rd::kConsume &&
+                        !(nxt.has_cp && prog.sets[leaf_inst.x].contains(nxt.cp, nxt.key))) {
+                        continue;
+                    }
+                    s.mark[pc] = next_gen;
+                    s.next.push_back({pc, t.start});
+                }
+            } else {
                 add_thread(s.next, next_gen, t.pc + 1, t.start, next_pos, cur, nxt);
             }
         }
