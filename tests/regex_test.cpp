@@ -346,6 +346,17 @@ TEST_CASE("regex bounds hostile patterns: deep nesting, huge counts, compiled si
         CHECK(r.status().code == ws::Error::kTooLarge);
         CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
     }
+    // Long patterns: refused while parsing, before their nodes and classes take memory in proportion.
+    for (const std::string& p : {std::string(2000000, 'a'), [] {
+                                     std::string s;
+                                     for (int i = 0; i < 200000; ++i) s += "(?i:[a-z\\p{Lu}])";
+                                     return s;
+                                 }()}) {
+        const auto start = std::chrono::steady_clock::now();
+        auto r = Regex::compile(p);
+        CHECK(r.status().code == ws::Error::kTooLarge);
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    }
     // Just inside the limit compiles, and the program is bounded.
     const Regex big = must_compile("a{90000}");
     CHECK(big.program_size() <= ws::kRegexMaxProgram);

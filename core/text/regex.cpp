@@ -94,7 +94,8 @@ namespace rd = regex_detail;
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 constexpr int kInfinite = -1;
-constexpr int kMaxCount = 1000000;  // counts are clamped here while parsing; the program limit decides
+constexpr int kMaxCount = 1000000;           // counts are clamped here while parsing; the program limit decides
+constexpr size_t kMaxTotalRanges = 1 << 20;  // code point ranges of all the classes of a pattern (8 MB)
 
 // The keys (unicode_property_key values) whose category is in `mask`, White_Space or not.
 uint64_t keys_of_categories(UnicodeCategoryMask mask) {
@@ -236,11 +237,22 @@ private:
     char peek() const { return p_[i_]; }
     bool starts_with(const char* s) const { return p_.compare(i_, std::strlen(s), s) == 0; }
 
+    // Memory while parsing is bounded like the program: a node per item, and the ranges of all classes (which
+    // case folding can multiply) within kMaxTotalRanges.
     int add(Node n) {
+        if (nodes_.size() >= kRegexMaxProgram) {
+            fail(Error::kTooLarge, i_, "regex: the pattern is too large");
+            return -1;
+        }
         nodes_.push_back(std::move(n));
         return static_cast<int>(nodes_.size() - 1);
     }
     int add_set(CharSet set) {
+        total_ranges_ += set.ranges.size();
+        if (total_ranges_ > kMaxTotalRanges || nodes_.size() >= kRegexMaxProgram) {
+            fail(Error::kTooLarge, i_, "regex: the pattern is too large");
+            return -1;
+        }
         program_->sets.push_back(std::move(set));
         Node n;
         n.kind = Node::kSet;
@@ -778,6 +790,7 @@ private:
     int depth_ = 0;
     Program* program_;
     std::vector<Node> nodes_;
+    size_t total_ranges_ = 0;
     Status status_;
 };
 
