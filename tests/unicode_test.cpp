@@ -152,3 +152,89 @@ TEST_CASE("unicode lossy decoding: one U+FFFD per byte that does not start a wel
         CHECK(len == c.len);
     }
 }
+
+TEST_CASE("unicode normalization passes the UCD's NormalizationTest.txt (NFC, NFD, NFKC, NFKD)") {
+    // The conformance file ships compressed in Debian's unicode-data; Python (a build dependency) unpacks it.
+    const std::string command = "python3 -c \"import bz2,sys; sys.stdout.buffer.write(bz2.open('" +
+                                std::string(WS_UNICODE_DATA_DIR) + "/NormalizationTest.txt.bz2').read())\"";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string text;
+    char buf[65536];
+    size_t got = 0;
+    while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, got);
+    REQUIRE(pclose(pipe) == 0);
+
+    using Seq = std::vector<uint32_t>;
+    auto parse = [](const std::string& field) {
+        Seq out;
+        std::istringstream in(field);
+        std::string hex;
+        while (in >> hex) out.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
+        return out;
+    };
+    auto norm = [](const Seq& s, ws::UnicodeNormalization form) {
+        Seq out;
+        ws::unicode_normalize(s.data(), s.size(), form, &out);
+        return out;
+    };
+    using F = ws::UnicodeNormalization;
+    std::istringstream lines(text);
+    std::string line;
+    int part = -1;
+    size_t checked = 0, failures = 0;
+    std::vector<uint8_t> in_part1(0x110000, 0);
+    while (std::getline(lines, line)) {
+        if (line.rfind("@Part", 0) == 0) {
+            part = line[5] - '0';
+            continue;
+        }
+        if (line.empty() || line[0] == '#') continue;
+        Seq c[5];
+        std::istringstream fields(line);
+        for (Seq& s : c) {
+            std::string field;
+            std::getline(fields, field, ';');
+            s = parse(field);
+        }
+        if (part == 1 && c[0].size() == 1) in_part1[c[0][0]] = 1;
+        const bool ok = c[1] == norm(c[0], F::kNFC) && c[1] == norm(c[1], F::kNFC) && c[1] == norm(c[2], F::kNFC) &&
+                        c[3] == norm(c[3], F::kNFC) && c[3] == norm(c[4], F::kNFC) && c[2] == norm(c[0], F::kNFD) &&
+                        c[2] == norm(c[1], F::kNFD) && c[2] == norm(c[2], F::kNFD) && c[4] == norm(c[3], F::kNFD) &&
+                        c[4] == norm(c[4], F::kNFD) && c[3] == norm(c[0], F::kNFKC) && c[3] == norm(c[1], F::kNFKC) &&
+                        c[3] == norm(c[2], F::kNFKC) && c[3] == norm(c[3], F::kNFKC) && c[3] == norm(c[4], F::kNFKC) &&
+                        c[4] == norm(c[0], F::kNFKD) && c[4] == norm(c[1], F::kNFKD) && c[4] == norm(c[2], F::kNFKD) &&
+                        c[4] == norm(c[3], F::kNFKD) && c[4] == norm(c[4], F::kNFKD);
+        if (!ok && failures++ < 10) {
+            INFO(line);
+            CHECK(ok);
+        }
+        ++checked;
+    }
+    CHECK(checked > 19000);
+    CHECK(failures == 0);
+    // Part 1's rule: every code point it does not list is its own normalization in all four forms.
+    size_t unchanged_failures = 0;
+    for (uint32_t cp = 0; cp < 0x110000; ++cp) {
+        if (in_part1[cp] || (cp >= 0xD800 && cp <= 0xDFFF)) continue;
+        const Seq x = {cp};
+        for (F form : {F::kNFC, F::kNFD, F::kNFKC, F::kNFKD}) {
+            if (norm(x, form) != x && unchanged_failures++ < 5) {
+                INFO("U+" << std::hex << cp);
+                CHECK(false);
+            }
+        }
+    }
+    CHECK(unchanged_failures == 0);
+}
+
+TEST_CASE("unicode normalization stays O(n log n) on a million combining marks") {
+    std::vector<uint32_t> text = {'a'};
+    for (int i = 0; i < 1000000; ++i) text.push_back(i % 2 ? 0x0301 : 0x0316);  // classes 230 and 220
+    std::vector<uint32_t> out;
+    ws::unicode_normalize(text.data(), text.size(), ws::UnicodeNormalization::kNFC, &out);
+    REQUIRE(out.size() == text.size() - 1);  // a + one acute compose; the rest sorted, below before above
+    CHECK(out[0] == 0x00E1);
+    CHECK(out[1] == 0x0316);
+    CHECK(out.back() == 0x0301);
+}

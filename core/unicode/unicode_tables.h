@@ -43,5 +43,31 @@ extern const size_t kScriptCount;
 extern const ScriptRange kScriptRanges[];  // sorted, disjoint
 extern const size_t kScriptRangeCount;
 
+// Normalization (unicode_norm_tables.cpp, generated beside).
+struct CccRange {
+    uint32_t first;
+    uint32_t last;
+    uint8_t ccc;  // canonical combining class, not 0
+};
+extern const CccRange kCccRanges[];  // sorted, disjoint
+extern const size_t kCccRangeCount;
+struct Decomposition {
+    uint32_t cp;
+    uint16_t canonical_offset;  // full canonical decomposition: kDecompositionPool[offset .. offset + length)
+    uint8_t canonical_length;   // 0: none (a compatibility decomposition only)
+    uint16_t compat_offset;     // full compatibility decomposition (canonical ones included)
+    uint8_t compat_length;
+};
+extern const Decomposition kDecompositions[];  // sorted by cp; Hangul syllables are algorithmic
+extern const size_t kDecompositionCount;
+extern const uint32_t kDecompositionPool[];
+struct Composition {
+    uint32_t first;
+    uint32_t second;
+    uint32_t composite;
+};
+extern const Composition kCompositions[];  // sorted by (first, second): primary composites only
+extern const size_t kCompositionCount;
+
 }  // namespace unicode_tables
 }  // namespace ws

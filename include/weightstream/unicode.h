@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ws {
 
@@ -81,6 +82,16 @@ void unicode_script_ranges(int script, Fn fn);
 // unicode_cpts_from_utf8() (one U+FFFD per byte that does not decode), except that llama.cpp accepts
 // overlong forms, surrogates and values above U+10FFFF as code points where this gives U+FFFD for each byte.
 uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len);
+
+// The canonical combining class (UnicodeData.txt field 3); 0 for starters and out-of-range values.
+uint8_t unicode_combining_class(uint32_t cp);
+
+// Unicode normalization forms (UAX #15), as Hugging Face's NFC/NFD/NFKC/NFKD normalizers apply them.
+enum class UnicodeNormalization : uint8_t { kNFC, kNFD, kNFKC, kNFKD };
+// Appends the normalization of cps[0 .. n) to *out. Time O(n log n) at worst (canonical ordering sorts each run
+// of combining marks), memory O(n): a text of one starter and a million marks is no hazard. Values above
+// U+10FFFF pass through unchanged.
+void unicode_normalize(const uint32_t* cps, size_t n, UnicodeNormalization form, std::vector<uint32_t>* out);
 
 namespace unicode_detail {
 struct ScriptRangeView {
