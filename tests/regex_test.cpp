@@ -274,6 +274,11 @@ TEST_CASE("regex supports the syntax of the tokenizers' patterns") {
         {"a(?i)b|c", "aBC", {0, 2, 2, 3}},                 // (?i) lasts to the end of the group, across |
         {"(?i:k)", "k\xe2\x84\xaaK", {0, 1, 1, 4, 4, 5}},  // the Kelvin sign folds to k
         {"(?i:[a-c])+", "xABCabc", {1, 7}},
+        {"(?i:[a-z])", "\xc5\xbf\xe2\x84\xaa", {0, 2, 2, 5}},               // long s and the Kelvin sign
+        {"(?i:\xcf\x83)", "\xce\xa3\xcf\x82\xcf\x83", {0, 2, 2, 4, 4, 6}},  // sigma: capital, final, small
+        {"(?i:[\xce\xb1-\xcf\x89])+", "\xce\x91\xce\xa9!", {0, 4}},         // [alpha-omega] takes capitals
+        {"(?i:\xc3\x9f)", "\xe1\xba\x9e", {0, 3}},                          // sharp s: capital U+1E9E
+        {"(?i:[^a])", "Aab", {2, 3}},                                       // negation after folding
         {"\\s+(?!\\S)|\\s+", "a   b  ", {1, 3, 3, 4, 5, 7}},
         {"\\bab\\b", "ab cab ab_ ab", {0, 2, 11, 13}},
         {"(?<name>a)(?P<n2>b)", "ab", {0, 2}},

@@ -182,23 +182,51 @@ private:
         return it != ranges_.end() && it->first <= cp;
     }
     // Adds every code point whose simple case folding equals that of a member (the explicit characters and
-    // ranges; \p items stay as they are). Folding is a many-to-one map: collect the folds of members, then
-    // everything that folds to one of them.
+    // ranges; \p items stay as they are). Folding is a many-to-one map: collect F, the folds of the members,
+    // then add everything that folds into F. Only the folding pairs that touch the class are visited (binary
+    // searches by source and by target), so a pattern of many case-insensitive classes compiles in time
+    // proportional to its classes' sizes, not to their number times the folding table.
     void add_case_variants() {
         namespace ut = unicode_tables;
-        std::vector<uint32_t> folds;
-        for (size_t k = 0; k < ut::kFoldSize; ++k) {
-            if (member(ut::kFold[k].from) || member(ut::kFold[k].to)) folds.push_back(ut::kFold[k].to);
+        const ut::CodePointPair* pairs = ut::kFold;
+        const ut::CodePointPair* pairs_end = ut::kFold + ut::kFoldSize;
+        const std::vector<ut::CodePointPair>& by_target = folds_by_target();
+        auto targets_in = [&](uint32_t lo, uint32_t hi, std::vector<uint32_t>* out, bool sources) {
+            auto it = std::lower_bound(by_target.begin(), by_target.end(), lo,
+                                       [](const ut::CodePointPair& p, uint32_t c) { return p.to < c; });
+            for (; it != by_target.end() && it->to <= hi; ++it) out->push_back(sources ? it->from : it->to);
+        };
+        std::vector<uint32_t> folds;  // F
+        for (uint32_t c = 0; c < 128; ++c) {
+            if (member(c)) folds.push_back(unicode_simple_fold(c));
+        }
+        for (const Range& r : ranges_) {
+            // Members with a folding give their target; members that are a target fold to themselves. (Others
+            // have no case variants.)
+            auto it = std::lower_bound(pairs, pairs_end, r.first,
+                                       [](const ut::CodePointPair& p, uint32_t c) { return p.from < c; });
+            for (; it != pairs_end && it->from <= r.second; ++it) folds.push_back(it->to);
+            targets_in(r.first, r.second, &folds, false);
         }
         std::sort(folds.begin(), folds.end());
         folds.erase(std::unique(folds.begin(), folds.end()), folds.end());
-        for (size_t k = 0; k < ut::kFoldSize; ++k) {
-            if (std::binary_search(folds.begin(), folds.end(), ut::kFold[k].to)) {
-                add_range(ut::kFold[k].from, ut::kFold[k].from);
-                add_range(ut::kFold[k].to, ut::kFold[k].to);
-            }
-        }
+        // Everything that folds into F: F itself (folding is idempotent) and the sources of each target.
+        std::vector<uint32_t> add = folds;
+        for (uint32_t f : folds) targets_in(f, f, &add, true);
+        for (uint32_t c : add) add_range(c, c);
         normalize();
+    }
+
+    // kFold sorted by target (then source), built once.
+    static const std::vector<unicode_tables::CodePointPair>& folds_by_target() {
+        static const std::vector<unicode_tables::CodePointPair> table = [] {
+            std::vector<unicode_tables::CodePointPair> t(unicode_tables::kFold,
+                                                         unicode_tables::kFold + unicode_tables::kFoldSize);
+            std::sort(t.begin(), t.end(),
+                      [](const auto& a, const auto& b) { return a.to < b.to || (a.to == b.to && a.from < b.from); });
+            return t;
+        }();
+        return table;
     }
 
     uint64_t ascii_[2] = {0, 0};
