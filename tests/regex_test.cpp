@@ -318,8 +318,9 @@ TEST_CASE("regex rejects unsupported and malformed patterns with an error and it
         {"ab)", ws::Error::kUnsupported, 2},           // unmatched )
         {"\\p{Klingon}", ws::Error::kUnsupported, 0},  // unknown property
         {"\\p{L", ws::Error::kUnsupported, 0},
-        {"a\xff", ws::Error::kUnsupported, 1},  // invalid UTF-8 in the pattern
-        {"(?x)a", ws::Error::kUnsupported, 0},  // unsupported flag
+        {"\\p{scx=Han}", ws::Error::kUnsupported, 0},  // Script_Extensions: not in the tables
+        {"a\xff", ws::Error::kUnsupported, 1},         // invalid UTF-8 in the pattern
+        {"(?x)a", ws::Error::kUnsupported, 0},         // unsupported flag
         {"\\x4", ws::Error::kUnsupported, 0},
         {"[[:alpha:]]", ws::Error::kUnsupported, 1},
     };

@@ -474,7 +474,7 @@ private:
         if (eq != nullptr) {  // gc=L, General_Category=L, sc=Han, Script=Han
             const std::string key(name, static_cast<size_t>(eq - name));
             want_category = key == "gc" || key == "General_Category";
-            want_script = key == "sc" || key == "Script" || key == "scx" || key == "Script_Extensions";
+            want_script = key == "sc" || key == "Script";  // not scx: Script_Extensions is not in the tables
             if (!want_category && !want_script) {
                 fail(Error::kUnsupported, at, "regex: unknown Unicode property");
                 return false;

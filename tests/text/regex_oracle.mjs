@@ -13,8 +13,12 @@ import { readFileSync } from "node:fs";
 
 const WS = "\\t\\n\\v\\f\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const W = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
-const CATEGORIES = new Set(("L LC Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So " +
-    "Z Zs Zl Zp C Cc Cf Cs Co Cn Any Letter Mark Number Punctuation Symbol Separator Other").split(" "));
+const CATEGORIES = new Set(
+    (
+        "L LC Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So " +
+        "Z Zs Zl Zp C Cc Cf Cs Co Cn Any Letter Mark Number Punctuation Symbol Separator Other"
+    ).split(" "),
+);
 
 const variantsCache = new Map();
 function caseVariants(ch) {
@@ -41,7 +45,7 @@ function translate(src) {
     const cps = Array.from(src);
     let out = "";
     let inClass = false;
-    const groups = [];  // per open group: was the enclosing (?i) state
+    const groups = []; // per open group: was the enclosing (?i) state
     let icase = false;
     for (let i = 0; i < cps.length; ++i) {
         const c = cps[i];
@@ -129,7 +133,7 @@ function utf8Offsets(text) {
     // offsets[k] = the UTF-8 byte offset of UTF-16 index k
     const offsets = new Array(text.length + 1);
     let bytes = 0;
-    for (let k = 0; k < text.length; ) {
+    for (let k = 0; k < text.length;) {
         const cp = text.codePointAt(k);
         const units = cp > 0xffff ? 2 : 1;
         offsets[k] = bytes;
