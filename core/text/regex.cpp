@@ -66,7 +66,8 @@ struct Program {
     // What a match can start with, to skip positions where none can (assertions are ignored: a superset).
     uint64_t first_ascii[2] = {0, 0};
     bool first_non_ascii = false;
-    bool first_anything = false;  // an empty match is possible: no skipping
+    bool first_anything = false;   // an empty match is possible: no skipping
+    bool word_boundaries = false;  // \b or \B somewhere: find() needs the code point before `from`
     // The closure of instruction 0 when it holds no assertion (then it is the same at every position): its
     // consume and match instructions in priority order, and per ASCII code point the ones that can proceed
     // (consume it, or match), when that table stays small. Seeding a search at a position is then a copy.
@@ -907,6 +908,11 @@ private:
 
 // The first-code-point filter: the epsilon closure of instruction 0, assertions passed through.
 void compute_first(Program* prog) {
+    for (const Inst& in : prog->insts) {
+        if (in.op == rd::kAssert && (in.arg == rd::kWordBoundary || in.arg == rd::kNotWordBoundary)) {
+            prog->word_boundaries = true;
+        }
+    }
     std::vector<uint8_t> seen(prog->insts.size(), 0);
     std::vector<uint32_t> stack{0};
     while (!stack.empty()) {
@@ -1135,7 +1141,7 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
 
     // The code point before `from`, for \b.
     Position prev;
-    if (from > 0) {
+    if (from > 0 && prog.word_boundaries) {
         size_t j = from - 1;
         while (j > 0 && from - j < 4 && (text[j] & 0xC0) == 0x80) --j;
         Position p = decode_at(text, size, j);
