@@ -11,6 +11,7 @@ packages=(
     emscripten nodejs npm                                                        # wasm build, JS package
     nginx chromium                                                               # Range server, browser tests
     python3 ca-certificates
+    unicode-data                                                                 # UCD 15.0.0: core/unicode's generated tables
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -22,12 +22,14 @@
 #include <weightstream/quant_blocks.h>
 #include <weightstream/quant_recipe.h>
 #include <weightstream/quantize.h>
+#include <weightstream/regex.h>
 #include <weightstream/row_window.h>
 #include <weightstream/safetensors.h>
 #include <weightstream/safetensors_writer.h>
 #include <weightstream/split.h>
 #include <weightstream/stats.h>
 #include <weightstream/status.h>
+#include <weightstream/unicode.h>
 #include <weightstream/utf8.h>
 
 #include <cstdint>
@@ -102,6 +104,11 @@ int main() {
     if (!ws::dequantize(t->dtype, file.data() + t->offset, t->n_elements, decoded).ok() || decoded[0] != 1.5f ||
         decoded[1] != -2.0f) {
         return fail("tensor t does not decode to {1.5, -2}");
+    }
+    // The regex engine and the Unicode tables generated at build time are in the library.
+    auto re = ws::Regex::compile("\\p{Lu}\\p{Ll}+(?!\\S)");
+    if (!re.ok() || !re.value().search(std::string("blk.0 Attn")) || ws::unicode_to_lower('Q') != 'q') {
+        return fail("the regex engine or the Unicode tables");
     }
     // nlohmann_json comes with the target (model_json.h's value_to_json returns nlohmann::json).
     const nlohmann::json j = nlohmann::json::parse(ws::model_json(info, ws::JsonParts{}, 1));

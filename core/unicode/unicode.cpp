@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+#include "weightstream/unicode.h"
+
+#include <cstring>
+
+#include "unicode/unicode_tables.h"
+#include "weightstream/utf8.h"
+
+namespace ws {
+namespace {
+
+namespace ut = unicode_tables;
+
+uint32_t lookup_pair(const ut::CodePointPair* table, size_t size, uint32_t cp) {
+    size_t lo = 0, hi = size;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (table[mid].from < cp) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < size && table[lo].from == cp ? table[lo].to : cp;
+}
+
+bool name_is(const char* name, size_t n, const char* want) {
+    return std::strlen(want) == n && std::memcmp(name, want, n) == 0;
+}
+
+constexpr UnicodeCategoryMask bit(UnicodeCategory c) {
+    return unicode_category_bit(c);
+}
+using C = UnicodeCategory;
+constexpr UnicodeCategoryMask kLetters = bit(C::kLu) | bit(C::kLl) | bit(C::kLt) | bit(C::kLm) | bit(C::kLo);
+constexpr UnicodeCategoryMask kCased = bit(C::kLu) | bit(C::kLl) | bit(C::kLt);
+constexpr UnicodeCategoryMask kMarks = bit(C::kMn) | bit(C::kMc) | bit(C::kMe);
+constexpr UnicodeCategoryMask kNumbers = bit(C::kNd) | bit(C::kNl) | bit(C::kNo);
+constexpr UnicodeCategoryMask kPunct =
+    bit(C::kPc) | bit(C::kPd) | bit(C::kPs) | bit(C::kPe) | bit(C::kPi) | bit(C::kPf) | bit(C::kPo);
+constexpr UnicodeCategoryMask kSymbols = bit(C::kSm) | bit(C::kSc) | bit(C::kSk) | bit(C::kSo);
+constexpr UnicodeCategoryMask kSeparators = bit(C::kZs) | bit(C::kZl) | bit(C::kZp);
+constexpr UnicodeCategoryMask kOthers = bit(C::kCc) | bit(C::kCf) | bit(C::kCs) | bit(C::kCo) | bit(C::kCn);
+constexpr UnicodeCategoryMask kAll = (UnicodeCategoryMask{1} << kUnicodeCategoryCount) - 1;
+
+struct CategoryName {
+    const char* short_name;
+    const char* long_name;
+    UnicodeCategoryMask mask;
+};
+// Short names as UnicodeData.txt and PropertyValueAliases.txt spell them, long names as the latter does.
+const CategoryName kCategoryNames[] = {
+    {"L", "Letter", kLetters},
+    {"LC", "Cased_Letter", kCased},
+    {"L&", "L&", kCased},
+    {"Lu", "Uppercase_Letter", bit(C::kLu)},
+    {"Ll", "Lowercase_Letter", bit(C::kLl)},
+    {"Lt", "Titlecase_Letter", bit(C::kLt)},
+    {"Lm", "Modifier_Letter", bit(C::kLm)},
+    {"Lo", "Other_Letter", bit(C::kLo)},
+    {"M", "Mark", kMarks},
+    {"Mn", "Nonspacing_Mark", bit(C::kMn)},
+    {"Mc", "Spacing_Mark", bit(C::kMc)},
+    {"Me", "Enclosing_Mark", bit(C::kMe)},
+    {"N", "Number", kNumbers},
+    {"Nd", "Decimal_Number", bit(C::kNd)},
+    {"Nl", "Letter_Number", bit(C::kNl)},
+    {"No", "Other_Number", bit(C::kNo)},
+    {"P", "Punctuation", kPunct},
+    {"Pc", "Connector_Punctuation", bit(C::kPc)},
+    {"Pd", "Dash_Punctuation", bit(C::kPd)},
+    {"Ps", "Open_Punctuation", bit(C::kPs)},
+    {"Pe", "Close_Punctuation", bit(C::kPe)},
+    {"Pi", "Initial_Punctuation", bit(C::kPi)},
+    {"Pf", "Final_Punctuation", bit(C::kPf)},
+    {"Po", "Other_Punctuation", bit(C::kPo)},
+    {"S", "Symbol", kSymbols},
+    {"Sm", "Math_Symbol", bit(C::kSm)},
+    {"Sc", "Currency_Symbol", bit(C::kSc)},
+    {"Sk", "Modifier_Symbol", bit(C::kSk)},
+    {"So", "Other_Symbol", bit(C::kSo)},
+    {"Z", "Separator", kSeparators},
+    {"Zs", "Space_Separator", bit(C::kZs)},
+    {"Zl", "Line_Separator", bit(C::kZl)},
+    {"Zp", "Paragraph_Separator", bit(C::kZp)},
+    {"C", "Other", kOthers},
+    {"Cc", "Control", bit(C::kCc)},
+    {"Cf", "Format", bit(C::kCf)},
+    {"Cs", "Surrogate", bit(C::kCs)},
+    {"Co", "Private_Use", bit(C::kCo)},
+    {"Cn", "Unassigned", bit(C::kCn)},
+    {"Any", "Any", kAll},
+};
+
+}  // namespace
+
+uint8_t unicode_property_key(uint32_t cp) {
+    if (cp >= 0x110000) return 0;
+    return ut::kStage2[static_cast<size_t>(ut::kStage1[cp / ut::kBlockSize]) * ut::kBlockSize + cp % ut::kBlockSize];
+}
+
+UnicodeCategory unicode_category(uint32_t cp) {
+    return static_cast<UnicodeCategory>(unicode_property_key(cp) & ut::kCategoryMask);
+}
+
+bool unicode_is_white_space(uint32_t cp) {
+    return (unicode_property_key(cp) & ut::kWhiteSpaceBit) != 0;
+}
+
+uint32_t unicode_to_lower(uint32_t cp) {
+    return lookup_pair(ut::kLower, ut::kLowerSize, cp);
+}
+uint32_t unicode_to_upper(uint32_t cp) {
+    return lookup_pair(ut::kUpper, ut::kUpperSize, cp);
+}
+uint32_t unicode_to_title(uint32_t cp) {
+    return lookup_pair(ut::kTitle, ut::kTitleSize, cp);
+}
+uint32_t unicode_simple_fold(uint32_t cp) {
+    return lookup_pair(ut::kFold, ut::kFoldSize, cp);
+}
+
+bool unicode_category_mask_from_name(const char* name, size_t n, UnicodeCategoryMask* mask) {
+    for (const CategoryName& c : kCategoryNames) {
+        if (name_is(name, n, c.short_name) || name_is(name, n, c.long_name)) {
+            *mask = c.mask;
+            return true;
+        }
+    }
+    return false;
+}
+
+int unicode_script_from_name(const char* name, size_t n) {
+    for (size_t i = 0; i < ut::kScriptCount; ++i) {
+        if (name_is(name, n, ut::kScriptNames[i])) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len) {
+    if (p[0] < 0x80) {
+        *len = 1;
+        return p[0];
+    }
+    const int32_t cp = utf8_next(p, n, len);
+    return cp < 0 ? 0xFFFD : static_cast<uint32_t>(cp);
+}
+
+namespace unicode_detail {
+size_t script_range_count() {
+    return ut::kScriptRangeCount;
+}
+ScriptRangeView script_range(size_t i) {
+    const ut::ScriptRange& r = ut::kScriptRanges[i];
+    return {r.first, r.last, r.script};
+}
+}  // namespace unicode_detail
+
+}  // namespace ws
