@@ -508,11 +508,7 @@ CompareRow plan_row(const ModelInfo& a, const ModelInfo& b, const PairPlan& pair
 // ---- one pair --------------------------------------------------------------------------------------------------
 
 PairComparator::PairComparator(const PairPlan& pair, DType a_dtype, DType b_dtype)
-    : pair_(pair),
-      a_dtype_(a_dtype),
-      b_dtype_(b_dtype),
-      source_dtype_(pair.source_is_a ? a_dtype : b_dtype),
-      target_dtype_(pair.source_is_a ? b_dtype : a_dtype) {
+    : pair_(pair), a_dtype_(a_dtype), b_dtype_(b_dtype), source_dtype_(pair.source_is_a ? a_dtype : b_dtype) {
     const bool permute = pair.transform == Transform::kPermuteQ || pair.transform == Transform::kPermuteK;
     if (permute && pair.heads > 0) window_rows_ = std::max<uint64_t>(1, pair.rows / pair.heads);
     if (permute) {

@@ -199,7 +199,7 @@ private:
 
     PairPlan pair_;
     DType a_dtype_, b_dtype_;
-    DType source_dtype_, target_dtype_;
+    DType source_dtype_;
     uint64_t window_rows_ = 1;
     uint64_t next_row_ = 0;
     MetricsAccumulator main_;
