@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The tables that core/unicode/gen_unicode_tables.py generates at build time from Debian's unicode-data
+// The tables that cmake/gen_unicode_tables.py generates at build time from Debian's unicode-data
 // (the Unicode Character Database, 15.0.0): internal, read through include/weightstream/unicode.h.
 #pragma once
 

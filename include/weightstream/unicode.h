@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Unicode character properties for the tokenizers and the regex engine, from the Unicode Character Database
-// (Debian's unicode-data, 15.0.0; tables generated at build time by core/unicode/gen_unicode_tables.py).
+// (Debian's unicode-data, 15.0.0; tables generated at build time by cmake/gen_unicode_tables.py).
 // Pure lookups: no allocation, safe for any uint32_t (values above U+10FFFF are unassigned, Cn).
 #pragma once
 
