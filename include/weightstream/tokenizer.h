@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// Tokenizers: text -> token ids -> text, exactly as the reference each kind of file names.
+//
+//   gguf_tokenizer()          a GGUF's tokenizer.ggml.* keys, token-exact with llama.cpp (src/llama-vocab.cpp):
+//                             every tokenizer.ggml.model it handles (llama SPM, gpt2 BPE with its
+//                             tokenizer.ggml.pre splitters, bert WPM, t5 UGM, rwkv).
+//   hf_tokenizer()            a Hugging Face tokenizer.json (+ tokenizer_config.json), token-exact with Hugging
+//                             Face's tokenizers library.
+//   sentencepiece_vocab()     a SentencePiece tokenizer.model, read into the same table a GGUF holds (as
+//                             convert_hf_to_gguf.py reads it); tokenized by the llama.cpp algorithms.
+//
+// One interface for all of them (Tokenizer), so that the CLI, the package and the page never ask which kind they
+// hold. Every entry point is safe on untrusted input: a table or file that is malformed, inconsistent or beyond
+// the limits below is an error (code, what, and the byte offset or token index where), never a crash, a hang or an
+// allocation out of proportion to the input. Tokenizing is linear in the text (regex.h's engine, merge queues):
+// no input text makes it quadratic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weightstream/model_info.h"
+#include "weightstream/status.h"
+
+namespace ws {
+
+// A token's kind, numbered as GGUF's tokenizer.ggml.token_type stores it (llama.h llama_token_type).
+enum class TokenKind : uint8_t {
+    kUndefined = 0,
+    kNormal = 1,
+    kUnknown = 2,
+    kControl = 3,      // BOS, EOS, <|im_start|>: special; never produced from text unless parse_special
+    kUserDefined = 4,  // added tokens matched in the text before the model splits it
+    kUnused = 5,
+    kByte = 6,  // <0x0A>: byte fallback
+};
+
+// Caps on what a tokenizer file may declare, checked before anything is allocated from a count.
+constexpr size_t kTokenizerMaxTokens = size_t(1) << 22;      // 4,194,304 tokens (the largest real: 262,144)
+constexpr size_t kTokenizerMaxMerges = size_t(1) << 23;      // merges (real: up to ~500,000)
+constexpr size_t kTokenizerMaxTokenBytes = size_t(1) << 16;  // bytes of one token's text
+
+struct TokenizeOptions {
+    bool add_special = true;    // add the BOS/EOS (or template) tokens the model asks for (llama-tokenize's default)
+    bool parse_special = true;  // match special tokens written in the text ("<|eot_id|>") as themselves
+};
+
+struct DetokenizeOptions {
+    bool remove_special = false;  // drop a leading BOS and trailing EOS the model adds (llama.cpp's remove_special)
+    bool unparse_special = true;  // write special tokens' text; false drops them (llama.cpp's unparse_special)
+};
+
+class Tokenizer {
+public:
+    virtual ~Tokenizer() = default;
+
+    // Text (UTF-8; invalid bytes are handled as the reference does) to token ids, appended to *ids.
+    // Thread-safe: a const Tokenizer may tokenize on several threads at once.
+    virtual Status tokenize(std::string_view text, const TokenizeOptions& options, std::vector<int32_t>* ids) const = 0;
+    // Token ids to text, appended to *text. An id outside [0, size()) is kBadKey with the id's index as the offset.
+    virtual Status detokenize(const int32_t* ids, size_t count, const DetokenizeOptions& options,
+                              std::string* text) const = 0;
+
+    virtual size_t size() const = 0;                        // tokens in the table
+    virtual std::string_view piece(int32_t id) const = 0;  // the token's text as stored ("Ġthe", "▁the", "<0x0A>")
+    virtual TokenKind kind(int32_t id) const = 0;
+    // What the tokenizer is, for display: "llama", "gpt2/llama-bpe", "bert", "t5", "rwkv" (a GGUF's model and pre),
+    // "hf:BPE", "hf:WordPiece", "hf:Unigram" (tokenizer.json's model type).
+    virtual std::string description() const = 0;
+};
+
+// A GGUF's tokenizer as it stores it: the tokenizer.ggml.* keys, checked for type and consistent lengths. The same
+// table is what the converter writes (sentencepiece_vocab(), and the Hugging Face conversion).
+struct VocabTable {
+    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", "t5", "rwkv", "no_vocab", ...
+    std::string pre;    // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
+    std::vector<std::string> tokens;
+    std::vector<float> scores;             // empty, or one per token
+    std::vector<int32_t> token_types;      // empty, or one per token (TokenKind values)
+    std::vector<std::string> merges;       // "left right", in rank order (gpt2)
+    std::string precompiled_charsmap;      // t5: SentencePiece's normalizer trie, as stored
+    // Special token ids: -1 when the key is absent.
+    int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, sep = -1, pad = -1, mask = -1;
+    int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
+    // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
+    int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
+    std::string chat_template;  // tokenizer.chat_template ("" when absent)
+};
+
+// The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type, arrays of
+// mismatched lengths, an id out of range; kTooLarge past the caps above; kUnsupported when there is no
+// tokenizer.ggml.model.
+Result<VocabTable> vocab_from_gguf(const ModelInfo& info);
+// The llama.cpp tokenizer of a table. kUnsupported for a model or pre-tokenizer llama.cpp does not handle
+// (what names it); kBadKey for merges naming tokens the table lacks and the like.
+Result<std::unique_ptr<Tokenizer>> llama_tokenizer(VocabTable table);
+// Both of the above.
+Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);
+
+// A Hugging Face tokenizer.json with its tokenizer_config.json (config may be empty: size 0). kBadJson for bytes
+// that are not the expected JSON (offset: where), kUnsupported for a component this build does not implement
+// (what names it), kTooLarge past the caps.
+Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, size_t tokenizer_json_size,
+                                                const uint8_t* config_json, size_t config_json_size);
+
+// A SentencePiece tokenizer.model (protobuf ModelProto) read as convert_hf_to_gguf.py's _create_vocab_sentencepiece
+// reads it: pieces, scores and types; model "llama" for a BPE model, "t5" for a Unigram one (with the normalizer's
+// precompiled_charsmap and flags). kBadJson is not used: a malformed protobuf is kBadKey with its byte offset.
+Result<VocabTable> sentencepiece_vocab(const uint8_t* model, size_t size);
+
+}  // namespace ws
