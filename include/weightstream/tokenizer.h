@@ -47,6 +47,7 @@ constexpr size_t kTokenizerMaxTokenBytes = size_t(1) << 16;  // bytes of one tok
 struct TokenizeOptions {
     bool add_special = true;    // add the BOS/EOS (or template) tokens the model asks for (llama-tokenize's default)
     bool parse_special = true;  // match special tokens written in the text ("<|eot_id|>") as themselves
+    bool add_bos = true;        // with add_special: false leaves the BOS out, adds the rest (llama-tokenize --no-bos)
 };
 
 struct DetokenizeOptions {
@@ -111,5 +112,16 @@ Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, s
 // reads it: pieces, scores and types; model "llama" for a BPE model, "t5" for a Unigram one (with the normalizer's
 // precompiled_charsmap and flags). kBadJson is not used: a malformed protobuf is kBadKey with its byte offset.
 Result<VocabTable> sentencepiece_vocab(const uint8_t* model, size_t size);
+
+// A Hugging Face checkpoint's tokenizer files, by role; an absent file is empty. The bytes are only read.
+struct HfTokenizerFiles {
+    std::string_view tokenizer_json;    // tokenizer.json
+    std::string_view tokenizer_config;  // tokenizer_config.json
+    std::string_view tokenizer_model;   // tokenizer.model (SentencePiece)
+};
+// The tokenizer a checkpoint's files make, chosen as transformers' AutoTokenizer does: tokenizer.json when there
+// is one (the fast tokenizer), else tokenizer.model through sentencepiece_vocab() and llama_tokenizer(), with
+// tokenizer_config.json's add_bos_token / add_eos_token. kUnsupported when there is neither.
+Result<std::unique_ptr<Tokenizer>> hf_files_tokenizer(const HfTokenizerFiles& files);
 
 }  // namespace ws

@@ -116,5 +116,7 @@ int cmd_quantize(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
 int cmd_scan(const std::vector<std::string>& argv);
 int cmd_edit(const std::vector<std::string>& argv);
+int cmd_tokenize(const std::vector<std::string>& argv);
+int cmd_detokenize(const std::vector<std::string>& argv);
 
 }  // namespace ws::cli

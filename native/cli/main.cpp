@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
     {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
     {"diff", ws::cli::cmd_diff},       {"scan", ws::cli::cmd_scan},       {"edit", ws::cli::cmd_edit},
+    {"tokenize", ws::cli::cmd_tokenize}, {"detokenize", ws::cli::cmd_detokenize},
 };
 
 // Takes --color[=WHEN] out of args (it may stand before or after the command); false on a bad WHEN.

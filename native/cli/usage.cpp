@@ -158,6 +158,21 @@ constexpr CommandHelp kHelp[] = {
      "  --resume OUT          skips sources a line of OUT reports and appends the new lines to OUT\n"
      "  --jobs N              models at once (default: cores)\n"
      "  --threads N           decode threads per model (default: cores / jobs)\n"},
+    {"tokenize", "weightstream tokenize MODEL (TEXT | --file F | --stdin) [--ids | --json] [--no-bos]\n"
+                 "                      [--no-add-special] [--no-parse-special]",
+     "text to token ids, as llama.cpp or Hugging Face does",
+     "MODEL is a GGUF (path or URL: only its header is read; llama.cpp's tokenizer), a tokenizer.json (Hugging\n"
+     "Face's tokenizers), a tokenizer.model (SentencePiece) or a checkpoint folder (its tokenizer.json, else its\n"
+     "tokenizer.model; tokenizer_config.json beside either is read). As llama-tokenize: the BOS/EOS the model\n"
+     "wants are added and special tokens written in the text are parsed. Prints ID -> 'text' per token.\n"
+     "  --ids                 the ids alone, as [1, 2, 3]\n"
+     "  --json                {\"tokenizer\", \"count\", \"ids\", \"pieces\"} (pieces as the vocabulary stores them)\n"
+     "  --no-bos              no BOS added (the rest the model adds still is)\n"
+     "  --no-add-special      nothing added\n"
+     "  --no-parse-special    special tokens' text in TEXT is ordinary text\n"},
+    {"detokenize", "weightstream detokenize MODEL ID... [--skip-special]", "token ids to text",
+     "MODEL as for tokenize. IDs are separate arguments or one list as tokenize --ids prints it ('[1, 2, 3]').\n"
+     "  --skip-special        special tokens' text left out\n"},
     {"bench",
      "weightstream bench [FILE] [--json] [--threads N] [--type NAME]\n"
      "       weightstream bench --hash [FILE] [--json] [--threads N] [--rounds R]\n"
