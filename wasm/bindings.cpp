@@ -38,6 +38,7 @@
 #include "weightstream/safetensors.h"
 #include "weightstream/stats_job.h"
 #include "weightstream/status.h"
+#include "weightstream/tokenizer.h"
 #include "weightstream/utf8.h"
 
 namespace ws {
@@ -233,8 +234,15 @@ public:
         return list;
     }
 
-    // Frees the metadata (the JavaScript keeps it as JSON); the tensor table stays for row_window.
-    void release_metadata() { std::vector<MetadataEntry>().swap(info_.metadata); }
+    // Frees the metadata (the JavaScript keeps it as JSON) but the tokenizer's keys, which model.tokenizer() builds
+    // from; the tensor table stays for row_window.
+    void release_metadata() {
+        std::vector<MetadataEntry> kept;
+        for (MetadataEntry& e : info_.metadata) {
+            if (e.key.rfind("tokenizer.ggml.", 0) == 0) kept.push_back(std::move(e));
+        }
+        info_.metadata.swap(kept);
+    }
 
     // The description, for a Comparison (which reads it while both live) and for Quantizer::plan.
     const ModelInfo& info() const { return info_; }
@@ -962,6 +970,96 @@ private:
 };
 
 // quantize()'s names, checked by the core's tables.
+// A tokenizer (include/weightstream/tokenizer.h) for the package's Tokenizer: from a model's GGUF keys or from Hugging
+// Face files. status() says whether it was made. Text crosses as UTF-8 bytes (TextEncoder's, so a lone surrogate is
+// U+FFFD before the core sees it), ids as Int32Array, detokenized text as bytes (TextDecoder's replacement applies).
+class JsTokenizer {
+public:
+    explicit JsTokenizer(const Model& model) { take(gguf_tokenizer(model.info())); }
+    JsTokenizer(const val& tokenizer_json, const val& tokenizer_config, const val& tokenizer_model) {
+        std::vector<uint8_t> json, config, sp;
+        if (!tokenizer_json.isNull()) copy_from_js(tokenizer_json, &json);
+        if (!tokenizer_config.isNull()) copy_from_js(tokenizer_config, &config);
+        if (!tokenizer_model.isNull()) copy_from_js(tokenizer_model, &sp);
+        auto view = [](const std::vector<uint8_t>& v) {
+            return std::string_view(reinterpret_cast<const char*>(v.data()), v.size());
+        };
+        HfTokenizerFiles files;
+        files.tokenizer_json = view(json);
+        files.tokenizer_config = view(config);
+        files.tokenizer_model = view(sp);
+        take(hf_files_tokenizer(files));
+    }
+
+    JsStatus status() const { return to_js(status_); }
+    double size() const { return tokenizer_ ? double(tokenizer_->size()) : 0; }
+    std::string description() const { return tokenizer_ ? tokenizer_->description() : std::string(); }
+
+    // {status, ids: Int32Array}.
+    val tokenize(const val& text, bool add_special, bool parse_special, bool add_bos) const {
+        std::vector<uint8_t> bytes;
+        copy_from_js(text, &bytes);
+        TokenizeOptions options;
+        options.add_special = add_special;
+        options.parse_special = parse_special;
+        options.add_bos = add_bos;
+        std::vector<int32_t> ids;
+        const Status s = tokenizer_->tokenize(
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), options, &ids);
+        val out = val::object();
+        out.set("status", to_js(s));
+        out.set("ids", copy_to_js("Int32Array", ids.data(), ids.size()));
+        return out;
+    }
+
+    // {status, bytes: Uint8Array}.
+    val detokenize(const val& ids, bool remove_special, bool unparse_special) const {
+        const size_t n = ids["length"].as<size_t>();
+        std::vector<int32_t> v(n);
+        val(typed_memory_view(n, v.data())).call<void>("set", ids);
+        DetokenizeOptions options;
+        options.remove_special = remove_special;
+        options.unparse_special = unparse_special;
+        std::string text;
+        const Status s = tokenizer_->detokenize(v.data(), v.size(), options, &text);
+        val out = val::object();
+        out.set("status", to_js(s));
+        out.set("bytes", copy_to_js("Uint8Array", reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+        return out;
+    }
+
+    // The token table at once: {pieces: Uint8Array (every piece's bytes, one after another), ends: Uint32Array
+    // (the end of piece i in pieces), kinds: Uint8Array (TokenKind)}.
+    val table() const {
+        std::vector<uint8_t> pieces;
+        std::vector<uint32_t> ends;
+        std::vector<uint8_t> kinds;
+        const size_t n = tokenizer_->size();
+        ends.reserve(n);
+        kinds.reserve(n);
+        for (size_t i = 0; i < n; ++i) {
+            const std::string_view p = tokenizer_->piece(int32_t(i));
+            pieces.insert(pieces.end(), p.begin(), p.end());
+            ends.push_back(uint32_t(pieces.size()));
+            kinds.push_back(uint8_t(tokenizer_->kind(int32_t(i))));
+        }
+        val out = val::object();
+        out.set("pieces", copy_to_js("Uint8Array", pieces.data(), pieces.size()));
+        out.set("ends", copy_to_js("Uint32Array", ends.data(), ends.size()));
+        out.set("kinds", copy_to_js("Uint8Array", kinds.data(), kinds.size()));
+        return out;
+    }
+
+private:
+    void take(Result<std::unique_ptr<Tokenizer>> made) {
+        status_ = made.status();
+        if (made.ok()) tokenizer_ = std::move(made).value();
+    }
+
+    Status status_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+};
+
 int ftype_from_js(const std::string& name) {
     Ftype f;
     return ftype_from_name(name, &f) ? static_cast<int>(f) : -1;
@@ -1122,6 +1220,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::JsRange;
     using ws::JsStatsJob;
     using ws::JsStatus;
+    using ws::JsTokenizer;
     using ws::JsWindow;
     using ws::Model;
     using ws::Parser;
@@ -1222,6 +1321,15 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<>()
         .function("plan", &JsEditJob::plan)
         .function("failedKey", &JsEditJob::failed_key);
+    class_<JsTokenizer>("Tokenizer")
+        .constructor<const Model&>()
+        .constructor<const val&, const val&, const val&>()
+        .function("status", &JsTokenizer::status)
+        .function("size", &JsTokenizer::size)
+        .function("description", &JsTokenizer::description)
+        .function("tokenize", &JsTokenizer::tokenize)
+        .function("detokenize", &JsTokenizer::detokenize)
+        .function("table", &JsTokenizer::table);
     function("ftypeFromName", &ws::ftype_from_js);
     function("ftypeList", &ws::ftype_list_js);
     function("ggmlTypeFromName", &ws::ggml_type_from_js);

@@ -561,6 +561,11 @@ export interface Model {
     stream<A extends ReadAs = "f32">(
         options?: StreamOptions<A>,
     ): AsyncIterableIterator<{ tensor: TensorInfo; data: ReadResult<A> }>;
+    /**
+     * The model's tokenizer, made from its GGUF keys (tokenizer.ggml.*): llama.cpp's ids, `weightstream tokenize
+     * MODEL`'s. Throws a WeightstreamError when the model has none ("unsupported") or its keys are invalid.
+     */
+    tokenizer(): Tokenizer;
     /** Frees the model; later reads reject with code "closed". */
     close(): Promise<void>;
 }
@@ -1019,6 +1024,49 @@ export type ErrorCode = CoreErrorCode | PackageErrorCode;
 
 /** What the package rejects with for problems with a model or its source; `code` says which (a TypeError
  * for bad arguments or options, an AbortSignal's reason when aborted). */
+/** tokenize()'s options: `weightstream tokenize`'s flags. */
+export interface TokenizeOptions {
+    /** Add the BOS/EOS (or template) tokens the model asks for (default true; --no-add-special). */
+    addSpecial?: boolean;
+    /** Match special tokens written in the text ("<|eot_id|>") as themselves (default true; --no-parse-special). */
+    parseSpecial?: boolean;
+    /** With addSpecial: false leaves the BOS out and adds the rest (default true; --no-bos). */
+    addBos?: boolean;
+}
+
+/** A token's kind, as GGUF's tokenizer.ggml.token_type numbers them. */
+export type TokenKind = "undefined" | "normal" | "unknown" | "control" | "user_defined" | "unused" | "byte";
+
+/** Text to token ids and back, in the core: model.tokenizer() or tokenizer(). */
+export class Tokenizer {
+    private constructor();
+    /** Tokens in the table. */
+    readonly size: number;
+    /** What it is: "llama", "gpt2/llama-bpe", "bert", "t5", "rwkv" (a GGUF's), "hf:BPE", "hf:WordPiece", ... */
+    readonly description: string;
+    /** The ids of `text` (the CLI's `tokenize --ids`). Text is UTF-8 encoded first (a lone surrogate is U+FFFD). */
+    tokenize(text: string, options?: TokenizeOptions): Int32Array;
+    /** The text of `ids` (`weightstream detokenize`); skipSpecial leaves special tokens' text out. RangeError for
+     * an id outside the table. Bytes that are not UTF-8 are decoded as U+FFFD. */
+    detokenize(ids: Int32Array | readonly number[], options?: { skipSpecial?: boolean }): string;
+    /** The token's text as the vocabulary stores it ("Ġthe", "▁the", "<0x0A>"). */
+    piece(id: number): string;
+    kind(id: number): TokenKind;
+    /** Frees it; later calls throw a WeightstreamError with code "closed". */
+    dispose(): void;
+}
+
+/**
+ * A tokenizer from Hugging Face files, each a Source named by its file name (a File, a URL, a path, a NamedSource):
+ * tokenizer.json (Hugging Face's tokenizers, token-exact), or tokenizer.model (SentencePiece); tokenizer_config.json
+ * among them is read too. A single file of another name is a tokenizer.json, or a tokenizer.model when its name
+ * ends in ".model". Rejects with a TypeError for other names, a WeightstreamError for invalid files.
+ */
+export function tokenizer(
+    source: Source | NamedSource | Sources,
+    options?: Pick<OpenOptions, "signal" | "fetch" | "retries" | "retryDelay" | "stallTimeout" | "cache">,
+): Promise<Tokenizer>;
+
 export class WeightstreamError extends Error {
     readonly code: ErrorCode;
     /** The absolute byte offset in the file the problem is at, when there is one. */

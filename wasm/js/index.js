@@ -9,10 +9,12 @@ import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
 import { quantizeFileTypes, quantizePlan as planQuantization, quantizeStream } from "./quantize.js";
 import { Slots } from "./sources.js";
+import { tokenizerFromFiles } from "./tokenizer.js";
 import { dtypesOf, loadWasm, wasmFailure } from "./wasm.js";
 
 export { cacheInfo, clearCache } from "./cache.js";
 export { WeightstreamError } from "./errors.js";
+export { Tokenizer } from "./tokenizer.js";
 
 const DEFAULTS = {
     chunkSize: 1 << 20,
@@ -161,4 +163,19 @@ export function convert(source, options) {
 export function edit(source, changes, options = {}) {
     const opts = normalize(options);
     return editStream(source, opts, changes);
+}
+
+/**
+ * A tokenizer from Hugging Face files (tokenizer.json, tokenizer.model, tokenizer_config.json): Hugging Face's ids
+ * for a tokenizer.json, `weightstream tokenize`'s for the same files. A model's own: model.tokenizer(). See
+ * index.d.ts.
+ */
+export async function tokenizer(source, options = {}) {
+    const opts = normalize(options);
+    throwIfAborted(opts.signal);
+    try {
+        return await tokenizerFromFiles(source, opts);
+    } catch (e) {
+        throw wasmFailure(e);
+    }
 }

@@ -8,6 +8,7 @@ import { Metrics } from "./metrics.js";
 import { ModelView } from "./model_view.js";
 import { Slots } from "./sources.js";
 import { pump } from "./pump.js";
+import { modelTokenizer } from "./tokenizer.js";
 import { dtypesOf, wasmFailure } from "./wasm.js";
 
 const OK = 0;
@@ -462,6 +463,16 @@ export class Model extends ModelView {
         };
         if (rows !== undefined) entry.rows = [...rows];
         return entry;
+    }
+
+    /** The model's tokenizer, from its GGUF keys (tokenizer.ggml.*): llama.cpp's ids. See index.d.ts. */
+    tokenizer() {
+        this.#checkOpen();
+        try {
+            return modelTokenizer(this.#wasm, this.#handle);
+        } catch (e) {
+            throw wasmFailure(e);
+        }
     }
 
     async *stream(options = {}) {
