@@ -10,6 +10,7 @@ import {
     quantize,
     quantizeFileTypes,
     quantizePlan,
+    tokenizer,
 } from "weightstream";
 import type {
     ConvertProgress,
@@ -32,7 +33,7 @@ import type {
     TensorLayer,
 } from "weightstream";
 import { WeightstreamWorker, openInWorker } from "weightstream/worker";
-import type { WorkerOpenOptions } from "weightstream/worker";
+import type { WorkerModel, WorkerOpenOptions, WorkerTokenizer } from "weightstream/worker";
 
 export async function uses(): Promise<void> {
     const controller = new AbortController();
@@ -133,9 +134,9 @@ export async function uses(): Promise<void> {
     const names: string[] | undefined = sharded.info.files;
     (void one, folder, file, names);
 
-    // The worker helper: the same Model interface, options without fetch.
+    // The worker helper: the Model interface (its tokenizer answers asynchronously), options without fetch.
     const workerOptions: WorkerOpenOptions = { signal: controller.signal, onProgress, chunkSize: 1 << 16 };
-    const inWorker: Model = await openInWorker(new Blob([]), workerOptions);
+    const inWorker: WorkerModel = await openInWorker(new Blob([]), workerOptions);
     const decoded: Float32Array = await inWorker.read("w", { rows: [0, 2] });
     for await (const { data } of inWorker.stream({ as: "raw" })) {
         const bytes: Uint8Array = data;
@@ -143,8 +144,24 @@ export async function uses(): Promise<void> {
     }
     await inWorker.close();
     const worker = new WeightstreamWorker();
-    const shared: Model = await worker.open([named, named]);
+    const shared: WorkerModel = await worker.open([named, named]);
     (void decoded, shared);
+
+    // Tokenizers: a model's (llama.cpp's ids) and Hugging Face files' (Hugging Face's); async in a worker.
+    const own = one.tokenizer();
+    const ids: Int32Array = own.tokenize("Hello", { addSpecial: false, parseSpecial: true, addBos: true });
+    const text: string = own.detokenize(ids, { skipSpecial: true });
+    const kind: "normal" | "control" | "user_defined" | "byte" | "unknown" | "unused" | "undefined" = own.kind(ids[0]);
+    const piece: string = own.piece(0);
+    const size: number = own.size;
+    own.dispose();
+    const hf = await tokenizer([named, "tokenizer_config.json"], { signal: controller.signal });
+    const hfIds: Int32Array = hf.tokenize("Hi");
+    const remote: WorkerTokenizer = await inWorker.tokenizer();
+    const remoteIds: Int32Array = await remote.tokenize("Hi");
+    const remoteText: string = await remote.detokenize(remoteIds);
+    const files2: WorkerTokenizer = await worker.tokenizer(["tokenizer.json", "tokenizer_config.json"]);
+    (void text, kind, piece, size, hfIds, remoteText, files2);
 
     // quantize(): a stream of the output GGUF, here and in a worker.
     const quantized: ReadableStream<Uint8Array> = quantize("model-f16.gguf", {

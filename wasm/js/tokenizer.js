@@ -24,11 +24,63 @@ function optionBoolean(options, name, fallback) {
     return v;
 }
 
+/** @internal tokenize()'s arguments checked (TypeError), with the defaults: also the worker's client's check. */
+export function checkTokenizeArguments(text, options) {
+    if (typeof text !== "string") throw new TypeError(`tokenize(): expected a string, got ${typeof text}`);
+    return {
+        addSpecial: optionBoolean(options, "addSpecial", true),
+        parseSpecial: optionBoolean(options, "parseSpecial", true),
+        addBos: optionBoolean(options, "addBos", true),
+    };
+}
+
+/** @internal detokenize()'s arguments checked (TypeError, RangeError for an id outside [0, size)). */
+export function checkDetokenizeArguments(ids, options, size) {
+    if (!(ids instanceof Int32Array) && !Array.isArray(ids))
+        throw new TypeError("detokenize(): expected an Int32Array or an array of ids");
+    for (const id of ids) {
+        if (!Number.isInteger(id) || id < 0 || id >= size)
+            throw new RangeError(`detokenize(): token id ${id} is outside the vocabulary (${size} tokens)`);
+    }
+    return { skipSpecial: optionBoolean(options, "skipSpecial", false) };
+}
+
+/**
+ * @internal The token table as the core gives it (JsTokenizer::table): every piece's UTF-8 bytes one after another,
+ * where each ends, and each token's kind. A piece is decoded when asked for, so a 262,144-token table costs its
+ * bytes, not a quarter of a million strings.
+ */
+export class TokenTable {
+    constructor(arrays) {
+        this.arrays = arrays;
+    }
+
+    get size() {
+        return this.arrays.ends.length;
+    }
+
+    #check(id, what) {
+        if (!Number.isInteger(id) || id < 0 || id >= this.size)
+            throw new RangeError(`${what}(): token id ${id} is outside the vocabulary (${this.size} tokens)`);
+    }
+
+    piece(id) {
+        this.#check(id, "piece");
+        const { pieces, ends } = this.arrays;
+        return decoder.decode(pieces.subarray(id === 0 ? 0 : ends[id - 1], ends[id]));
+    }
+
+    kind(id) {
+        this.#check(id, "kind");
+        return KINDS[this.arrays.kinds[id]] ?? "undefined";
+    }
+}
+
 /** A tokenizer: text to token ids and back. Made by model.tokenizer() or tokenizer(); dispose() frees it. */
 export class Tokenizer {
     #wasm;
     #handle;
-    #pieces = null; // the token table as strings, made on first use
+    #tokens = null; // the TokenTable, fetched from the module on first use
 
     /** @internal */
     constructor(wasm, handle) {
@@ -53,10 +105,7 @@ export class Tokenizer {
 
     /** Text to ids: {addSpecial (true), parseSpecial (true), addBos (true)} as the CLI's flags. */
     tokenize(text, options = {}) {
-        if (typeof text !== "string") throw new TypeError(`tokenize(): expected a string, got ${typeof text}`);
-        const addSpecial = optionBoolean(options, "addSpecial", true);
-        const parseSpecial = optionBoolean(options, "parseSpecial", true);
-        const addBos = optionBoolean(options, "addBos", true);
+        const { addSpecial, parseSpecial, addBos } = checkTokenizeArguments(text, options);
         const handle = this.#live();
         let result;
         try {
@@ -70,13 +119,7 @@ export class Tokenizer {
 
     /** Ids to text: {skipSpecial (false): leave special tokens' text out}. */
     detokenize(ids, options = {}) {
-        if (!(ids instanceof Int32Array) && !Array.isArray(ids))
-            throw new TypeError("detokenize(): expected an Int32Array or an array of ids");
-        const skipSpecial = optionBoolean(options, "skipSpecial", false);
-        for (const id of ids) {
-            if (!Number.isInteger(id) || id < 0 || id >= this.size)
-                throw new RangeError(`detokenize(): token id ${id} is outside the vocabulary (${this.size} tokens)`);
-        }
+        const { skipSpecial } = checkDetokenizeArguments(ids, options, this.size);
         const handle = this.#live();
         let result;
         try {
@@ -89,40 +132,30 @@ export class Tokenizer {
     }
 
     #table() {
-        if (!this.#pieces) {
-            const { pieces, ends, kinds } = this.#live().table();
-            const strings = new Array(ends.length);
-            let start = 0;
-            for (let i = 0; i < ends.length; ++i) {
-                strings[i] = decoder.decode(pieces.subarray(start, ends[i]));
-                start = ends[i];
-            }
-            this.#pieces = { strings, kinds };
-        }
-        return this.#pieces;
+        if (!this.#tokens) this.#tokens = new TokenTable(this.#live().table());
+        return this.#tokens;
+    }
+
+    /** @internal The token table's arrays (worker_main.js sends them to a WorkerTokenizer). */
+    tableArrays() {
+        return this.#table().arrays;
     }
 
     /** Token id's text as the vocabulary stores it ("Ġthe", "▁the", "<0x0A>"). */
     piece(id) {
-        const { strings } = this.#table();
-        if (!Number.isInteger(id) || id < 0 || id >= strings.length)
-            throw new RangeError(`piece(): token id ${id} is outside the vocabulary (${strings.length} tokens)`);
-        return strings[id];
+        return this.#table().piece(id);
     }
 
     /** Token id's kind: "normal", "control", "user_defined", "byte", "unknown", "unused" or "undefined". */
     kind(id) {
-        const { kinds } = this.#table();
-        if (!Number.isInteger(id) || id < 0 || id >= kinds.length)
-            throw new RangeError(`kind(): token id ${id} is outside the vocabulary (${kinds.length} tokens)`);
-        return KINDS[kinds[id]] ?? "undefined";
+        return this.#table().kind(id);
     }
 
     /** Frees the tokenizer's memory in the module; later calls throw. */
     dispose() {
         this.#handle?.delete();
         this.#handle = null;
-        this.#pieces = null;
+        this.#tokens = null;
     }
 }
 

@@ -15,6 +15,8 @@ import type {
     QuantizePlan,
     Source,
     Sources,
+    TokenKind,
+    TokenizeOptions,
 } from "./index.js";
 
 export { WeightstreamError } from "./index.js";
@@ -24,6 +26,22 @@ export type WorkerCompareOptions = Omit<CompareOptions, "fetch">;
 
 /** open()'s options that can cross to a worker (a fetch function cannot). */
 export type WorkerOpenOptions = Omit<OpenOptions, "fetch">;
+
+/** index.d.ts's Tokenizer in a worker: tokenize() and detokenize() answer asynchronously; the table is here. */
+export interface WorkerTokenizer {
+    readonly size: number;
+    readonly description: string;
+    tokenize(text: string, options?: TokenizeOptions): Promise<Int32Array>;
+    detokenize(ids: Int32Array | readonly number[], options?: { skipSpecial?: boolean }): Promise<string>;
+    piece(id: number): string;
+    kind(id: number): TokenKind;
+    dispose(): void;
+}
+
+/** A model open in a worker: index.d.ts's Model, with a WorkerTokenizer. */
+export interface WorkerModel extends Omit<Model, "tokenizer"> {
+    tokenizer(): Promise<WorkerTokenizer>;
+}
 
 /**
  * A worker (a module Web Worker in browsers, a worker_threads Worker in Node) running the package: parsing
@@ -35,7 +53,7 @@ export class WeightstreamWorker {
      * Opens a model in this worker. Its reads, streams and close() are requests to the worker. Long metadata
      * arrays (a vocabulary) cross packed and are rebuilt here a slice per task: no long task on this thread.
      */
-    open(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
+    open(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<WorkerModel>;
     /** compare() of index.d.ts, run in this worker (onProgress and onTensor are called on this thread). */
     compare(
         a: Source | NamedSource | Sources,
@@ -47,6 +65,11 @@ export class WeightstreamWorker {
         source: Source | NamedSource | Sources,
         options: Omit<QuantizeOptions, "fetch" | "onProgress">,
     ): Promise<QuantizePlan>;
+    /** tokenizer() of index.d.ts, made in this worker. */
+    tokenizer(
+        source: Source | NamedSource | Sources,
+        options?: Pick<WorkerOpenOptions, "signal" | "retries" | "retryDelay" | "stallTimeout" | "cache">,
+    ): Promise<WorkerTokenizer>;
     /** cacheInfo() of index.d.ts: the range cache the worker's models use. */
     cacheInfo(location?: CacheLocation): Promise<CacheInfo>;
     /** clearCache() of index.d.ts, in the worker. */
@@ -77,7 +100,7 @@ export class WeightstreamWorker {
 }
 
 /** Opens a model in a worker of its own, ended when the model is closed. */
-export function openInWorker(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<Model>;
+export function openInWorker(source: Source | NamedSource | Sources, options?: WorkerOpenOptions): Promise<WorkerModel>;
 
 /** compare() in a worker of its own, ended when the comparison is done. */
 export function compareInWorker(

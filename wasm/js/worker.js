@@ -11,6 +11,7 @@
 // such as Vite, bundle it). Node: a worker_threads Worker.
 import { WeightstreamError } from "./errors.js";
 import { ModelView } from "./model_view.js";
+import { TokenTable, checkDetokenizeArguments, checkTokenizeArguments } from "./tokenizer.js";
 import { unpackInfo } from "./worker_info.js";
 
 export { WeightstreamError } from "./errors.js";
@@ -217,6 +218,15 @@ export class WeightstreamWorker {
         return this.call(message, { signal, onProgress, transfer });
     }
 
+    /** tokenizer() of index.d.ts, made in this worker: a WorkerTokenizer (its tokenize() and detokenize() answer
+     * asynchronously). */
+    async tokenizer(source, options = {}) {
+        const { signal, rest } = checkOptions(options);
+        const transfer = [];
+        const message = { op: "tokenizer", source: portable(source, transfer), options: rest };
+        return new WorkerTokenizer(this, await this.call(message, { signal, transfer }));
+    }
+
     /** cacheInfo() of index.d.ts: the range cache this worker's models use. */
     async cacheInfo(options = {}) {
         return this.call({ op: "cacheInfo", options });
@@ -366,6 +376,12 @@ class WorkerModel extends ModelView {
         return this.#worker.call({ op: "stats", model: this.#id, name, options: rest }, { signal, onProgress });
     }
 
+    /** model.tokenizer() of index.d.ts, made in the worker: a WorkerTokenizer. */
+    async tokenizer() {
+        this.#checkOpen();
+        return new WorkerTokenizer(this.#worker, await this.#worker.call({ op: "tokenizer", model: this.#id }));
+    }
+
     async *stream(options = {}) {
         this.#checkOpen();
         const { signal, onProgress, ...rest } = options;
@@ -402,6 +418,55 @@ class WorkerModel extends ModelView {
         } finally {
             if (this.#owned) await this.#worker.terminate();
         }
+    }
+}
+
+/**
+ * A tokenizer in a worker: index.d.ts's Tokenizer, but tokenize() and detokenize() return promises. The token table
+ * is here (piece() and kind() answer at once); the arguments are checked here as the Tokenizer checks them.
+ */
+class WorkerTokenizer {
+    #worker;
+    #id;
+    #table;
+    #disposed = false;
+
+    constructor(worker, { tokenizer, size, description, table }) {
+        this.#worker = worker;
+        this.#id = tokenizer;
+        this.#table = new TokenTable(table);
+        this.size = size;
+        this.description = description;
+    }
+
+    #checkLive() {
+        if (this.#disposed) throw new WeightstreamError("closed", "the tokenizer was disposed");
+    }
+
+    async tokenize(text, options = {}) {
+        this.#checkLive();
+        const checked = checkTokenizeArguments(text, options);
+        return this.#worker.call({ op: "tokenize", tokenizer: this.#id, text, options: checked });
+    }
+
+    async detokenize(ids, options = {}) {
+        this.#checkLive();
+        const checked = checkDetokenizeArguments(ids, options, this.size);
+        return this.#worker.call({ op: "detokenize", tokenizer: this.#id, ids, options: checked });
+    }
+
+    piece(id) {
+        return this.#table.piece(id);
+    }
+
+    kind(id) {
+        return this.#table.kind(id);
+    }
+
+    dispose() {
+        if (this.#disposed) return;
+        this.#disposed = true;
+        this.#worker.post({ op: "disposeTokenizer", tokenizer: this.#id, id: this.#worker.newId() }).catch(() => {});
     }
 }
 

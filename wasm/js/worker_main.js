@@ -14,6 +14,10 @@
 //   {op: "convert", stream, source?, options?} -> the same, for convert()'s stream
 //   {op: "quantizePlan", source, options}  -> quantizePlan()'s plan
 //   {op: "quantizeFileTypes"}               -> quantizeFileTypes()'s list
+//   {op: "tokenizer", model?, source?, options?} -> {tokenizer: id, size, description, table} (model.tokenizer() of
+//                                             an open model, else tokenizer() of source; table: TokenTable's arrays)
+//   {op: "tokenize", tokenizer, text, options} -> Int32Array;  {op: "detokenize", tokenizer, ids, options} -> string
+//   {op: "disposeTokenizer", tokenizer}    -> null
 //   {op: "return", stream}                 ends a stream early (no reply)
 //   {op: "cancel", target}                 aborts request `target` (no reply)
 // Replies: {id, type: "progress", loaded, total} | {id, type: "tensor", row, index} (compare's onTensor, when
@@ -29,6 +33,7 @@ import {
     quantize,
     quantizeFileTypes,
     quantizePlan,
+    tokenizer,
 } from "./index.js";
 import { LAYER_DATA } from "./model_view.js";
 import { packInfo } from "./worker_info.js";
@@ -38,6 +43,7 @@ const REQUEST = "__weightstreamRequest";
 const RESPONSE = "__weightstreamResponse";
 
 const models = new Map(); // id -> Model
+const tokenizers = new Map(); // id -> Tokenizer
 const streams = new Map(); // stream id -> {model, controller, current, stop()} and {iterator} or {reader}
 const controllers = new Map(); // request id -> the AbortController that cancels it
 
@@ -77,6 +83,12 @@ function reviveSource(source) {
         }
     }
     return source;
+}
+
+function tokenizerOf(id) {
+    const made = tokenizers.get(id);
+    if (!made) throw new WeightstreamError("closed", "the tokenizer was disposed");
+    return made;
 }
 
 function modelOf(id) {
@@ -206,6 +218,27 @@ async function handle(msg, post) {
             return { value: await quantizeFileTypes() };
         case "edit":
             return editNext(msg, post);
+        case "tokenizer": {
+            const made =
+                msg.model !== undefined
+                    ? modelOf(msg.model).tokenizer()
+                    : await tokenizer(reviveSource(msg.source), { ...msg.options, signal });
+            tokenizers.set(msg.id, made);
+            // Copied, not transferred: the worker's tokenizer keeps its table.
+            return {
+                value: { tokenizer: msg.id, size: made.size, description: made.description, table: made.tableArrays() },
+            };
+        }
+        case "tokenize": {
+            const ids = tokenizerOf(msg.tokenizer).tokenize(msg.text, msg.options);
+            return { value: ids, transfer: [ids.buffer] };
+        }
+        case "detokenize":
+            return { value: tokenizerOf(msg.tokenizer).detokenize(msg.ids, msg.options) };
+        case "disposeTokenizer":
+            tokenizers.get(msg.tokenizer)?.dispose();
+            tokenizers.delete(msg.tokenizer);
+            return { value: null };
         case "close": {
             const model = models.get(msg.model);
             models.delete(msg.model);
