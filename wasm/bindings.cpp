@@ -1028,6 +1028,27 @@ public:
         return out;
     }
 
+    // What each token stands for alone (its detokenized bytes, special tokens' text included), for showing a
+    // tokenization: {status, bytes: Uint8Array (every token's bytes one after another), ends: Uint32Array}.
+    val token_bytes(const val& ids) const {
+        const size_t n = ids["length"].as<size_t>();
+        std::vector<int32_t> v(n);
+        val(typed_memory_view(n, v.data())).call<void>("set", ids);
+        std::string bytes;
+        std::vector<uint32_t> ends;
+        ends.reserve(n);
+        Status s;
+        for (size_t i = 0; i < n && s.ok(); ++i) {
+            s = tokenizer_->detokenize(&v[i], 1, DetokenizeOptions(), &bytes);
+            ends.push_back(uint32_t(bytes.size()));
+        }
+        val out = val::object();
+        out.set("status", to_js(s));
+        out.set("bytes", copy_to_js("Uint8Array", reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        out.set("ends", copy_to_js("Uint32Array", ends.data(), ends.size()));
+        return out;
+    }
+
     // The token table at once: {pieces: Uint8Array (every piece's bytes, one after another), ends: Uint32Array
     // (the end of piece i in pieces), kinds: Uint8Array (TokenKind)}.
     val table() const {
@@ -1329,6 +1350,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("description", &JsTokenizer::description)
         .function("tokenize", &JsTokenizer::tokenize)
         .function("detokenize", &JsTokenizer::detokenize)
+        .function("tokenBytes", &JsTokenizer::token_bytes)
         .function("table", &JsTokenizer::table);
     function("ftypeFromName", &ws::ftype_from_js);
     function("ftypeList", &ws::ftype_list_js);

@@ -131,6 +131,26 @@ export class Tokenizer {
         return decoder.decode(result.bytes);
     }
 
+    /** What each token stands for alone: its detokenized bytes (a byte token's one byte, a special token's text). */
+    tokenBytes(ids) {
+        checkDetokenizeArguments(ids, {}, this.size);
+        const handle = this.#live();
+        let result;
+        try {
+            result = handle.tokenBytes(ids);
+        } catch (e) {
+            throw wasmFailure(e);
+        }
+        if (result.status.code !== OK) throw statusError(result.status, "the ids");
+        const out = new Array(result.ends.length);
+        let start = 0;
+        for (let i = 0; i < out.length; ++i) {
+            out[i] = result.bytes.subarray(start, result.ends[i]);
+            start = result.ends[i];
+        }
+        return out;
+    }
+
     #table() {
         if (!this.#tokens) this.#tokens = new TokenTable(this.#live().table());
         return this.#tokens;

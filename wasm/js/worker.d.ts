@@ -33,6 +33,7 @@ export interface WorkerTokenizer {
     readonly description: string;
     tokenize(text: string, options?: TokenizeOptions): Promise<Int32Array>;
     detokenize(ids: Int32Array | readonly number[], options?: { skipSpecial?: boolean }): Promise<string>;
+    tokenBytes(ids: Int32Array | readonly number[]): Promise<Uint8Array[]>;
     piece(id: number): string;
     kind(id: number): TokenKind;
     dispose(): void;

@@ -455,6 +455,12 @@ class WorkerTokenizer {
         return this.#worker.call({ op: "detokenize", tokenizer: this.#id, ids, options: checked });
     }
 
+    async tokenBytes(ids) {
+        this.#checkLive();
+        checkDetokenizeArguments(ids, {}, this.size);
+        return this.#worker.call({ op: "tokenBytes", tokenizer: this.#id, ids });
+    }
+
     piece(id) {
         return this.#table.piece(id);
     }

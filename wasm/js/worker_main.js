@@ -17,6 +17,7 @@
 //   {op: "tokenizer", model?, source?, options?} -> {tokenizer: id, size, description, table} (model.tokenizer() of
 //                                             an open model, else tokenizer() of source; table: TokenTable's arrays)
 //   {op: "tokenize", tokenizer, text, options} -> Int32Array;  {op: "detokenize", tokenizer, ids, options} -> string
+//   {op: "tokenBytes", tokenizer, ids}     -> Uint8Array[]
 //   {op: "disposeTokenizer", tokenizer}    -> null
 //   {op: "return", stream}                 ends a stream early (no reply)
 //   {op: "cancel", target}                 aborts request `target` (no reply)
@@ -235,6 +236,8 @@ async function handle(msg, post) {
         }
         case "detokenize":
             return { value: tokenizerOf(msg.tokenizer).detokenize(msg.ids, msg.options) };
+        case "tokenBytes":
+            return { value: tokenizerOf(msg.tokenizer).tokenBytes(msg.ids) };
         case "disposeTokenizer":
             tokenizers.get(msg.tokenizer)?.dispose();
             tokenizers.delete(msg.tokenizer);
