@@ -28,6 +28,7 @@ import {
 } from "./tensor_detail.js";
 import { TensorTable } from "./tensor_table.js";
 import { TemplateView } from "./template_view.js";
+import { TokenizePlayground } from "./tokenize_view.js";
 import { TokenizerView } from "./tokenizer_view.js";
 
 // One worker for the page's models. One that failed fails every request of its models with code "worker";
@@ -259,7 +260,26 @@ function closeTensor({ push = true } = {}) {
 
 const table = new TensorTable($("#tensor-table-root"), { onSelect: (tensor) => openTensor(tensor) });
 
-const tokenizerView = new TokenizerView($("#tokenizer-root"));
+// A second tokenizer for the playground, from files the user picked: another GGUF's (opened in the worker, closed with
+// it), or Hugging Face files' (tokenizer.json / tokenizer.model with tokenizer_config.json).
+async function openOtherTokenizer(files) {
+    worker ??= new WeightstreamWorker();
+    const label = files.map((f) => f.name).join(", ");
+    if (files.length === 1 && files[0].name.toLowerCase().endsWith(".gguf")) {
+        const other = await worker.open(files[0], OPEN_OPTIONS);
+        try {
+            const tokenizer = await other.tokenizer();
+            return { tokenizer, label, close: () => (tokenizer.dispose(), other.close()) };
+        } catch (error) {
+            other.close();
+            throw error;
+        }
+    }
+    const tokenizer = await worker.tokenizer(files);
+    return { tokenizer, label, close: () => tokenizer.dispose() };
+}
+const playground = new TokenizePlayground({ openOther: openOtherTokenizer });
+const tokenizerView = new TokenizerView($("#tokenizer-root"), playground);
 const templateView = new TemplateView($("#template-root"));
 const layerMap = new LayerMap($("#layers-root"), {
     onOpen: (tensor) => {
@@ -315,6 +335,7 @@ function showModel(opened, label) {
     table.setTensors(info.tensors, opened.layers);
     metadataView.setMetadata(info.metadata);
     $("#tab-tokenizer").hidden = !tokenizerView.setMetadata(info.metadata);
+    playground.setModel(() => opened.tokenizer());
     $("#tab-template").hidden = !templateView.setMetadata(info.metadata);
     $("#tab-layers").hidden = !layerMap.setLayers(opened.layers);
     editView.setModel(info.metadata, info.format === "gguf" && !(info.files?.length > 1));

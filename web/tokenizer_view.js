@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The tokenizer view, from the GGUF tokenizer keys (tokenizer.ggml.*): the special tokens, a virtualized
+// The tokenizer view, from the GGUF tokenizer keys (tokenizer.ggml.*): the playground (tokenize_view.js), the special
+// tokens, a virtualized
 // list of every token (id, text, score, type) searchable both ways (an id shows that token; text shows the
 // tokens that hold it, exact matches first), and the merges. Token text is put in as text with visible
 // escapes for control, whitespace and invisible characters (an escape is its own span, so a literal "\n" in
@@ -124,6 +125,7 @@ export function searchTokens(tokens, query, lowered) {
 
 export class TokenizerView {
     #root;
+    #playground; // the TokenizePlayground shown above the table (tokenize_view.js)
     #tokenizer = null;
     #lowered = null;
     #shown = null; // ids on show (null: all)
@@ -135,8 +137,9 @@ export class TokenizerView {
     #timer = 0;
     #drawn = false;
 
-    constructor(root) {
+    constructor(root, playground) {
         this.#root = root;
+        this.#playground = playground;
         this.#search = el("input", {
             type: "search",
             placeholder: "Token id or text",
@@ -268,7 +271,7 @@ export class TokenizerView {
             added.length ? addedList : null,
             t.merges ? this.#mergesBox(t.merges) : null,
         );
-        clear(this.#root, el("div", { class: "tokenizer-layout" }, tokensBox, side));
+        clear(this.#root, this.#playground.node, el("div", { class: "tokenizer-layout" }, tokensBox, side));
         this.#apply();
     }
 
