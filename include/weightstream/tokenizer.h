@@ -89,11 +89,14 @@ struct VocabTable {
     // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
     int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
     std::string chat_template;  // tokenizer.chat_template ("" when absent)
+    std::string name;           // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
 };
 
-// The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type, arrays of
-// mismatched lengths, an id out of range; kTooLarge past the caps above; kUnsupported when there is no
-// tokenizer.ggml.model.
+// The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type (the types
+// llama.cpp's loader insists on: u32 ids, bool flags, string model/pre, string/f32/i32 arrays), arrays of
+// mismatched lengths; kTooLarge past the caps above; kUnsupported when there is
+// no tokenizer.ggml.model. A special token id >= the token count is kept as stored: llama.cpp ignores such a key
+// (the model's default id applies) and so does llama_tokenizer().
 Result<VocabTable> vocab_from_gguf(const ModelInfo& info);
 // The llama.cpp tokenizer of a table. kUnsupported for a model or pre-tokenizer llama.cpp does not handle
 // (what names it); kBadKey for merges naming tokens the table lacks and the like.

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// llama.cpp's BPE pre-tokenizers: what each tokenizer.ggml.pre name means to src/llama-vocab.cpp (the regexes
+// llm_tokenizer_bpe splits the text with, in order, and the flags llama_vocab::impl::load sets with the type).
+// Internal to the GGUF tokenizer (core/text/llama_tokenizer.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ws {
+
+struct LlamaPreTokenizer {
+    const char* type = "";                // llama.cpp's LLAMA_VOCAB_PRE_TYPE_* without the prefix, lower case
+    std::vector<const char*> regexes;      // applied one after the other, each inside the pieces of the last
+    bool ignore_merges = false;            // a whole piece that is a token is that token (llama3, tekken)
+    bool clean_spaces = true;              // detokenize's clean_up_tokenization_spaces passes
+    bool add_bos = false;                  // the default of add_bos before tokenizer.ggml.add_bos_token
+    bool bos_none = false;                 // chatglm-bpe: no BOS token by default
+};
+
+// The pre-tokenizer of a gpt2 (BPE) vocabulary by its tokenizer.ggml.pre ("" is llama.cpp's "default", as is
+// a missing key). False for a name llama.cpp does not know.
+bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out);
+
+}  // namespace ws
