@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -90,5 +91,400 @@ TEST_CASE("llama.cpp's test-tokenizer-0 cases give the .out ids", "[tokenizer][g
         }
         INFO(name);
         CHECK(passed == cases.size());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tables built in the test: the other models, the flags, and hostile tables.
+
+namespace {
+
+ws::MetadataEntry entry(const std::string& key, ws::Value v) {
+    ws::MetadataEntry e;
+    e.key = key;
+    e.value = std::move(v);
+    return e;
+}
+
+ws::Value str_value(const std::string& s) {
+    ws::Value v;
+    v.type = ws::ValueType::kString;
+    v.str = s;
+    return v;
+}
+
+ws::Value u32_value(uint32_t x) {
+    ws::Value v;
+    v.type = ws::ValueType::kUint32;
+    v.bits = x;
+    return v;
+}
+
+ws::Value bool_value(bool x) {
+    ws::Value v;
+    v.type = ws::ValueType::kBool;
+    v.bits = x ? 1 : 0;
+    return v;
+}
+
+ws::Value strings_value(const std::vector<std::string>& items) {
+    ws::Value v;
+    v.type = ws::ValueType::kArray;
+    v.item_type = ws::ValueType::kString;
+    v.length = items.size();
+    v.strings = items;
+    return v;
+}
+
+template <typename T>
+ws::Value scalars_value(ws::ValueType item, const std::vector<T>& items) {
+    ws::Value v;
+    v.type = ws::ValueType::kArray;
+    v.item_type = item;
+    v.length = items.size();
+    for (const T& x : items) {
+        uint8_t b[sizeof(T)];
+        std::memcpy(b, &x, sizeof(T));
+        v.raw.insert(v.raw.end(), b, b + sizeof(T));
+    }
+    return v;
+}
+
+std::vector<int32_t> ids_of(const ws::Tokenizer& t, const std::string& text, bool add_special = false,
+                            bool parse_special = false) {
+    ws::TokenizeOptions o;
+    o.add_special = add_special;
+    o.parse_special = parse_special;
+    std::vector<int32_t> ids;
+    const ws::Status s = t.tokenize(text, o, &ids);
+    INFO(ws::error_name(s.code) << " " << s.what);
+    REQUIRE(s.ok());
+    return ids;
+}
+
+std::string text_of(const ws::Tokenizer& t, const std::vector<int32_t>& ids, bool remove_special = false,
+                    bool unparse_special = true) {
+    ws::DetokenizeOptions o;
+    o.remove_special = remove_special;
+    o.unparse_special = unparse_special;
+    std::string s;
+    REQUIRE(t.detokenize(ids.data(), ids.size(), o, &s).ok());
+    return s;
+}
+
+std::unique_ptr<ws::Tokenizer> make(ws::VocabTable t) {
+    auto r = ws::llama_tokenizer(std::move(t));
+    INFO(ws::error_name(r.status().code) << " " << r.status().what);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+}
+
+// A small gpt2 table: the byte-level characters of a..e and space (Ġ), and merges between them.
+ws::VocabTable small_gpt2() {
+    ws::VocabTable t;
+    t.model = "gpt2";
+    t.pre = "gpt-2";
+    t.tokens = {"a", "b", "c", "\xC4\xA0", "ab", "abc", "\xC4\xA0" "a", "<|endoftext|>"};
+    t.token_types = {1, 1, 1, 1, 1, 1, 1, 3};
+    t.merges = {"a b", "ab c", "\xC4\xA0 a"};
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("vocab_from_gguf reads the keys and rejects wrong types and lengths", "[tokenizer][gguf]") {
+    ws::ModelInfo info;
+    info.metadata.push_back(entry("tokenizer.ggml.model", str_value("llama")));
+    info.metadata.push_back(entry("tokenizer.ggml.tokens", strings_value({"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"})));
+    info.metadata.push_back(entry("tokenizer.ggml.scores", scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0, -1})));
+    info.metadata.push_back(entry("tokenizer.ggml.token_type", scalars_value<int32_t>(ws::ValueType::kInt32, {2, 3, 3, 1})));
+    info.metadata.push_back(entry("tokenizer.ggml.bos_token_id", u32_value(1)));
+    info.metadata.push_back(entry("tokenizer.ggml.eos_token_id", u32_value(99)));  // out of range: llama.cpp ignores it
+    info.metadata.push_back(entry("tokenizer.ggml.add_bos_token", bool_value(true)));
+    auto r = ws::vocab_from_gguf(info);
+    REQUIRE(r.ok());
+    CHECK(r.value().tokens.size() == 4);
+    CHECK(r.value().scores[3] == -1.0f);
+    CHECK(r.value().token_types[0] == 2);
+    CHECK(r.value().bos == 1);
+    CHECK(r.value().add_bos == 1);
+    CHECK(r.value().add_eos == -1);
+    auto tok = ws::gguf_tokenizer(info);
+    REQUIRE(tok.ok());
+    CHECK(ids_of(*tok.value(), "a", true) == std::vector<int32_t>{1, 3});
+    CHECK(tok.value()->description() == "llama");
+    CHECK(tok.value()->kind(0) == ws::TokenKind::kUnknown);
+
+    SECTION("no tokenizer.ggml.model") {
+        info.metadata.erase(info.metadata.begin());
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kUnsupported);
+    }
+    SECTION("a key of the wrong type") {
+        const char* keys[] = {"tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores",
+                              "tokenizer.ggml.token_type", "tokenizer.ggml.bos_token_id",
+                              "tokenizer.ggml.add_bos_token"};
+        for (const char* key : keys) {
+            ws::ModelInfo bad = info;
+            for (auto& e : bad.metadata) {
+                if (e.key == key) e.value = e.key == "tokenizer.ggml.tokens" ? u32_value(3)
+                                          : e.key == "tokenizer.ggml.scores"
+                                              ? scalars_value<int32_t>(ws::ValueType::kInt32, {0, 0, 0, 0})
+                                          : e.key == "tokenizer.ggml.token_type"
+                                              ? scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0, 0})
+                                              : scalars_value<int32_t>(ws::ValueType::kInt32, {1});
+            }
+            auto s = ws::vocab_from_gguf(bad).status();
+            INFO(key);
+            CHECK(s.code == ws::Error::kBadKey);
+        }
+    }
+    SECTION("arrays of mismatched lengths") {
+        for (auto& e : info.metadata) {
+            if (e.key == "tokenizer.ggml.scores") e.value = scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0});
+        }
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kBadKey);
+    }
+    SECTION("an array whose length field disagrees with its items") {
+        for (auto& e : info.metadata) {
+            if (e.key == "tokenizer.ggml.tokens") e.value.length = 1u << 30;
+        }
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kBadKey);
+    }
+    SECTION("an overlong token") {
+        for (auto& e : info.metadata) {
+            if (e.key == "tokenizer.ggml.tokens") e.value.strings[3] = std::string(ws::kTokenizerMaxTokenBytes + 1, 'x');
+        }
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kTooLarge);
+    }
+}
+
+TEST_CASE("llama_tokenizer names what it does not support and rejects inconsistent tables", "[tokenizer][gguf]") {
+    {
+        ws::VocabTable t = small_gpt2();
+        t.model = "plamo9";
+        auto s = ws::llama_tokenizer(t).status();
+        CHECK(s.code == ws::Error::kUnsupported);
+        CHECK(std::string(s.what) == "tokenizer.ggml.model");
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.pre = "no-such-pre";
+        auto s = ws::llama_tokenizer(t).status();
+        CHECK(s.code == ws::Error::kUnsupported);
+        CHECK(std::string(s.what) == "tokenizer.ggml.pre");
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.model = "no_vocab";
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kUnsupported);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.merges.push_back("a zz");  // names a token the vocabulary lacks
+        auto s = ws::llama_tokenizer(t).status();
+        CHECK(s.code == ws::Error::kBadKey);
+        CHECK(s.offset == 3);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.merges.push_back("b c");  // "bc" is no token
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.merges.push_back("abc");
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.tokens[2] = "a";  // duplicate
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.scores = {1, 2};  // mismatched
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+        t.scores.clear();
+        t.token_types = {1};
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        // Ids out of range everywhere: ignored, the defaults (11 for gpt2, out of this table too) become none.
+        ws::VocabTable t = small_gpt2();
+        t.bos = 1000, t.eos = 1 << 30, t.unk = 77;
+        t.add_bos = 1;
+        auto tok = make(t);
+        std::vector<int32_t> ids;
+        ws::TokenizeOptions o;
+        CHECK(tok->tokenize("abc", o, &ids).code == ws::Error::kBadKey);  // a BOS is wanted and there is none
+        o.add_special = false;
+        ids.clear();
+        CHECK(tok->tokenize("abc", o, &ids).ok());
+        const int32_t bad[] = {0, 8};
+        std::string s;
+        auto st = tok->detokenize(bad, 2, ws::DetokenizeOptions(), &s);
+        CHECK(st.code == ws::Error::kBadKey);
+        CHECK(st.offset == 1);
+    }
+}
+
+TEST_CASE("a small BPE table: merges, byte-level pieces, special tokens, detokenize", "[tokenizer][gguf]") {
+    auto tok = make(small_gpt2());
+    CHECK(tok->description() == "gpt2/gpt-2");
+    CHECK(ids_of(*tok, "abc") == std::vector<int32_t>{5});
+    CHECK(ids_of(*tok, "abc a") == std::vector<int32_t>{5, 6});
+    CHECK(ids_of(*tok, "cab") == std::vector<int32_t>{2, 4});
+    // "<|endoftext|>" is a control token: text unless parse_special (then its characters, which this table
+    // lacks, give nothing, as in llama.cpp).
+    CHECK(ids_of(*tok, "a<|endoftext|>b", false, true) == std::vector<int32_t>{0, 7, 1});
+    CHECK(ids_of(*tok, "a<|endoftext|>b", false, false) == std::vector<int32_t>{0, 1});
+    CHECK(text_of(*tok, {5, 6, 7}) == "abc a<|endoftext|>");
+    CHECK(text_of(*tok, {5, 6, 7}, false, false) == "abc a");
+    CHECK(tok->piece(3) == "\xC4\xA0");
+    CHECK(tok->kind(7) == ws::TokenKind::kControl);
+}
+
+TEST_CASE("the gpt-2 vocabulary: special tokens, invalid UTF-8 and detokenize as llama.cpp", "[tokenizer][gguf]") {
+    const std::string path = ws_test::shared_path("ggml/vocab/ggml-vocab-gpt-2.gguf");
+    if (!ws_test::file_exists(path)) return;
+    auto tok = load_vocab(path);
+    // <|endoftext|> (50256) parsed only with parse_special
+    CHECK(ids_of(*tok, "Hi<|endoftext|>", false, true).back() == 50256);
+    CHECK(ids_of(*tok, "Hi<|endoftext|>", false, false).back() != 50256);
+    // An invalid byte is U+FFFD, an overlong form its code point (llama.cpp's decoder).
+    CHECK(ids_of(*tok, "a\xFF" "b") == ids_of(*tok, "a\xEF\xBF\xBD" "b"));
+    CHECK(ids_of(*tok, "\xC1\x81") == ids_of(*tok, "A"));
+    CHECK(ids_of(*tok, std::string("x\x80\x80y")) == ids_of(*tok, "x\xEF\xBF\xBD\xEF\xBF\xBDy"));
+    // A surrogate passes as one code point (llama.cpp lets it through), bytes unchanged.
+    CHECK(text_of(*tok, ids_of(*tok, "a\xED\xA0\x80z")) == "a\xED\xA0\x80z");
+    // clean_spaces (gpt-2 has it): " ," loses its space, " 's" too, " 't" does not.
+    CHECK(text_of(*tok, ids_of(*tok, "a , b 's c 't")) == "a, b's c 't");
+}
+
+TEST_CASE("SPM: space prefix after special tokens, byte fallback, phi-3's rstrip", "[tokenizer][gguf]") {
+    const std::string spm = ws_test::shared_path("ggml/vocab/ggml-vocab-llama-spm.gguf");
+    if (!ws_test::file_exists(spm)) return;
+    auto tok = load_vocab(spm);
+    const auto with_bos = ids_of(*tok, "Hello", true, true);
+    REQUIRE(with_bos.size() >= 2);
+    CHECK(with_bos[0] == 1);
+    // "</s>" parsed, then the following text gets a space prefix again
+    const auto a = ids_of(*tok, "Hello</s>Hello", false, true);
+    const auto h = ids_of(*tok, "Hello", false, true);
+    std::vector<int32_t> expect = h;
+    expect.push_back(2);
+    expect.insert(expect.end(), h.begin(), h.end());
+    CHECK(a == expect);
+    // byte fallback: a character the vocabulary lacks becomes its bytes <0xXX>
+    const auto b = ids_of(*tok, "\xF0\x9F\xA6\x99");  // U+1F999
+    CHECK(text_of(*tok, b) == "\xF0\x9F\xA6\x99");
+    // detokenize drops the prefix space of the first piece (add_space_prefix)
+    CHECK(text_of(*tok, ids_of(*tok, " Hello world")) == " Hello world");
+    CHECK(text_of(*tok, ids_of(*tok, "Hello world", true), true) == " Hello world");
+    CHECK(text_of(*tok, ids_of(*tok, "Hello world")) == "Hello world");
+
+    const std::string phi = ws_test::shared_path("ggml/vocab/ggml-vocab-phi-3.gguf");
+    if (!ws_test::file_exists(phi)) return;
+    auto p3 = load_vocab(phi);
+    // Phi-3 (general.name "Phi3"): special tokens swallow the whitespace after them, except <s>.
+    CHECK(ids_of(*p3, "<|user|>  \n Hi", false, true) == ids_of(*p3, "<|user|>Hi", false, true));
+    CHECK(ids_of(*p3, "<s>  Hi", false, true) != ids_of(*p3, "<s>Hi", false, true));
+}
+
+TEST_CASE("WPM (bert): lower case, accents, punctuation, unknown words, [CLS]/[SEP]", "[tokenizer][gguf]") {
+    const std::string path = ws_test::shared_path("ggml/vocab/ggml-vocab-bert-bge.gguf");
+    if (!ws_test::file_exists(path)) return;
+    auto tok = load_vocab(path);
+    const auto ids = ids_of(*tok, "Héllo, World!", true);
+    REQUIRE(ids.size() >= 2);
+    CHECK(ids.front() == 101);
+    CHECK(ids.back() == 102);
+    CHECK(ids_of(*tok, "HELLO") == ids_of(*tok, "hello"));
+    CHECK(ids_of(*tok, "\xE2\x80\x8B\xF0\x9F\x98\x80") == std::vector<int32_t>{100});  // no token: [UNK]
+}
+
+TEST_CASE("UGM (t5): Viterbi by score, unknown runs as one, the charsmap and its hostile forms", "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "t5";
+    t.tokens = {"<pad>", "</s>", "<unk>", "\xE2\x96\x81", "\xE2\x96\x81" "ab", "a", "b", "c", "\xE2\x96\x81" "a", "bc"};
+    t.scores = {0, 0, 0, -2, -1, -3, -3, -3, -2, -2.5f};
+    t.token_types = {3, 3, 2, 1, 1, 1, 1, 1, 1, 1};
+    t.add_space_prefix = 1;
+    auto tok = make(t);
+    // "▁abc": ▁ab + c = -1 - 3 = -4 beats ▁a + bc = -2 - 2.5 = -4.5
+    CHECK(ids_of(*tok, "abc") == std::vector<int32_t>{4, 7});
+    CHECK(ids_of(*tok, "abc", true) == std::vector<int32_t>{4, 7, 1});  // t5 adds EOS
+    // unknown characters in a row: one <unk>
+    CHECK(ids_of(*tok, "a\xE4\xB8\x80\xE4\xB8\x81") == std::vector<int32_t>{8, 2});
+    CHECK(text_of(*tok, {4, 7}) == "abc");  // add_space_prefix: the first piece loses its space
+
+    SECTION("hostile charsmaps") {
+        ws::VocabTable h = t;
+        h.precompiled_charsmap = std::string("\x01\x00", 2);  // shorter than its size field
+        CHECK(ws::llama_tokenizer(h).status().code == ws::Error::kBadKey);
+        h.precompiled_charsmap = std::string("\xFF\xFF\x00\x00" "abcd", 8);  // XCDA larger than the blob
+        CHECK(ws::llama_tokenizer(h).status().code == ws::Error::kBadKey);
+        // A well-sized XCDA whose entries point anywhere: walks end at the array's end, no crash.
+        std::string cm("\x08\x00\x00\x00", 4);
+        cm += std::string("\xFF\xFF\xFF\x7F\xFF\xFF\xFF\xFF", 8);
+        cm += "x";
+        h.precompiled_charsmap = cm;
+        auto tk = make(h);
+        std::vector<int32_t> ids;
+        (void)tk->tokenize(std::string("ab\xFF\x00\x01 c", 7), ws::TokenizeOptions(), &ids);
+    }
+}
+
+TEST_CASE("RWKV: greedy longest match over unescaped tokens", "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "rwkv";
+    t.tokens = {"<unk>", "a", "ab", "\\n", "\\x41", "abcd"};
+    t.unk = 0;
+    auto tok = make(t);
+    CHECK(ids_of(*tok, "abab\nA") == std::vector<int32_t>{2, 2, 3, 4});
+    // "abc": "abcd" is a path but no token ends at "abc": "ab", then "c" has no token (llama.cpp loops forever
+    // here; unknown here)
+    CHECK(ids_of(*tok, "abc") == std::vector<int32_t>{2, 0});
+    CHECK(text_of(*tok, {2, 3, 4}) == "ab\nA");
+    t.unk = -1;
+    auto no_unk = make(t);
+    std::vector<int32_t> ids;
+    CHECK(no_unk->tokenize("zz", ws::TokenizeOptions(), &ids).code == ws::Error::kBadKey);
+}
+
+TEST_CASE("SPM without byte tokens: a missing byte is an error, not a crash", "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "llama";
+    t.tokens = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a"};
+    t.token_types = {2, 3, 3, 1, 1};
+    auto tok = make(t);
+    CHECK(ids_of(*tok, "a") == std::vector<int32_t>{3, 4});
+    std::vector<int32_t> ids;
+    CHECK(tok->tokenize("z", ws::TokenizeOptions(), &ids).code == ws::Error::kBadKey);
+}
+
+TEST_CASE("tokenizing is linear: megabytes without a space finish fast", "[tokenizer][gguf][slow]") {
+    struct Case {
+        const char* vocab;
+        std::string unit;
+    };
+    const Case cases[] = {
+        {"gpt-2", "a"},           {"gpt-2", "ab1!\xC3\xA9"}, {"deepseek-llm", "x\xE4\xB8\x80" "1,"},
+        {"falcon", "abc"},        {"llama-spm", "a"},         {"llama-spm", "ab\xE4\xB8\x80"},
+        {"bert-bge", "a"},        {"starcoder", "\xFF"},       {"deepseek-coder", "a1"},
+    };
+    for (const Case& c : cases) {
+        const std::string path = ws_test::shared_path(std::string("ggml/vocab/ggml-vocab-") + c.vocab + ".gguf");
+        if (!ws_test::file_exists(path)) continue;
+        auto tok = load_vocab(path);
+        std::string text;
+        while (text.size() < (size_t(2) << 20)) text += c.unit;
+        std::vector<int32_t> ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        REQUIRE(tok->tokenize(text, ws::TokenizeOptions(), &ids).ok());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO(c.vocab << " " << text.size() << " bytes in " << s << " s, " << ids.size() << " tokens");
+        CHECK(s < 20.0);  // quadratic would be hours; linear is well under a second in a release build
+        CHECK(!ids.empty());
     }
 }
