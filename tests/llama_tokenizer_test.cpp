@@ -488,3 +488,65 @@ TEST_CASE("tokenizing is linear: megabytes without a space finish fast", "[token
         CHECK(!ids.empty());
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// bpe_merge (core/text/bpe.h), shared with the Hugging Face tokenizer: the scan for short words and the heap for
+// long ones against the rule written out naively.
+
+#include <random>
+
+#include "text/bpe.h"
+
+namespace {
+
+void naive_merge(const std::vector<std::vector<int32_t>>& rules, std::vector<int32_t>* word) {
+    // rules[k] = {left, right, merged}, rank k
+    while (true) {
+        int best_rank = -1;
+        size_t best = 0;
+        for (size_t i = 0; i + 1 < word->size(); ++i) {
+            for (size_t k = 0; k < rules.size(); ++k) {
+                if (rules[k][0] == (*word)[i] && rules[k][1] == (*word)[i + 1]) {
+                    if (best_rank < 0 || int(k) < best_rank) best_rank = int(k), best = i;
+                    break;
+                }
+            }
+        }
+        if (best_rank < 0) return;
+        (*word)[best] = rules[size_t(best_rank)][2];
+        word->erase(word->begin() + ptrdiff_t(best) + 1);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("bpe_merge: short and long words merge as the naive rule does", "[tokenizer][bpe]") {
+    std::mt19937 rng(12345);
+    for (int round = 0; round < 200; ++round) {
+        // ids 0..3 are characters; every rule makes a new id from two existing ones (first rule of a pair wins)
+        std::vector<std::vector<int32_t>> rules;
+        ws::BpeMerges merges;
+        int32_t next_id = 4;
+        const int n_rules = 3 + int(rng() % 30);
+        for (int k = 0; k < n_rules; ++k) {
+            const int32_t l = int32_t(rng() % uint32_t(next_id)), r = int32_t(rng() % uint32_t(next_id));
+            if (merges.find(l, r)) continue;
+            rules.push_back({l, r, next_id});
+            merges.insert(l, r, ws::BpeMerges::Rule{int32_t(rules.size() - 1), next_id}, false);
+            ++next_id;
+        }
+        ws::BpeScratch scratch;
+        for (int w = 0; w < 20; ++w) {
+            const size_t len = 1 + rng() % 80;  // both sides of the 24-symbol switch
+            std::vector<int32_t> word(len);
+            for (auto& x : word) x = int32_t(rng() % 4);
+            if (rng() % 5 == 0) word[rng() % len] = -1;  // a piece the vocabulary lacks never merges
+            std::vector<int32_t> expect = word;
+            naive_merge(rules, &expect);
+            std::vector<int32_t> got = word;
+            ws::bpe_merge(merges, &got, &scratch);
+            INFO("round " << round << " word " << w << " len " << len);
+            REQUIRE(got == expect);
+        }
+    }
+}
