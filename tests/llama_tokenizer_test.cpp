@@ -550,3 +550,18 @@ TEST_CASE("bpe_merge: short and long words merge as the naive rule does", "[toke
         }
     }
 }
+
+#include "text/llama_pretokenizers.h"
+
+TEST_CASE("every tokenizer.ggml.pre name compiles and tokenizes", "[tokenizer][gguf]") {
+    const std::string text = "Hello World! It's 12345 \xE4\xB8\xAD\xE6\x96\x87 \xED\x95\x9C\xEA\xB8\x80\n\n  x\t'LL caf\xC3\xA9";
+    for (const std::string& name : ws::llama_pre_tokenizer_names()) {
+        ws::VocabTable t = small_gpt2();
+        t.pre = name;
+        auto r = ws::llama_tokenizer(t);
+        INFO(name << ": " << ws::error_name(r.status().code) << " " << r.status().what);
+        REQUIRE(r.ok());
+        std::vector<int32_t> ids;
+        CHECK(r.value()->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+    }
+}

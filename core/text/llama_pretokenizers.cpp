@@ -24,6 +24,20 @@ const char* const kDeepseekCjk = "[一-龥ࠀ-一가-퟿]+";
 const char* const kDeepseek3Cjk = "[一-龥぀-ゟ゠-ヿ]+";
 const char* const kDeepseek3Main = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 const char* const kBloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
+// Types added to llama.cpp after the snapshot (read from ggml-org/llama.cpp in 2026): those whose splitting is
+// regexes alone, over GPT-2's byte-level alphabet. Not here: gemma4, sarvam-moe and whitespace (no byte-level
+// encoding), kimi-k2 and afmoe (custom splitters), tiny_aya and superbpe (look-aheads longer than one character,
+// which regex.h does not run).
+const char* const kJais2 = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}";
+const char* const kQwen35 = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kYoutuCjk = "[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+";
+const char* const kYoutuMain = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kGpt4o = "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kGraniteEmbMulti = "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kBailingMoe = "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+";
+const char* const kSeedCoder = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kExaoneMoe = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+";
+const char* const kMiniCpm5 = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const char* const kTekken = "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 struct Entry {
@@ -35,7 +49,10 @@ struct Entry {
 // One entry per pre-tokenizer type.
 enum : int {
     kDefault, kLlama3T, kDbrx, kDeepseekLlm, kDeepseek3, kDeepseekCoder, kFalcon, kStarcoder, kGpt2T, kQwen2T,
-    kPoro, kChatglm4, kViking, kTekkenT, kChameleon, kCount
+    kPoro, kChatglm4, kViking, kTekkenT, kChameleon,
+    // after the snapshot
+    kJais2T, kQwen35T, kYoutuT, kGpt4oT, kGraniteEmbMultiT, kBailingMoeT, kSeedCoderT, kExaoneMoeT, kMiniCpm5T,
+    kLagunaT, kCount
 };
 
 const Entry kEntries[kCount] = {
@@ -60,6 +77,16 @@ const Entry kEntries[kCount] = {
      {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
       "[\\p{P}!-/:-@\\[-`{-~]", kGpt2},
      false, false, true, false},
+    {"jais2", {kJais2}, false, true, false, false},
+    {"qwen35", {kQwen35}, false, false, false, false},
+    {"youtu", {kYoutuCjk, kYoutuMain}, true, false, false, false},
+    {"gpt4o", {kGpt4o}, false, false, false, false},
+    {"granite-emb-multi", {kGraniteEmbMulti}, true, false, false, false},
+    {"bailingmoe", {kBailingMoe}, false, false, false, false},
+    {"seed-coder", {kSeedCoder}, false, false, false, false},
+    {"exaone-moe", {kExaoneMoe}, false, true, false, false},
+    {"minicpm5", {"\\p{N}{1,3}", kMiniCpm5}, true, true, false, false},
+    {"laguna", {"[^\\n]+|[\\n]+", kQwen2}, false, false, false, false},
 };
 
 struct Name {
@@ -102,6 +129,27 @@ const Name kNames[] = {
     {"chameleon", kChameleon, -1},
     {"minerva-7b", kStarcoder, -1},
     {"megrez", kQwen2T, -1},
+    // after the snapshot
+    {"falcon-h1", kLlama3T, -1}, {"pixtral", kLlama3T, -1}, {"midm-2.0", kLlama3T, -1}, {"lfm2", kLlama3T, -1},
+    {"jina-v5-nano", kLlama3T, -1},
+    {"minicpm5", kMiniCpm5T, -1},
+    {"youtu", kYoutuT, -1},
+    {"a.x-4.0", kGpt2T, -1}, {"mellum", kGpt2T, -1}, {"modern-bert", kGpt2T, -1}, {"exaone4", kGpt2T, -1},
+    {"trillion", kGpt2T, 0}, {"granite-docling", kGpt2T, 0},
+    {"jais-2", kJais2T, -1},
+    {"kormo", kQwen2T, 0}, {"f2llmv2", kQwen2T, 0}, {"hunyuan", kQwen2T, 0}, {"solar-open", kQwen2T, 0},
+    {"qwen35", kQwen35T, -1},
+    {"glm4", kChatglm4, -1},
+    {"exaone-moe", kExaoneMoeT, -1},
+    {"gpt-4o", kGpt4oT, -1}, {"llama4", kGpt4oT, -1}, {"kanana2", kGpt4oT, -1}, {"talkie", kGpt4oT, -1},
+    {"minimax-m2", kGpt4oT, -1},
+    {"granite-embed-multi-97m", kGraniteEmbMultiT, -1},
+    {"bailingmoe", kBailingMoeT, -1}, {"bailingmoe2", kBailingMoeT, -1}, {"llada-moe", kBailingMoeT, -1},
+    {"seed-coder", kSeedCoderT, -1},
+    {"hunyuan-dense", kDeepseek3, -1}, {"joyai-llm", kDeepseek3, -1},
+    {"grok-2", kQwen2T, 0},
+    {"laguna", kLagunaT, -1},
+    {"mellum2", kStarcoder, -1},
 };
 
 }  // namespace
@@ -120,6 +168,12 @@ bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out) {
         return true;
     }
     return false;
+}
+
+std::vector<std::string> llama_pre_tokenizer_names() {
+    std::vector<std::string> names;
+    for (const Name& n : kNames) names.push_back(n.pre);
+    return names;
 }
 
 }  // namespace ws

@@ -21,5 +21,7 @@ struct LlamaPreTokenizer {
 // The pre-tokenizer of a gpt2 (BPE) vocabulary by its tokenizer.ggml.pre ("" is llama.cpp's "default", as is
 // a missing key). False for a name llama.cpp does not know.
 bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out);
+// Every name llama_pre_tokenizer() knows (for tests: each must compile).
+std::vector<std::string> llama_pre_tokenizer_names();
 
 }  // namespace ws
