@@ -16,6 +16,14 @@
 
 namespace {
 
+// A vocabulary GGUF: from the shared corpus, else the copies committed in tests/data ("" when neither has it).
+std::string vocab_path(const std::string& name) {
+    const std::string rel = "ggml/vocab/ggml-vocab-" + name + ".gguf";
+    if (ws_test::file_exists(ws_test::shared_path(rel))) return ws_test::shared_path(rel);
+    if (ws_test::file_exists(ws_test::data_path(rel))) return ws_test::data_path(rel);
+    return "";
+}
+
 std::unique_ptr<ws::Tokenizer> load_vocab(const std::string& path) {
     const std::vector<uint8_t> bytes = ws_test::read_file(path);
     REQUIRE(!bytes.empty());
@@ -71,9 +79,9 @@ const char* const kVocabs[] = {"bert-bge", "deepseek-coder", "deepseek-llm", "fa
 
 TEST_CASE("llama.cpp's test-tokenizer-0 cases give the .out ids", "[tokenizer][gguf]") {
     for (const char* name : kVocabs) {
-        const std::string base = ws_test::shared_path(std::string("ggml/vocab/ggml-vocab-") + name + ".gguf");
-        if (!ws_test::file_exists(base)) {
-            WARN("missing " << base);
+        const std::string base = vocab_path(name);
+        if (base.empty() || !ws_test::file_exists(base + ".inp")) {
+            WARN("missing the vocabulary or the tests of " << name);
             continue;
         }
         auto tok = load_vocab(base);
@@ -345,8 +353,8 @@ TEST_CASE("a small BPE table: merges, byte-level pieces, special tokens, detoken
 }
 
 TEST_CASE("the gpt-2 vocabulary: special tokens, invalid UTF-8 and detokenize as llama.cpp", "[tokenizer][gguf]") {
-    const std::string path = ws_test::shared_path("ggml/vocab/ggml-vocab-gpt-2.gguf");
-    if (!ws_test::file_exists(path)) return;
+    const std::string path = vocab_path("gpt-2");
+    if (path.empty()) return;
     auto tok = load_vocab(path);
     // <|endoftext|> (50256) parsed only with parse_special
     CHECK(ids_of(*tok, "Hi<|endoftext|>", false, true).back() == 50256);
@@ -362,8 +370,8 @@ TEST_CASE("the gpt-2 vocabulary: special tokens, invalid UTF-8 and detokenize as
 }
 
 TEST_CASE("SPM: space prefix after special tokens, byte fallback, phi-3's rstrip", "[tokenizer][gguf]") {
-    const std::string spm = ws_test::shared_path("ggml/vocab/ggml-vocab-llama-spm.gguf");
-    if (!ws_test::file_exists(spm)) return;
+    const std::string spm = vocab_path("llama-spm");
+    if (spm.empty()) return;
     auto tok = load_vocab(spm);
     const auto with_bos = ids_of(*tok, "Hello", true, true);
     REQUIRE(with_bos.size() >= 2);
@@ -383,8 +391,8 @@ TEST_CASE("SPM: space prefix after special tokens, byte fallback, phi-3's rstrip
     CHECK(text_of(*tok, ids_of(*tok, "Hello world", true), true) == " Hello world");
     CHECK(text_of(*tok, ids_of(*tok, "Hello world")) == "Hello world");
 
-    const std::string phi = ws_test::shared_path("ggml/vocab/ggml-vocab-phi-3.gguf");
-    if (!ws_test::file_exists(phi)) return;
+    const std::string phi = vocab_path("phi-3");
+    if (phi.empty()) return;
     auto p3 = load_vocab(phi);
     // Phi-3 (general.name "Phi3"): special tokens swallow the whitespace after them, except <s>.
     CHECK(ids_of(*p3, "<|user|>  \n Hi", false, true) == ids_of(*p3, "<|user|>Hi", false, true));
@@ -392,8 +400,8 @@ TEST_CASE("SPM: space prefix after special tokens, byte fallback, phi-3's rstrip
 }
 
 TEST_CASE("WPM (bert): lower case, accents, punctuation, unknown words, [CLS]/[SEP]", "[tokenizer][gguf]") {
-    const std::string path = ws_test::shared_path("ggml/vocab/ggml-vocab-bert-bge.gguf");
-    if (!ws_test::file_exists(path)) return;
+    const std::string path = vocab_path("bert-bge");
+    if (path.empty()) return;
     auto tok = load_vocab(path);
     const auto ids = ids_of(*tok, "Héllo, World!", true);
     REQUIRE(ids.size() >= 2);
@@ -474,8 +482,8 @@ TEST_CASE("tokenizing is linear: megabytes without a space finish fast", "[token
         {"bert-bge", "a"},        {"starcoder", "\xFF"},       {"deepseek-coder", "a1"},
     };
     for (const Case& c : cases) {
-        const std::string path = ws_test::shared_path(std::string("ggml/vocab/ggml-vocab-") + c.vocab + ".gguf");
-        if (!ws_test::file_exists(path)) continue;
+        const std::string path = vocab_path(c.vocab);
+        if (path.empty()) continue;
         auto tok = load_vocab(path);
         std::string text;
         while (text.size() < (size_t(2) << 20)) text += c.unit;
@@ -564,4 +572,23 @@ TEST_CASE("every tokenizer.ggml.pre name compiles and tokenizes", "[tokenizer][g
         std::vector<int32_t> ids;
         CHECK(r.value()->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
     }
+}
+
+TEST_CASE("special tokens parsed and BOS/EOS added give llama-tokenize's ids", "[tokenizer][gguf]") {
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_special.json"));
+    const auto& texts = data["texts"];
+    size_t checked = 0;
+    for (auto it = data["ids"].begin(); it != data["ids"].end(); ++it) {
+        const std::string path = vocab_path(it.key());
+        if (path.empty()) continue;
+        auto tok = load_vocab(path);
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts[i].get<std::string>();
+            const std::vector<int32_t> expect = it.value()[i].get<std::vector<int32_t>>();
+            INFO(it.key() << ": '" << text << "'");
+            CHECK(ids_of(*tok, text, true, true) == expect);
+            ++checked;
+        }
+    }
+    CHECK(checked > 0);
 }
