@@ -592,3 +592,21 @@ TEST_CASE("special tokens parsed and BOS/EOS added give llama-tokenize's ids", "
     }
     CHECK(checked > 0);
 }
+
+TEST_CASE("detokenize gives what llama.cpp's test-tokenizer-0 printed", "[tokenizer][gguf]") {
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_detokenize.json"));
+    size_t checked = 0;
+    for (auto it = data.begin(); it != data.end(); ++it) {
+        const std::string base = vocab_path(it.key());
+        if (base.empty() || !ws_test::file_exists(base + ".inp")) continue;
+        auto tok = load_vocab(base);
+        const auto cases = read_cases(base);
+        REQUIRE(cases.size() == it.value().size());
+        for (size_t i = 0; i < cases.size(); ++i) {
+            INFO(it.key() << ": '" << cases[i].text << "'");
+            CHECK(text_of(*tok, ids_of(*tok, cases[i].text)) == it.value()[i].get<std::string>());
+            ++checked;
+        }
+    }
+    CHECK(checked > 0);
+}
