@@ -610,3 +610,38 @@ TEST_CASE("detokenize gives what llama.cpp's test-tokenizer-0 printed", "[tokeni
     }
     CHECK(checked > 0);
 }
+
+namespace {
+
+std::string from_hex(const std::string& hex) {
+    std::string out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(char(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("random texts (scripts, emoji, whitespace, invalid UTF-8, special tokens) give llama-tokenize's ids",
+          "[tokenizer][gguf]") {
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_random.json"));
+    std::vector<std::string> texts;
+    for (const auto& h : data["texts_hex"]) texts.push_back(from_hex(h.get<std::string>()));
+    size_t checked = 0;
+    for (const char* mode : {"plain", "special"}) {
+        const bool special = std::string(mode) == "special";
+        for (auto it = data[mode].begin(); it != data[mode].end(); ++it) {
+            const std::string path = vocab_path(it.key());
+            if (path.empty()) continue;
+            auto tok = load_vocab(path);
+            for (size_t i = 0; i < texts.size(); ++i) {
+                // null: llama.cpp itself failed on the text (a code point above U+10FFFF aborts its BPE splitter)
+                if (it.value()[i].is_null()) continue;
+                const std::vector<int32_t> expect = it.value()[i].get<std::vector<int32_t>>();
+                INFO(it.key() << " " << mode << ": '" << texts[i] << "' (hex " << data["texts_hex"][i].get<std::string>() << ")");
+                CHECK(ids_of(*tok, texts[i], special, special) == expect);
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 0);
+}
