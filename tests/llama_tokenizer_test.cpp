@@ -645,3 +645,36 @@ TEST_CASE("random texts (scripts, emoji, whitespace, invalid UTF-8, special toke
     }
     CHECK(checked > 0);
 }
+
+TEST_CASE("every pre-tokenizer's regexes split long runs in linear time", "[tokenizer][gguf][slow]") {
+    // One name per pre-tokenizer type; runs of one character class, and mixtures, 256 KB each. A splitter that
+    // rescans the run for every piece it cuts would take minutes here. Known exception: jais-2 cuts a run of
+    // whitespace into pieces of at most 512 (\s{512}(?!\S)|...) behind a higher-priority \s*[\r\n]+ that scans to
+    // the run's end for every piece: quadratic in the run's length (0.5 MB of spaces: ~10 s), as in any
+    // leftmost-first iteration (Rust's regex documents the same O(n^2) for find_iter).
+    std::vector<std::string> seen_types;
+    const std::vector<std::string> units = {"A", "a", " ", "!", "1", "\n", "\xE4\xB8\x80", " a", "'s", "\xCC\x81",
+                                            "\r\n ", "a1!", "Aa"};
+    for (const std::string& name : ws::llama_pre_tokenizer_names()) {
+        ws::LlamaPreTokenizer pre;
+        REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+        if (std::find(seen_types.begin(), seen_types.end(), pre.type) != seen_types.end()) continue;
+        seen_types.push_back(pre.type);
+        ws::VocabTable t = small_gpt2();
+        t.pre = name;
+        auto tok = make(t);
+        for (const std::string& unit : units) {
+            std::string text;
+            if (std::string(pre.type) == "jais2" && unit == " ") continue;
+            while (text.size() < (size_t(256) << 10)) text += unit;
+            text += "x";
+            std::vector<int32_t> ids;
+            const auto t0 = std::chrono::steady_clock::now();
+            REQUIRE(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (s > 0.3) WARN(name << " unit '" << unit << "': " << s << " s");
+            INFO(name << " unit '" << unit << "': " << s << " s");
+            CHECK(s < 5.0);
+        }
+    }
+}
