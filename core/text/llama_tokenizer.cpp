@@ -1086,8 +1086,9 @@ Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) c
     return ok_status();
 }
 
-// llm_tokenizer_ugm_session::tokenize: Viterbi over the normalized text, scores summed in double and kept in
-// float as there, unknown characters at the lowest score minus 10, runs of unknowns as one.
+// llm_tokenizer_ugm_session::tokenize: Viterbi over the normalized text, unknown characters at the lowest score
+// minus 10, runs of unknowns as one. The sums are doubles, as llama.cpp keeps them since it matched Hugging Face's
+// SentencePiece exactly (the 2025-02 snapshot rounded each sum to float).
 Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const {
     std::string norm;
     WS_TRY(ugm_normalize(text, &norm));
@@ -1096,9 +1097,9 @@ Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vec
     struct Best {
         int32_t id;
         size_t from;
-        float score;
+        double score;
     };
-    std::vector<Best> best(n + 1, Best{unk_, 0, -FLT_MAX});
+    std::vector<Best> best(n + 1, Best{unk_, 0, -DBL_MAX});
     best[0] = Best{unk_, 0, 0};
     for (size_t at = 0; at < n;) {
         const size_t cp_len = std::min(utf8_len_of_lead(uint8_t(norm[at])), n - at);
@@ -1112,14 +1113,14 @@ Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vec
             if (id < 0) continue;
             if (k + 1 - at == cp_len) single_found = true;
             const double token_score = (attr_[size_t(id)] & kAttrUserDefined) ? 0.0 : double(score_[size_t(id)]);
-            const double challenger = double(current.score) + token_score;
+            const double challenger = current.score + token_score;
             Best& champ = best[k + 1];
-            if (challenger > double(champ.score)) champ = Best{id, at, float(challenger)};
+            if (challenger > champ.score) champ = Best{id, at, challenger};
         }
         if (!single_found) {
-            const double challenger = double(current.score) + double(ugm_unknown_score_);
+            const double challenger = current.score + double(ugm_unknown_score_);
             Best& champ = best[at + cp_len];
-            if (challenger > double(champ.score)) champ = Best{unk_, at, float(challenger)};
+            if (challenger > champ.score) champ = Best{unk_, at, challenger};
         }
         at += cp_len;
     }
