@@ -258,6 +258,17 @@ TEST_CASE("vocab_from_gguf reads the keys and rejects wrong types and lengths", 
         }
         CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kBadKey);
     }
+    SECTION("counts past the caps") {
+        ws::ModelInfo big = info;
+        for (auto& e : big.metadata) {
+            if (e.key == "tokenizer.ggml.tokens") e.value.length = ws::kTokenizerMaxTokens + 1;
+        }
+        CHECK(ws::vocab_from_gguf(big).status().code == ws::Error::kTooLarge);
+        ws::Value merges = strings_value({"a b"});
+        merges.length = ws::kTokenizerMaxMerges + 1;
+        info.metadata.push_back(entry("tokenizer.ggml.merges", merges));
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kTooLarge);
+    }
     SECTION("an overlong token") {
         for (auto& e : info.metadata) {
             if (e.key == "tokenizer.ggml.tokens") e.value.strings[3] = std::string(ws::kTokenizerMaxTokenBytes + 1, 'x');

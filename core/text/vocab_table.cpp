@@ -54,12 +54,11 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
     const MetadataEntry* tokens = info.find("tokenizer.ggml.tokens");
     if (tokens) {
         const Value& v = tokens->value;
-        if (v.type != ValueType::kArray || v.item_type != ValueType::kString || v.strings.size() != v.length) {
-            return bad(*tokens, "tokenizer.ggml.tokens");
-        }
+        if (v.type != ValueType::kArray || v.item_type != ValueType::kString) return bad(*tokens, "tokenizer.ggml.tokens");
         if (v.length > kTokenizerMaxTokens) {
             return make_error(Error::kTooLarge, tokens->offset, "tokenizer.ggml.tokens");
         }
+        if (v.strings.size() != v.length) return bad(*tokens, "tokenizer.ggml.tokens");
         for (const std::string& s : v.strings) {
             if (s.size() > kTokenizerMaxTokenBytes) {
                 return make_error(Error::kTooLarge, tokens->offset, "tokenizer.ggml.tokens (a token's bytes)");
@@ -93,10 +92,9 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
     }
     if (const MetadataEntry* e = info.find("tokenizer.ggml.merges")) {
         const Value& v = e->value;
-        if (v.type != ValueType::kArray || v.item_type != ValueType::kString || v.strings.size() != v.length) {
-            return bad(*e, "tokenizer.ggml.merges");
-        }
+        if (v.type != ValueType::kArray || v.item_type != ValueType::kString) return bad(*e, "tokenizer.ggml.merges");
         if (v.length > kTokenizerMaxMerges) return make_error(Error::kTooLarge, e->offset, "tokenizer.ggml.merges");
+        if (v.strings.size() != v.length) return bad(*e, "tokenizer.ggml.merges");
         t.merges = v.strings;
     }
     if (const MetadataEntry* e = info.find("tokenizer.ggml.precompiled_charsmap")) {
