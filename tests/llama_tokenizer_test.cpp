@@ -689,3 +689,22 @@ TEST_CASE("every pre-tokenizer's regexes split long runs in linear time", "[toke
         }
     }
 }
+
+TEST_CASE("SentencePiece-style BPE (gemma4): escaped spaces, UTF-8 symbols, <0xXX> fallback, newline runs",
+          "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "gpt2";
+    t.pre = "gemma4";
+    t.tokens = {"<pad>", "<bos>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab", "\n", "\n\n", "<0x5A>", "<0x0A>",
+                "\xC3\xA9", "\xE2\x96\x81" "ab"};
+    t.token_types = {3, 3, 1, 1, 1, 1, 1, 1, 1, 6, 6, 1, 1};
+    t.merges = {"\xE2\x96\x81 a", "a b", "\xE2\x96\x81" "a b"};
+    t.bos = 1;
+    t.add_bos = 1;
+    auto tok = make(t);
+    CHECK(tok->description() == "gpt2/gemma4");
+    // " ab" -> ▁ab; "ab" -> ab; the newline run is one token; Z has no token: <0x5A>
+    CHECK(ids_of(*tok, "ab ab\n\nZ\xC3\xA9") == std::vector<int32_t>{6, 12, 8, 9, 11});
+    CHECK(ids_of(*tok, "a", true) == std::vector<int32_t>{1, 3});
+    CHECK(text_of(*tok, {6, 12, 8, 9, 11}) == "ab ab\n\nZ\xC3\xA9");
+}

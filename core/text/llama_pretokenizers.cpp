@@ -25,9 +25,9 @@ const char* const kDeepseek3Cjk = "[一-龥぀-ゟ゠-ヿ]+";
 const char* const kDeepseek3Main = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 const char* const kBloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
 // Types added to llama.cpp after the snapshot (read from ggml-org/llama.cpp in 2026): those whose splitting is
-// regexes alone, over GPT-2's byte-level alphabet. Not here: gemma4, sarvam-moe and whitespace (no byte-level
-// encoding), kimi-k2 and afmoe (custom splitters), tiny_aya and superbpe (look-aheads longer than one character,
-// which regex.h does not run).
+// regexes alone, including the SentencePiece-style ones (gemma4, sarvam-moe). Not here: whitespace (its own
+// session and normalizer), kimi-k2 and afmoe (custom splitters), tiny_aya and superbpe (look-aheads longer than
+// one character, which regex.h does not run).
 const char* const kJais2 = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}";
 const char* const kQwen35 = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const char* const kYoutuCjk = "[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+";
@@ -44,6 +44,8 @@ struct Entry {
     const char* type;
     std::vector<const char*> regexes;
     bool ignore_merges, clean_spaces, add_bos, bos_none;
+    bool sentencepiece_style = false;  // byte_encode false, escape_whitespaces true
+    bool newline_runs = false;
 };
 
 // One entry per pre-tokenizer type.
@@ -52,7 +54,7 @@ enum : int {
     kPoro, kChatglm4, kViking, kTekkenT, kChameleon,
     // after the snapshot
     kJais2T, kQwen35T, kYoutuT, kGpt4oT, kGraniteEmbMultiT, kBailingMoeT, kSeedCoderT, kExaoneMoeT, kMiniCpm5T,
-    kLagunaT, kCount
+    kLagunaT, kGemma4T, kSarvamT, kCount
 };
 
 const Entry kEntries[kCount] = {
@@ -87,6 +89,8 @@ const Entry kEntries[kCount] = {
     {"exaone-moe", {kExaoneMoe}, false, true, false, false},
     {"minicpm5", {"\\p{N}{1,3}", kMiniCpm5}, true, true, false, false},
     {"laguna", {"[^\\n]+|[\\n]+", kQwen2}, false, false, false, false},
+    {"gemma4", {"[^\\n]+|[\\n]+"}, false, true, false, false, true, true},
+    {"sarvam-moe", {"[^\\n]+|[\\n]+"}, false, false, false, false, true, false},
 };
 
 struct Name {
@@ -150,6 +154,8 @@ const Name kNames[] = {
     {"grok-2", kQwen2T, 0},
     {"laguna", kLagunaT, -1},
     {"mellum2", kStarcoder, -1},
+    {"gemma4", kGemma4T, -1}, {"granite-embed-multi-311m", kGemma4T, -1},
+    {"sarvam-moe", kSarvamT, -1},
 };
 
 }  // namespace
@@ -165,6 +171,9 @@ bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out) {
         out->clean_spaces = n.clean_spaces >= 0 ? n.clean_spaces != 0 : e.clean_spaces;
         out->add_bos = e.add_bos;
         out->bos_none = e.bos_none;
+        out->byte_encode = !e.sentencepiece_style;
+        out->escape_whitespaces = e.sentencepiece_style;
+        out->newline_runs = e.newline_runs;
         return true;
     }
     return false;

@@ -16,6 +16,12 @@ struct LlamaPreTokenizer {
     bool clean_spaces = true;              // detokenize's clean_up_tokenization_spaces passes
     bool add_bos = false;                  // the default of add_bos before tokenizer.ggml.add_bos_token
     bool bos_none = false;                 // chatglm-bpe: no BOS token by default
+    // SentencePiece-style BPE (gemma4, sarvam-moe; llama.cpp after the snapshot): spaces become U+2581 before
+    // splitting, symbols are the text's own UTF-8 characters (no GPT-2 byte-level alphabet), and a symbol that is
+    // no token falls back to <0xXX> byte tokens.
+    bool byte_encode = true;
+    bool escape_whitespaces = false;
+    bool newline_runs = false;  // gemma4: a piece of newlines that is a token is that token, unmerged
 };
 
 // The pre-tokenizer of a gpt2 (BPE) vocabulary by its tokenizer.ggml.pre ("" is llama.cpp's "default", as is

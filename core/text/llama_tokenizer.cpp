@@ -259,6 +259,8 @@ private:
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, sep_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
     bool ignore_merges_ = false, remove_extra_whitespaces_ = false;
+    // SentencePiece-style BPE (gemma4): see LlamaPreTokenizer
+    bool byte_encode_ = true, escape_whitespaces_ = false, newline_runs_ = false;
 
     // BPE
     std::vector<Regex> regexes_;
@@ -270,6 +272,7 @@ private:
 
     // SPM/UGM byte tokens: <0xXX>, else the byte itself as a token (llama_vocab::byte_to_token), or -1
     int32_t byte_token_[256] = {};
+    int32_t hex_byte_token_[256] = {};  // <0xXX> only (SentencePiece-style BPE's fallback)
 
     // WPM, UGM, RWKV
     PrefixIndex all_tokens_;    // WPM: every token; UGM: normal, user-defined and unused; RWKV: unescaped
@@ -313,6 +316,9 @@ Status LlamaTokenizer::init(VocabTable t) {
         if (!llama_pre_tokenizer(t.pre, &pre)) return make_error(Error::kUnsupported, 0, "tokenizer.ggml.pre");
         clean_spaces_ = pre.clean_spaces;
         ignore_merges_ = pre.ignore_merges;
+        byte_encode_ = pre.byte_encode;
+        escape_whitespaces_ = pre.escape_whitespaces;
+        newline_runs_ = pre.newline_runs;
         add_bos = pre.add_bos;
         if (pre.bos_none) bos = -1;
         description_ = "gpt2/" + (t.pre.empty() ? std::string("default") : t.pre);
@@ -457,6 +463,7 @@ Status LlamaTokenizer::init(VocabTable t) {
         static const char hex[] = "0123456789ABCDEF";
         const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
         int32_t id = find(std::string_view(name, 6));
+        hex_byte_token_[b] = id;
         // The fallback is the byte as a one-byte token; for byte 0 llama.cpp looks up "" (a C string), never found.
         const char byte = char(b);
         if (id < 0 && b != 0) id = find(std::string_view(&byte, 1));
@@ -583,6 +590,32 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
         }
         case VocabType::kBpe: {
             if (a & (special | kAttrUserDefined)) return s;
+            if ((a & kAttrNormal) && escape_whitespaces_) {
+                std::string out;
+                for (size_t i = 0; i < s.size();) {
+                    if (s.compare(i, 3, kEscapedSpace) == 0) {
+                        out.push_back(' ');
+                        i += 3;
+                    } else {
+                        out.push_back(s[i++]);
+                    }
+                }
+                return out;
+            }
+            if ((a & kAttrByte) && !byte_encode_) {
+                // SentencePiece-style BPE's byte tokens, "<0xXX>" (llama.cpp reads any BPE byte token so now; the
+                // snapshot wrote none for byte-level vocabularies, which this keeps).
+                long v = 0;
+                for (size_t i = 3; i < s.size() && i < 5; ++i) {
+                    const char c = s[i];
+                    const int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                                  : (c >= 'A' && c <= 'F')   ? c - 'A' + 10
+                                                             : -1;
+                    if (d < 0) break;
+                    v = v * 16 + d;
+                }
+                return std::string(1, char(uint8_t(v)));
+            }
             if (a & kAttrNormal) {
                 // llama_decode_text: each character back to its byte; one without a byte is written out.
                 std::string out;
@@ -711,6 +744,16 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
             for (const Fragment& f : frags) {
                 if (f.token >= 0) {
                     out.push_back(f.token);
+                } else if (escape_whitespaces_) {
+                    std::string escaped;
+                    for (char c : text.substr(f.offset, f.length)) {
+                        if (c == ' ') {
+                            escaped += kEscapedSpace;
+                        } else {
+                            escaped.push_back(c);
+                        }
+                    }
+                    WS_TRY(tokenize_bpe(escaped, &out, &scratch, &rx_scratch));
                 } else {
                     WS_TRY(tokenize_bpe(text.substr(f.offset, f.length), &out, &scratch, &rx_scratch));
                 }
@@ -901,6 +944,44 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
 
     std::vector<int32_t> word;
     std::string encoded;
+    if (!byte_encode_) {
+        // SentencePiece-style: the symbols are the piece's own UTF-8 characters.
+        for (const auto& pc : pieces) {
+            const std::string_view piece(norm.data() + pc.first, pc.second - pc.first);
+            if (ignore_merges_ || (newline_runs_ && piece.find_first_not_of('\n') == std::string_view::npos)) {
+                const int32_t id = find(piece);
+                if (id >= 0) {
+                    out->push_back(id);
+                    continue;
+                }
+            }
+            size_t i = 0;
+            while (i < piece.size()) {
+                word.clear();
+                size_t unknown = 0, unknown_len = 0;
+                while (i < piece.size()) {
+                    const size_t len = std::min(utf8_len_of_lead(uint8_t(piece[i])), piece.size() - i);
+                    const int32_t id = find(piece.substr(i, len));
+                    if (id < 0) {
+                        unknown = i;
+                        unknown_len = len;
+                        i += len;
+                        break;
+                    }
+                    word.push_back(id);
+                    i += len;
+                }
+                bpe_merge(merges_, &word, scratch);
+                out->insert(out->end(), word.begin(), word.end());
+                // a character that is no token: its bytes as <0xXX> tokens, those the vocabulary has
+                for (size_t k = 0; k < unknown_len; ++k) {
+                    const int32_t id = hex_byte_token_[uint8_t(piece[unknown + k])];
+                    if (id >= 0) out->push_back(id);
+                }
+            }
+        }
+        return ok_status();
+    }
     for (const auto& pc : pieces) {
         if (ignore_merges_) {
             encoded.clear();
