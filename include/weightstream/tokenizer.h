@@ -109,7 +109,10 @@ Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, s
 
 // A SentencePiece tokenizer.model (protobuf ModelProto) read as convert_hf_to_gguf.py's _create_vocab_sentencepiece
 // reads it: pieces, scores and types; model "llama" for a BPE model, "t5" for a Unigram one (with the normalizer's
-// precompiled_charsmap and flags). kBadJson is not used: a malformed protobuf is kBadKey with its byte offset.
+// precompiled_charsmap and flags; both: add_space_prefix from add_dummy_prefix, remove_extra_whitespaces, and
+// unk/bos/eos/pad from the trainer spec when in range). Pieces of type USER_DEFINED are kNormal, as the converter
+// writes them. kBadJson is not used: a malformed protobuf is kBadKey (a bad varint, tag or wire type) or
+// kTruncated (a length past the end), with its byte offset; kUnsupported for a WORD or CHAR model.
 Result<VocabTable> sentencepiece_vocab(const uint8_t* model, size_t size);
 
 }  // namespace ws
