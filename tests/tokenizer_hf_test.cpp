@@ -64,8 +64,9 @@ std::string text_of(const ws::Tokenizer& t, const std::vector<int32_t>& ids) {
     return out;
 }
 
-nlohmann::json run_oracle(const std::string& dir, const std::string& texts) {
-    const std::string command = "node " + root_path("tests/text/tokenizer_oracle.mjs") + " " + dir + " " + texts;
+nlohmann::json run_oracle(const std::string& dir, const std::string& texts, const char* flag = "") {
+    const std::string command =
+        "node " + root_path("tests/text/tokenizer_oracle.mjs") + " " + dir + " " + texts + " " + flag;
     FILE* pipe = popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::string out;
@@ -111,6 +112,29 @@ TEST_CASE("the five npm tokenizer.json files give @huggingface/tokenizers' ids a
         WARN(name << ": " << tok->description() << ", " << tok->size() << " tokens, loaded in " << load_s << " s; "
                   << same_with << "/" << corpus.size() << " with special, " << same_without << " without, "
                   << same_decoded << " decoded");
+    }
+}
+
+TEST_CASE("parse_special false tokenizes special tokens written in the text as text (encode_special_tokens)") {
+    const std::string corpus_path = data_path("text/tokenizer_corpus.json");
+    const nlohmann::json corpus = ws_test::read_json(corpus_path);
+    for (const char* name : kModels) {
+        const std::string dir = model_dir(name);
+        const auto tok = load(dir);
+        const nlohmann::json results = run_oracle(dir, corpus_path, "--no-parse-special")["results"];
+        REQUIRE(results.size() == corpus.size());
+        int same = 0;
+        for (size_t i = 0; i < corpus.size(); ++i) {
+            const std::string text = corpus[i];
+            INFO(name << " line " << i << ": " << nlohmann::json(text).dump());
+            const auto with = ids_of(*tok, text, true, false);
+            const auto without = ids_of(*tok, text, false, false);
+            CHECK(with == results[i]["with"].get<std::vector<int32_t>>());
+            CHECK(without == results[i]["without"].get<std::vector<int32_t>>());
+            same += with == results[i]["with"].get<std::vector<int32_t>>() &&
+                    without == results[i]["without"].get<std::vector<int32_t>>();
+        }
+        WARN(name << " parse_special false: " << same << "/" << corpus.size() << " lines");
     }
 }
 
