@@ -390,3 +390,152 @@ TEST_CASE("byte-level BPE behind NFD, StripAccents, Strip, Replace and Whitespac
     };
     check_against_oracle("bytelevel", tok, small_texts(), false);
 }
+
+TEST_CASE("token table, kinds and detokenize options") {
+    const auto gemma = load(model_dir("gemma3"));
+    CHECK(gemma->piece(2) == "<bos>");
+    CHECK(gemma->kind(2) == ws::TokenKind::kControl);
+    CHECK(gemma->kind(3) == ws::TokenKind::kUnknown);
+    const auto hello = ids_of(*gemma, "Hello\n", true);
+    REQUIRE(hello.size() >= 2);
+    CHECK(hello[0] == 2);
+    CHECK(gemma->piece(hello[1]) == "Hello");
+    std::string out;
+    ws::DetokenizeOptions o;
+    o.remove_special = true;
+    REQUIRE(gemma->detokenize(hello.data(), hello.size(), o, &out).ok());
+    CHECK(out == "Hello\n");
+    out.clear();
+    const std::vector<int32_t> with_special = ids_of(*gemma, "<start_of_turn>user\nhi<end_of_turn>", false);
+    o = ws::DetokenizeOptions{};
+    o.unparse_special = false;
+    REQUIRE(gemma->detokenize(with_special.data(), with_special.size(), o, &out).ok());
+    CHECK(out == "user\nhi");
+    const std::vector<int32_t> bad = {2, int32_t(gemma->size())};
+    out.clear();
+    const ws::Status s = gemma->detokenize(bad.data(), bad.size(), ws::DetokenizeOptions{}, &out);
+    CHECK(s.code == ws::Error::kBadKey);
+    CHECK(s.offset == 1);
+    // Byte fallback pieces.
+    const auto bytes = ids_of(*gemma, "\xF0\x9F\xAB\xA8", false);  // a code point Gemma has no token for, maybe
+    for (int32_t id : bytes) CHECK(gemma->kind(id) != ws::TokenKind::kUndefined);
+
+    const auto qwen = load(model_dir("qwen3"));
+    const int32_t think = ids_of(*qwen, "<think>", false).at(0);
+    CHECK(qwen->piece(think) == "<think>");
+    CHECK(qwen->kind(think) == ws::TokenKind::kUserDefined);  // an added token that is not special
+    CHECK(ids_of(*qwen, "<think>", false, false) == std::vector<int32_t>{think});  // still matched
+    CHECK(ids_of(*qwen, "<|im_start|>", false, false).size() > 1);                // a special: text
+    CHECK(qwen->description() == "hf:BPE");
+}
+
+TEST_CASE("ill-formed UTF-8 in the text is U+FFFD per maximal subpart") {
+    const auto llama3 = load(model_dir("llama3"));
+    CHECK(ids_of(*llama3, "a\xff\xfe" "b", false) == ids_of(*llama3, "a\xEF\xBF\xBD\xEF\xBF\xBD" "b", false));
+    CHECK(ids_of(*llama3, "a\xe4\xb8" "b", false) == ids_of(*llama3, "a\xEF\xBF\xBD" "b", false));  // one subpart
+    CHECK(ids_of(*llama3, "\xed\xa0\x80", false) ==
+          ids_of(*llama3, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD", false));  // a surrogate: three
+    CHECK(ids_of(*llama3, std::string("nul\0byte", 8), false).size() > 2);
+}
+
+TEST_CASE("large texts tokenize in time linear in their size") {
+    const auto llama3 = load(model_dir("llama3"));
+    const auto gemma = load(model_dir("gemma3"));
+    const nlohmann::json corpus = ws_test::read_json(data_path("text/tokenizer_corpus.json"));
+    std::string mixed;
+    while (mixed.size() < (1u << 20)) {
+        for (const auto& line : corpus) mixed += line.get<std::string>() + "\n";
+    }
+    const std::string runs[] = {mixed, std::string(1 << 20, 'a'), std::string(1 << 20, ' '), std::string(1 << 20, '7'),
+                                std::string(1 << 19, '\n') + std::string(1 << 19, '\t')};
+    for (const std::string& text : runs) {
+        for (const auto* t : {llama3.get(), gemma.get()}) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto ids = ids_of(*t, text, false);
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            CHECK(!ids.empty());
+            CHECK(s < 10.0);
+            std::string back;
+            REQUIRE(t->detokenize(ids.data(), ids.size(), ws::DetokenizeOptions{}, &back).ok());
+            // Gemma decodes what it tokenized, but for a "▁" in the text, which comes back a space; Llama 3's config
+            // cleans up " ." on decoding.
+            if (t == gemma.get() && &text != &runs[0]) CHECK((back == text));
+            WARN(t->description() << " " << text.size() << " bytes starting "
+                                  << nlohmann::json(text.substr(0, 8)).dump() << ": " << ids.size() << " tokens in "
+                                  << s << " s");
+        }
+    }
+}
+
+TEST_CASE("hostile tokenizer.json files are clear errors") {
+    const std::string model_ok =
+        R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
+    auto with = [&](const std::string& rest) { return "{" + model_ok + (rest.empty() ? "" : ", " + rest) + "}"; };
+    REQUIRE(load_text(with("")).ok());
+    const auto t = must_load_text(with(""));
+    CHECK(ids_of(*t, "abba", false) == std::vector<int32_t>{2, 1, 0});
+
+    auto code = [](const ws::Status& s) { return ws::error_name(s.code); };
+    auto what = [](const ws::Status& s) { return std::string(s.what); };
+    // Not JSON, not an object, nesting too deep.
+    CHECK(code(load_text("{\"model\": ")) == std::string("bad_json"));
+    CHECK(code(load_text("[1, 2]")) == std::string("bad_json"));
+    CHECK(code(load_text(std::string(100000, '[') + std::string(100000, ']'))) == std::string("too_large"));
+    CHECK(code(load_text(with(""), "{\"a\": " + std::string(1000, '[') + std::string(1000, ']') + "}")) ==
+          std::string("too_large"));
+    CHECK(code(load_text("{}")) == std::string("bad_json"));
+    // Merges naming unknown tokens, merged tokens the vocabulary lacks, malformed merges.
+    auto model = [](const std::string& vocab, const std::string& merges) {
+        return R"({"model": {"type": "BPE", "vocab": )" + vocab + R"(, "merges": )" + merges + "}}";
+    };
+    const ws::Status unknown = load_text(model(R"({"a": 0, "b": 1, "ab": 2})", R"(["a b", "a c"])"));
+    CHECK(code(unknown) == std::string("bad_key"));
+    CHECK(what(unknown) == "model.merges.unknown_token");
+    CHECK(unknown.offset == 1);
+    CHECK(code(load_text(model(R"({"a": 0, "b": 1})", R"([["a", "b"]])"))) == std::string("bad_key"));
+    CHECK(code(load_text(model(R"({"a": 0, "b": 1, "ab": 2})", R"(["a b c"])"))) == std::string("bad_json"));
+    CHECK(code(load_text(model(R"({"a": 0, "b": 1, "ab": 2})", R"([["a"]])"))) == std::string("bad_json"));
+    CHECK(code(load_text(model(R"({"a": -1})", "[]"))) == std::string("bad_key"));
+    CHECK(code(load_text(model(R"({"a": 99999999})", "[]"))) == std::string("bad_key"));
+    CHECK(code(load_text(model(R"({"a": 4000000})", "[]"))) == std::string("bad_key"));  // sparse: refused
+    CHECK(code(load_text(model(R"({"a": "zero"})", "[]"))) == std::string("bad_key"));
+    CHECK(code(load_text(model(R"(["a"])", "[]"))) == std::string("bad_json"));
+    // Duplicate merges: the last wins, as Hugging Face's map.
+    REQUIRE(load_text(model(R"({"a": 0, "b": 1, "ab": 2})", R"(["a b", "a b"])")).ok());
+    // Components this build does not implement, or patterns the regex engine refuses: kUnsupported naming them.
+    const ws::Status lookbehind =
+        load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)b"}, "behavior": "Isolated"})"));
+    CHECK(code(lookbehind) == std::string("unsupported"));
+    CHECK(what(lookbehind) == "pre_tokenizer.Split.pattern");
+    CHECK(what(load_text(with(R"("normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA"})"))) ==
+          "normalizer.Precompiled");
+    CHECK(what(load_text(with(R"("normalizer": {"type": "Fancy"})"))) == "normalizer.type");
+    CHECK(what(load_text(with(R"("pre_tokenizer": {"type": "UnicodeScripts"})"))) == "pre_tokenizer.UnicodeScripts");
+    CHECK(what(load_text(with(R"("decoder": {"type": "CTC"})"))) == "decoder.CTC");
+    CHECK(what(load_text(with(R"("post_processor": {"type": "Fancy"})"))) == "post_processor.type");
+    CHECK(what(load_text(R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})")) ==
+          "model.dropout");
+    CHECK(what(load_text(R"({"model": {"type": "Other", "vocab": {}}})")) == "model.type");
+    CHECK(code(load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a{100001}"}, "behavior": "Isolated"})"))) ==
+          std::string("too_large"));
+    CHECK(code(load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {}, "behavior": "Isolated"})"))) ==
+          std::string("bad_json"));
+    CHECK(code(load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways"})"))) ==
+          std::string("unsupported"));
+    // Sequences nested beyond the component limit (within the JSON depth limit).
+    std::string nested = R"({"type": "Lowercase"})";
+    for (int i = 0; i < 20; ++i) nested = R"({"type": "Sequence", "normalizers": [)" + nested + "]}";
+    CHECK(code(load_text(with("\"normalizer\": " + nested))) == std::string("too_large"));
+    // Added tokens and post-processor ids that name nothing.
+    CHECK(code(load_text(with(R"("added_tokens": [{"id": -3, "content": "x"}])"))) == std::string("bad_key"));
+    CHECK(code(load_text(with(R"("added_tokens": [{"content": "x"}])"))) == std::string("bad_json"));
+    CHECK(code(load_text(with(R"("post_processor": {"type": "BertProcessing", "cls": ["[CLS]", 7], "sep": ["[SEP]", 8]})"))) ==
+          std::string("bad_key"));
+    // A pattern built to make backtracking engines explode: linear here.
+    const auto evil = must_load_text(
+        with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(a+)+$|(a|aa)+c"}, "behavior": "Isolated"})"));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto ids = ids_of(*evil, std::string(200000, 'a') + "b", false);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
+    CHECK(!ids.empty());
+}

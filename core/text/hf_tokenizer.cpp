@@ -300,6 +300,9 @@ Status HfTokenizer::load(const nlohmann::json& tok, const nlohmann::json* config
     for (int32_t id : prefix_) n = std::max(n, size_t(id) + 1);
     for (int32_t id : suffix_) n = std::max(n, size_t(id) + 1);
     if (n > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "vocab");
+    // The id table is as long as the largest id: ids far past the number of tokens (a few bytes of JSON naming id
+    // 4,000,000) would make it out of proportion to the file. Real vocabularies are dense.
+    if (n > 2 * (model_.vocab().size() + added_.size()) + 1024) return make_error(Error::kBadKey, 0, "vocab.sparse_ids");
     pieces_.assign(n, std::string_view());
     kinds_.assign(n, uint8_t(TokenKind::kUndefined));
     special_.assign(n, 0);
@@ -315,7 +318,8 @@ Status HfTokenizer::load(const nlohmann::json& tok, const nlohmann::json* config
     });
     for (const AddedToken& t : added_) {
         pieces_[size_t(t.id)] = t.content;
-        kinds_[size_t(t.id)] = uint8_t(t.special ? TokenKind::kControl : TokenKind::kUserDefined);
+        // The model's unknown token stays kUnknown when it is also a special added token (Gemma's <unk>).
+        if (t.id != model_.unk_id()) kinds_[size_t(t.id)] = uint8_t(t.special ? TokenKind::kControl : TokenKind::kUserDefined);
         special_[size_t(t.id)] = t.special;
     }
     for (int32_t id : prefix_) {
