@@ -83,42 +83,33 @@ namespace {
 
 constexpr size_t kCharIdTable = 0x3100;  // Latin .. CJK punctuation, GPT-2's byte characters, U+2581
 
-bool id_ok(const nlohmann::json& v, int32_t* id) {
-    if (!v.is_number_integer()) return false;
-    const int64_t x = v.get<int64_t>();
-    if (x < 0 || uint64_t(x) >= kTokenizerMaxTokens) return false;
-    *id = int32_t(x);
-    return true;
-}
-
 }  // namespace
 
-Status Model::load_vocab_object(const nlohmann::json& v) {
-    if (!v.is_object()) return make_error(Error::kBadJson, 0, "model.vocab");
-    if (v.size() > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "model.vocab");
+Status Model::load_vocab_object(const StagedModel& staged) {
+    if (staged.vocab_form != StagedModel::VocabForm::kObject) return make_error(Error::kBadJson, 0, "model.vocab");
+    if (staged.vocab.size() > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "model.vocab");
     size_t bytes = 0;
-    for (auto it = v.begin(); it != v.end(); ++it) bytes += it.key().size();
-    vocab_.reserve(v.size(), bytes);
-    for (auto it = v.begin(); it != v.end(); ++it) {
-        int32_t id = 0;
-        if (!id_ok(it.value(), &id)) return make_error(Error::kBadKey, 0, "model.vocab.id");
-        if (it.key().size() > kTokenizerMaxTokenBytes) return make_error(Error::kTooLarge, 0, "model.vocab.token");
-        vocab_.insert(it.key(), id);
+    for (const StagedModel::VocabEntry& e : staged.vocab) bytes += e.text.length;
+    vocab_.reserve(staged.vocab.size(), bytes);
+    for (size_t i = 0; i < staged.vocab.size(); ++i) {
+        const StagedModel::VocabEntry& e = staged.vocab[i];
+        if (!(e.value >= 0 && e.value < double(kTokenizerMaxTokens))) return make_error(Error::kBadKey, i, "model.vocab.id");
+        if (e.text.length > kTokenizerMaxTokenBytes) return make_error(Error::kTooLarge, i, "model.vocab.token");
+        vocab_.insert(staged.view(e.text), int32_t(e.value));
     }
     return ok_status();
 }
 
-Status Model::load(const nlohmann::json& j) {
+Status Model::load(const nlohmann::json& j, const StagedModel& staged) {
     if (!j.is_object()) return make_error(Error::kBadJson, 0, "model");
     std::fill(byte_ids_, byte_ids_ + 256, -1);
     std::string type = string_field(j, "type");
-    const nlohmann::json* vocab = field(j, "vocab");
-    if (!vocab) return make_error(Error::kBadJson, 0, "model.vocab");
+    if (staged.vocab_form == StagedModel::VocabForm::kAbsent) return make_error(Error::kBadJson, 0, "model.vocab");
     if (type.empty()) {
         // Files from before "type" was written: the crate tells the models apart by their fields.
-        if (vocab->is_array()) {
+        if (staged.vocab_form == StagedModel::VocabForm::kPairs) {
             type = "Unigram";
-        } else if (field(j, "merges")) {
+        } else if (staged.has_merges) {
             type = "BPE";
         } else if (field(j, "continuing_subword_prefix")) {
             type = "WordPiece";
@@ -129,8 +120,8 @@ Status Model::load(const nlohmann::json& j) {
     const std::string unk = string_field(j, "unk_token");
     if (type == "BPE") {
         kind_ = Kind::kBPE;
-        WS_TRY(load_vocab_object(*vocab));
-        WS_TRY(load_bpe(j));
+        WS_TRY(load_vocab_object(staged));
+        WS_TRY(load_bpe(j, staged));
         if (const nlohmann::json* u = field(j, "unk_token"); u && u->is_string()) {
             unk_id_ = vocab_.find(unk);
             // The crate fails at the first unknown character when the unk token is missing from the vocab; refuse
@@ -139,7 +130,7 @@ Status Model::load(const nlohmann::json& j) {
         }
     } else if (type == "WordPiece") {
         kind_ = Kind::kWordPiece;
-        WS_TRY(load_vocab_object(*vocab));
+        WS_TRY(load_vocab_object(staged));
         prefix_ = string_field(j, "continuing_subword_prefix", "##");
         const nlohmann::json* m = field(j, "max_input_chars_per_word");
         if (m && m->is_number_unsigned()) max_input_chars_per_word_ = size_t(std::min<uint64_t>(m->get<uint64_t>(), 1u << 20));
@@ -147,26 +138,22 @@ Status Model::load(const nlohmann::json& j) {
         if (unk_id_ < 0) return make_error(Error::kBadKey, 0, "model.unk_token");
     } else if (type == "WordLevel") {
         kind_ = Kind::kWordLevel;
-        WS_TRY(load_vocab_object(*vocab));
+        WS_TRY(load_vocab_object(staged));
         unk_id_ = unk.empty() ? -1 : vocab_.find(unk);
     } else if (type == "Unigram") {
         kind_ = Kind::kUnigram;
-        if (!vocab->is_array()) return make_error(Error::kBadJson, 0, "model.vocab");
-        if (vocab->size() > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "model.vocab");
-        vocab_.reserve(vocab->size(), vocab->size() * 8);
-        scores_.reserve(vocab->size());
+        if (staged.vocab_form != StagedModel::VocabForm::kPairs) return make_error(Error::kBadJson, 0, "model.vocab");
+        const size_t n = staged.vocab.size();
+        if (n > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "model.vocab");
+        vocab_.reserve(n, staged.arena.size());
+        scores_.reserve(n);
         min_score_ = 0;
-        for (size_t i = 0; i < vocab->size(); ++i) {
-            const nlohmann::json& e = (*vocab)[i];
-            if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
-                return make_error(Error::kBadJson, i, "model.vocab.entry");
-            }
-            const std::string& piece = e[0].get_ref<const std::string&>();
-            if (piece.size() > kTokenizerMaxTokenBytes) return make_error(Error::kTooLarge, i, "model.vocab.token");
-            vocab_.insert(piece, int32_t(i));
-            const double score = e[1].get<double>();
-            scores_.push_back(score);
-            if (i == 0 || score < min_score_) min_score_ = score;
+        for (size_t i = 0; i < n; ++i) {
+            const StagedModel::VocabEntry& e = staged.vocab[i];
+            if (e.text.length > kTokenizerMaxTokenBytes) return make_error(Error::kTooLarge, i, "model.vocab.token");
+            vocab_.insert(staged.view(e.text), int32_t(i));
+            scores_.push_back(e.value);
+            if (i == 0 || e.value < min_score_) min_score_ = e.value;
         }
         const nlohmann::json* u = field(j, "unk_id");
         if (u && u->is_number_integer()) {
@@ -187,15 +174,16 @@ Status Model::load(const nlohmann::json& j) {
         }
     }
     char_ids_.assign(kCharIdTable, -1);
+    std::string s;
     for (uint32_t cp = 0; cp < kCharIdTable; ++cp) {
-        std::string s;
+        s.clear();
         append_utf8(cp, &s);
         char_ids_[cp] = vocab_.find(s);
     }
     return ok_status();
 }
 
-Status Model::load_bpe(const nlohmann::json& j) {
+Status Model::load_bpe(const nlohmann::json& j, const StagedModel& staged) {
     const nlohmann::json* p = field(j, "continuing_subword_prefix");
     if (p && p->is_string()) prefix_ = p->get<std::string>();
     const nlohmann::json* s = field(j, "end_of_word_suffix");
@@ -206,39 +194,19 @@ Status Model::load_bpe(const nlohmann::json& j) {
     if (dropout && dropout->is_number() && dropout->get<double>() > 0.0) {
         return make_error(Error::kUnsupported, 0, "model.dropout");  // random merges: nothing to be exact with
     }
-    const nlohmann::json* merges = field(j, "merges");
-    if (!merges) return ok_status();
-    if (!merges->is_array()) return make_error(Error::kBadJson, 0, "model.merges");
-    if (merges->size() > kTokenizerMaxMerges) return make_error(Error::kTooLarge, 0, "model.merges");
-    merges_.reserve(merges->size());
+    if (staged.merges.size() > kTokenizerMaxMerges) return make_error(Error::kTooLarge, 0, "model.merges");
+    merges_.reserve(staged.merges.size());
     std::string joined;
     int32_t rank = 0;
-    for (size_t i = 0; i < merges->size(); ++i) {
-        const nlohmann::json& m = (*merges)[i];
-        std::string_view a, b;
-        if (m.is_string()) {
-            // "a b": exactly one space (the crate's legacy form); "#version" lines are comments.
-            const std::string& line = m.get_ref<const std::string&>();
-            if (line.compare(0, 8, "#version") == 0) continue;
-            const size_t sp = line.find(' ');
-            if (sp == std::string::npos || line.find(' ', sp + 1) != std::string::npos) {
-                return make_error(Error::kBadJson, i, "model.merges.entry");
-            }
-            a = std::string_view(line).substr(0, sp);
-            b = std::string_view(line).substr(sp + 1);
-        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-            a = m[0].get_ref<const std::string&>();
-            b = m[1].get_ref<const std::string&>();
-        } else {
-            return make_error(Error::kBadJson, i, "model.merges.entry");
-        }
+    for (const StagedModel::Merge& m : staged.merges) {
+        const std::string_view a = staged.view(m.left), b = staged.view(m.right);
         const int32_t left = vocab_.find(a), right = vocab_.find(b);
-        if (left < 0 || right < 0) return make_error(Error::kBadKey, i, "model.merges.unknown_token");
-        if (b.size() < prefix_.size()) return make_error(Error::kBadKey, i, "model.merges.unknown_token");
+        if (left < 0 || right < 0) return make_error(Error::kBadKey, m.index, "model.merges.unknown_token");
+        if (b.size() < prefix_.size()) return make_error(Error::kBadKey, m.index, "model.merges.unknown_token");
         joined.assign(a.data(), a.size());
         joined.append(b.data() + prefix_.size(), b.size() - prefix_.size());
         const int32_t merged = vocab_.find(joined);
-        if (merged < 0) return make_error(Error::kBadKey, i, "model.merges.unknown_token");
+        if (merged < 0) return make_error(Error::kBadKey, m.index, "model.merges.unknown_token");
         // Hugging Face builds a map from the list: of duplicate pairs the last wins.
         merges_.insert(left, right, BpeMerges::Rule{rank, merged}, true);
         ++rank;

@@ -67,13 +67,43 @@ struct ModelScratch {
     std::vector<std::pair<uint32_t, uint32_t>> spans;
 };
 
+// model.vocab and model.merges of a tokenizer.json as the streaming reader (hf_tokenizer.cpp) hands them over,
+// without a JSON tree: the strings in one arena. Most of a tokenizer.json's bytes are these two lists (Gemma 3's:
+// 262,144 tokens and 514,906 merges in 33 MB), and a tree of them costs several times the file.
+struct StagedModel {
+    struct Str {
+        uint32_t offset, length;
+    };
+    enum class VocabForm : uint8_t { kAbsent, kObject, kPairs };  // {"token": id} / [["piece", score], ...]
+    VocabForm vocab_form = VocabForm::kAbsent;
+    bool has_merges = false;
+    std::string arena;
+    struct VocabEntry {
+        Str text;
+        double value;  // the id (kObject) or the score (kPairs)
+    };
+    std::vector<VocabEntry> vocab;
+    struct Merge {
+        Str left, right;
+        uint32_t index;  // in the JSON list (error offsets)
+    };
+    std::vector<Merge> merges;
+
+    Str add(const std::string& s) {
+        const Str r{uint32_t(arena.size()), uint32_t(s.size())};
+        arena += s;
+        return r;
+    }
+    std::string_view view(Str s) const { return std::string_view(arena.data() + s.offset, s.length); }
+};
+
 class Model {
 public:
     enum class Kind : uint8_t { kBPE, kWordPiece, kUnigram, kWordLevel };
 
-    // The "model" object of tokenizer.json. kBadJson / kBadKey / kTooLarge / kUnsupported with what naming the
-    // field.
-    Status load(const nlohmann::json& j);
+    // The "model" object of tokenizer.json (its vocab and merges staged apart). kBadJson / kBadKey / kTooLarge /
+    // kUnsupported with what naming the field.
+    Status load(const nlohmann::json& j, const StagedModel& staged);
     // Appends the ids of one pre-tokenized piece (well-formed UTF-8, non-empty).
     void tokenize(const char* s, size_t n, ModelScratch* scratch, std::vector<int32_t>* ids) const;
 
@@ -86,8 +116,8 @@ public:
     const std::vector<double>& scores() const { return scores_; }
 
 private:
-    Status load_bpe(const nlohmann::json& j);
-    Status load_vocab_object(const nlohmann::json& v);
+    Status load_bpe(const nlohmann::json& j, const StagedModel& staged);
+    Status load_vocab_object(const StagedModel& staged);
     void tokenize_bpe(const char* s, size_t n, ModelScratch* sc, std::vector<int32_t>* ids) const;
     void tokenize_wordpiece(const char* s, size_t n, ModelScratch* sc, std::vector<int32_t>* ids) const;
     void tokenize_unigram(const char* s, size_t n, ModelScratch* sc, std::vector<int32_t>* ids) const;

@@ -120,7 +120,7 @@ struct Section {
 
 class HfTokenizer final : public Tokenizer {
 public:
-    Status load(const nlohmann::json& tok, const nlohmann::json* config);
+    Status load(const nlohmann::json& tok, const hf::StagedModel& staged, const nlohmann::json* config);
 
     Status tokenize(std::string_view text, const TokenizeOptions& options, std::vector<int32_t>* ids) const override;
     Status detokenize(const int32_t* ids, size_t count, const DetokenizeOptions& options,
@@ -253,11 +253,11 @@ Status HfTokenizer::load_post_processor(const nlohmann::json& j, int depth, std:
     return make_error(Error::kUnsupported, 0, "post_processor.type");
 }
 
-Status HfTokenizer::load(const nlohmann::json& tok, const nlohmann::json* config) {
+Status HfTokenizer::load(const nlohmann::json& tok, const hf::StagedModel& staged, const nlohmann::json* config) {
     if (!tok.is_object()) return make_error(Error::kBadJson, 0, "tokenizer.json");
     const nlohmann::json* model = field(tok, "model");
     if (!model) return make_error(Error::kBadJson, 0, "model");
-    WS_TRY(model_.load(*model));
+    WS_TRY(model_.load(*model, staged));
     if (const nlohmann::json* n = field(tok, "normalizer"); n && !n->is_null()) {
         WS_TRY(hf::normalizer_from_json(*n, &normalizer_));
         has_normalizer_ = true;
@@ -473,6 +473,244 @@ Status parse_json(const uint8_t* data, size_t size, const char* what, nlohmann::
     return ok_status();
 }
 
+// Reads tokenizer.json in one pass of nlohmann's SAX parser: a JSON tree of everything but model.vocab and
+// model.merges, which go straight into a StagedModel (no tree node per token or merge).
+class TokenizerJsonReader {
+public:
+    using json = nlohmann::json;
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    json root;
+    hf::StagedModel staged;
+    Status error;  // set when a staged list is malformed (the parse stops)
+
+    bool null() { return value(json(nullptr)); }
+    bool boolean(bool v) { return value(json(v)); }
+    bool number_integer(number_integer_t v) { return mode_ == Mode::kDom ? value(json(v)) : staged_number(double(v), true); }
+    bool number_unsigned(number_unsigned_t v) {
+        return mode_ == Mode::kDom ? value(json(v)) : staged_number(double(v), true);
+    }
+    bool number_float(number_float_t v, const string_t&) {
+        return mode_ == Mode::kDom ? value(json(v)) : staged_number(v, false);
+    }
+    bool string(string_t& v) {
+        if (mode_ == Mode::kDom) return value(json(std::move(v)));
+        return staged_string(v);
+    }
+    bool binary(binary_t&) { return fail(Error::kBadJson, "tokenizer.json"); }
+    bool start_object(std::size_t) {
+        if (mode_ != Mode::kDom) return staged_container(true);
+        if (depth_ == 2 && in_model_ && (key_ == "vocab")) {
+            enter(Mode::kVocabObject);
+            staged_.vocab_form = hf::StagedModel::VocabForm::kObject;
+            return true;
+        }
+        return open(json::object());
+    }
+    bool key(string_t& k) {
+        if (mode_ == Mode::kVocabObject && depth_ == mode_depth_) {
+            pending_ = staged_.add(k);
+            return true;
+        }
+        if (mode_ != Mode::kDom) return fail(Error::kBadJson, mode_what());
+        key_ = k;
+        return true;
+    }
+    bool end_object() {
+        if (mode_ != Mode::kDom) return staged_end();
+        return close();
+    }
+    bool start_array(std::size_t) {
+        if (mode_ != Mode::kDom) return staged_container(false);
+        if (depth_ == 2 && in_model_ && key_ == "vocab") {
+            enter(Mode::kVocabPairs);
+            staged_.vocab_form = hf::StagedModel::VocabForm::kPairs;
+            return true;
+        }
+        if (depth_ == 2 && in_model_ && key_ == "merges") {
+            enter(Mode::kMerges);
+            staged_.has_merges = true;
+            return true;
+        }
+        return open(json::array());
+    }
+    bool end_array() {
+        if (mode_ != Mode::kDom) return staged_end();
+        return close();
+    }
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) {
+        if (error.ok()) error = make_error(Error::kBadJson, position, "tokenizer.json");
+        return false;
+    }
+
+    // After the parse: the staged lists belong to the model object.
+    void finish() { staged = std::move(staged_); }
+
+private:
+    enum class Mode : uint8_t { kDom, kVocabObject, kVocabPairs, kMerges };
+
+    const char* mode_what() const {
+        return mode_ == Mode::kMerges ? "model.merges.entry" : mode_ == Mode::kVocabPairs ? "model.vocab.entry" : "model.vocab";
+    }
+    bool fail(Error code, const char* what) {
+        if (error.ok()) error = make_error(code, item_, what);
+        return false;
+    }
+    void enter(Mode m) {
+        mode_ = m;
+        ++depth_;
+        mode_depth_ = depth_;
+        item_ = 0;
+        // A second "vocab" or "merges" key replaces the first, as in a JSON object.
+        if (m == Mode::kMerges) {
+            staged_.merges.clear();
+        } else {
+            staged_.vocab.clear();
+        }
+    }
+    // A value inside a staged list.
+    bool staged_number(double v, bool integer) {
+        if (mode_ == Mode::kVocabObject && depth_ == mode_depth_) {
+            if (!integer) return fail(Error::kBadKey, "model.vocab.id");
+            staged_.vocab.push_back({pending_, v});
+            ++item_;
+            return true;
+        }
+        if (mode_ == Mode::kVocabPairs && depth_ == mode_depth_ + 1 && entry_fields_ == 1) {
+            score_ = v;
+            ++entry_fields_;
+            return true;
+        }
+        return fail(mode_ == Mode::kVocabObject ? Error::kBadKey : Error::kBadJson, mode_what());
+    }
+    bool staged_string(const std::string& v) {
+        if (mode_ == Mode::kMerges && depth_ == mode_depth_) {
+            // "a b": exactly one space (the crate's legacy form); "#version" lines are comments.
+            ++item_;
+            if (v.compare(0, 8, "#version") == 0) return true;
+            const size_t sp = v.find(' ');
+            if (sp == std::string::npos || v.find(' ', sp + 1) != std::string::npos) {
+                --item_;
+                return fail(Error::kBadJson, "model.merges.entry");
+            }
+            const hf::StagedModel::Str all = staged_.add(v);
+            staged_.merges.push_back({{all.offset, uint32_t(sp)},
+                                      {all.offset + uint32_t(sp) + 1, all.length - uint32_t(sp) - 1},
+                                      uint32_t(item_ - 1)});
+            return true;
+        }
+        if (mode_ == Mode::kMerges && depth_ == mode_depth_ + 1 && entry_fields_ < 2) {
+            parts_[entry_fields_++] = staged_.add(v);
+            return true;
+        }
+        if (mode_ == Mode::kVocabPairs && depth_ == mode_depth_ + 1 && entry_fields_ == 0) {
+            parts_[0] = staged_.add(v);
+            ++entry_fields_;
+            return true;
+        }
+        if (mode_ == Mode::kVocabObject) return fail(Error::kBadKey, "model.vocab.id");
+        return fail(Error::kBadJson, mode_what());
+    }
+    bool staged_container(bool object) {
+        // Only the entries of [[a, b], ...] and [[piece, score], ...] open arrays inside a staged list.
+        if (object || depth_ != mode_depth_ || mode_ == Mode::kVocabObject) {
+            return fail(mode_ == Mode::kVocabObject ? Error::kBadKey : Error::kBadJson, mode_what());
+        }
+        ++depth_;
+        entry_fields_ = 0;
+        return true;
+    }
+    bool staged_end() {
+        if (depth_ == mode_depth_) {
+            // The list ends.
+            --depth_;
+            mode_ = Mode::kDom;
+            // The tree keeps a placeholder, so that a model object without the key is told apart.
+            return true;
+        }
+        // An entry ends.
+        --depth_;
+        if (entry_fields_ != 2) return fail(Error::kBadJson, mode_what());
+        if (mode_ == Mode::kMerges) {
+            staged_.merges.push_back({parts_[0], parts_[1], uint32_t(item_)});
+        } else {
+            staged_.vocab.push_back({parts_[0], score_});
+        }
+        ++item_;
+        return true;
+    }
+
+    bool value(json v) {
+        if (stack_.empty()) {
+            root = std::move(v);
+            return true;
+        }
+        json& top = *stack_.back();
+        if (top.is_array()) {
+            top.push_back(std::move(v));
+        } else {
+            top[key_] = std::move(v);
+        }
+        return true;
+    }
+    bool open(json container) {
+        const bool entering_model = depth_ == 1 && key_ == "model" && container.is_object();
+        json* child;
+        if (stack_.empty()) {
+            root = std::move(container);
+            child = &root;
+        } else if (stack_.back()->is_array()) {
+            stack_.back()->push_back(std::move(container));
+            child = &stack_.back()->back();
+        } else {
+            child = &(*stack_.back())[key_];
+            *child = std::move(container);
+        }
+        stack_.push_back(child);
+        ++depth_;
+        if (entering_model) {
+            in_model_ = true;
+            staged_ = hf::StagedModel();
+        }
+        return true;
+    }
+    bool close() {
+        if (depth_ == 2 && in_model_) in_model_ = false;
+        stack_.pop_back();
+        --depth_;
+        return true;
+    }
+
+    std::vector<json*> stack_;
+    std::string key_;
+    uint32_t depth_ = 0;
+    bool in_model_ = false;
+    Mode mode_ = Mode::kDom;
+    uint32_t mode_depth_ = 0;
+    uint64_t item_ = 0;
+    int entry_fields_ = 0;
+    hf::StagedModel::Str parts_[2] = {};
+    hf::StagedModel::Str pending_ = {};
+    double score_ = 0;
+    hf::StagedModel staged_;
+};
+
+Status read_tokenizer_json(const uint8_t* data, size_t size, TokenizerJsonReader* reader) {
+    const char* text = reinterpret_cast<const char*>(data);
+    if (json_nests_deeper_than(text, size, kTokenizerJsonMaxDepth)) {
+        return make_error(Error::kTooLarge, 0, "tokenizer.json.depth");
+    }
+    const bool parsed = nlohmann::json::sax_parse(text, text + size, reader, nlohmann::json::input_format_t::json, true);
+    if (!reader->error.ok()) return reader->error;
+    if (!parsed || !reader->root.is_object()) return make_error(Error::kBadJson, 0, "tokenizer.json");
+    reader->finish();
+    return ok_status();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, size_t tokenizer_json_size,
@@ -481,10 +719,10 @@ Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, s
     if (config_json_size > 0) WS_TRY(parse_json(config_json, config_json_size, "tokenizer_config.json", &config));
     auto tok = std::make_unique<HfTokenizer>();
     {
-        nlohmann::json j;
-        WS_TRY(parse_json(tokenizer_json, tokenizer_json_size, "tokenizer.json", &j));
-        WS_TRY(tok->load(j, config_json_size > 0 ? &config : nullptr));
-    }  // the DOM goes before the tokenizer is handed out: only the compact tables stay
+        TokenizerJsonReader reader;
+        WS_TRY(read_tokenizer_json(tokenizer_json, tokenizer_json_size, &reader));
+        WS_TRY(tok->load(reader.root, reader.staged, config_json_size > 0 ? &config : nullptr));
+    }  // the tree and the staged lists go before the tokenizer is handed out: only the compact tables stay
     return std::unique_ptr<Tokenizer>(std::move(tok));
 }
 
