@@ -145,7 +145,7 @@ TEST_CASE("parse_special false tokenizes special tokens written in the text as t
 TEST_CASE("llama.cpp's test lines of tokenizer.json-only vocabularies") {
     // *.gguf.out are the Hugging Face ids of each *.gguf.inp text (add_special false). Which npm tokenizer is the
     // same tokenizer: llama-bpe is Llama 3's, qwen2 and deepseek-r1-qwen are Qwen2's (Qwen3 keeps its vocabulary,
-    // merges and pattern).
+    // merges and pattern). (llama-spm is not the @lenml llama2 package's: that one has Mistral's ids, "▁" = 28705.)
     const std::pair<const char*, const char*> pairs[] = {
         {"ggml-vocab-llama-bpe", "llama3"}, {"ggml-vocab-qwen2", "qwen3"}, {"ggml-vocab-deepseek-r1-qwen", "qwen3"}};
     for (const auto& p : pairs) {
@@ -538,4 +538,92 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
     const auto ids = ids_of(*evil, std::string(200000, 'a') + "b", false);
     CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
     CHECK(!ids.empty());
+}
+
+TEST_CASE("pre-tokenizers split as the Rust crate's own tests say (behaviours the JavaScript port lacks)") {
+    // A WordLevel model over exactly the expected pieces: a piece split differently comes out as [UNK].
+    auto pieces_of = [](const std::string& pre_tokenizer, const std::string& text,
+                        const std::vector<std::string>& expected) {
+        nlohmann::json vocab = {{"[UNK]", 0}};
+        for (const std::string& p : expected) {
+            if (!vocab.contains(p)) vocab[p] = int(vocab.size());
+        }
+        const nlohmann::json tok = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+                                    {"pre_tokenizer", nlohmann::json::parse(pre_tokenizer)}};
+        const auto t = must_load_text(tok.dump());
+        std::vector<std::string> got;
+        for (int32_t id : ids_of(*t, text, false)) got.emplace_back(t->piece(id));
+        return got;
+    };
+    auto split = [](const char* behavior) {
+        return std::string(R"({"type": "Split", "pattern": {"String": "-"}, "invert": false, "behavior": ")") +
+               behavior + "\"}";
+    };
+    const std::string text = "the-final--countdown";
+    using V = std::vector<std::string>;
+    const V removed = {"the", "final", "countdown"};
+    const V isolated = {"the", "-", "final", "-", "-", "countdown"};
+    const V previous = {"the-", "final-", "-", "countdown"};
+    const V next = {"the", "-final", "-", "-countdown"};
+    const V contiguous = {"the", "-", "final", "--", "countdown"};
+    CHECK(pieces_of(split("Removed"), text, removed) == removed);
+    CHECK(pieces_of(split("Isolated"), text, isolated) == isolated);
+    CHECK(pieces_of(split("MergedWithPrevious"), text, previous) == previous);
+    CHECK(pieces_of(split("MergedWithNext"), text, next) == next);
+    CHECK(pieces_of(split("Contiguous"), text, contiguous) == contiguous);
+    // invert: what the pattern matches is kept, the gaps between are the delimiters (whole gaps: "--" is one).
+    CHECK(pieces_of(R"({"type": "Split", "pattern": {"Regex": "[a-z]+"}, "invert": true, "behavior": "Removed"})", text,
+                    removed) == removed);
+    const V inverted_next = {"the", "-final", "--countdown"};
+    CHECK(pieces_of(R"({"type": "Split", "pattern": {"Regex": "[a-z]+"}, "invert": true, "behavior": "MergedWithNext"})",
+                    text, inverted_next) == inverted_next);
+
+    const V meta = {"\xE2\x96\x81Hey", "\xE2\x96\x81", "\xE2\x96\x81", "\xE2\x96\x81" "friend!"};
+    CHECK(pieces_of(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true})",
+                    "Hey   friend!", meta) == meta);
+    const V meta_never = {"Hey", "\xE2\x96\x81", "\xE2\x96\x81", "\xE2\x96\x81" "friend!"};
+    CHECK(pieces_of(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": true})",
+                    "Hey   friend!", meta_never) == meta_never);
+    const V whitespace = {"How", "are", "you", "doing", "?"};
+    CHECK(pieces_of(R"({"type": "Whitespace"})", "How are you doing?", whitespace) == whitespace);
+    const V whitespace_split = {"Hey", "man!"};
+    CHECK(pieces_of(R"({"type": "WhitespaceSplit"})", "Hey \t man!  ", whitespace_split) == whitespace_split);
+    const V punctuation = {"Hey friend", "!", "     How are you", "?", "!", "?"};
+    CHECK(pieces_of(R"({"type": "Punctuation", "behavior": "Isolated"})", "Hey friend!     How are you?!?",
+                    punctuation) == punctuation);
+    const V bert = {"Hey", "friend", "!", "How", "are", "you", "?", "!", "?"};
+    CHECK(pieces_of(R"({"type": "BertPreTokenizer"})", "Hey friend!     How are you?!?", bert) == bert);
+    const V digits = {"Hey ", "1", "2", "3", " friend!"};
+    CHECK(pieces_of(R"({"type": "Digits", "individual_digits": true})", "Hey 123 friend!", digits) == digits);
+    const V digits_joined = {"Hey ", "123", " friend!"};
+    CHECK(pieces_of(R"({"type": "Digits", "individual_digits": false})", "Hey 123 friend!", digits_joined) ==
+          digits_joined);
+    const V delimited = {"Hey", "friend!"};
+    CHECK(pieces_of(R"({"type": "CharDelimiterSplit", "delimiter": "x"})", "Heyxfriend!x", delimited) == delimited);
+    const V byte_level = {"\xC4\xA0Hello", "\xC4\xA0my", "\xC4\xA0" "friend", ",", "\xC4\xA0how", "\xC4\xA0is",
+                          "\xC4\xA0your", "\xC4\xA0" "day", "\xC4\xA0going", "?"};
+    CHECK(pieces_of(R"({"type": "ByteLevel", "add_prefix_space": true, "use_regex": true})",
+                    "Hello my friend, how is your day going?", byte_level) == byte_level);
+}
+
+TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabulary matches them") {
+    nlohmann::json vocab = {{"[UNK]", 0}, {"a", 1}, {"b", 2}, {" ", 3}, {"ab", 4}};
+    const nlohmann::json tok = {
+        {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+        {"normalizer", {{"type", "Lowercase"}}},
+        {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
+        {"added_tokens",
+         {{{"id", 5}, {"content", "<mask>"}, {"special", true}, {"lstrip", true}, {"rstrip", true}, {"normalized", false}},
+          {{"id", 6}, {"content", "word"}, {"special", false}, {"single_word", true}, {"normalized", false}},
+          {{"id", 7}, {"content", "CAPS"}, {"special", false}, {"normalized", true}}}},
+    };
+    const auto t = must_load_text(tok.dump());
+    using V = std::vector<int32_t>;
+    CHECK(ids_of(*t, "a  <mask>  b", false) == V{1, 5, 2});   // lstrip and rstrip take the spaces
+    CHECK(ids_of(*t, "a word b", false) == V{1, 6, 2});        // a word of its own
+    CHECK(ids_of(*t, "awordb", false) == V{0});                // inside a word: not matched, "awordb" is unknown
+    CHECK(ids_of(*t, "a caps b", false) == V{1, 7, 2});        // normalized: matched in the lowercased text
+    CHECK(ids_of(*t, "a CAPS b", false) == V{1, 7, 2});
+    CHECK(ids_of(*t, "a <mask> b", false, false) == V{1, 0, 2});  // parse_special false: "<mask>" is text
+    CHECK(ids_of(*t, "ab", false) == V{4});
 }
