@@ -627,3 +627,20 @@ TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabu
     CHECK(ids_of(*t, "a <mask> b", false, false) == V{1, 0, 2});  // parse_special false: "<mask>" is text
     CHECK(ids_of(*t, "ab", false) == V{4});
 }
+
+TEST_CASE("added tokens and literal patterns long enough to make matching slow are refused") {
+    const std::string model = R"("model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"})";
+    const std::string long_token = std::string(2000, 'a') + "b";
+    const ws::Status added = load_text("{" + model + R"(, "added_tokens": [{"id": 1, "content": ")" + long_token + R"("}]})");
+    CHECK(added.code == ws::Error::kTooLarge);
+    CHECK(std::string(added.what) == "added_tokens.content");
+    const ws::Status literal = load_text("{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"String": ")" +
+                                         long_token + R"("}, "behavior": "Isolated"}})");
+    CHECK(literal.code == ws::Error::kTooLarge);
+    // Within the cap, a near match at every position stays fast.
+    const std::string near = std::string(1000, 'a') + "b";
+    const auto t = must_load_text("{" + model + R"(, "added_tokens": [{"id": 1, "content": ")" + near + R"("}]})");
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(ids_of(*t, std::string(200000, 'a'), false).size() == 1);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
+}

@@ -188,6 +188,10 @@ bool bool_field(const nlohmann::json& j, const char* key, bool fallback);
 std::string string_field(const nlohmann::json& j, const char* key, const char* fallback = "");
 
 constexpr int kMaxComponentDepth = 16;  // Sequence inside Sequence
+// Matching a literal or an added token costs O(text x its length) at worst (a near match at every position); the
+// caps keep that linear in the text. Real files: literals of a character or two, added tokens under 100 bytes.
+constexpr size_t kMaxLiteralBytes = 1024;
+constexpr size_t kMaxAddedTokenBytes = 1024;
 
 }  // namespace hf
 }  // namespace ws

@@ -100,6 +100,7 @@ Status pattern_from_json(const nlohmann::json& j, const char* what, Pattern* out
     if (s && s->is_string()) {
         out->is_regex = false;
         out->literal = s->get<std::string>();
+        if (out->literal.size() > kMaxLiteralBytes) return make_error(Error::kTooLarge, 0, what);
         return ok_status();
     }
     if (r && r->is_string()) {
@@ -143,8 +144,8 @@ void find_matches(const Pattern& p, const char* s, size_t n, RegexScratch* scrat
         const std::string& lit = p.literal;
         size_t at = 0;
         while (at + lit.size() <= n) {
-            const void* hit = nullptr;
-            // memchr for the first byte, then compare: linear for any literal a tokenizer uses.
+            // memchr for the first byte, then compare: O(text x literal) at worst, and the literals of real
+            // files are a character or two.
             const char* f = static_cast<const char*>(std::memchr(s + at, lit[0], n - at));
             if (!f || size_t(f - s) + lit.size() > n) break;
             const size_t pos = size_t(f - s);
@@ -152,7 +153,6 @@ void find_matches(const Pattern& p, const char* s, size_t n, RegexScratch* scrat
                 at = pos + 1;
                 continue;
             }
-            (void)hit;
             if (pos != prev) out->push_back({uint32_t(prev), uint32_t(pos), false});
             out->push_back({uint32_t(pos), uint32_t(pos + lit.size()), true});
             prev = pos + lit.size();

@@ -21,7 +21,7 @@ using hf::field;
 constexpr uint32_t kTokenizerJsonMaxDepth = 64;
 
 // The added tokens of one matching pass: a byte trie, leftmost-longest. Matching costs O(text x the longest
-// token) at worst (a token that almost matches everywhere); the tokens are short in every real file.
+// token) at worst (a token that almost matches everywhere), which hf::kMaxAddedTokenBytes bounds.
 class AddedTrie {
 public:
     AddedTrie() { std::fill(root_, root_ + 256, -1); }
@@ -179,7 +179,7 @@ Status HfTokenizer::load_added(const nlohmann::json& list) {
         if (x < 0 || uint64_t(x) >= kTokenizerMaxTokens) return make_error(Error::kBadKey, i, "added_tokens.id");
         AddedToken t;
         t.content = content->get<std::string>();
-        if (t.content.size() > kTokenizerMaxTokenBytes) return make_error(Error::kTooLarge, i, "added_tokens.content");
+        if (t.content.size() > hf::kMaxAddedTokenBytes) return make_error(Error::kTooLarge, i, "added_tokens.content");
         t.id = int32_t(x);
         t.special = hf::bool_field(a, "special", false);
         t.single_word = hf::bool_field(a, "single_word", false);
