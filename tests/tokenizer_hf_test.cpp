@@ -644,3 +644,17 @@ TEST_CASE("added tokens and literal patterns long enough to make matching slow a
     CHECK(ids_of(*t, std::string(200000, 'a'), false).size() == 1);
     CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
 }
+
+TEST_CASE("a real vocabulary behind Metaspace prepend_scheme first, as newer Llama and Mistral files have it") {
+    // The @lenml llama2 file (Mistral's vocabulary) with its Prepend + Replace normalizer swapped for the
+    // Metaspace pre-tokenizer that later conversions write: "▁" prepended only where the input begins, so not
+    // after a special token that opens the text.
+    const std::vector<uint8_t> bytes = read_file(model_dir("llama2") + "/tokenizer.json");
+    nlohmann::json tok = nlohmann::json::parse(bytes.begin(), bytes.end());
+    tok["normalizer"] = nullptr;
+    tok["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "first"},
+                            {"split", false}};
+    nlohmann::json texts = ws_test::read_json(data_path("text/tokenizer_corpus.json"));
+    for (const char* t : {"<s>Hello world", "Hello <s> world", "</s> x", " leading space", "<s> <s>a"}) texts.push_back(t);
+    check_against_oracle("metaspace_first", tok, texts);
+}
