@@ -658,3 +658,37 @@ TEST_CASE("a real vocabulary behind Metaspace prepend_scheme first, as newer Lla
     for (const char* t : {"<s>Hello world", "Hello <s> world", "</s> x", " leading space", "<s> <s>a"}) texts.push_back(t);
     check_against_oracle("metaspace_first", tok, texts);
 }
+
+TEST_CASE("a real Unigram vocabulary (tiny-gemma's SentencePiece model as a tokenizer.json) against the oracle") {
+    const std::string spm = ws_test::shared_path("convert/tiny-gemma/tokenizer.model");
+    if (!ws_test::file_exists(spm)) return;
+    const std::vector<uint8_t> bytes = read_file(spm);
+    auto table = ws::sentencepiece_vocab(bytes.data(), bytes.size());
+    REQUIRE(table.ok());
+    const ws::VocabTable& v = table.value();
+    nlohmann::json vocab = nlohmann::json::array();
+    nlohmann::json added = nlohmann::json::array();
+    for (size_t i = 0; i < v.tokens.size(); ++i) {
+        vocab.push_back({v.tokens[i], v.scores[i]});
+        // Control pieces and <unk> are special added tokens, as Hugging Face's conversions write them. (Left in the
+        // model alone, a literal "<unk>" in the text differs: the crate scores a matched unk piece with its own
+        // score, the JavaScript port with the unknown penalty.)
+        if (v.token_types[i] == int32_t(ws::TokenKind::kControl) || int32_t(i) == v.unk) {
+            added.push_back({{"id", i}, {"content", v.tokens[i]}, {"special", true}});
+        }
+    }
+    REQUIRE(v.unk >= 0);
+    nlohmann::json replace = {{"type", "Replace"}, {"pattern", {{"String", "\xE2\x96\x81"}}}, {"content", " "}};
+    nlohmann::json fuse = {{"type", "Fuse"}};
+    nlohmann::json decoder = {{"type", "Sequence"}, {"decoders", nlohmann::json::array({replace, fuse})}};
+    const nlohmann::json tok = {
+        {"added_tokens", added},
+        {"normalizer", nullptr},
+        {"pre_tokenizer",
+         {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", false}}},
+        {"post_processor", nullptr},
+        {"decoder", decoder},
+        {"model", {{"type", "Unigram"}, {"unk_id", v.unk}, {"byte_fallback", false}, {"vocab", vocab}}},
+    };
+    check_against_oracle("unigram_gemma", tok, ws_test::read_json(data_path("text/tokenizer_corpus.json")), false);
+}
