@@ -278,6 +278,8 @@ TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and t
           {"lowercase", true}}},
         {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
         {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}}},
+        // Not applied: whole texts give all their tokens.
+        {"truncation", {{"max_length", 4}, {"strategy", "LongestFirst"}, {"stride", 0}, {"direction", "Right"}}},
         {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
         {"model",
          {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},

@@ -273,9 +273,8 @@ Status HfTokenizer::load(const nlohmann::json& tok, const hf::StagedModel& stage
     if (const nlohmann::json* p = field(tok, "post_processor"); p && !p->is_null()) {
         WS_TRY(load_post_processor(*p, 0, &prefix_, &suffix_));
     }
-    if (const nlohmann::json* t = field(tok, "truncation"); t && !t->is_null()) {
-        return make_error(Error::kUnsupported, 0, "truncation");
-    }
+    // "truncation" and "padding" shape batches for a model's input; a tokenizer of whole texts leaves them out, as
+    // transformers does unless a call asks for them (and the JavaScript port always).
     if (const nlohmann::json* a = field(tok, "added_tokens"); a && !a->is_null()) WS_TRY(load_added(*a));
 
     // The matching sets: tokens that are special or not normalized match the raw text; the others match the

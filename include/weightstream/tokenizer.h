@@ -118,6 +118,7 @@ Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);
 //                   encode_special_tokens = true); non-special added tokens still match.
 //   text            ill-formed UTF-8 becomes U+FFFD first (one per maximal subpart), as a JavaScript or Python
 //                   string made from those bytes holds it.
+//   truncation and padding of tokenizer.json are not applied (a whole text gives all its tokens).
 //   remove_special  drops the post_processor's own tokens at either end; unparse_special false drops every
 //                   special added token (skip_special_tokens). Decoding ends with transformers'
 //                   clean_up_tokenization when tokenizer_config.json's clean_up_tokenization_spaces is true or
