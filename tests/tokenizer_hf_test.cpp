@@ -694,3 +694,38 @@ TEST_CASE("a real Unigram vocabulary (tiny-gemma's SentencePiece model as a toke
     };
     check_against_oracle("unigram_gemma", tok, ws_test::read_json(data_path("text/tokenizer_corpus.json")), false);
 }
+
+TEST_CASE("BPE continuing_subword_prefix and end_of_word_suffix, Unigram byte fallback, WordLevel") {
+    using V = std::vector<int32_t>;
+    // continuing_subword_prefix: symbols after the first carry "##"; a merge's result is left + right minus it.
+    const auto prefixed = must_load_text(R"({"model": {"type": "BPE", "continuing_subword_prefix": "##",
+        "vocab": {"a": 0, "b": 1, "##b": 2, "##c": 3, "ab": 4, "##bc": 5, "[UNK]": 6}, "unk_token": "[UNK]",
+        "merges": [["a", "##b"], ["##b", "##c"]]}, "pre_tokenizer": {"type": "WhitespaceSplit"}})");
+    CHECK(ids_of(*prefixed, "abc", false) == V{4, 3});  // a ##b -> ab first (rank 0); ab ##c has no rule
+    CHECK(ids_of(*prefixed, "bc", false) == V{1, 3});
+    CHECK(ids_of(*prefixed, "ac", false) == V{0, 3});
+    CHECK(ids_of(*prefixed, "xbc", false) == V{6, 5});  // x unknown; ##b ##c -> ##bc
+    // end_of_word_suffix: the last symbol carries "</w>"; the BPE decoder turns it into a space.
+    const auto suffixed = must_load_text(R"({"model": {"type": "BPE", "end_of_word_suffix": "</w>",
+        "vocab": {"a": 0, "b": 1, "a</w>": 2, "b</w>": 3, "ab</w>": 4, "ab": 5},
+        "merges": ["a b</w>", "a b"]}, "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "decoder": {"type": "BPEDecoder", "suffix": "</w>"}})");
+    CHECK(ids_of(*suffixed, "ab ab a", false) == V{4, 4, 2});
+    CHECK(ids_of(*suffixed, "abb", false) == V{5, 3});
+    CHECK(text_of(*suffixed, V{4, 5, 3, 2}) == "ab abb a");
+    // fuse_unk: a run of unknown characters is one unk.
+    const auto fused = must_load_text(R"({"model": {"type": "BPE", "fuse_unk": true, "unk_token": "?",
+        "vocab": {"?": 0, "a": 1}, "merges": []}})");
+    CHECK(ids_of(*fused, "axyza\xE2\x82\xAC", false) == V{1, 0, 1, 0});
+    // Unigram with byte_fallback: a character no piece covers becomes its UTF-8 bytes.
+    const auto unigram = must_load_text(R"({"model": {"type": "Unigram", "unk_id": 0, "byte_fallback": true,
+        "vocab": [["<unk>", 0], ["a", -1], ["b", -2], ["ab", -1.5], ["<0xE2>", -5], ["<0x82>", -5], ["<0xAC>", -5]]}})");
+    CHECK(ids_of(*unigram, "ab\xE2\x82\xAC" "b", false) == V{3, 4, 5, 6, 2});
+    CHECK(ids_of(*unigram, "a\xC3\xA9", false) == V{1, 0});  // é: its bytes are not all there: unk
+    CHECK(unigram->kind(4) == ws::TokenKind::kByte);
+    // WordLevel: the whole piece or unk.
+    const auto level = must_load_text(R"({"model": {"type": "WordLevel", "unk_token": "<u>",
+        "vocab": {"<u>": 0, "hello": 1, "world": 2}}, "pre_tokenizer": {"type": "Whitespace"}})");
+    CHECK(ids_of(*level, "hello, world", false) == V{1, 0, 2});
+    CHECK(level->description() == "hf:WordLevel");
+}

@@ -575,6 +575,7 @@ private:
     bool staged_number(double v, bool integer) {
         if (mode_ == Mode::kVocabObject && depth_ == mode_depth_) {
             if (!integer) return fail(Error::kBadKey, "model.vocab.id");
+            if (staged_.vocab.size() >= kTokenizerMaxTokens) return fail(Error::kTooLarge, "model.vocab");
             staged_.vocab.push_back({pending_, v});
             ++item_;
             return true;
@@ -596,6 +597,7 @@ private:
                 --item_;
                 return fail(Error::kBadJson, "model.merges.entry");
             }
+            if (staged_.merges.size() >= kTokenizerMaxMerges) return fail(Error::kTooLarge, "model.merges");
             const hf::StagedModel::Str all = staged_.add(v);
             staged_.merges.push_back({{all.offset, uint32_t(sp)},
                                       {all.offset + uint32_t(sp) + 1, all.length - uint32_t(sp) - 1},
@@ -635,8 +637,10 @@ private:
         --depth_;
         if (entry_fields_ != 2) return fail(Error::kBadJson, mode_what());
         if (mode_ == Mode::kMerges) {
+            if (staged_.merges.size() >= kTokenizerMaxMerges) return fail(Error::kTooLarge, "model.merges");
             staged_.merges.push_back({parts_[0], parts_[1], uint32_t(item_)});
         } else {
+            if (staged_.vocab.size() >= kTokenizerMaxTokens) return fail(Error::kTooLarge, "model.vocab");
             staged_.vocab.push_back({parts_[0], score_});
         }
         ++item_;
