@@ -617,7 +617,8 @@ TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabu
         {"added_tokens",
          {{{"id", 5}, {"content", "<mask>"}, {"special", true}, {"lstrip", true}, {"rstrip", true}, {"normalized", false}},
           {{"id", 6}, {"content", "word"}, {"special", false}, {"single_word", true}, {"normalized", false}},
-          {{"id", 7}, {"content", "CAPS"}, {"special", false}, {"normalized", true}}}},
+          {{"id", 7}, {"content", "CAPS"}, {"special", false}, {"normalized", true}},
+          {{"id", 8}, {"content", "<SPECIAL>"}, {"special", true}, {"normalized", true}}}},
     };
     const auto t = must_load_text(tok.dump());
     using V = std::vector<int32_t>;
@@ -628,6 +629,8 @@ TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabu
     CHECK(ids_of(*t, "a CAPS b", false) == V{1, 7, 2});
     CHECK(ids_of(*t, "a <mask> b", false, false) == V{1, 0, 2});  // parse_special false: "<mask>" is text
     CHECK(ids_of(*t, "ab", false) == V{4});
+    CHECK(ids_of(*t, "a <Special> b", false) == V{1, 8, 2});         // special and normalized
+    CHECK(ids_of(*t, "a <Special> b", false, false) == V{1, 0, 2});  // not parsed in the normalized pass either
 }
 
 TEST_CASE("added tokens and literal patterns long enough to make matching slow are refused") {

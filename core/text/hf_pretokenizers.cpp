@@ -269,7 +269,12 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
                         first = false;
                     }
                     prev = m.end;
-                    from = m.end > m.begin ? m.end : m.end + 1;
+                    from = m.end;
+                    if (m.end == m.begin) {  // (GPT-2's pattern never matches empty; step one character if it did)
+                        size_t len = 1;
+                        next_cp(piece_text.data(), piece_text.size(), m.end, &len);
+                        from += len;
+                    }
                 }
                 if (prev < piece_text.size()) emit(prev, piece_text.size(), first);
             }

@@ -148,7 +148,8 @@ private:
                                std::vector<int32_t>* suffix);
     void split_added(const AddedTrie& trie, const char* s, size_t n, bool parse_special,
                      std::vector<Section>* out) const;
-    void encode_plain(const char* s, size_t n, bool at_start, Scratch* sc, std::vector<int32_t>* ids) const;
+    void encode_plain(const char* s, size_t n, bool at_start, bool parse_special, Scratch* sc,
+                      std::vector<int32_t>* ids) const;
 
     hf::Model model_;
     bool has_normalizer_ = false, has_pre_ = false, has_decoder_ = false;
@@ -386,12 +387,13 @@ void HfTokenizer::split_added(const AddedTrie& trie, const char* s, size_t n, bo
     if (start_offset < n) out->push_back({-1, uint32_t(start_offset), uint32_t(n)});
 }
 
-void HfTokenizer::encode_plain(const char* s, size_t n, bool at_start, Scratch* sc, std::vector<int32_t>* ids) const {
+void HfTokenizer::encode_plain(const char* s, size_t n, bool at_start, bool parse_special, Scratch* sc,
+                               std::vector<int32_t>* ids) const {
     sc->section.assign(s, n);
     if (has_normalizer_) hf::normalize(normalizer_, &sc->section, &sc->norm);
     std::vector<Section>& inner = sc->inner;
     inner.clear();
-    split_added(normalized_trie_, sc->section.data(), sc->section.size(), true, &inner);
+    split_added(normalized_trie_, sc->section.data(), sc->section.size(), parse_special, &inner);
     for (const Section& part : inner) {
         if (part.token >= 0) {
             ids->push_back(part.token);
@@ -424,7 +426,7 @@ Status HfTokenizer::tokenize(std::string_view text, const TokenizeOptions& optio
         if (s.token >= 0) {
             ids->push_back(s.token);
         } else if (s.end > s.begin) {
-            encode_plain(text.data() + s.begin, s.end - s.begin, s.begin == 0, &sc, ids);
+            encode_plain(text.data() + s.begin, s.end - s.begin, s.begin == 0, options.parse_special, &sc, ids);
         }
     }
     if (options.add_special) ids->insert(ids->end(), suffix_.begin(), suffix_.end());
