@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/parse_model.h"
 #include "support/test_util.h"
 #include "weightstream/tokenizer.h"
 
@@ -142,6 +143,40 @@ TEST_CASE("parse_special false tokenizes special tokens written in the text as t
     }
 }
 
+namespace {
+
+// llama.cpp's test pairs: *.gguf.inp texts and *.gguf.out ids (Hugging Face's, add_special false).
+void read_vocab_tests(const std::string& base, std::vector<std::string>* texts, std::vector<std::vector<int32_t>>* want) {
+    const std::vector<uint8_t> inp = read_file(base + ".inp");
+    const std::vector<uint8_t> out = read_file(base + ".out");
+    const std::string all(inp.begin(), inp.end());
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    for (size_t at = 0;;) {
+        const size_t hit = all.find(sep, at);
+        if (hit == std::string::npos) break;
+        texts->push_back(all.substr(at, hit - at));
+        at = hit + sep.size();
+    }
+    std::string line;
+    for (uint8_t c : out) {
+        if (c != '\n') {
+            line.push_back(char(c));
+            continue;
+        }
+        std::vector<int32_t> ids;
+        for (size_t i = 0; i < line.size();) {
+            while (i < line.size() && line[i] == ' ') ++i;
+            if (i >= line.size()) break;
+            ids.push_back(int32_t(std::stol(line.substr(i))));
+            while (i < line.size() && line[i] != ' ') ++i;
+        }
+        want->push_back(ids);
+        line.clear();
+    }
+}
+
+}  // namespace
+
 TEST_CASE("llama.cpp's test lines of tokenizer.json-only vocabularies") {
     // *.gguf.out are the Hugging Face ids of each *.gguf.inp text (add_special false). Which npm tokenizer is the
     // same tokenizer: llama-bpe is Llama 3's, qwen2 and deepseek-r1-qwen are Qwen2's (Qwen3 keeps its vocabulary,
@@ -152,34 +187,9 @@ TEST_CASE("llama.cpp's test lines of tokenizer.json-only vocabularies") {
         const std::string base = ws_test::shared_path(std::string("ggml/vocab/") + p.first + ".gguf");
         if (!ws_test::file_exists(base + ".inp")) continue;
         const auto tok = load(model_dir(p.second));
-        const std::vector<uint8_t> inp = read_file(base + ".inp");
-        const std::vector<uint8_t> out = read_file(base + ".out");
         std::vector<std::string> texts;
-        std::string all(inp.begin(), inp.end());
-        const std::string sep = "\n__ggml_vocab_test__\n";
-        for (size_t at = 0;;) {
-            const size_t hit = all.find(sep, at);
-            if (hit == std::string::npos) break;
-            texts.push_back(all.substr(at, hit - at));
-            at = hit + sep.size();
-        }
         std::vector<std::vector<int32_t>> want;
-        std::string line;
-        for (uint8_t c : out) {
-            if (c != '\n') {
-                line.push_back(char(c));
-                continue;
-            }
-            std::vector<int32_t> ids;
-            for (size_t i = 0; i < line.size();) {
-                while (i < line.size() && line[i] == ' ') ++i;
-                if (i >= line.size()) break;
-                ids.push_back(int32_t(std::stol(line.substr(i))));
-                while (i < line.size() && line[i] != ' ') ++i;
-            }
-            want.push_back(ids);
-            line.clear();
-        }
+        read_vocab_tests(base, &texts, &want);
         REQUIRE(texts.size() == want.size());
         int same = 0;
         for (size_t i = 0; i < texts.size(); ++i) {
@@ -731,4 +741,81 @@ TEST_CASE("BPE continuing_subword_prefix and end_of_word_suffix, Unigram byte fa
         "vocab": {"<u>": 0, "hello": 1, "world": 2}}, "pre_tokenizer": {"type": "Whitespace"}})");
     CHECK(ids_of(*level, "hello, world", false) == V{1, 0, 2});
     CHECK(level->description() == "hf:WordLevel");
+}
+
+namespace {
+
+const ws::Value* gguf_key(const ws::ModelInfo& info, const char* key) {
+    for (const ws::MetadataEntry& e : info.metadata) {
+        if (e.key == key) return &e.value;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vocabularies give HF's ids") {
+    // The GGUFs hold the Hugging Face vocabularies (BERT's in llama.cpp's phantom-space form: "##x" -> "x",
+    // "x" -> "▁x"); the tokenizer.json around them is what those models ship. Their *.out lines are Hugging
+    // Face's own ids: WordPiece + Bert and byte-level BPE on real vocabularies, checked against the reference.
+    const std::string dir = ws_test::shared_path("ggml/vocab/");
+    if (!ws_test::file_exists(dir + "ggml-vocab-gpt-2.gguf.inp")) return;
+    for (const char* name : {"gpt-2", "bert-bge"}) {
+        const std::string base = dir + "ggml-vocab-" + name + ".gguf";
+        const ws::ModelInfo info = ws_test::parse_model_bytes(read_file(base));
+        const ws::Value* tokens = gguf_key(info, "tokenizer.ggml.tokens");
+        REQUIRE(tokens);
+        nlohmann::json vocab = nlohmann::json::object();
+        nlohmann::json tok;
+        if (std::string(name) == "gpt-2") {
+            for (size_t i = 0; i < tokens->strings.size(); ++i) vocab[tokens->strings[i]] = i;
+            const ws::Value* merges = gguf_key(info, "tokenizer.ggml.merges");
+            REQUIRE(merges);
+            tok = {{"added_tokens", {{{"id", 50256}, {"content", "<|endoftext|>"}, {"special", true}}}},
+                   {"normalizer", nullptr},
+                   {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                   {"post_processor", {{"type", "ByteLevel"}, {"trim_offsets", true}}},
+                   {"decoder", {{"type", "ByteLevel"}}},
+                   {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges->strings}}}};
+        } else {
+            for (size_t i = 0; i < tokens->strings.size(); ++i) {
+                std::string t = tokens->strings[i];
+                if (t.size() >= 2 && t.front() == '[' && t.back() == ']') {
+                    // as is
+                } else if (t.compare(0, 3, "\xE2\x96\x81") == 0) {
+                    t = t.substr(3);
+                } else {
+                    t = "##" + t;
+                }
+                vocab[t] = i;
+            }
+            nlohmann::json added = nlohmann::json::array();
+            for (int id : {0, 100, 101, 102, 103}) {
+                added.push_back({{"id", id}, {"content", tokens->strings[size_t(id)]}, {"special", true}});
+            }
+            tok = {{"added_tokens", added},
+                   {"normalizer",
+                    {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
+                     {"strip_accents", nullptr}, {"lowercase", true}}},
+                   {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                   {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 102}}, {"cls", {"[CLS]", 101}}}},
+                   {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+                   {"model",
+                    {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+                     {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+        }
+        const auto t = must_load_text(tok.dump());
+        std::vector<std::string> texts;
+        std::vector<std::vector<int32_t>> want;
+        read_vocab_tests(base, &texts, &want);
+        REQUIRE(texts.size() == want.size());
+        int same = 0;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            INFO(name << " line " << i << ": " << nlohmann::json(texts[i]).dump());
+            const auto ids = ids_of(*t, texts[i], false);
+            CHECK(ids == want[i]);
+            same += ids == want[i];
+        }
+        WARN(name << " rebuilt as tokenizer.json: " << same << "/" << texts.size() << " lines");
+    }
 }
