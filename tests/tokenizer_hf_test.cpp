@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -760,20 +761,48 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
     // Face's own ids: WordPiece + Bert and byte-level BPE on real vocabularies, checked against the reference.
     const std::string dir = ws_test::shared_path("ggml/vocab/");
     if (!ws_test::file_exists(dir + "ggml-vocab-gpt-2.gguf.inp")) return;
-    for (const char* name : {"gpt-2", "bert-bge"}) {
+    // The pre-tokenizers and normalizers of those models' tokenizer.json files.
+    const std::string byte_level = R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})";
+    const std::map<std::string, std::pair<std::string, std::string>> setups = {
+        {"gpt-2", {byte_level, "null"}},
+        {"mpt", {byte_level, R"({"type": "NFC"})"}},  // EleutherAI's gpt-neox-20b tokenizer
+        {"starcoder", {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" +
+                           byte_level + "]}",
+                       "null"}},
+        {"refact", {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" +
+                        byte_level + "]}",
+                    "null"}},
+        {"falcon", {R"({"type": "Sequence", "pretokenizers": [{"type": "Punctuation", "behavior": "Contiguous"}, )" +
+                        byte_level +
+                        R"(, {"type": "Digits", "individual_digits": false}, {"type": "Split", "pattern": {"Regex": "[0-9][0-9][0-9]"}, "behavior": "Isolated", "invert": false}]})",
+                    "null"}},
+    };
+    for (const char* name : {"gpt-2", "mpt", "starcoder", "refact", "falcon", "bert-bge"}) {
         const std::string base = dir + "ggml-vocab-" + name + ".gguf";
         const ws::ModelInfo info = ws_test::parse_model_bytes(read_file(base));
         const ws::Value* tokens = gguf_key(info, "tokenizer.ggml.tokens");
         REQUIRE(tokens);
         nlohmann::json vocab = nlohmann::json::object();
         nlohmann::json tok;
-        if (std::string(name) == "gpt-2") {
-            for (size_t i = 0; i < tokens->strings.size(); ++i) vocab[tokens->strings[i]] = i;
+        if (std::string(name) != "bert-bge") {
+            // Byte-level BPE: control tokens are special added tokens, user-defined ones (gpt-neox's runs of
+            // spaces) plain added tokens.
+            const ws::Value* types = gguf_key(info, "tokenizer.ggml.token_type");
             const ws::Value* merges = gguf_key(info, "tokenizer.ggml.merges");
+            REQUIRE(types);
             REQUIRE(merges);
-            tok = {{"added_tokens", {{{"id", 50256}, {"content", "<|endoftext|>"}, {"special", true}}}},
-                   {"normalizer", nullptr},
-                   {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+            nlohmann::json added = nlohmann::json::array();
+            for (size_t i = 0; i < tokens->strings.size(); ++i) {
+                const int64_t type = int64_t(int32_t(types->item_bits(i)));
+                if (type == 3 || type == 4) {
+                    added.push_back({{"id", i}, {"content", tokens->strings[i]}, {"special", type == 3}});
+                    if (type == 4) continue;
+                }
+                vocab[tokens->strings[i]] = i;
+            }
+            tok = {{"added_tokens", added},
+                   {"normalizer", nlohmann::json::parse(setups.at(name).second)},
+                   {"pre_tokenizer", nlohmann::json::parse(setups.at(name).first)},
                    {"post_processor", {{"type", "ByteLevel"}, {"trim_offsets", true}}},
                    {"decoder", {{"type", "ByteLevel"}}},
                    {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges->strings}}}};
