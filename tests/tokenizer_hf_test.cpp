@@ -763,7 +763,7 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
     if (!ws_test::file_exists(dir + "ggml-vocab-gpt-2.gguf.inp")) return;
     // The pre-tokenizers and normalizers of those models' tokenizer.json files.
     const std::string byte_level = R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})";
-    const std::map<std::string, std::pair<std::string, std::string>> setups = {
+    std::map<std::string, std::pair<std::string, std::string>> setups = {
         {"gpt-2", {byte_level, "null"}},
         {"mpt", {byte_level, R"({"type": "NFC"})"}},  // EleutherAI's gpt-neox-20b tokenizer
         {"starcoder", {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" +
@@ -777,7 +777,28 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
                         R"(, {"type": "Digits", "individual_digits": false}, {"type": "Split", "pattern": {"Regex": "[0-9][0-9][0-9]"}, "behavior": "Isolated", "invert": false}]})",
                     "null"}},
     };
-    for (const char* name : {"gpt-2", "mpt", "starcoder", "refact", "falcon", "bert-bge"}) {
+    auto split = [](const std::string& regex) {
+        return nlohmann::json({{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}});
+    };
+    auto sequence = [&](std::vector<nlohmann::json> items, bool individual_digits) {
+        items.push_back({{"type", "Digits"}, {"individual_digits", individual_digits}});
+        items.push_back(nlohmann::json::parse(R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": false})"));
+        return nlohmann::json({{"type", "Sequence"}, {"pretokenizers", items}}).dump();
+    };
+    setups["deepseek-coder"] = {sequence({split("[\r\n]"), split("\\s?\\p{L}+"), split("\\s?\\p{P}+"),
+                                          split("[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+")},
+                                         true),
+                                "null"};
+    // DeepSeek LLM's letter class, as its tokenizer.json (and llama.cpp's copy of it) writes it.
+    setups["deepseek-llm"] = {
+        sequence({split("[\r\n]"),
+                  split("\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943]+"),
+                  split("\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+"), split("\\s+$"),
+                  split("[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+")},
+                 true),
+        "null"};
+    for (const char* name :
+         {"gpt-2", "mpt", "starcoder", "refact", "falcon", "deepseek-coder", "deepseek-llm", "bert-bge"}) {
         const std::string base = dir + "ggml-vocab-" + name + ".gguf";
         const ws::ModelInfo info = ws_test::parse_model_bytes(read_file(base));
         const ws::Value* tokens = gguf_key(info, "tokenizer.ggml.tokens");
