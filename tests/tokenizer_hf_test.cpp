@@ -869,3 +869,76 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
         WARN(name << " rebuilt as tokenizer.json: " << same << "/" << texts.size() << " lines");
     }
 }
+
+TEST_CASE("Llama's SentencePiece vocabulary as transformers converts it (merges from the pieces) gives HF's ids") {
+    // transformers' LlamaConverter: the pieces as the vocabulary, merges from SentencePieceExtractor (every split of
+    // a piece into two pieces, by the pieces' ids, then all by the merged piece's score, highest first, stably),
+    // Prepend + Replace normalizers, byte fallback, fused unk.
+    const std::string base = ws_test::shared_path("ggml/vocab/ggml-vocab-llama-spm.gguf");
+    if (!ws_test::file_exists(base + ".inp")) return;
+    const ws::ModelInfo info = ws_test::parse_model_bytes(read_file(base));
+    const ws::Value* tokens = gguf_key(info, "tokenizer.ggml.tokens");
+    const ws::Value* scores = gguf_key(info, "tokenizer.ggml.scores");
+    REQUIRE(tokens);
+    REQUIRE(scores);
+    const std::vector<std::string>& pieces = tokens->strings;
+    std::map<std::string, size_t> ids;
+    nlohmann::json vocab = nlohmann::json::object();
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        ids[pieces[i]] = i;
+        vocab[pieces[i]] = i;
+    }
+    struct Merge {
+        size_t left, right;
+        float score;
+    };
+    std::vector<Merge> merges;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        const std::string& p = pieces[i];
+        std::vector<Merge> local;
+        for (size_t cut = 1; cut < p.size(); ++cut) {
+            if ((uint8_t(p[cut]) & 0xC0) == 0x80) continue;  // Python splits between characters
+            const auto l = ids.find(p.substr(0, cut)), r = ids.find(p.substr(cut));
+            if (l == ids.end() || r == ids.end()) continue;
+            float score = 0;
+            const uint32_t bits = uint32_t(scores->item_bits(i));
+            std::memcpy(&score, &bits, 4);
+            local.push_back({l->second, r->second, score});
+        }
+        std::sort(local.begin(), local.end(),
+                  [](const Merge& a, const Merge& b) { return a.left != b.left ? a.left < b.left : a.right < b.right; });
+        merges.insert(merges.end(), local.begin(), local.end());
+    }
+    std::stable_sort(merges.begin(), merges.end(), [](const Merge& a, const Merge& b) { return a.score > b.score; });
+    nlohmann::json merge_list = nlohmann::json::array();
+    for (const Merge& m : merges) merge_list.push_back({pieces[m.left], pieces[m.right]});
+    const nlohmann::json tok = {
+        {"added_tokens",
+         {{{"id", 0}, {"content", "<unk>"}, {"special", true}},
+          {{"id", 1}, {"content", "<s>"}, {"special", true}},
+          {{"id", 2}, {"content", "</s>"}, {"special", true}}}},
+        {"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+            {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}}}}},
+        {"pre_tokenizer", nullptr},
+        {"model",
+         {{"type", "BPE"}, {"unk_token", "<unk>"}, {"fuse_unk", true}, {"byte_fallback", true}, {"vocab", vocab},
+          {"merges", merge_list}}},
+    };
+    const auto t = must_load_text(tok.dump());
+    std::vector<std::string> texts;
+    std::vector<std::vector<int32_t>> want;
+    read_vocab_tests(base, &texts, &want);
+    REQUIRE(texts.size() == want.size());
+    int same = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        INFO("llama-spm line " << i << ": " << nlohmann::json(texts[i]).dump());
+        const auto got = ids_of(*t, texts[i], false);
+        CHECK(got == want[i]);
+        same += got == want[i];
+    }
+    WARN("llama-spm as transformers' tokenizer.json: " << same << "/" << texts.size() << " lines, " << merges.size()
+                                                       << " merges");
+}
