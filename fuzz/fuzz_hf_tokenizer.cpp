@@ -15,9 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             break;
         }
     }
-    std::string text = json_size + 2 <= size
-                           ? std::string(reinterpret_cast<const char*>(data) + json_size + 2, size - json_size - 2)
-                           : std::string("Hello  world!\n\t42 <s>[MASK] na\xC3\xAFve \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x98\x80 \xFF");
+    std::string text =
+        json_size + 2 <= size
+            ? std::string(reinterpret_cast<const char*>(data) + json_size + 2, size - json_size - 2)
+            : std::string("Hello  world!\n\t42 <s>[MASK] na\xC3\xAFve \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x98\x80 \xFF");
     auto r = ws::hf_tokenizer(data, json_size, nullptr, 0);
     if (!r.ok()) return 0;
     const ws::Tokenizer& t = *r.value();

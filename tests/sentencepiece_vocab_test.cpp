@@ -107,11 +107,11 @@ TEST_CASE("sentencepiece_vocab refuses malformed protobufs with an offset") {
         CHECK((r.status().code == ws::Error::kTruncated || r.status().code == ws::Error::kBadKey));
         CHECK(r.status().offset <= n);
     }
-    CHECK(read("").status().code == ws::Error::kBadKey);                              // no pieces
-    CHECK(read(std::string(11, '\xff')).status().code == ws::Error::kBadKey);         // a varint over 10 bytes
-    CHECK(read(varint(1 << 3 | 3)).status().code == ws::Error::kBadKey);              // a group
+    CHECK(read("").status().code == ws::Error::kBadKey);                       // no pieces
+    CHECK(read(std::string(11, '\xff')).status().code == ws::Error::kBadKey);  // a varint over 10 bytes
+    CHECK(read(varint(1 << 3 | 3)).status().code == ws::Error::kBadKey);       // a group
     CHECK(read(varint(1 << 3 | 2) + varint(1000) + "ab").status().code == ws::Error::kTruncated);  // length past end
     CHECK(read(len_field(1, piece("a", 0, 1)) + len_field(2, varint(3 << 3) + varint(4))).status().code ==
-          ws::Error::kUnsupported);  // CHAR model
+          ws::Error::kUnsupported);                                           // CHAR model
     CHECK(read(std::string("\x00", 1)).status().code == ws::Error::kBadKey);  // field number 0
 }

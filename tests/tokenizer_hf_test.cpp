@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -54,7 +54,8 @@ std::unique_ptr<ws::Tokenizer> must_load_text(const std::string& json) {
     return std::move(r).value();
 }
 
-std::vector<int32_t> ids_of(const ws::Tokenizer& t, const std::string& text, bool add_special, bool parse_special = true) {
+std::vector<int32_t> ids_of(const ws::Tokenizer& t, const std::string& text, bool add_special,
+                            bool parse_special = true) {
     std::vector<int32_t> ids;
     ws::TokenizeOptions o;
     o.add_special = add_special;
@@ -147,7 +148,8 @@ TEST_CASE("parse_special false tokenizes special tokens written in the text as t
 namespace {
 
 // llama.cpp's test pairs: *.gguf.inp texts and *.gguf.out ids (Hugging Face's, add_special false).
-void read_vocab_tests(const std::string& base, std::vector<std::string>* texts, std::vector<std::vector<int32_t>>* want) {
+void read_vocab_tests(const std::string& base, std::vector<std::string>* texts,
+                      std::vector<std::vector<int32_t>>* want) {
     const std::vector<uint8_t> inp = read_file(base + ".inp");
     const std::vector<uint8_t> out = read_file(base + ".out");
     const std::string all(inp.begin(), inp.end());
@@ -244,11 +246,26 @@ void check_against_oracle(const std::string& name, const nlohmann::json& tok, co
 }
 
 const char* const kSmallTexts[] = {
-    "Hello world", "hello, World!  How are you?", "The quick brown fox jumps over the lazy dog.",
-    "Un-believable: 3.14 and 1,000,000 numbers 2024", "naïve café résumé Ångström", "ÉCOLE Über straße",
-    "你好世界 日本語 한국어", "tabs\tand\nnewlines\r\n", "   spaced   out   ", "x", "", "unbelievable unable",
-    "playing played plays player", "[CLS] inline [SEP] and [MASK] tokens", "ﬁne ＡＢＣ ①", "a--b__c..d",
-    "e\u0301 combining", "don't stop-believing", "emoji 😀 here", "123456789 42 7",
+    "Hello world",
+    "hello, World!  How are you?",
+    "The quick brown fox jumps over the lazy dog.",
+    "Un-believable: 3.14 and 1,000,000 numbers 2024",
+    "naïve café résumé Ångström",
+    "ÉCOLE Über straße",
+    "你好世界 日本語 한국어",
+    "tabs\tand\nnewlines\r\n",
+    "   spaced   out   ",
+    "x",
+    "",
+    "unbelievable unable",
+    "playing played plays player",
+    "[CLS] inline [SEP] and [MASK] tokens",
+    "ﬁne ＡＢＣ ①",
+    "a--b__c..d",
+    "e\u0301 combining",
+    "don't stop-believing",
+    "emoji 😀 here",
+    "123456789 42 7",
 };
 
 nlohmann::json small_texts() {
@@ -271,9 +288,10 @@ TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and t
         add("##" + std::string(1, c));
     }
     for (char c = '0'; c <= '9'; ++c) add(std::string(1, c));
-    for (const char* s : {".", ",", "!", "?", "-", ":", "'", "_", "the", "quick", "brown", "fox", "hello", "world",
-                          "how", "are", "you", "un", "##believ", "##able", "play", "##ing", "##ed", "##s", "##er",
-                          "cafe", "resume", "naive", "##000", "##4", "你", "好", "世", "界", "tab", "##s", "and"}) {
+    for (const char* s : {".",     ",",     "!",     "?",     "-",    ":",    "'",      "_",     "the",      "quick",
+                          "brown", "fox",   "hello", "world", "how",  "are",  "you",    "un",    "##believ", "##able",
+                          "play",  "##ing", "##ed",  "##s",   "##er", "cafe", "resume", "naive", "##000",    "##4",
+                          "你",    "好",    "世",    "界",    "tab",  "##s",  "and"}) {
         add(s);
     }
     nlohmann::json tok = {
@@ -285,7 +303,10 @@ TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and t
           {{"id", 3}, {"content", "[SEP]"}, {"special", true}},
           {{"id", 4}, {"content", "[MASK]"}, {"special", true}, {"lstrip", true}}}},
         {"normalizer",
-         {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"strip_accents", nullptr},
+         {{"type", "BertNormalizer"},
+          {"clean_text", true},
+          {"handle_chinese_chars", true},
+          {"strip_accents", nullptr},
           {"lowercase", true}}},
         {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
         {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}}},
@@ -293,8 +314,11 @@ TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and t
         {"truncation", {{"max_length", 4}, {"strategy", "LongestFirst"}, {"stride", 0}, {"direction", "Right"}}},
         {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
         {"model",
-         {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-          {"max_input_chars_per_word", 100}, {"vocab", vocab}}},
+         {{"type", "WordPiece"},
+          {"unk_token", "[UNK]"},
+          {"continuing_subword_prefix", "##"},
+          {"max_input_chars_per_word", 100},
+          {"vocab", vocab}}},
     };
     check_against_oracle("wordpiece", tok, small_texts());
 }
@@ -315,8 +339,9 @@ TEST_CASE("Unigram with NFKC, Metaspace (no split) and the Metaspace decoder") {
         if (c != " " && !have(c)) pieces.push_back(c);
     }
     pieces.push_back("\xE2\x96\x81");
-    for (const char* w : {"hello", "world", "the", "quick", "brown", "fox", "un", "believ", "able", "play", "ing",
-                          "ed", "er", "s", "lazy", "dog", "how", "are", "you", "numbers", "spaced", "out"}) {
+    for (const char* w :
+         {"hello", "world", "the", "quick", "brown", "fox", "un",  "believ", "able",    "play",   "ing",
+          "ed",    "er",    "s",   "lazy",  "dog",   "how", "are", "you",    "numbers", "spaced", "out"}) {
         if (!have(std::string("\xE2\x96\x81") + w)) pieces.push_back(std::string("\xE2\x96\x81") + w);
         if (!have(w)) pieces.push_back(w);
     }
@@ -338,10 +363,12 @@ TEST_CASE("Unigram with NFKC, Metaspace (no split) and the Metaspace decoder") {
          {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", false}}},
         {"post_processor",
          {{"type", "TemplateProcessing"},
-          {"single", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}},
+          {"single",
+           {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}},
           {"pair", nlohmann::json::array()},
           {"special_tokens", {{"</s>", {{"id", "</s>"}, {"ids", {2}}, {"tokens", {"</s>"}}}}}}}},
-        {"decoder", {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", false}}},
+        {"decoder",
+         {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", false}}},
         {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", vocab}}},
     };
     // The decodings differ by design: the crate's Metaspace decoder drops every ▁ of the first token, the port only
@@ -398,8 +425,13 @@ TEST_CASE("byte-level BPE behind NFD, StripAccents, Strip, Replace and Whitespac
         {"post_processor", nullptr},
         {"decoder", {{"type", "ByteLevel"}}},
         {"model",
-         {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-          {"vocab", vocab}, {"merges", merges}}},
+         {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", nullptr},
+          {"fuse_unk", false},
+          {"byte_fallback", false},
+          {"vocab", vocab},
+          {"merges", merges}}},
     };
     check_against_oracle("bytelevel", tok, small_texts(), false);
 }
@@ -436,16 +468,28 @@ TEST_CASE("token table, kinds and detokenize options") {
     const auto qwen = load(model_dir("qwen3"));
     const int32_t think = ids_of(*qwen, "<think>", false).at(0);
     CHECK(qwen->piece(think) == "<think>");
-    CHECK(qwen->kind(think) == ws::TokenKind::kUserDefined);  // an added token that is not special
+    CHECK(qwen->kind(think) == ws::TokenKind::kUserDefined);                       // an added token that is not special
     CHECK(ids_of(*qwen, "<think>", false, false) == std::vector<int32_t>{think});  // still matched
-    CHECK(ids_of(*qwen, "<|im_start|>", false, false).size() > 1);                // a special: text
+    CHECK(ids_of(*qwen, "<|im_start|>", false, false).size() > 1);                 // a special: text
     CHECK(qwen->description() == "hf:BPE");
 }
 
 TEST_CASE("ill-formed UTF-8 in the text is U+FFFD per maximal subpart") {
     const auto llama3 = load(model_dir("llama3"));
-    CHECK(ids_of(*llama3, "a\xff\xfe" "b", false) == ids_of(*llama3, "a\xEF\xBF\xBD\xEF\xBF\xBD" "b", false));
-    CHECK(ids_of(*llama3, "a\xe4\xb8" "b", false) == ids_of(*llama3, "a\xEF\xBF\xBD" "b", false));  // one subpart
+    CHECK(ids_of(*llama3,
+                 "a\xff\xfe"
+                 "b",
+                 false) == ids_of(*llama3,
+                                  "a\xEF\xBF\xBD\xEF\xBF\xBD"
+                                  "b",
+                                  false));
+    CHECK(ids_of(*llama3,
+                 "a\xe4\xb8"
+                 "b",
+                 false) == ids_of(*llama3,
+                                  "a\xEF\xBF\xBD"
+                                  "b",
+                                  false));  // one subpart
     CHECK(ids_of(*llama3, "\xed\xa0\x80", false) ==
           ids_of(*llama3, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD", false));  // a surrogate: three
     CHECK(ids_of(*llama3, std::string("nul\0byte", 8), false).size() > 2);
@@ -481,8 +525,7 @@ TEST_CASE("large texts tokenize in time linear in their size") {
 }
 
 TEST_CASE("hostile tokenizer.json files are clear errors") {
-    const std::string model_ok =
-        R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
+    const std::string model_ok = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
     auto with = [&](const std::string& rest) { return "{" + model_ok + (rest.empty() ? "" : ", " + rest) + "}"; };
     REQUIRE(load_text(with("")).ok());
     const auto t = must_load_text(with(""));
@@ -516,8 +559,8 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
     // Duplicate merges: the last wins, as Hugging Face's map.
     REQUIRE(load_text(model(R"({"a": 0, "b": 1, "ab": 2})", R"(["a b", "a b"])")).ok());
     // Components this build does not implement, or patterns the regex engine refuses: kUnsupported naming them.
-    const ws::Status lookbehind =
-        load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)b"}, "behavior": "Isolated"})"));
+    const ws::Status lookbehind = load_text(
+        with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)b"}, "behavior": "Isolated"})"));
     CHECK(code(lookbehind) == std::string("unsupported"));
     CHECK(what(lookbehind) == "pre_tokenizer.Split.pattern");
     CHECK(what(load_text(with(R"("normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA"})"))) ==
@@ -529,11 +572,13 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
     CHECK(what(load_text(R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})")) ==
           "model.dropout");
     CHECK(what(load_text(R"({"model": {"type": "Other", "vocab": {}}})")) == "model.type");
-    CHECK(code(load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a{100001}"}, "behavior": "Isolated"})"))) ==
+    CHECK(code(load_text(with(
+              R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a{100001}"}, "behavior": "Isolated"})"))) ==
           std::string("too_large"));
     CHECK(code(load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {}, "behavior": "Isolated"})"))) ==
           std::string("bad_json"));
-    CHECK(code(load_text(with(R"("pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways"})"))) ==
+    CHECK(code(load_text(
+              with(R"("pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways"})"))) ==
           std::string("unsupported"));
     // Sequences nested beyond the component limit (within the JSON depth limit).
     std::string nested = R"({"type": "Lowercase"})";
@@ -542,7 +587,8 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
     // Added tokens and post-processor ids that name nothing.
     CHECK(code(load_text(with(R"("added_tokens": [{"id": -3, "content": "x"}])"))) == std::string("bad_key"));
     CHECK(code(load_text(with(R"("added_tokens": [{"content": "x"}])"))) == std::string("bad_json"));
-    CHECK(code(load_text(with(R"("post_processor": {"type": "BertProcessing", "cls": ["[CLS]", 7], "sep": ["[SEP]", 8]})"))) ==
+    CHECK(code(load_text(
+              with(R"("post_processor": {"type": "BertProcessing", "cls": ["[CLS]", 7], "sep": ["[SEP]", 8]})"))) ==
           std::string("bad_key"));
     // A pattern built to make backtracking engines explode: linear here.
     const auto evil = must_load_text(
@@ -588,13 +634,18 @@ TEST_CASE("pre-tokenizers split as the Rust crate's own tests say (behaviours th
     CHECK(pieces_of(R"({"type": "Split", "pattern": {"Regex": "[a-z]+"}, "invert": true, "behavior": "Removed"})", text,
                     removed) == removed);
     const V inverted_next = {"the", "-final", "--countdown"};
-    CHECK(pieces_of(R"({"type": "Split", "pattern": {"Regex": "[a-z]+"}, "invert": true, "behavior": "MergedWithNext"})",
-                    text, inverted_next) == inverted_next);
+    CHECK(
+        pieces_of(R"({"type": "Split", "pattern": {"Regex": "[a-z]+"}, "invert": true, "behavior": "MergedWithNext"})",
+                  text, inverted_next) == inverted_next);
 
-    const V meta = {"\xE2\x96\x81Hey", "\xE2\x96\x81", "\xE2\x96\x81", "\xE2\x96\x81" "friend!"};
+    const V meta = {"\xE2\x96\x81Hey", "\xE2\x96\x81", "\xE2\x96\x81",
+                    "\xE2\x96\x81"
+                    "friend!"};
     CHECK(pieces_of(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true})",
                     "Hey   friend!", meta) == meta);
-    const V meta_never = {"Hey", "\xE2\x96\x81", "\xE2\x96\x81", "\xE2\x96\x81" "friend!"};
+    const V meta_never = {"Hey", "\xE2\x96\x81", "\xE2\x96\x81",
+                          "\xE2\x96\x81"
+                          "friend!"};
     CHECK(pieces_of(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": true})",
                     "Hey   friend!", meta_never) == meta_never);
     const V whitespace = {"How", "are", "you", "doing", "?"};
@@ -613,8 +664,18 @@ TEST_CASE("pre-tokenizers split as the Rust crate's own tests say (behaviours th
           digits_joined);
     const V delimited = {"Hey", "friend!"};
     CHECK(pieces_of(R"({"type": "CharDelimiterSplit", "delimiter": "x"})", "Heyxfriend!x", delimited) == delimited);
-    const V byte_level = {"\xC4\xA0Hello", "\xC4\xA0my", "\xC4\xA0" "friend", ",", "\xC4\xA0how", "\xC4\xA0is",
-                          "\xC4\xA0your", "\xC4\xA0" "day", "\xC4\xA0going", "?"};
+    const V byte_level = {"\xC4\xA0Hello",
+                          "\xC4\xA0my",
+                          "\xC4\xA0"
+                          "friend",
+                          ",",
+                          "\xC4\xA0how",
+                          "\xC4\xA0is",
+                          "\xC4\xA0your",
+                          "\xC4\xA0"
+                          "day",
+                          "\xC4\xA0going",
+                          "?"};
     CHECK(pieces_of(R"({"type": "ByteLevel", "add_prefix_space": true, "use_regex": true})",
                     "Hello my friend, how is your day going?", byte_level) == byte_level);
 }
@@ -626,17 +687,22 @@ TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabu
         {"normalizer", {{"type", "Lowercase"}}},
         {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
         {"added_tokens",
-         {{{"id", 5}, {"content", "<mask>"}, {"special", true}, {"lstrip", true}, {"rstrip", true}, {"normalized", false}},
+         {{{"id", 5},
+           {"content", "<mask>"},
+           {"special", true},
+           {"lstrip", true},
+           {"rstrip", true},
+           {"normalized", false}},
           {{"id", 6}, {"content", "word"}, {"special", false}, {"single_word", true}, {"normalized", false}},
           {{"id", 7}, {"content", "CAPS"}, {"special", false}, {"normalized", true}},
           {{"id", 8}, {"content", "<SPECIAL>"}, {"special", true}, {"normalized", true}}}},
     };
     const auto t = must_load_text(tok.dump());
     using V = std::vector<int32_t>;
-    CHECK(ids_of(*t, "a  <mask>  b", false) == V{1, 5, 2});   // lstrip and rstrip take the spaces
-    CHECK(ids_of(*t, "a word b", false) == V{1, 6, 2});        // a word of its own
-    CHECK(ids_of(*t, "awordb", false) == V{0});                // inside a word: not matched, "awordb" is unknown
-    CHECK(ids_of(*t, "a caps b", false) == V{1, 7, 2});        // normalized: matched in the lowercased text
+    CHECK(ids_of(*t, "a  <mask>  b", false) == V{1, 5, 2});  // lstrip and rstrip take the spaces
+    CHECK(ids_of(*t, "a word b", false) == V{1, 6, 2});      // a word of its own
+    CHECK(ids_of(*t, "awordb", false) == V{0});              // inside a word: not matched, "awordb" is unknown
+    CHECK(ids_of(*t, "a caps b", false) == V{1, 7, 2});      // normalized: matched in the lowercased text
     CHECK(ids_of(*t, "a CAPS b", false) == V{1, 7, 2});
     CHECK(ids_of(*t, "a <mask> b", false, false) == V{1, 0, 2});  // parse_special false: "<mask>" is text
     CHECK(ids_of(*t, "ab", false) == V{4});
@@ -647,11 +713,13 @@ TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabu
 TEST_CASE("added tokens and literal patterns long enough to make matching slow are refused") {
     const std::string model = R"("model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"})";
     const std::string long_token = std::string(2000, 'a') + "b";
-    const ws::Status added = load_text("{" + model + R"(, "added_tokens": [{"id": 1, "content": ")" + long_token + R"("}]})");
+    const ws::Status added =
+        load_text("{" + model + R"(, "added_tokens": [{"id": 1, "content": ")" + long_token + R"("}]})");
     CHECK(added.code == ws::Error::kTooLarge);
     CHECK(std::string(added.what) == "added_tokens.content");
-    const ws::Status literal = load_text("{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"String": ")" +
-                                         long_token + R"("}, "behavior": "Isolated"}})");
+    const ws::Status literal =
+        load_text("{" + model + R"(, "pre_tokenizer": {"type": "Split", "pattern": {"String": ")" + long_token +
+                  R"("}, "behavior": "Isolated"}})");
     CHECK(literal.code == ws::Error::kTooLarge);
     // Within the cap, a near match at every position stays fast.
     const std::string near = std::string(1000, 'a') + "b";
@@ -668,10 +736,11 @@ TEST_CASE("a real vocabulary behind Metaspace prepend_scheme first, as newer Lla
     const std::vector<uint8_t> bytes = read_file(model_dir("llama2") + "/tokenizer.json");
     nlohmann::json tok = nlohmann::json::parse(bytes.begin(), bytes.end());
     tok["normalizer"] = nullptr;
-    tok["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "first"},
-                            {"split", false}};
+    tok["pre_tokenizer"] = {
+        {"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "first"}, {"split", false}};
     nlohmann::json texts = ws_test::read_json(data_path("text/tokenizer_corpus.json"));
-    for (const char* t : {"<s>Hello world", "Hello <s> world", "</s> x", " leading space", "<s> <s>a"}) texts.push_back(t);
+    for (const char* t : {"<s>Hello world", "Hello <s> world", "</s> x", " leading space", "<s> <s>a"})
+        texts.push_back(t);
     check_against_oracle("metaspace_first", tok, texts);
 }
 
@@ -734,7 +803,10 @@ TEST_CASE("BPE continuing_subword_prefix and end_of_word_suffix, Unigram byte fa
     // Unigram with byte_fallback: a character no piece covers becomes its UTF-8 bytes.
     const auto unigram = must_load_text(R"({"model": {"type": "Unigram", "unk_id": 0, "byte_fallback": true,
         "vocab": [["<unk>", 0], ["a", -1], ["b", -2], ["ab", -1.5], ["<0xE2>", -5], ["<0x82>", -5], ["<0xAC>", -5]]}})");
-    CHECK(ids_of(*unigram, "ab\xE2\x82\xAC" "b", false) == V{3, 4, 5, 6, 2});
+    CHECK(ids_of(*unigram,
+                 "ab\xE2\x82\xAC"
+                 "b",
+                 false) == V{3, 4, 5, 6, 2});
     CHECK(ids_of(*unigram, "a\xC3\xA9", false) == V{1, 0});  // é: its bytes are not all there: unk
     CHECK(unigram->kind(4) == ws::TokenKind::kByte);
     // WordLevel: the whole piece or unk.
@@ -766,23 +838,27 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
     std::map<std::string, std::pair<std::string, std::string>> setups = {
         {"gpt-2", {byte_level, "null"}},
         {"mpt", {byte_level, R"({"type": "NFC"})"}},  // EleutherAI's gpt-neox-20b tokenizer
-        {"starcoder", {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" +
-                           byte_level + "]}",
-                       "null"}},
-        {"refact", {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" +
-                        byte_level + "]}",
-                    "null"}},
-        {"falcon", {R"({"type": "Sequence", "pretokenizers": [{"type": "Punctuation", "behavior": "Contiguous"}, )" +
-                        byte_level +
-                        R"(, {"type": "Digits", "individual_digits": false}, {"type": "Split", "pattern": {"Regex": "[0-9][0-9][0-9]"}, "behavior": "Isolated", "invert": false}]})",
-                    "null"}},
+        {"starcoder",
+         {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" + byte_level +
+              "]}",
+          "null"}},
+        {"refact",
+         {R"({"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true}, )" + byte_level +
+              "]}",
+          "null"}},
+        {"falcon",
+         {R"({"type": "Sequence", "pretokenizers": [{"type": "Punctuation", "behavior": "Contiguous"}, )" + byte_level +
+              R"(, {"type": "Digits", "individual_digits": false}, {"type": "Split", "pattern": {"Regex": "[0-9][0-9][0-9]"}, "behavior": "Isolated", "invert": false}]})",
+          "null"}},
     };
     auto split = [](const std::string& regex) {
-        return nlohmann::json({{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}});
+        return nlohmann::json(
+            {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}});
     };
     auto sequence = [&](std::vector<nlohmann::json> items, bool individual_digits) {
         items.push_back({{"type", "Digits"}, {"individual_digits", individual_digits}});
-        items.push_back(nlohmann::json::parse(R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": false})"));
+        items.push_back(
+            nlohmann::json::parse(R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": false})"));
         return nlohmann::json({{"type", "Sequence"}, {"pretokenizers", items}}).dump();
     };
     setups["deepseek-coder"] = {sequence({split("[\r\n]"), split("\\s?\\p{L}+"), split("\\s?\\p{P}+"),
@@ -791,11 +867,23 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
                                 "null"};
     // DeepSeek LLM's letter class, as its tokenizer.json (and llama.cpp's copy of it) writes it.
     setups["deepseek-llm"] = {
-        sequence({split("[\r\n]"),
-                  split("\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18-\u1F1D\u1F20-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943]+"),
-                  split("\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+"), split("\\s+$"),
-                  split("[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+")},
-                 true),
+        sequence(
+            {split("[\r\n]"),
+             split("\\s?[A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-\u0293\u0295-"
+                   "\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388-\u038A\u038C\u038E-\u03A1\u03A3-"
+                   "\u03F5\u03F7-\u0481\u048A-\u052F\u0531-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-\u13FD\u1C90-"
+                   "\u1CBA\u1CBD-\u1CBF\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18-\u1F1D\u1F20-"
+                   "\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-\u1FB4\u1FB6-"
+                   "\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-"
+                   "\u1FFC\u2102\u2107\u210A-\u2113\u2115\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-"
+                   "\u2134\u2139\u213C-\u213F\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-"
+                   "\u2CEE\u2CF2\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E\uAB70-"
+                   "\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400-\U0001044F\U000104B0-"
+                   "\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2\U00010CC0-\U00010CF2\U000118A0-"
+                   "\U000118DF\U0001E900-\U0001E943]+"),
+             split("\\s?[!-/:-~\uFF01-\uFF0F\uFF1A-\uFF5E\u2018-\u201F\u3000-\u3002]+"), split("\\s+$"),
+             split("[\u4E00-\u9FA5\u0800-\u4E00\uAC00-\uD7FF]+")},
+            true),
         "null"};
     for (const char* name :
          {"gpt-2", "mpt", "starcoder", "refact", "falcon", "deepseek-coder", "deepseek-llm", "bert-bge"}) {
@@ -845,14 +933,20 @@ TEST_CASE("tokenizer.json files rebuilt from llama.cpp's GPT-2 and BERT (bge) vo
             }
             tok = {{"added_tokens", added},
                    {"normalizer",
-                    {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
-                     {"strip_accents", nullptr}, {"lowercase", true}}},
+                    {{"type", "BertNormalizer"},
+                     {"clean_text", true},
+                     {"handle_chinese_chars", true},
+                     {"strip_accents", nullptr},
+                     {"lowercase", true}}},
                    {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
                    {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 102}}, {"cls", {"[CLS]", 101}}}},
                    {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
                    {"model",
-                    {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-                     {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+                    {{"type", "WordPiece"},
+                     {"unk_token", "[UNK]"},
+                     {"continuing_subword_prefix", "##"},
+                     {"max_input_chars_per_word", 100},
+                     {"vocab", vocab}}}};
         }
         const auto t = must_load_text(tok.dump());
         std::vector<std::string> texts;
@@ -905,8 +999,9 @@ TEST_CASE("Llama's SentencePiece vocabulary as transformers converts it (merges 
             std::memcpy(&score, &bits, 4);
             local.push_back({l->second, r->second, score});
         }
-        std::sort(local.begin(), local.end(),
-                  [](const Merge& a, const Merge& b) { return a.left != b.left ? a.left < b.left : a.right < b.right; });
+        std::sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) {
+            return a.left != b.left ? a.left < b.left : a.right < b.right;
+        });
         merges.insert(merges.end(), local.begin(), local.end());
     }
     std::stable_sort(merges.begin(), merges.end(), [](const Merge& a, const Merge& b) { return a.score > b.score; });
@@ -924,7 +1019,11 @@ TEST_CASE("Llama's SentencePiece vocabulary as transformers converts it (merges 
             {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}}}}},
         {"pre_tokenizer", nullptr},
         {"model",
-         {{"type", "BPE"}, {"unk_token", "<unk>"}, {"fuse_unk", true}, {"byte_fallback", true}, {"vocab", vocab},
+         {{"type", "BPE"},
+          {"unk_token", "<unk>"},
+          {"fuse_unk", true},
+          {"byte_fallback", true},
+          {"vocab", vocab},
           {"merges", merge_list}}},
     };
     const auto t = must_load_text(tok.dump());

@@ -60,7 +60,8 @@ void append(std::vector<MetadataEntry>* kv, const std::string& key, Value v) {
 Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size) {
     const char* text = reinterpret_cast<const char*>(data);
     if (size > kHfConfigMaxBytes) return make_error(Error::kTooLarge, 0, "config.json.size");
-    if (json_nests_deeper_than(text, size, kHfConfigMaxDepth)) return make_error(Error::kTooLarge, 0, "config.json.depth");
+    if (json_nests_deeper_than(text, size, kHfConfigMaxDepth))
+        return make_error(Error::kTooLarge, 0, "config.json.depth");
     nlohmann::json j = nlohmann::json::parse(text, text + size, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return make_error(Error::kBadJson, 0, "config.json");
     HfConfig c;

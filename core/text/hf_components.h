@@ -8,11 +8,10 @@
 // of spans (Pieces), not a string per piece.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -128,7 +127,7 @@ struct PreTokenizer {
     SplitBehavior behavior = SplitBehavior::kIsolated;
     bool invert = false;
     // kMetaspace
-    std::string replacement;  // UTF-8 of the replacement character
+    std::string replacement;     // UTF-8 of the replacement character
     uint8_t prepend_scheme = 0;  // 0 always, 1 first, 2 never
     bool split = true;
     // kDigits

@@ -52,8 +52,10 @@ Status decoder_from_json(const nlohmann::json& j, Decoder* out, int depth) {
         }
         const nlohmann::json* start = field(j, "start");
         const nlohmann::json* stop = field(j, "stop");
-        out->start = start && start->is_number_unsigned() ? uint32_t(std::min<uint64_t>(start->get<uint64_t>(), 1u << 30)) : 0;
-        out->stop = stop && stop->is_number_unsigned() ? uint32_t(std::min<uint64_t>(stop->get<uint64_t>(), 1u << 30)) : 0;
+        out->start =
+            start && start->is_number_unsigned() ? uint32_t(std::min<uint64_t>(start->get<uint64_t>(), 1u << 30)) : 0;
+        out->stop =
+            stop && stop->is_number_unsigned() ? uint32_t(std::min<uint64_t>(stop->get<uint64_t>(), 1u << 30)) : 0;
     } else if (type == "Replace") {
         out->kind = K::kReplace;
         const nlohmann::json* p = field(j, "pattern");
@@ -91,7 +93,10 @@ int byte_token(const std::string& t) {
     int v = 0;
     for (int i = 3; i < 5; ++i) {
         const char c = t[size_t(i)];
-        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        const int d = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                             : -1;
         if (d < 0) return -1;
         v = v * 16 + d;
     }

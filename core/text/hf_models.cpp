@@ -44,7 +44,8 @@ void StringTable::insert(std::string_view s, int32_t id) {
             return;
         }
         const Entry& x = entries_[size_t(e)];
-        if (x.hash_low == uint32_t(h) && x.length == s.size() && std::memcmp(arena_.data() + x.offset, s.data(), s.size()) == 0) {
+        if (x.hash_low == uint32_t(h) && x.length == s.size() &&
+            std::memcmp(arena_.data() + x.offset, s.data(), s.size()) == 0) {
             entries_[size_t(e)].id = id;
             return;
         }
@@ -93,7 +94,8 @@ Status Model::load_vocab_object(const StagedModel& staged) {
     vocab_.reserve(staged.vocab.size(), bytes);
     for (size_t i = 0; i < staged.vocab.size(); ++i) {
         const StagedModel::VocabEntry& e = staged.vocab[i];
-        if (!(e.value >= 0 && e.value < double(kTokenizerMaxTokens))) return make_error(Error::kBadKey, i, "model.vocab.id");
+        if (!(e.value >= 0 && e.value < double(kTokenizerMaxTokens)))
+            return make_error(Error::kBadKey, i, "model.vocab.id");
         if (e.text.length > kTokenizerMaxTokenBytes) return make_error(Error::kTooLarge, i, "model.vocab.token");
         vocab_.insert(staged.view(e.text), int32_t(e.value));
     }
@@ -133,7 +135,8 @@ Status Model::load(const nlohmann::json& j, const StagedModel& staged) {
         WS_TRY(load_vocab_object(staged));
         prefix_ = string_field(j, "continuing_subword_prefix", "##");
         const nlohmann::json* m = field(j, "max_input_chars_per_word");
-        if (m && m->is_number_unsigned()) max_input_chars_per_word_ = size_t(std::min<uint64_t>(m->get<uint64_t>(), 1u << 20));
+        if (m && m->is_number_unsigned())
+            max_input_chars_per_word_ = size_t(std::min<uint64_t>(m->get<uint64_t>(), 1u << 20));
         unk_id_ = vocab_.find(unk.empty() ? std::string("[UNK]") : unk);
         if (unk_id_ < 0) return make_error(Error::kBadKey, 0, "model.unk_token");
     } else if (type == "WordLevel") {

@@ -3,10 +3,9 @@
 // with the Rust crate's semantics. Internal to core/text/hf_*.cpp.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -70,7 +70,8 @@ void split_all(Pieces* p, SplitBehavior behavior, bool invert, PreTokenizeScratc
 }
 
 bool is_bert_punct(uint32_t cp) {
-    if (cp < 0x80) return (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
+    if (cp < 0x80)
+        return (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
     const UnicodeCategory c = unicode_category(cp);
     return c >= UnicodeCategory::kPc && c <= UnicodeCategory::kPo;
 }
@@ -204,23 +205,25 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
             re.is_regex = true;
             // A non-owning view of the static regex: find_matches only reads it.
             re.regex = std::shared_ptr<Regex>(std::shared_ptr<Regex>(), const_cast<Regex*>(&whitespace_regex()));
-            split_all(pieces, SplitBehavior::kRemoved, true, sc, [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
-                find_matches(re, s, n, &sc->regex, m);
-            });
+            split_all(
+                pieces, SplitBehavior::kRemoved, true, sc,
+                [&](const char* s, size_t n, std::vector<MatchSpan>* m) { find_matches(re, s, n, &sc->regex, m); });
             return;
         }
         case K::kWhitespaceSplit:
-            split_all(pieces, SplitBehavior::kRemoved, false, sc, [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
-                char_matches(s, n, unicode_is_white_space, m);
-            });
+            split_all(pieces, SplitBehavior::kRemoved, false, sc,
+                      [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
+                          char_matches(s, n, unicode_is_white_space, m);
+                      });
             return;
         case K::kBert:
-            split_all(pieces, SplitBehavior::kRemoved, false, sc, [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
-                char_matches(s, n, unicode_is_white_space, m);
-            });
-            split_all(pieces, SplitBehavior::kIsolated, false, sc, [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
-                char_matches(s, n, is_bert_punct, m);
-            });
+            split_all(pieces, SplitBehavior::kRemoved, false, sc,
+                      [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
+                          char_matches(s, n, unicode_is_white_space, m);
+                      });
+            split_all(
+                pieces, SplitBehavior::kIsolated, false, sc,
+                [&](const char* s, size_t n, std::vector<MatchSpan>* m) { char_matches(s, n, is_bert_punct, m); });
             return;
         case K::kPunctuation:
             split_all(pieces, p.behavior, false, sc, [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
@@ -233,9 +236,11 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
             return;
         case K::kCharDelimiterSplit: {
             const uint32_t d = p.delimiter;
-            split_all(pieces, SplitBehavior::kRemoved, false, sc, [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
-                char_matches(s, n, [d](uint32_t cp) { return cp == d; }, m);
-            });
+            split_all(pieces, SplitBehavior::kRemoved, false, sc,
+                      [&](const char* s, size_t n, std::vector<MatchSpan>* m) {
+                          char_matches(
+                              s, n, [d](uint32_t cp) { return cp == d; }, m);
+                      });
             return;
         }
         case K::kByteLevel: {
@@ -259,7 +264,8 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
                 size_t from = 0, prev = 0;
                 RegexMatch m;
                 bool first = true;
-                while (from < piece_text.size() && re.find(piece_text.data(), piece_text.size(), from, &m, &sc->regex)) {
+                while (from < piece_text.size() &&
+                       re.find(piece_text.data(), piece_text.size(), from, &m, &sc->regex)) {
                     if (m.begin != prev) {
                         emit(prev, m.begin, first);
                         first = false;
@@ -288,8 +294,8 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
             const std::string& rep = p.replacement;
             for (const Piece& piece : pieces->pieces) {
                 const uint32_t begin = uint32_t(out.text.size());
-                const bool starts_with_rep = pieces->text.compare(piece.begin, rep.size(), rep) == 0 &&
-                                             piece.end - piece.begin >= rep.size();
+                const bool starts_with_rep =
+                    pieces->text.compare(piece.begin, rep.size(), rep) == 0 && piece.end - piece.begin >= rep.size();
                 const bool starts_with_space = piece.end > piece.begin && pieces->text[piece.begin] == ' ';
                 bool prepend = false;
                 if (!starts_with_rep && !starts_with_space) {

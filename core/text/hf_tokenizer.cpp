@@ -109,7 +109,8 @@ struct AddedToken {
 bool is_word_char(uint32_t cp) {
     if (cp == '_') return true;
     const UnicodeCategory c = unicode_category(cp);
-    return (c >= UnicodeCategory::kLu && c <= UnicodeCategory::kLo) || (c >= UnicodeCategory::kNd && c <= UnicodeCategory::kNo);
+    return (c >= UnicodeCategory::kLu && c <= UnicodeCategory::kLo) ||
+           (c >= UnicodeCategory::kNd && c <= UnicodeCategory::kNo);
 }
 
 // A section of a text: an added token's id, or text [begin, end) (id -1).
@@ -243,7 +244,8 @@ Status HfTokenizer::load_post_processor(const nlohmann::json& j, int depth, std:
             const nlohmann::json* list = entry ? field(*entry, "ids") : nullptr;
             if (!list || !list->is_array()) return make_error(Error::kBadKey, 0, "post_processor.special_tokens");
             for (const nlohmann::json& v : *list) {
-                if (!v.is_number_integer() || v.get<int64_t>() < 0 || uint64_t(v.get<int64_t>()) >= kTokenizerMaxTokens) {
+                if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+                    uint64_t(v.get<int64_t>()) >= kTokenizerMaxTokens) {
                     return make_error(Error::kBadKey, 0, "post_processor.special_tokens.ids");
                 }
                 (after ? suffix : prefix)->push_back(int32_t(v.get<int64_t>()));
@@ -302,7 +304,8 @@ Status HfTokenizer::load(const nlohmann::json& tok, const hf::StagedModel& stage
     if (n > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "vocab");
     // The id table is as long as the largest id: ids far past the number of tokens (a few bytes of JSON naming id
     // 4,000,000) would make it out of proportion to the file. Real vocabularies are dense.
-    if (n > 2 * (model_.vocab().size() + added_.size()) + 1024) return make_error(Error::kBadKey, 0, "vocab.sparse_ids");
+    if (n > 2 * (model_.vocab().size() + added_.size()) + 1024)
+        return make_error(Error::kBadKey, 0, "vocab.sparse_ids");
     pieces_.assign(n, std::string_view());
     kinds_.assign(n, uint8_t(TokenKind::kUndefined));
     special_.assign(n, 0);
@@ -319,7 +322,8 @@ Status HfTokenizer::load(const nlohmann::json& tok, const hf::StagedModel& stage
     for (const AddedToken& t : added_) {
         pieces_[size_t(t.id)] = t.content;
         // The model's unknown token stays kUnknown when it is also a special added token (Gemma's <unk>).
-        if (t.id != model_.unk_id()) kinds_[size_t(t.id)] = uint8_t(t.special ? TokenKind::kControl : TokenKind::kUserDefined);
+        if (t.id != model_.unk_id())
+            kinds_[size_t(t.id)] = uint8_t(t.special ? TokenKind::kControl : TokenKind::kUserDefined);
         special_[size_t(t.id)] = t.special;
     }
     for (int32_t id : prefix_) {
@@ -491,7 +495,9 @@ public:
 
     bool null() { return value(json(nullptr)); }
     bool boolean(bool v) { return value(json(v)); }
-    bool number_integer(number_integer_t v) { return mode_ == Mode::kDom ? value(json(v)) : staged_number(double(v), true); }
+    bool number_integer(number_integer_t v) {
+        return mode_ == Mode::kDom ? value(json(v)) : staged_number(double(v), true);
+    }
     bool number_unsigned(number_unsigned_t v) {
         return mode_ == Mode::kDom ? value(json(v)) : staged_number(double(v), true);
     }
@@ -555,7 +561,9 @@ private:
     enum class Mode : uint8_t { kDom, kVocabObject, kVocabPairs, kMerges };
 
     const char* mode_what() const {
-        return mode_ == Mode::kMerges ? "model.merges.entry" : mode_ == Mode::kVocabPairs ? "model.vocab.entry" : "model.vocab";
+        return mode_ == Mode::kMerges       ? "model.merges.entry"
+               : mode_ == Mode::kVocabPairs ? "model.vocab.entry"
+                                            : "model.vocab";
     }
     bool fail(Error code, const char* what) {
         if (error.ok()) error = make_error(code, item_, what);
@@ -709,7 +717,8 @@ Status read_tokenizer_json(const uint8_t* data, size_t size, TokenizerJsonReader
     if (json_nests_deeper_than(text, size, kTokenizerJsonMaxDepth)) {
         return make_error(Error::kTooLarge, 0, "tokenizer.json.depth");
     }
-    const bool parsed = nlohmann::json::sax_parse(text, text + size, reader, nlohmann::json::input_format_t::json, true);
+    const bool parsed =
+        nlohmann::json::sax_parse(text, text + size, reader, nlohmann::json::input_format_t::json, true);
     if (!reader->error.ok()) return reader->error;
     if (!parsed || !reader->root.is_object()) return make_error(Error::kBadJson, 0, "tokenizer.json");
     reader->finish();
