@@ -1041,3 +1041,31 @@ TEST_CASE("Llama's SentencePiece vocabulary as transformers converts it (merges 
     WARN("llama-spm as transformers' tokenizer.json: " << same << "/" << texts.size() << " lines, " << merges.size()
                                                        << " merges");
 }
+
+TEST_CASE("WordPiece and Unigram stay linear on hostile vocabularies and long words") {
+    // A long word with a near match at every position: O(word x longest entry), the entry capped.
+    nlohmann::json vocab = {{"[UNK]", 0}, {"a", 1}, {"##a", 2}, {std::string(1000, 'a') + "b", 3}};
+    const nlohmann::json wp = {
+        {"model",
+         {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 1000000}, {"vocab", vocab}}}};
+    const auto t = must_load_text(wp.dump());
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto ids = ids_of(*t, std::string(300000, 'a'), false);
+    CHECK(ids.size() == 300000);
+    CHECK(ids.front() == 1);
+    CHECK(ids.back() == 2);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
+    vocab[std::string(2000, 'a')] = 4;
+    const nlohmann::json too_long = {{"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"vocab", vocab}}}};
+    CHECK(load_text(too_long.dump()).code == ws::Error::kTooLarge);
+    const nlohmann::json unigram = {
+        {"model",
+         {{"type", "Unigram"},
+          {"unk_id", 0},
+          {"vocab", nlohmann::json::array({nlohmann::json::array({"<unk>", 0}), nlohmann::json::array({"a", -1}),
+                                           nlohmann::json::array({std::string(1000, 'a') + "b", -1})})}}}};
+    const auto u = must_load_text(unigram.dump());
+    const auto t1 = std::chrono::steady_clock::now();
+    CHECK(ids_of(*u, std::string(300000, 'a'), false).size() == 300000);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 10.0);
+}

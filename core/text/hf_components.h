@@ -191,6 +191,7 @@ constexpr int kMaxComponentDepth = 16;  // Sequence inside Sequence
 // caps keep that linear in the text. Real files: literals of a character or two, added tokens under 100 bytes.
 constexpr size_t kMaxLiteralBytes = 1024;
 constexpr size_t kMaxAddedTokenBytes = 1024;
+constexpr size_t kMaxPrefixSearchBytes = 1024;  // a WordPiece or Unigram vocabulary entry
 
 }  // namespace hf
 }  // namespace ws

@@ -169,6 +169,11 @@ Status Model::load(const nlohmann::json& j, const StagedModel& staged) {
         return make_error(Error::kUnsupported, 0, "model.type");
     }
     if (kind_ == Kind::kBPE) byte_fallback_ = bool_field(j, "byte_fallback", false);
+    // WordPiece and Unigram try every vocabulary entry that starts at each position of a word: O(text x the
+    // longest entry), which this bounds (real entries are tens of bytes).
+    if ((kind_ == Kind::kWordPiece || kind_ == Kind::kUnigram) && vocab_.max_length() > kMaxPrefixSearchBytes) {
+        return make_error(Error::kTooLarge, 0, "model.vocab.token");
+    }
     if (byte_fallback_) {
         static const char kHex[] = "0123456789ABCDEF";
         for (int b = 0; b < 256; ++b) {
@@ -309,19 +314,28 @@ void Model::tokenize_wordpiece(const char* s, size_t n, ModelScratch* sc, std::v
         ids->push_back(unk_id_);
         return;
     }
+    // Longest match first from each start (the crate searches down from the end of the word; searching up and
+    // keeping the last hit finds the same end), hashing incrementally: O(word x the longest token).
     const size_t mark = ids->size();
+    const size_t max_len = vocab_.max_length();
     size_t start = 0;
     while (start < n) {
-        size_t end = n;
+        sc->tmp.clear();
+        if (start > 0) sc->tmp += prefix_;
+        uint64_t h = StringTable::hash_init();
+        for (char c : sc->tmp) h = StringTable::hash_step(h, uint8_t(c));
         int32_t found = -1;
-        while (start < end) {
-            sc->tmp.clear();
-            if (start > 0) sc->tmp += prefix_;
-            sc->tmp.append(s + start, end - start);
-            found = vocab_.find(sc->tmp);
-            if (found >= 0) break;
-            --end;
-            while (end > start && (uint8_t(s[end]) & 0xC0) == 0x80) --end;
+        size_t found_end = start;
+        for (size_t end = start; end < n && sc->tmp.size() < max_len;) {
+            sc->tmp.push_back(s[end]);
+            h = StringTable::hash_step(h, uint8_t(s[end]));
+            ++end;
+            if (end < n && (uint8_t(s[end]) & 0xC0) == 0x80) continue;  // whole characters only
+            const int32_t id = vocab_.find(sc->tmp, h);
+            if (id >= 0) {
+                found = id;
+                found_end = end;
+            }
         }
         if (found < 0) {
             ids->resize(mark);
@@ -329,7 +343,7 @@ void Model::tokenize_wordpiece(const char* s, size_t n, ModelScratch* sc, std::v
             return;
         }
         ids->push_back(found);
-        start = end;
+        start = found_end;
     }
 }
 
