@@ -5,35 +5,12 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "base/json_depth.h"
 #include "weightstream/dequant.h"
 #include "weightstream/model_json.h"
 
 namespace ws {
 namespace {
-
-// Whether arrays and objects in `text` nest deeper than kHfConfigMaxDepth (brackets inside strings do not count).
-// Checked before nlohmann parses, so a hostile file cannot make it build a deep tree.
-bool nests_too_deep(const char* text, size_t size) {
-    uint32_t depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < size; ++i) {
-        const char c = text[i];
-        if (in_string) {
-            if (c == '\\') {
-                ++i;  // the escaped character cannot end the string
-            } else if (c == '"') {
-                in_string = false;
-            }
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kHfConfigMaxDepth) return true;
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            --depth;
-        }
-    }
-    return false;
-}
 
 std::string string_field(const nlohmann::json& j, const char* key) {
     const auto it = j.find(key);
@@ -83,7 +60,8 @@ void append(std::vector<MetadataEntry>* kv, const std::string& key, Value v) {
 Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size) {
     const char* text = reinterpret_cast<const char*>(data);
     if (size > kHfConfigMaxBytes) return make_error(Error::kTooLarge, 0, "config.json.size");
-    if (nests_too_deep(text, size)) return make_error(Error::kTooLarge, 0, "config.json.depth");
+    if (json_nests_deeper_than(text, size, kHfConfigMaxDepth))
+        return make_error(Error::kTooLarge, 0, "config.json.depth");
     nlohmann::json j = nlohmann::json::parse(text, text + size, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return make_error(Error::kBadJson, 0, "config.json");
     HfConfig c;

@@ -109,14 +109,37 @@ Result<std::unique_ptr<Tokenizer>> llama_tokenizer(VocabTable table);
 Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);
 
 // A Hugging Face tokenizer.json with its tokenizer_config.json (config may be empty: size 0). kBadJson for bytes
-// that are not the expected JSON (offset: where), kUnsupported for a component this build does not implement
-// (what names it), kTooLarge past the caps.
+// that are not the expected JSON (offset: the index of the entry in an array, where there is one), kBadKey for
+// ids out of range and merges naming tokens the vocabulary lacks, kUnsupported for a component this build does
+// not implement (what names it: "normalizer.Precompiled", "pre_tokenizer.Split.pattern" for a regex the engine
+// refuses, ...), kTooLarge past the caps, nested deeper than 64, or an added token, a String pattern or a WordPiece
+// or Unigram vocabulary entry over 1024 bytes (matching them costs O(text x their length); real ones are under
+// 100).
+// What the options mean here:
+//   add_special     the post_processor's tokens (TemplateProcessing's single template, Bert/Roberta cls and sep).
+//                   tokenizer_config.json's add_bos_token / add_eos_token are not applied: transformers rebuilds
+//                   the post-processor from them for a few classes, the tokenizers library and its JavaScript
+//                   port do not, and tokenizer.json is what both share.
+//   parse_special   true: every added token written in the text is matched first (AddedVocabulary, leftmost
+//                   longest, with single_word / lstrip / rstrip / normalized). false: added tokens marked special
+//                   are not matched, so "<|im_start|>" in the text is tokenized as text (the crate's
+//                   encode_special_tokens = true); non-special added tokens still match.
+//   text            ill-formed UTF-8 becomes U+FFFD first (one per maximal subpart), as a JavaScript or Python
+//                   string made from those bytes holds it.
+//   truncation and padding of tokenizer.json are not applied (a whole text gives all its tokens).
+//   remove_special  drops the post_processor's own tokens at either end; unparse_special false drops every
+//                   special added token (skip_special_tokens). Decoding ends with transformers'
+//                   clean_up_tokenization when tokenizer_config.json's clean_up_tokenization_spaces is true or
+//                   absent (the JavaScript port's default); never without a config.
 Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, size_t tokenizer_json_size,
                                                 const uint8_t* config_json, size_t config_json_size);
 
 // A SentencePiece tokenizer.model (protobuf ModelProto) read as convert_hf_to_gguf.py's _create_vocab_sentencepiece
 // reads it: pieces, scores and types; model "llama" for a BPE model, "t5" for a Unigram one (with the normalizer's
-// precompiled_charsmap and flags). kBadJson is not used: a malformed protobuf is kBadKey with its byte offset.
+// precompiled_charsmap and flags; both: add_space_prefix from add_dummy_prefix, remove_extra_whitespaces, and
+// unk/bos/eos/pad from the trainer spec when in range). Pieces of type USER_DEFINED are kNormal, as the converter
+// writes them. kBadJson is not used: a malformed protobuf is kBadKey (a bad varint, tag or wire type) or
+// kTruncated (a length past the end), with its byte offset; kUnsupported for a WORD or CHAR model.
 Result<VocabTable> sentencepiece_vocab(const uint8_t* model, size_t size);
 
 // A Hugging Face checkpoint's tokenizer files, by role; an absent file is empty. The bytes are only read.
