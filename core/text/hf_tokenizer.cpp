@@ -423,7 +423,7 @@ Status HfTokenizer::tokenize(std::string_view text, const TokenizeOptions& optio
         text = clean;
     }
     Scratch sc;
-    if (options.add_special) ids->insert(ids->end(), prefix_.begin(), prefix_.end());
+    if (options.add_special && options.add_bos) ids->insert(ids->end(), prefix_.begin(), prefix_.end());
     std::vector<Section> sections;
     split_added(raw_trie_, text.data(), text.size(), options.parse_special, &sections);
     for (const Section& s : sections) {
@@ -738,6 +738,30 @@ Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, s
         WS_TRY(tok->load(reader.root, reader.staged, config_json_size > 0 ? &config : nullptr));
     }  // the tree and the staged lists go before the tokenizer is handed out: only the compact tables stay
     return std::unique_ptr<Tokenizer>(std::move(tok));
+}
+
+Result<std::unique_ptr<Tokenizer>> hf_files_tokenizer(const HfTokenizerFiles& files) {
+    auto bytes = [](std::string_view v) { return reinterpret_cast<const uint8_t*>(v.data()); };
+    if (!files.tokenizer_json.empty()) {
+        return hf_tokenizer(bytes(files.tokenizer_json), files.tokenizer_json.size(), bytes(files.tokenizer_config),
+                            files.tokenizer_config.size());
+    }
+    if (files.tokenizer_model.empty()) return make_error(Error::kUnsupported, 0, "tokenizer.json or tokenizer.model");
+    Result<VocabTable> table = sentencepiece_vocab(bytes(files.tokenizer_model), files.tokenizer_model.size());
+    if (!table.ok()) return table.status();
+    // The slow (SentencePiece) tokenizers of transformers add the BOS and EOS tokenizer_config.json asks for; the
+    // converter writes the same flags (add_bos_token / add_eos_token) into the GGUF.
+    if (!files.tokenizer_config.empty()) {
+        nlohmann::json config;
+        WS_TRY(parse_json(bytes(files.tokenizer_config), files.tokenizer_config.size(), "tokenizer_config.json",
+                          &config));
+        for (auto [key, flag] : {std::pair<const char*, int8_t*>{"add_bos_token", &table.value().add_bos},
+                                 std::pair<const char*, int8_t*>{"add_eos_token", &table.value().add_eos}}) {
+            const auto it = config.find(key);
+            if (it != config.end() && it->is_boolean()) *flag = it->get<bool>() ? 1 : 0;
+        }
+    }
+    return llama_tokenizer(std::move(table).value());
 }
 
 }  // namespace ws

@@ -701,7 +701,7 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
     switch (type_) {
         case VocabType::kSpm: {
             bool prev_special = true;  // the first text gets the space prefix
-            if (add_special && add_bos_) {
+            if (add_special && options.add_bos && add_bos_) {
                 if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
@@ -735,7 +735,7 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
             break;
         }
         case VocabType::kBpe: {
-            if (add_special && add_bos_) {
+            if (add_special && options.add_bos && add_bos_) {
                 if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
@@ -765,8 +765,8 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
             break;
         }
         case VocabType::kWpm: {
-            // WPM adds its BOS ([CLS]) and SEP whenever add_special, whatever add_bos says.
-            if (add_special) {
+            // WPM adds its BOS ([CLS]) and SEP whenever add_special, whatever the table's add_bos says.
+            if (add_special && options.add_bos) {
                 if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
@@ -784,7 +784,7 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
             break;
         }
         case VocabType::kUgm: {
-            if (add_special && add_bos_) {
+            if (add_special && options.add_bos && add_bos_) {
                 if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }

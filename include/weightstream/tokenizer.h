@@ -47,7 +47,9 @@ constexpr size_t kTokenizerMaxTokenBytes = size_t(1) << 16;  // bytes of one tok
 struct TokenizeOptions {
     bool add_special = true;    // add the BOS/EOS (or template) tokens the model asks for (llama-tokenize's default)
     bool parse_special = true;  // match special tokens written in the text ("<|eot_id|>") as themselves
-    bool add_bos = true;        // with add_special: false leaves the BOS out, adds the rest (llama-tokenize --no-bos)
+    // With add_special: false leaves out what is added before the text (the BOS; a Hugging Face template's tokens
+    // before the text) and adds the rest (llama-tokenize --no-bos).
+    bool add_bos = true;
 };
 
 struct DetokenizeOptions {
