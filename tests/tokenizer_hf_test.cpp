@@ -1070,3 +1070,61 @@ TEST_CASE("WordPiece and Unigram stay linear on hostile vocabularies and long wo
     CHECK(ids_of(*u, std::string(60000, 'a'), false).size() == 60000);
     CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 10.0);
 }
+
+TEST_CASE("post-processor sequences and decoders as the Rust crate runs them") {
+    const nlohmann::json model = {
+        {"type", "WordLevel"},
+        {"unk_token", "[UNK]"},
+        {"vocab",
+         {{"[UNK]", 0}, {"<s>", 1}, {"[CLS]", 2}, {"[SEP]", 3}, {"\xE2\x96\x81hi", 4}, {"<0xE2>", 5}, {"<0x82>", 6},
+          {"<0xAC>", 7}, {"<0xFF>", 8}, {"\xE2\x96\x81", 9}, {"x</w>", 10}, {"y", 11}}}};
+    nlohmann::json tok = {
+        {"model", model},
+        {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
+        {"post_processor",
+         {{"type", "Sequence"},
+          {"processors",
+           {{{"type", "TemplateProcessing"},
+             {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+             {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}},
+            {{"type", "RobertaProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}},
+            {{"type", "ByteLevel"}}}}}},
+        {"added_tokens",
+         {{{"id", 1}, {"content", "<s>"}, {"special", true}},
+          {{"id", 2}, {"content", "[CLS]"}, {"special", true}},
+          {{"id", 3}, {"content", "[SEP]"}, {"special", true}}}},
+    };
+    using V = std::vector<int32_t>;
+    {
+        const auto t = must_load_text(tok.dump());
+        CHECK(ids_of(*t, "y", true) == V{2, 1, 11, 3});  // each processor wraps what the ones before it gave
+        CHECK(ids_of(*t, "y", false) == V{11});
+        std::string out;
+        ws::DetokenizeOptions o;
+        o.remove_special = true;
+        const V ids = {2, 1, 11, 3};
+        REQUIRE(t->detokenize(ids.data(), ids.size(), o, &out).ok());
+        CHECK(out == "y");  // no decoder: tokens joined by spaces, the processors' tokens removed
+    }
+    auto decoded = [&](const std::string& decoder, const V& ids) {
+        nlohmann::json j = tok;
+        j["decoder"] = nlohmann::json::parse(decoder);
+        const auto t = must_load_text(j.dump());
+        return text_of(*t, ids);
+    };
+    // ByteFallback: valid runs become their text, invalid ones one U+FFFD per byte.
+    CHECK(decoded(R"({"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]})",
+                  V{5, 6, 7, 11, 8, 5}) == "\xE2\x82\xAC" "y\xEF\xBF\xBD\xEF\xBF\xBD");
+    // Metaspace: the crate drops every "▁" of the first token when prepend_scheme is not "never".
+    CHECK(decoded(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"})", V{4, 9, 4}) ==
+          "hi  hi");
+    CHECK(decoded(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never"})", V{4, 4}) == " hi hi");
+    // Replace + Strip (Llama 2's decoder without byte fallback).
+    CHECK(decoded(R"({"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+        {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]})",
+                  V{4, 9, 4}) == "hi  hi");
+    // BPEDecoder: the suffix is a space but on the last token.
+    CHECK(decoded(R"({"type": "BPEDecoder", "suffix": "</w>"})", V{10, 10, 11, 10}) == "x x yx");
+    // WordPiece: "##" joins, otherwise a space; cleanup.
+    CHECK(decoded(R"({"type": "WordPiece", "prefix": "##", "cleanup": true})", V{11, 11}) == "y y");
+}
