@@ -566,6 +566,14 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
     CHECK(what(load_text(with(R"("normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA"})"))) ==
           "normalizer.Precompiled");
     CHECK(what(load_text(with(R"("normalizer": {"type": "Fancy"})"))) == "normalizer.type");
+    // Nmt: control characters dropped, other spaces (tab, newline, zero-width, U+2581, BOM) become ' '.
+    const auto nmt =
+        must_load_text(R"({"model": {"type": "WordLevel", "unk_token": "?", "vocab": {"?": 0, "a b  c d": 1}},
+        "normalizer": {"type": "Nmt"}})");
+    CHECK(ids_of(*nmt,
+                 "a\x01\x7f\tb\n\u2581c\xE2\x80\x8B"
+                 "d",
+                 false) == std::vector<int32_t>{1});
     CHECK(what(load_text(with(R"("pre_tokenizer": {"type": "UnicodeScripts"})"))) == "pre_tokenizer.UnicodeScripts");
     CHECK(what(load_text(with(R"("decoder": {"type": "CTC"})"))) == "decoder.CTC");
     CHECK(what(load_text(with(R"("post_processor": {"type": "Fancy"})"))) == "post_processor.type");
@@ -1072,12 +1080,21 @@ TEST_CASE("WordPiece and Unigram stay linear on hostile vocabularies and long wo
 }
 
 TEST_CASE("post-processor sequences and decoders as the Rust crate runs them") {
-    const nlohmann::json model = {
-        {"type", "WordLevel"},
-        {"unk_token", "[UNK]"},
-        {"vocab",
-         {{"[UNK]", 0}, {"<s>", 1}, {"[CLS]", 2}, {"[SEP]", 3}, {"\xE2\x96\x81hi", 4}, {"<0xE2>", 5}, {"<0x82>", 6},
-          {"<0xAC>", 7}, {"<0xFF>", 8}, {"\xE2\x96\x81", 9}, {"x</w>", 10}, {"y", 11}}}};
+    const nlohmann::json model = {{"type", "WordLevel"},
+                                  {"unk_token", "[UNK]"},
+                                  {"vocab",
+                                   {{"[UNK]", 0},
+                                    {"<s>", 1},
+                                    {"[CLS]", 2},
+                                    {"[SEP]", 3},
+                                    {"\xE2\x96\x81hi", 4},
+                                    {"<0xE2>", 5},
+                                    {"<0x82>", 6},
+                                    {"<0xAC>", 7},
+                                    {"<0xFF>", 8},
+                                    {"\xE2\x96\x81", 9},
+                                    {"x</w>", 10},
+                                    {"y", 11}}}};
     nlohmann::json tok = {
         {"model", model},
         {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
@@ -1085,7 +1102,8 @@ TEST_CASE("post-processor sequences and decoders as the Rust crate runs them") {
          {{"type", "Sequence"},
           {"processors",
            {{{"type", "TemplateProcessing"},
-             {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+             {"single",
+              {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
              {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}},
             {{"type", "RobertaProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}},
             {{"type", "ByteLevel"}}}}}},
@@ -1114,10 +1132,11 @@ TEST_CASE("post-processor sequences and decoders as the Rust crate runs them") {
     };
     // ByteFallback: valid runs become their text, invalid ones one U+FFFD per byte.
     CHECK(decoded(R"({"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]})",
-                  V{5, 6, 7, 11, 8, 5}) == "\xE2\x82\xAC" "y\xEF\xBF\xBD\xEF\xBF\xBD");
+                  V{5, 6, 7, 11, 8, 5}) ==
+          "\xE2\x82\xAC"
+          "y\xEF\xBF\xBD\xEF\xBF\xBD");
     // Metaspace: the crate drops every "▁" of the first token when prepend_scheme is not "never".
-    CHECK(decoded(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"})", V{4, 9, 4}) ==
-          "hi  hi");
+    CHECK(decoded(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"})", V{4, 9, 4}) == "hi  hi");
     CHECK(decoded(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never"})", V{4, 4}) == " hi hi");
     // Replace + Strip (Llama 2's decoder without byte fallback).
     CHECK(decoded(R"({"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
