@@ -1147,3 +1147,64 @@ TEST_CASE("post-processor sequences and decoders as the Rust crate runs them") {
     // WordPiece: "##" joins, otherwise a space; cleanup.
     CHECK(decoded(R"({"type": "WordPiece", "prefix": "##", "cleanup": true})", V{11, 11}) == "y y");
 }
+
+TEST_CASE("the five npm tokenizers agree with the oracle on 400 random texts of mixed fragments") {
+    // Fragments where tokenizers differ most: whitespace kinds, apostrophes, digits, scripts, combining marks, emoji
+    // sequences, special tokens and their lookalikes, metaspace and byte-level characters.
+    const char* const fragments[] = {
+        " ", "  ", "\t", "\n", "\r\n", "\n\n", "\xC2\xA0", "\xE3\x80\x80", "\xE2\x80\x8B", "a", "Z", "the", " The",
+        "HELLO", "'s", "'LL", "'re", "n't", "0", "7", "42", "2024", "3.14", "1,000", "!", "?", ".", "...", ",", "-",
+        "_", "(", ")", "{", "}", "[", "]", "<", ">", "/", "\\", "#", "@", "$", "%", "&", "*", "=", "+", "~", "`", "\"",
+        "\xC3\xA9", "e\xCC\x81", "\xC3\x85", "\xC3\x9F", "\xC5\x93", "\xD0\x9F\xD1\x80\xD0\xB8", "\xCE\xA3\xCE\xAC",
+        "\xE4\xBD\xA0\xE5\xA5\xBD", "\xE3\x81\x93\xE3\x82\x93", "\xE3\x82\xAB\xE3\x82\xBF", "\xED\x95\x9C\xEA\xB8\x80",
+        "\xD8\xB9\xD8\xB1\xD8\xA8\xD9\x8A", "\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82", "\xE0\xB8\xAA\xE0\xB8\xA7\xE0\xB8\xB1",
+        "\xF0\x9F\x98\x80", "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB",
+        "\xE2\x9D\xA4\xEF\xB8\x8F", "\xF0\x9F\x87\xAF\xF0\x9F\x87\xB5", "\xF0\x9D\x95\xB3", "\xEF\xBC\xA1", "\xEF\xAC\x81",
+        "\xE2\x91\xA0", "\xC2\xBD", "\xE2\x96\x81", "\xC4\xA0", "\xEF\xBF\xBD", "<0x0A>", "<unk>", "<s>", "</s>", "<bos>",
+        "<eos>", "<pad>", "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|begin_of_text|>", "<|eot_id|>", "<think>",
+        "</think>", "<start_of_turn>", "<end_of_turn>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+        "<|im_start", "im_end|>", "<|", "|>", "def ", "return", "    ", "\t\t", "//", "/*", "*/", "=>", "!=", "::",
+    };
+    const size_t n_fragments = sizeof(fragments) / sizeof(fragments[0]);
+    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    auto next = [&] {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state;
+    };
+    nlohmann::json texts = nlohmann::json::array();
+    for (int i = 0; i < 400; ++i) {
+        std::string t;
+        const size_t parts = 1 + next() % 24;
+        for (size_t k = 0; k < parts; ++k) t += fragments[next() % n_fragments];
+        texts.push_back(t);
+    }
+    const std::string dir = "/tmp/ws_tokenizer_hf_" + std::to_string(getpid()) + "_random";
+    REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+    {
+        FILE* f = std::fopen((dir + "/texts.json").c_str(), "wb");
+        REQUIRE(f != nullptr);
+        const std::string body = texts.dump();
+        REQUIRE(std::fwrite(body.data(), 1, body.size(), f) == body.size());
+        std::fclose(f);
+    }
+    for (const char* name : kModels) {
+        const auto tok = load(model_dir(name));
+        const nlohmann::json results = run_oracle(model_dir(name), dir + "/texts.json")["results"];
+        REQUIRE(results.size() == texts.size());
+        int same = 0;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts[i];
+            INFO(name << " random text " << i << ": " << nlohmann::json(text).dump());
+            const auto with = ids_of(*tok, text, true);
+            const auto without = ids_of(*tok, text, false);
+            CHECK(with == results[i]["with"].get<std::vector<int32_t>>());
+            CHECK(without == results[i]["without"].get<std::vector<int32_t>>());
+            CHECK(text_of(*tok, with) == results[i]["decoded"].get<std::string>());
+            same += with == results[i]["with"].get<std::vector<int32_t>>() &&
+                    without == results[i]["without"].get<std::vector<int32_t>>();
+        }
+        WARN(name << ": " << same << "/" << texts.size() << " random texts");
+    }
+}
