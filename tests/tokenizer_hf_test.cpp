@@ -276,6 +276,145 @@ nlohmann::json small_texts() {
 
 }  // namespace
 
+namespace {
+
+// Texts of 1 to 24 random fragments (a fixed seed): where tokenizers differ most are whitespace kinds, apostrophes,
+// digits, scripts, combining marks, emoji sequences, special tokens and their lookalikes, metaspace and
+// byte-level characters.
+nlohmann::json random_texts(int count) {
+    const char* const fragments[] = {
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\n\n",
+        "\xC2\xA0",
+        "\xE3\x80\x80",
+        "\xE2\x80\x8B",
+        "a",
+        "Z",
+        "the",
+        " The",
+        "HELLO",
+        "'s",
+        "'LL",
+        "'re",
+        "n't",
+        "0",
+        "7",
+        "42",
+        "2024",
+        "3.14",
+        "1,000",
+        "!",
+        "?",
+        ".",
+        "...",
+        ",",
+        "-",
+        "_",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        "<",
+        ">",
+        "/",
+        "\\",
+        "#",
+        "@",
+        "$",
+        "%",
+        "&",
+        "*",
+        "=",
+        "+",
+        "~",
+        "`",
+        "\"",
+        "\xC3\xA9",
+        "e\xCC\x81",
+        "\xC3\x85",
+        "\xC3\x9F",
+        "\xC5\x93",
+        "\xD0\x9F\xD1\x80\xD0\xB8",
+        "\xCE\xA3\xCE\xAC",
+        "\xE4\xBD\xA0\xE5\xA5\xBD",
+        "\xE3\x81\x93\xE3\x82\x93",
+        "\xE3\x82\xAB\xE3\x82\xBF",
+        "\xED\x95\x9C\xEA\xB8\x80",
+        "\xD8\xB9\xD8\xB1\xD8\xA8\xD9\x8A",
+        "\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82",
+        "\xE0\xB8\xAA\xE0\xB8\xA7\xE0\xB8\xB1",
+        "\xF0\x9F\x98\x80",
+        "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
+        "\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB",
+        "\xE2\x9D\xA4\xEF\xB8\x8F",
+        "\xF0\x9F\x87\xAF\xF0\x9F\x87\xB5",
+        "\xF0\x9D\x95\xB3",
+        "\xEF\xBC\xA1",
+        "\xEF\xAC\x81",
+        "\xE2\x91\xA0",
+        "\xC2\xBD",
+        "\xE2\x96\x81",
+        "\xC4\xA0",
+        "\xEF\xBF\xBD",
+        "<0x0A>",
+        "<unk>",
+        "<s>",
+        "</s>",
+        "<bos>",
+        "<eos>",
+        "<pad>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|endoftext|>",
+        "<|begin_of_text|>",
+        "<|eot_id|>",
+        "<think>",
+        "</think>",
+        "<start_of_turn>",
+        "<end_of_turn>",
+        "<\xEF\xBD\x9C"
+        "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+        "<|im_start",
+        "im_end|>",
+        "<|",
+        "|>",
+        "def ",
+        "return",
+        "    ",
+        "\t\t",
+        "//",
+        "/*",
+        "*/",
+        "=>",
+        "!=",
+        "::",
+    };
+    const size_t n_fragments = sizeof(fragments) / sizeof(fragments[0]);
+    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    auto next = [&] {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return state;
+    };
+    nlohmann::json texts = nlohmann::json::array();
+    for (int i = 0; i < count; ++i) {
+        std::string t;
+        const size_t parts = 1 + next() % 24;
+        for (size_t k = 0; k < parts; ++k) t += fragments[next() % n_fragments];
+        texts.push_back(t);
+    }
+    return texts;
+}
+
+}  // namespace
+
 TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and the WordPiece decoder") {
     nlohmann::json vocab = nlohmann::json::object();
     int next = 0;
@@ -320,7 +459,9 @@ TEST_CASE("WordPiece with BertNormalizer, BertPreTokenizer, BertProcessing and t
           {"max_input_chars_per_word", 100},
           {"vocab", vocab}}},
     };
-    check_against_oracle("wordpiece", tok, small_texts());
+    nlohmann::json texts = small_texts();
+    for (const auto& t : random_texts(200)) texts.push_back(t);
+    check_against_oracle("wordpiece", tok, texts);
 }
 
 TEST_CASE("Unigram with NFKC, Metaspace (no split) and the Metaspace decoder") {
@@ -783,7 +924,9 @@ TEST_CASE("a real Unigram vocabulary (tiny-gemma's SentencePiece model as a toke
         {"decoder", decoder},
         {"model", {{"type", "Unigram"}, {"unk_id", v.unk}, {"byte_fallback", false}, {"vocab", vocab}}},
     };
-    check_against_oracle("unigram_gemma", tok, ws_test::read_json(data_path("text/tokenizer_corpus.json")), false);
+    nlohmann::json texts = ws_test::read_json(data_path("text/tokenizer_corpus.json"));
+    for (const auto& t : random_texts(200)) texts.push_back(t);
+    check_against_oracle("unigram_gemma", tok, texts, false);
 }
 
 TEST_CASE("BPE continuing_subword_prefix and end_of_word_suffix, Unigram byte fallback, WordLevel") {
@@ -1149,37 +1292,7 @@ TEST_CASE("post-processor sequences and decoders as the Rust crate runs them") {
 }
 
 TEST_CASE("the five npm tokenizers agree with the oracle on 400 random texts of mixed fragments") {
-    // Fragments where tokenizers differ most: whitespace kinds, apostrophes, digits, scripts, combining marks, emoji
-    // sequences, special tokens and their lookalikes, metaspace and byte-level characters.
-    const char* const fragments[] = {
-        " ", "  ", "\t", "\n", "\r\n", "\n\n", "\xC2\xA0", "\xE3\x80\x80", "\xE2\x80\x8B", "a", "Z", "the", " The",
-        "HELLO", "'s", "'LL", "'re", "n't", "0", "7", "42", "2024", "3.14", "1,000", "!", "?", ".", "...", ",", "-",
-        "_", "(", ")", "{", "}", "[", "]", "<", ">", "/", "\\", "#", "@", "$", "%", "&", "*", "=", "+", "~", "`", "\"",
-        "\xC3\xA9", "e\xCC\x81", "\xC3\x85", "\xC3\x9F", "\xC5\x93", "\xD0\x9F\xD1\x80\xD0\xB8", "\xCE\xA3\xCE\xAC",
-        "\xE4\xBD\xA0\xE5\xA5\xBD", "\xE3\x81\x93\xE3\x82\x93", "\xE3\x82\xAB\xE3\x82\xBF", "\xED\x95\x9C\xEA\xB8\x80",
-        "\xD8\xB9\xD8\xB1\xD8\xA8\xD9\x8A", "\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82", "\xE0\xB8\xAA\xE0\xB8\xA7\xE0\xB8\xB1",
-        "\xF0\x9F\x98\x80", "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB",
-        "\xE2\x9D\xA4\xEF\xB8\x8F", "\xF0\x9F\x87\xAF\xF0\x9F\x87\xB5", "\xF0\x9D\x95\xB3", "\xEF\xBC\xA1", "\xEF\xAC\x81",
-        "\xE2\x91\xA0", "\xC2\xBD", "\xE2\x96\x81", "\xC4\xA0", "\xEF\xBF\xBD", "<0x0A>", "<unk>", "<s>", "</s>", "<bos>",
-        "<eos>", "<pad>", "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|begin_of_text|>", "<|eot_id|>", "<think>",
-        "</think>", "<start_of_turn>", "<end_of_turn>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
-        "<|im_start", "im_end|>", "<|", "|>", "def ", "return", "    ", "\t\t", "//", "/*", "*/", "=>", "!=", "::",
-    };
-    const size_t n_fragments = sizeof(fragments) / sizeof(fragments[0]);
-    uint64_t state = 0x9E3779B97F4A7C15ULL;
-    auto next = [&] {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        return state;
-    };
-    nlohmann::json texts = nlohmann::json::array();
-    for (int i = 0; i < 400; ++i) {
-        std::string t;
-        const size_t parts = 1 + next() % 24;
-        for (size_t k = 0; k < parts; ++k) t += fragments[next() % n_fragments];
-        texts.push_back(t);
-    }
+    const nlohmann::json texts = random_texts(400);
     const std::string dir = "/tmp/ws_tokenizer_hf_" + std::to_string(getpid()) + "_random";
     REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
     {
