@@ -243,6 +243,7 @@ void check_against_oracle(const std::string& name, const nlohmann::json& tok, co
         if (check_decoding) CHECK(text_of(*t, results[i]["with"].get<std::vector<int32_t>>()) == results[i]["decoded"]);
     }
     WARN(name << ": " << same << "/" << texts.size() << " texts");
+    CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 const char* const kSmallTexts[] = {
@@ -1320,4 +1321,5 @@ TEST_CASE("the five npm tokenizers agree with the oracle on 400 random texts of 
         }
         WARN(name << ": " << same << "/" << texts.size() << " random texts");
     }
+    CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
 }
