@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/parse_model.h"
@@ -1322,4 +1323,29 @@ TEST_CASE("the five npm tokenizers agree with the oracle on 400 random texts of 
         WARN(name << ": " << same << "/" << texts.size() << " random texts");
     }
     CHECK(std::system(("rm -rf " + dir).c_str()) == 0);
+}
+
+TEST_CASE("a const tokenizer tokenizes on several threads at once") {
+    const auto tok = load(model_dir("qwen3"));
+    const nlohmann::json corpus = ws_test::read_json(data_path("text/tokenizer_corpus.json"));
+    std::vector<std::vector<int32_t>> want;
+    for (const auto& line : corpus) want.push_back(ids_of(*tok, line.get<std::string>(), true));
+    std::vector<int> mismatches(2, 0);
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 2; ++k) {
+        threads.emplace_back([&, k] {
+            for (int round = 0; round < 5; ++round) {
+                for (size_t i = 0; i < corpus.size(); ++i) {
+                    std::vector<int32_t> ids;
+                    if (!tok->tokenize(corpus[i].get<std::string>(), ws::TokenizeOptions{}, &ids).ok() ||
+                        ids != want[i]) {
+                        ++mismatches[size_t(k)];
+                    }
+                }
+            }
+        });
+    }
+    for (std::thread& t : threads) t.join();
+    CHECK(mismatches[0] == 0);
+    CHECK(mismatches[1] == 0);
 }
