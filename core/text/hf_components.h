@@ -68,6 +68,7 @@ struct Normalizer {
         kPrepend,
         kBert,
         kByteLevel,
+        kNmt,
     };
     Kind kind = Kind::kSequence;
     std::vector<Normalizer> children;  // kSequence

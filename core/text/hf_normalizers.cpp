@@ -365,7 +365,7 @@ Status normalizer_from_json(const nlohmann::json& j, Normalizer* out, int depth)
     } else if (type == "Precompiled") {
         return make_error(Error::kUnsupported, 0, "normalizer.Precompiled");
     } else if (type == "Nmt") {
-        return make_error(Error::kUnsupported, 0, "normalizer.Nmt");
+        out->kind = K::kNmt;
     } else {
         return make_error(Error::kUnsupported, 0, "normalizer.type");
     }
@@ -478,6 +478,25 @@ void normalize(const Normalizer& n, std::string* text, NormalizeScratch* sc) {
             }
             break;
         }
+        case K::kNmt:
+            // SentencePiece's NMT rules (the crate's do_nmt): control characters removed, other spaces to ' '.
+            sc->tmp.clear();
+            for (size_t i = 0, len = 0; i < text->size(); i += len) {
+                const uint32_t cp = next_cp(text->data(), text->size(), i, &len);
+                if ((cp >= 0x01 && cp <= 0x08) || cp == 0x0B || (cp >= 0x0E && cp <= 0x1F) || cp == 0x7F ||
+                    cp == 0x8F || cp == 0x9F) {
+                    continue;
+                }
+                if (cp == 0x09 || cp == 0x0A || cp == 0x0C || cp == 0x0D || cp == 0x1680 ||
+                    (cp >= 0x200B && cp <= 0x200F) || cp == 0x2028 || cp == 0x2029 || cp == 0x2581 || cp == 0xFEFF ||
+                    cp == 0xFFFD) {
+                    sc->tmp.push_back(' ');
+                } else {
+                    sc->tmp.append(*text, i, len);
+                }
+            }
+            text->swap(sc->tmp);
+            break;
         case K::kByteLevel:
             sc->tmp.clear();
             for (char c : *text) append_utf8(byte_level_char(uint8_t(c)), &sc->tmp);
