@@ -1028,8 +1028,7 @@ public:
         return out;
     }
 
-    // What each token stands for alone (its detokenized bytes, special tokens' text included), for showing a
-    // tokenization: {status, bytes: Uint8Array (every token's bytes one after another), ends: Uint32Array}.
+    // What each token stands for inside a text (Tokenizer::token_text), for showing a tokenization: {status, bytes: Uint8Array (every token's bytes one after another), ends: Uint32Array}.
     val token_bytes(const val& ids) const {
         const size_t n = ids["length"].as<size_t>();
         std::vector<int32_t> v(n);
@@ -1039,7 +1038,7 @@ public:
         ends.reserve(n);
         Status s;
         for (size_t i = 0; i < n && s.ok(); ++i) {
-            s = tokenizer_->detokenize(&v[i], 1, DetokenizeOptions(), &bytes);
+            s = tokenizer_->token_text(v[i], &bytes);
             ends.push_back(uint32_t(bytes.size()));
         }
         val out = val::object();

@@ -176,8 +176,10 @@ struct Decoder {
     std::string suffix = "</w>";  // kBPE
 };
 Status decoder_from_json(const nlohmann::json& j, Decoder* out, int depth = 0);
-// Rewrites the token strings as the decoder chain does (each decoder's decode_chain).
-void decode_chain(const Decoder& d, std::vector<std::string>* tokens);
+// Rewrites the token strings as the decoder chain does (each decoder's decode_chain). middle: the tokens stand inside
+// a longer text, so no decoder applies its rules for the text's first or last token (Metaspace's dropped leading
+// replacement, WordPiece's first token, BPEDecoder's last suffix, Strip).
+void decode_chain(const Decoder& d, std::vector<std::string>* tokens, bool middle = false);
 
 // transformers' clean_up_tokenization (" ." -> ".", " n't" -> "n't", ...).
 void clean_up_tokenization(std::string* text);

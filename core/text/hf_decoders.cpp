@@ -105,12 +105,12 @@ int byte_token(const std::string& t) {
 
 }  // namespace
 
-void decode_chain(const Decoder& d, std::vector<std::string>* tokens) {
+void decode_chain(const Decoder& d, std::vector<std::string>* tokens, bool middle) {
     using K = Decoder::Kind;
     std::vector<std::string>& t = *tokens;
     switch (d.kind) {
         case K::kSequence:
-            for (const Decoder& c : d.children) decode_chain(c, tokens);
+            for (const Decoder& c : d.children) decode_chain(c, tokens, middle);
             return;
         case K::kByteLevel: {
             // Every token's characters back to bytes (a token with a character outside the map stays as its
@@ -141,7 +141,7 @@ void decode_chain(const Decoder& d, std::vector<std::string>* tokens) {
             for (size_t i = 0; i < t.size(); ++i) {
                 // The crate drops every replacement character of the first token (not only a leading one)
                 // unless prepend_scheme is "never".
-                if (i == 0 && d.prepend_scheme != 2) {
+                if (i == 0 && !middle && d.prepend_scheme != 2) {
                     replace_all(&t[i], d.replacement, "");
                 } else {
                     replace_all(&t[i], d.replacement, " ");
@@ -150,7 +150,7 @@ void decode_chain(const Decoder& d, std::vector<std::string>* tokens) {
             return;
         case K::kWordPiece:
             for (size_t i = 0; i < t.size(); ++i) {
-                if (i != 0) {
+                if (i != 0 || middle) {
                     if (t[i].compare(0, d.prefix.size(), d.prefix) == 0) {
                         t[i].erase(0, d.prefix.size());
                     } else {
@@ -198,6 +198,7 @@ void decode_chain(const Decoder& d, std::vector<std::string>* tokens) {
             return;
         }
         case K::kStrip:
+            if (middle) return;
             for (std::string& s : t) {
                 size_t b = 0, e = s.size();
                 for (uint32_t k = 0; k < d.start && b < e; ++k) {
@@ -233,7 +234,9 @@ void decode_chain(const Decoder& d, std::vector<std::string>* tokens) {
             return;
         }
         case K::kBPE:
-            for (size_t i = 0; i < t.size(); ++i) replace_all(&t[i], d.suffix, i + 1 == t.size() ? "" : " ");
+            for (size_t i = 0; i < t.size(); ++i) {
+                replace_all(&t[i], d.suffix, i + 1 == t.size() && !middle ? "" : " ");
+            }
             return;
     }
 }

@@ -126,6 +126,13 @@ public:
     Status tokenize(std::string_view text, const TokenizeOptions& options, std::vector<int32_t>* ids) const override;
     Status detokenize(const int32_t* ids, size_t count, const DetokenizeOptions& options,
                       std::string* text) const override;
+    Status token_text(int32_t id, std::string* text) const override {
+        if (id < 0 || size_t(id) >= pieces_.size()) return make_error(Error::kBadKey, 0, "id");
+        std::vector<std::string> tokens(1, std::string(pieces_[size_t(id)]));
+        if (has_decoder_) hf::decode_chain(decoder_, &tokens, /*middle=*/true);
+        *text += tokens[0];
+        return ok_status();
+    }
     size_t size() const override { return pieces_.size(); }
     std::string_view piece(int32_t id) const override {
         return id >= 0 && size_t(id) < pieces_.size() ? pieces_[size_t(id)] : std::string_view();

@@ -221,6 +221,11 @@ public:
     Status tokenize(std::string_view text, const TokenizeOptions& options, std::vector<int32_t>* ids) const override;
     Status detokenize(const int32_t* ids, size_t count, const DetokenizeOptions& options,
                       std::string* text) const override;
+    Status token_text(int32_t id, std::string* text) const override {
+        if (id < 0 || size_t(id) >= pieces_.size()) return make_error(Error::kBadKey, 0, "id");
+        *text += pieces_[size_t(id)];
+        return ok_status();
+    }
     size_t size() const override { return text_.size(); }
     std::string_view piece(int32_t id) const override {
         return id >= 0 && size_t(id) < text_.size() ? std::string_view(text_[size_t(id)]) : std::string_view();

@@ -68,6 +68,13 @@ public:
     virtual Status detokenize(const int32_t* ids, size_t count, const DetokenizeOptions& options,
                               std::string* text) const = 0;
 
+    // What token `id` stands for inside a text (not at its start), appended to *text: llama.cpp's token_to_piece with
+    // special tokens' text, as llama-tokenize prints it beside each id; for a Hugging Face tokenizer the decoders on
+    // the token alone as if others came before and after it (no first- or last-token rule: Metaspace's dropped
+    // leading space, Strip, BPEDecoder's last suffix). For showing a tokenization token by token: may be part of a
+    // character (a byte token, a byte-level piece of a split character). kBadKey for an id outside [0, size()).
+    virtual Status token_text(int32_t id, std::string* text) const = 0;
+
     virtual size_t size() const = 0;                        // tokens in the table
     virtual std::string_view piece(int32_t id) const = 0;  // the token's text as stored ("Ġthe", "▁the", "<0x0A>")
     virtual TokenKind kind(int32_t id) const = 0;

@@ -112,11 +112,12 @@ std::unique_ptr<Tokenizer> open_tokenizer(const std::string& model, int* exit_st
     return std::move(t).value();
 }
 
-// What a token stands for in text, printable: its detokenized bytes, or its stored piece for a special token.
+// What a token stands for in text (tokenizer.h token_text(); a byte token's stored piece, <0x0A>, rather than its
+// one byte), for printing.
 std::string token_text(const Tokenizer& tokenizer, int32_t id) {
+    if (tokenizer.kind(id) == TokenKind::kByte) return std::string(tokenizer.piece(id));
     std::string text;
-    DetokenizeOptions options;
-    if (!tokenizer.detokenize(&id, 1, options, &text).ok()) return std::string(tokenizer.piece(id));
+    if (!tokenizer.token_text(id, &text).ok()) return std::string(tokenizer.piece(id));
     return text;
 }
 

@@ -1050,8 +1050,8 @@ export class Tokenizer {
      * an id outside the table. Bytes that are not UTF-8 are decoded as U+FFFD. */
     detokenize(ids: Int32Array | readonly number[], options?: { skipSpecial?: boolean }): string;
     /**
-     * What each token stands for alone: its detokenized bytes (a byte-fallback token's one byte, a special token's
-     * text), as llama-tokenize prints beside each id. Not always whole UTF-8: a character split over tokens is not.
+     * What each token stands for inside a text: its bytes (a byte-fallback token's one byte, a special token's text),
+     * as llama-tokenize prints beside each id. Not always whole UTF-8: a character split over tokens is not.
      */
     tokenBytes(ids: Int32Array | readonly number[]): Uint8Array[];
     /** The token's text as the vocabulary stores it ("Ġthe", "▁the", "<0x0A>"). */

@@ -131,7 +131,7 @@ export class Tokenizer {
         return decoder.decode(result.bytes);
     }
 
-    /** What each token stands for alone: its detokenized bytes (a byte token's one byte, a special token's text). */
+    /** What each token stands for inside a text: its bytes (a byte token's one byte, a special token's text). */
     tokenBytes(ids) {
         checkDetokenizeArguments(ids, {}, this.size);
         const handle = this.#live();
