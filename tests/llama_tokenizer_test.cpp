@@ -795,3 +795,39 @@ TEST_CASE("llama-bpe and qwen2: tokenizer.json as converted to GGUF gives llama.
         CHECK(passed == cases_.size());
     }
 }
+
+TEST_CASE("the converter's tiny SentencePiece models (llama, gemma, phi3) tokenize as llama-tokenize does",
+          "[tokenizer][gguf]") {
+    // tests/data/text/llama_cpp_tokenize_convert.json: the random and special texts above plus chat markup, through
+    // ../shared/testdata/convert/ref/NAME-q8_0.gguf. tiny-phi3 has two tokens of the same text: llama.cpp refuses
+    // to load it (all null), and so does this.
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_convert.json"));
+    std::vector<std::string> texts;
+    for (const auto& h : data["texts_hex"]) texts.push_back(from_hex(h.get<std::string>()));
+    size_t checked = 0;
+    for (const char* mode : {"plain", "special"}) {
+        const bool special = std::string(mode) == "special";
+        for (auto it = data[mode].begin(); it != data[mode].end(); ++it) {
+            const std::string path = ws_test::shared_path("convert/ref/" + it.key() + "-q8_0.gguf");
+            if (!ws_test::file_exists(path)) continue;
+            const std::vector<uint8_t> bytes = ws_test::read_file(path);
+            auto r = ws::gguf_tokenizer(ws_test::parse_model_bytes(bytes));
+            bool all_null = true;
+            for (const auto& row : it.value()) all_null = all_null && row.is_null();
+            if (all_null) {
+                INFO(it.key());
+                CHECK(r.status().code == ws::Error::kBadKey);
+                continue;
+            }
+            REQUIRE(r.ok());
+            const ws::Tokenizer& tok = *r.value();
+            for (size_t i = 0; i < texts.size(); ++i) {
+                if (it.value()[i].is_null()) continue;
+                INFO(it.key() << " " << mode << ": '" << texts[i] << "'");
+                CHECK(ids_of(tok, texts[i], special, special) == it.value()[i].get<std::vector<int32_t>>());
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 0);
+}
