@@ -831,3 +831,30 @@ TEST_CASE("the converter's tiny SentencePiece models (llama, gemma, phi3) tokeni
     }
     CHECK(checked > 0);
 }
+
+TEST_CASE("a vocabulary built to make the longest-token walks quadratic is an error, not a hang", "[tokenizer][gguf]") {
+    // tokens "a" and "aaa...ab": at every position of a text of "a"s the walk runs the long token's length
+    const std::string long_token = std::string(60000, 'a') + "b";
+    const std::string text(1 << 18, 'a');
+    for (const char* model : {"bert", "t5", "rwkv"}) {
+        ws::VocabTable t;
+        t.model = model;
+        t.tokens = {"[UNK]", "[CLS]", "[SEP]", "a", "\xE2\x96\x81" "a", "\xE2\x96\x81", long_token,
+                    "\xE2\x96\x81" + long_token};
+        if (std::string(model) == "t5") {
+            t.scores = {0, 0, 0, -1, -1, -1, -1, -1};
+            t.token_types = {2, 3, 3, 1, 1, 1, 1, 1};
+        }
+        t.unk = 0, t.bos = 1, t.sep = 2;
+        auto tok = make(t);
+        std::vector<int32_t> ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        const ws::Status s = tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO(model << ": " << ws::error_name(s.code) << " in " << secs << " s");
+        CHECK(s.code == ws::Error::kTooLarge);
+        CHECK(secs < 10.0);
+        ids.clear();
+        CHECK(tok->tokenize("aaa", ws::TokenizeOptions{false, false}, &ids).ok());  // short texts still work
+    }
+}

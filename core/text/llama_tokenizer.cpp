@@ -204,6 +204,20 @@ std::string unescape_rwkv(const std::string& escaped) {
     return out;
 }
 
+// The longest-token walks (WPM, UGM, RWKV) cost, at each position, the length of the longest token prefix the
+// text continues: a few bytes in real vocabularies, but up to a token's length (64 KB) in one built to make a
+// long text hang (tokens "a" and "aaa...ab", a text of "a"s). llama.cpp walks the same way. A budget of steps in
+// proportion to the text turns such a table into an error instead of hours.
+struct WalkBudget {
+    explicit WalkBudget(size_t text_size) : left(text_size * 256 + (size_t(1) << 20)) {}
+    bool spend() { return left-- > 0; }
+    size_t left;
+};
+
+Status walk_too_costly(size_t offset) {
+    return make_error(Error::kTooLarge, offset, "tokenizer.ggml.tokens (token prefixes make this text too costly)");
+}
+
 struct Fragment {
     int32_t token;  // >= 0: a special token; -1: text [offset, offset + length) of the input
     size_t offset, length;
@@ -243,9 +257,10 @@ private:
     Status spm_byte_tokens(const char* p, size_t n, size_t offset, std::vector<int32_t>* out) const;
     std::string compute_piece(int32_t id) const;
     // UGM: the normalization of the text at `at`: the replacement (or the text itself) and how much it consumed.
-    bool ugm_normalize_prefix(std::string_view input, size_t at, std::string_view* replacement,
-                              size_t* consumed) const;
-    Status ugm_normalize(std::string_view input, std::string* out) const;
+    // false: a replacement offset outside the charsmap (*consumed 0), or the budget spent (*consumed 1).
+    bool ugm_normalize_prefix(std::string_view input, size_t at, std::string_view* replacement, size_t* consumed,
+                              WalkBudget* budget) const;
+    Status ugm_normalize(std::string_view input, std::string* out, WalkBudget* budget) const;
 
     VocabType type_ = VocabType::kSpm;
     std::string description_;
@@ -1037,6 +1052,7 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
     if (words.back().empty()) words.pop_back();
 
     std::string word;
+    WalkBudget budget(text.size());
     for (const std::string& w : words) {
         if (w.empty()) continue;
         word = kEscapedSpace + w;
@@ -1047,6 +1063,7 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
             int32_t best = -1;
             size_t best_len = 0;
             for (size_t j = i; j < word.size() && j - i < max_token_len_; ++j) {
+                if (!budget.spend()) return walk_too_costly(0);
                 all_tokens_.step(&c, uint8_t(word[j]));
                 if (!c.alive()) break;
                 const int32_t v = all_tokens_.value(c);
@@ -1069,13 +1086,17 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
 
 // The precompiled charsmap's longest match at `at` (SentencePiece's normalizer, llama.cpp's normalize_prefix).
 bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std::string_view* replacement,
-                                          size_t* consumed) const {
+                                          size_t* consumed, WalkBudget* budget) const {
     // A user-defined token's prefix passes unchanged. llama.cpp takes the longest path in its trie of them,
     // whether or not a token ends there.
     {
         PrefixIndex::Cursor c = user_defined_.start();
         size_t longest = 0;
         for (size_t j = at; j < input.size() && !user_defined_.empty(); ++j) {
+            if (!budget->spend()) {
+                *consumed = 1;
+                return false;
+            }
             user_defined_.step(&c, uint8_t(input[j]));
             if (!c.alive()) break;
             longest = j - at + 1;
@@ -1116,7 +1137,10 @@ bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std
         }
     }
     if (longest_len > 0) {
-        if (longest_off >= replacements_.size()) return false;  // llama.cpp throws
+        if (longest_off >= replacements_.size()) {  // llama.cpp throws
+            *consumed = 0;
+            return false;
+        }
         const size_t end = replacements_.find('\0', longest_off);
         *replacement = std::string_view(replacements_).substr(
             longest_off, (end == std::string::npos ? replacements_.size() : end) - longest_off);
@@ -1135,7 +1159,7 @@ bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std
     return true;
 }
 
-Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) const {
+Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out, WalkBudget* budget) const {
     out->clear();
     const std::string_view space = kEscapedSpace;  // escape_whitespaces is always true in llama.cpp
     const bool prepend = add_space_prefix_;        // treat_whitespace_as_suffix is always false
@@ -1144,7 +1168,8 @@ Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) c
     for (size_t at = 0; at < input.size();) {
         std::string_view rep;
         size_t consumed = 0;
-        if (!ugm_normalize_prefix(input, at, &rep, &consumed)) {
+        if (!ugm_normalize_prefix(input, at, &rep, &consumed, budget)) {
+            if (consumed != 0) return walk_too_costly(at);
             return make_error(Error::kBadKey, at, "tokenizer.ggml.precompiled_charsmap (replacement offset)");
         }
         for (char c : rep) {
@@ -1172,7 +1197,8 @@ Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) c
 // SentencePiece exactly (the 2025-02 snapshot rounded each sum to float).
 Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const {
     std::string norm;
-    WS_TRY(ugm_normalize(text, &norm));
+    WalkBudget budget(text.size());
+    WS_TRY(ugm_normalize(text, &norm, &budget));
     const size_t n = norm.size();
     if (n == 0) return ok_status();
     struct Best {
@@ -1188,6 +1214,7 @@ Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vec
         bool single_found = false;
         PrefixIndex::Cursor c = all_tokens_.start();
         for (size_t k = at; k < n; ++k) {
+            if (!budget.spend()) return walk_too_costly(base);
             all_tokens_.step(&c, uint8_t(norm[k]));
             if (!c.alive()) break;
             const int32_t id = all_tokens_.value(c);
@@ -1224,11 +1251,13 @@ Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vec
 
 // llm_tokenizer_rwkv_session: the longest token at each position, or the unknown token for one byte.
 Status LlamaTokenizer::tokenize_rwkv(std::string_view text, size_t base, std::vector<int32_t>* out) const {
+    WalkBudget budget(text.size());
     for (size_t pos = 0; pos < text.size();) {
         PrefixIndex::Cursor c = all_tokens_.start();
         int32_t id = -1;
         size_t end = pos;
         for (size_t k = pos; k < text.size(); ++k) {
+            if (!budget.spend()) return walk_too_costly(base + pos);
             all_tokens_.step(&c, uint8_t(text[k]));
             if (!c.alive()) break;
             const int32_t v = all_tokens_.value(c);
