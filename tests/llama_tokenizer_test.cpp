@@ -858,3 +858,25 @@ TEST_CASE("a vocabulary built to make the longest-token walks quadratic is an er
         CHECK(tok->tokenize("aaa", ws::TokenizeOptions{false, false}, &ids).ok());  // short texts still work
     }
 }
+
+TEST_CASE("many special tokens: the partition stays fast and gives the same fragments", "[tokenizer][gguf]") {
+    // 100,000 user-defined tokens and a 1 MB text: searching the text once per token would scan 100 GB.
+    ws::VocabTable t = small_gpt2();
+    for (int i = 0; i < 100000; ++i) {
+        t.tokens.push_back("<tok" + std::to_string(i) + ">");
+        t.token_types.push_back(4);
+    }
+    auto tok = make(t);
+    std::string text;
+    while (text.size() < (size_t(1) << 20)) text += "abc <tok77> ab<tok99999>c a";
+    std::vector<int32_t> ids;
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(secs << " s");
+    CHECK(secs < 10.0);
+    const std::vector<int32_t> unit = ids_of(*tok, "abc <tok77> ab<tok99999>c a");
+    CHECK(unit == std::vector<int32_t>{5, 3, 8 + 77, 3, 4, 8 + 99999, 2, 6});
+    REQUIRE(ids.size() % unit.size() == 0);
+    CHECK(std::equal(unit.begin(), unit.end(), ids.begin()));
+}

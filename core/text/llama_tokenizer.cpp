@@ -39,6 +39,10 @@ enum : uint32_t {
 
 enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv };
 
+// Past this many special tokens (deepseek's vocabularies have 2,400) the partition first finds which of them
+// occur in the text at all, in one walk, instead of searching the text once for each.
+constexpr size_t kManySpecialTokens = 64;
+
 const char kEscapedSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
 
 // llama.cpp's unicode_len_utf8: the length a lead byte announces (1 for a continuation byte).
@@ -269,6 +273,7 @@ private:
     std::vector<uint32_t> attr_;
     std::unordered_map<std::string_view, int32_t> to_id_;
     std::vector<int32_t> special_;       // control, user-defined and unknown tokens, longest text first
+    PrefixIndex special_index_;          // their texts -> index in special_ (when there are many of them)
     std::vector<std::string> pieces_;    // token_to_piece(id, special = true)
 
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, sep_ = -1;
@@ -448,6 +453,10 @@ Status LlamaTokenizer::init(VocabTable t) {
     }
     std::stable_sort(special_.begin(), special_.end(),
                      [&](int32_t a, int32_t b) { return text_[size_t(a)].size() > text_[size_t(b)].size(); });
+    if (special_.size() > kManySpecialTokens) {
+        for (size_t i = 0; i < special_.size(); ++i) special_index_.add(text_[size_t(special_[i])], int32_t(i));
+        special_index_.build();
+    }
 
     // Per-model strip attributes (llama.cpp sets them by tokenizer.ggml.pre or general.name).
     {
@@ -668,7 +677,29 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
 void LlamaTokenizer::partition(std::string_view text, bool parse_special, std::vector<Fragment>* out) const {
     std::vector<Fragment> frags, next;
     if (!text.empty()) frags.push_back({-1, 0, text.size()});
-    for (int32_t id : special_) {
+    // A token that does not occur in the text occurs in none of its fragments: skip it. The walk is on a budget
+    // (a table of long look-alike tokens could make it costly); spent, every token is searched for as before.
+    std::vector<uint8_t> occurs;
+    if (!special_index_.empty()) {
+        occurs.assign(special_.size(), 0);
+        WalkBudget budget(text.size());
+        for (size_t i = 0; i < text.size() && !occurs.empty(); ++i) {
+            PrefixIndex::Cursor c = special_index_.start();
+            for (size_t k = i; k < text.size(); ++k) {
+                if (!budget.spend()) {
+                    occurs.clear();
+                    break;
+                }
+                special_index_.step(&c, uint8_t(text[k]));
+                if (!c.alive()) break;
+                const int32_t v = special_index_.value(c);
+                if (v >= 0) occurs[size_t(v)] = 1;
+            }
+        }
+    }
+    for (size_t si = 0; si < special_.size(); ++si) {
+        const int32_t id = special_[si];
+        if (!occurs.empty() && !occurs[si]) continue;
         const uint32_t a = attr_[size_t(id)];
         if (!parse_special && (a & (kAttrControl | kAttrUnknown))) continue;
         const std::string& tok = text_[size_t(id)];
