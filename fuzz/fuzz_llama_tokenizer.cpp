@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: the GGUF tokenizer (tokenizer.h's vocab_from_gguf / llama_tokenizer). The first byte picks
+// (modulo the table count + 2; the seeds in fuzz/corpus assume 16 tables)
 // what is fuzzed: a text through one of a fixed set of small tables (every model kind, several pre-tokenizers,
 // special tokens with strip attributes), a precompiled charsmap (t5) with a text, or a whole GGUF header whose
 // tokenizer keys are read and used. Beyond "no crash": every id produced lies in the table, and detokenizing any
@@ -64,6 +65,15 @@ std::vector<std::unique_ptr<ws::Tokenizer>> make_tables() {
     for (const char* pre : {"gpt-2", "llama-bpe", "deepseek-llm", "deepseek-v3", "tekken", "chameleon", "default",
                             "falcon", "qwen35", "gpt-4o", "jina-v2-code", "gemma4"}) {
         tables.push_back(gpt2(pre));
+    }
+    {
+        // more special tokens than the partition searches for one by one (overlapping texts among them)
+        ws::VocabTable t = gpt2("llama-bpe");
+        for (int i = 0; i < 80; ++i) {
+            t.tokens.push_back(i % 2 ? "<t" + std::to_string(i) + ">" : "t" + std::to_string(i) + "<");
+            t.token_types.push_back(i % 3 ? 4 : 3);
+        }
+        tables.push_back(t);
     }
     {
         ws::VocabTable t;

@@ -3,9 +3,15 @@
 // c392e50 the test vocabularies come from): the same special-token partition, the same five algorithms (SPM
 // bigram merging by score with byte fallback, BPE with the pre-tokenizer's regexes and byte-level symbols, WPM
 // greedy longest match, UGM Viterbi with SentencePiece's precompiled normalizer, RWKV greedy trie match), the
-// same BOS/EOS rules and the same detokenizer. Written from reading that code; where llama.cpp would crash, loop
-// or read out of bounds on a hostile table or text, this returns an error or does the nearest safe thing, and
-// the comment says so.
+// same BOS/EOS rules and the same detokenizer. Written from reading that code. Taken from llama.cpp as it is
+// now: the pre-tokenizers added since (llama_pretokenizers.cpp), SentencePiece-style BPE (gemma4) and UGM's
+// double-precision scores. Where llama.cpp would crash, loop, hang or read out of bounds on a hostile table or
+// text, this returns an error or does the nearest safe thing, and the comment there says so.
+//
+// Cost: linear in the text for real vocabularies. BPE merging is O(n log n) per word (bpe.h); the regexes run
+// on regex.h's Pike VM; the longest-token walks are on a step budget (WalkBudget). Known exception: a
+// pre-tokenizer whose pattern cuts a long run into bounded pieces behind an alternative that scans the whole
+// run (jais-2's whitespace cascade) costs O(run^2), as leftmost-first iteration does in every engine.
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
