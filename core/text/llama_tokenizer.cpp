@@ -83,8 +83,8 @@ bool lax_decode(const uint8_t* p, size_t n, uint32_t* cp, size_t* len) {
     }
     if (!(b & 0x08)) {
         if (!cont(1) || !cont(2) || !cont(3)) return false;
-        const uint32_t v = uint32_t(b & 0x07) << 18 | uint32_t(p[1] & 0x3F) << 12 | uint32_t(p[2] & 0x3F) << 6 |
-                           (p[3] & 0x3F);
+        const uint32_t v =
+            uint32_t(b & 0x07) << 18 | uint32_t(p[1] & 0x3F) << 12 | uint32_t(p[2] & 0x3F) << 6 | (p[3] & 0x3F);
         if (v > 0x10FFFF) return false;
         *cp = v;
         *len = 4;
@@ -278,9 +278,9 @@ private:
     std::vector<float> score_;
     std::vector<uint32_t> attr_;
     std::unordered_map<std::string_view, int32_t> to_id_;
-    std::vector<int32_t> special_;       // control, user-defined and unknown tokens, longest text first
-    PrefixIndex special_index_;          // their texts -> index in special_ (when there are many of them)
-    std::vector<std::string> pieces_;    // token_to_piece(id, special = true)
+    std::vector<int32_t> special_;     // control, user-defined and unknown tokens, longest text first
+    PrefixIndex special_index_;        // their texts -> index in special_ (when there are many of them)
+    std::vector<std::string> pieces_;  // token_to_piece(id, special = true)
 
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, sep_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
@@ -291,9 +291,9 @@ private:
     // BPE
     std::vector<Regex> regexes_;
     BpeMerges merges_;
-    int32_t byte_symbol_[256] = {};          // the token of each byte's byte-level character, or -1
-    std::vector<int32_t> byte_fallback_[256];  // when it has none: the tokens of that character's single bytes
-    std::string byte_char_[256];        // each byte's byte-level character, UTF-8
+    int32_t byte_symbol_[256] = {};                    // the token of each byte's byte-level character, or -1
+    std::vector<int32_t> byte_fallback_[256];          // when it has none: the tokens of that character's single bytes
+    std::string byte_char_[256];                       // each byte's byte-level character, UTF-8
     std::unordered_map<uint32_t, uint8_t> char_byte_;  // the reverse (llama_decode_text)
 
     // SPM/UGM byte tokens: <0xXX>, else the byte itself as a token (llama_vocab::byte_to_token), or -1
@@ -379,13 +379,27 @@ Status LlamaTokenizer::init(VocabTable t) {
         if (text_[i].empty()) text_[i] = "[EMPTY_" + std::to_string(i) + "]";
         if (!t.token_types.empty()) {
             switch (t.token_types[i]) {
-                case 2: attr_[i] = kAttrUnknown; break;
-                case 5: attr_[i] = kAttrUnused; break;
-                case 1: attr_[i] = kAttrNormal; break;
-                case 3: attr_[i] = kAttrControl; break;
-                case 4: attr_[i] = kAttrUserDefined; break;
-                case 6: attr_[i] = kAttrByte; break;
-                default: attr_[i] = kAttrUndefined; break;
+                case 2:
+                    attr_[i] = kAttrUnknown;
+                    break;
+                case 5:
+                    attr_[i] = kAttrUnused;
+                    break;
+                case 1:
+                    attr_[i] = kAttrNormal;
+                    break;
+                case 3:
+                    attr_[i] = kAttrControl;
+                    break;
+                case 4:
+                    attr_[i] = kAttrUserDefined;
+                    break;
+                case 6:
+                    attr_[i] = kAttrByte;
+                    break;
+                default:
+                    attr_[i] = kAttrUndefined;
+                    break;
             }
         }
         max_token_len_ = std::max(max_token_len_, text_[i].size());
@@ -422,14 +436,29 @@ Status LlamaTokenizer::init(VocabTable t) {
         };
         const Group groups[] = {
             {{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>",
-              "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>"},
+              "<\xEF\xBD\x9C"
+              "end\xE2\x96\x81"
+              "of\xE2\x96\x81"
+              "sentence\xEF\xBD\x9C>"},
              t.eot},
             {{"<|eom_id|>"}, t.eom},
-            {{"<|fim_prefix|>", "<fim-prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<PRE>"},
+            {{"<|fim_prefix|>", "<fim-prefix>",
+              "<\xEF\xBD\x9C"
+              "fim\xE2\x96\x81"
+              "begin\xEF\xBD\x9C>",
+              "<PRE>"},
              t.fim_pre},
-            {{"<|fim_suffix|>", "<fim-suffix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>", "<SUF>"},
+            {{"<|fim_suffix|>", "<fim-suffix>",
+              "<\xEF\xBD\x9C"
+              "fim\xE2\x96\x81"
+              "hole\xEF\xBD\x9C>",
+              "<SUF>"},
              t.fim_suf},
-            {{"<|fim_middle|>", "<fim-middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>"},
+            {{"<|fim_middle|>", "<fim-middle>",
+              "<\xEF\xBD\x9C"
+              "fim\xE2\x96\x81"
+              "end\xEF\xBD\x9C>",
+              "<MID>"},
              t.fim_mid},
             {{"<|fim_pad|>", "<fim-pad>", "<PAD>"}, t.fim_pad},
             {{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"}, t.fim_rep},
@@ -446,8 +475,8 @@ Status LlamaTokenizer::init(VocabTable t) {
             if (found >= 0 && !(attr_[size_t(found)] & kAttrControl)) attr_[size_t(found)] = kAttrControl;
         }
         // End-of-generation texts: control, always.
-        for (const char* s : {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
-                              "<EOT>"}) {
+        for (const char* s :
+             {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}) {
             const int32_t id = find(s);
             if (id >= 0 && !(attr_[size_t(id)] & kAttrControl)) attr_[size_t(id)] = kAttrControl;
         }
@@ -608,9 +637,10 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
                 const std::string digits = s.size() >= 5 ? s.substr(3, 2) : (s.size() > 3 ? s.substr(3) : "");
                 long v = 0;
                 for (char c : digits) {
-                    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                            : (c >= 'A' && c <= 'F')   ? c - 'A' + 10
-                                                       : -1;
+                    int d = (c >= '0' && c <= '9')   ? c - '0'
+                            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                                     : -1;
                     if (d < 0) break;
                     v = v * 16 + d;
                 }
@@ -638,9 +668,10 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
                 long v = 0;
                 for (size_t i = 3; i < s.size() && i < 5; ++i) {
                     const char c = s[i];
-                    const int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                                  : (c >= 'A' && c <= 'F')   ? c - 'A' + 10
-                                                             : -1;
+                    const int d = (c >= '0' && c <= '9')   ? c - '0'
+                                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                                           : -1;
                     if (d < 0) break;
                     v = v * 16 + d;
                 }
@@ -1050,7 +1081,8 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
         size_t i = pc.first;
         while (i < pc.second) {
             word.clear();
-            while (i < pc.second && byte_symbol_[uint8_t(norm[i])] >= 0) word.push_back(byte_symbol_[uint8_t(norm[i++])]);
+            while (i < pc.second && byte_symbol_[uint8_t(norm[i])] >= 0)
+                word.push_back(byte_symbol_[uint8_t(norm[i++])]);
             bpe_merge(merges_, &word, scratch);
             out->insert(out->end(), word.begin(), word.end());
             if (i < pc.second) {
@@ -1179,8 +1211,8 @@ bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std
             return false;
         }
         const size_t end = replacements_.find('\0', longest_off);
-        *replacement = std::string_view(replacements_).substr(
-            longest_off, (end == std::string::npos ? replacements_.size() : end) - longest_off);
+        *replacement = std::string_view(replacements_)
+                           .substr(longest_off, (end == std::string::npos ? replacements_.size() : end) - longest_off);
         *consumed = longest_len;
         return true;
     }
@@ -1304,7 +1336,8 @@ Status LlamaTokenizer::tokenize_rwkv(std::string_view text, size_t base, std::ve
             // No token starts here. llama.cpp pushes its unknown id (-1 for RWKV: garbage) and, when a token's
             // prefix but no whole token matches, restarts from the text's beginning forever; both are one
             // unknown byte here.
-            if (unk_ < 0) return missing_token(base + pos, "tokenizer.ggml.unknown_token_id (rwkv: no token for a byte)");
+            if (unk_ < 0)
+                return missing_token(base + pos, "tokenizer.ggml.unknown_token_id (rwkv: no token for a byte)");
             out->push_back(unk_);
             ++pos;
             continue;
