@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: the GGUF tokenizer (tokenizer.h's vocab_from_gguf / llama_tokenizer). The first byte picks
+// (modulo the table count + 2; the seeds in fuzz/corpus assume 16 tables)
 // what is fuzzed: a text through one of a fixed set of small tables (every model kind, several pre-tokenizers,
 // special tokens with strip attributes), a precompiled charsmap (t5) with a text, or a whole GGUF header whose
 // tokenizer keys are read and used. Beyond "no crash": every id produced lies in the table, and detokenizing any
@@ -45,8 +46,18 @@ ws::VocabTable gpt2(const char* pre) {
         }
         t.tokens.push_back(s);
     }
-    const std::vector<std::string> merged = {"\xC4\xA0" "t", "he", "\xC4\xA0" "the",
-                                            "in",          "er", "\xC4\xA0" "a",   "ll", "\xE2\x96\x81"};
+    const std::vector<std::string> merged = {
+        "\xC4\xA0"
+        "t",
+        "he",
+        "\xC4\xA0"
+        "the",
+        "in",
+        "er",
+        "\xC4\xA0"
+        "a",
+        "ll",
+        "\xE2\x96\x81"};
     t.tokens.insert(t.tokens.end(), merged.begin(), merged.end());
     t.merges = {"\xC4\xA0 t", "h e", "\xC4\xA0t he", "i n", "e r", "\xC4\xA0 a", "l l"};
     t.tokens.push_back("<|endoftext|>");
@@ -66,10 +77,22 @@ std::vector<std::unique_ptr<ws::Tokenizer>> make_tables() {
         tables.push_back(gpt2(pre));
     }
     {
+        // more special tokens than the partition searches for one by one (overlapping texts among them)
+        ws::VocabTable t = gpt2("llama-bpe");
+        for (int i = 0; i < 80; ++i) {
+            t.tokens.push_back(i % 2 ? "<t" + std::to_string(i) + ">" : "t" + std::to_string(i) + "<");
+            t.token_types.push_back(i % 3 ? 4 : 3);
+        }
+        tables.push_back(t);
+    }
+    {
         ws::VocabTable t;
         t.model = "llama";
         t.name = "Phi3";
-        t.tokens = with_bytes({"<unk>", "<s>", "</s>", "<|end|>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab"});
+        t.tokens = with_bytes({"<unk>", "<s>", "</s>", "<|end|>", "\xE2\x96\x81", "a", "b",
+                               "\xE2\x96\x81"
+                               "a",
+                               "ab"});
         t.scores.assign(t.tokens.size(), -1.0f);
         t.token_types.assign(t.tokens.size(), 6);
         for (int i = 0; i < 9; ++i) t.token_types[size_t(i)] = i == 0 ? 2 : i < 3 ? 3 : i == 3 ? 4 : 1;
@@ -78,7 +101,16 @@ std::vector<std::unique_ptr<ws::Tokenizer>> make_tables() {
     {
         ws::VocabTable t;
         t.model = "bert";
-        t.tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "\xE2\x96\x81" "a", "##b", "\xE2\x96\x81", "a"};
+        t.tokens = {"[PAD]",
+                    "[UNK]",
+                    "[CLS]",
+                    "[SEP]",
+                    "[MASK]",
+                    "\xE2\x96\x81"
+                    "a",
+                    "##b",
+                    "\xE2\x96\x81",
+                    "a"};
         t.token_types = {3, 3, 3, 3, 3, 1, 1, 1, 1};
         t.unk = 1, t.bos = 2, t.sep = 3;
         tables.push_back(t);
@@ -102,7 +134,16 @@ std::vector<std::unique_ptr<ws::Tokenizer>> make_tables() {
 ws::VocabTable t5_table(std::string charsmap) {
     ws::VocabTable t;
     t.model = "t5";
-    t.tokens = {"<pad>", "</s>", "<unk>", "\xE2\x96\x81", "\xE2\x96\x81" "ab", "a", "b", "c", "<extra_id_0>"};
+    t.tokens = {"<pad>",
+                "</s>",
+                "<unk>",
+                "\xE2\x96\x81",
+                "\xE2\x96\x81"
+                "ab",
+                "a",
+                "b",
+                "c",
+                "<extra_id_0>"};
     t.scores = {0, 0, 0, -2, -1, -3, -3, -3, 0};
     t.token_types = {3, 3, 2, 1, 1, 1, 1, 1, 4};
     t.add_space_prefix = 1;

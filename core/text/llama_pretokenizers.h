@@ -10,12 +10,12 @@
 namespace ws {
 
 struct LlamaPreTokenizer {
-    const char* type = "";                // llama.cpp's LLAMA_VOCAB_PRE_TYPE_* without the prefix, lower case
-    std::vector<const char*> regexes;      // applied one after the other, each inside the pieces of the last
-    bool ignore_merges = false;            // a whole piece that is a token is that token (llama3, tekken)
-    bool clean_spaces = true;              // detokenize's clean_up_tokenization_spaces passes
-    bool add_bos = false;                  // the default of add_bos before tokenizer.ggml.add_bos_token
-    bool bos_none = false;                 // chatglm-bpe: no BOS token by default
+    const char* type = "";             // llama.cpp's LLAMA_VOCAB_PRE_TYPE_* without the prefix, lower case
+    std::vector<const char*> regexes;  // applied one after the other, each inside the pieces of the last
+    bool ignore_merges = false;        // a whole piece that is a token is that token (llama3, tekken)
+    bool clean_spaces = true;          // detokenize's clean_up_tokenization_spaces passes
+    bool add_bos = false;              // the default of add_bos before tokenizer.ggml.add_bos_token
+    bool bos_none = false;             // chatglm-bpe: no BOS token by default
     // SentencePiece-style BPE (gemma4, sarvam-moe; llama.cpp after the snapshot): spaces become U+2581 before
     // splitting, symbols are the text's own UTF-8 characters (no GPT-2 byte-level alphabet), and a symbol that is
     // no token falls back to <0xXX> byte tokens.

@@ -3,9 +3,15 @@
 // c392e50 the test vocabularies come from): the same special-token partition, the same five algorithms (SPM
 // bigram merging by score with byte fallback, BPE with the pre-tokenizer's regexes and byte-level symbols, WPM
 // greedy longest match, UGM Viterbi with SentencePiece's precompiled normalizer, RWKV greedy trie match), the
-// same BOS/EOS rules and the same detokenizer. Written from reading that code; where llama.cpp would crash, loop
-// or read out of bounds on a hostile table or text, this returns an error or does the nearest safe thing, and
-// the comment says so.
+// same BOS/EOS rules and the same detokenizer. Written from reading that code. Taken from llama.cpp as it is
+// now: the pre-tokenizers added since (llama_pretokenizers.cpp), SentencePiece-style BPE (gemma4) and UGM's
+// double-precision scores. Where llama.cpp would crash, loop, hang or read out of bounds on a hostile table or
+// text, this returns an error or does the nearest safe thing, and the comment there says so.
+//
+// Cost: linear in the text for real vocabularies. BPE merging is O(n log n) per word (bpe.h); the regexes run
+// on regex.h's Pike VM; the longest-token walks are on a step budget (WalkBudget). Known exception: a
+// pre-tokenizer whose pattern cuts a long run into bounded pieces behind an alternative that scans the whole
+// run (jais-2's whitespace cascade) costs O(run^2), as leftmost-first iteration does in every engine.
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
@@ -38,6 +44,10 @@ enum : uint32_t {
 };
 
 enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv };
+
+// Past this many special tokens (deepseek's vocabularies have 2,400) the partition first finds which of them
+// occur in the text at all, in one walk, instead of searching the text once for each.
+constexpr size_t kManySpecialTokens = 64;
 
 const char kEscapedSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
 
@@ -73,8 +83,8 @@ bool lax_decode(const uint8_t* p, size_t n, uint32_t* cp, size_t* len) {
     }
     if (!(b & 0x08)) {
         if (!cont(1) || !cont(2) || !cont(3)) return false;
-        const uint32_t v = uint32_t(b & 0x07) << 18 | uint32_t(p[1] & 0x3F) << 12 | uint32_t(p[2] & 0x3F) << 6 |
-                           (p[3] & 0x3F);
+        const uint32_t v =
+            uint32_t(b & 0x07) << 18 | uint32_t(p[1] & 0x3F) << 12 | uint32_t(p[2] & 0x3F) << 6 | (p[3] & 0x3F);
         if (v > 0x10FFFF) return false;
         *cp = v;
         *len = 4;
@@ -204,6 +214,20 @@ std::string unescape_rwkv(const std::string& escaped) {
     return out;
 }
 
+// The longest-token walks (WPM, UGM, RWKV) cost, at each position, the length of the longest token prefix the
+// text continues: a few bytes in real vocabularies, but up to a token's length (64 KB) in one built to make a
+// long text hang (tokens "a" and "aaa...ab", a text of "a"s). llama.cpp walks the same way. A budget of steps in
+// proportion to the text turns such a table into an error instead of hours.
+struct WalkBudget {
+    explicit WalkBudget(size_t text_size) : left(text_size * 256 + (size_t(1) << 20)) {}
+    bool spend() { return left-- > 0; }
+    size_t left;
+};
+
+Status walk_too_costly(size_t offset) {
+    return make_error(Error::kTooLarge, offset, "tokenizer.ggml.tokens (token prefixes make this text too costly)");
+}
+
 struct Fragment {
     int32_t token;  // >= 0: a special token; -1: text [offset, offset + length) of the input
     size_t offset, length;
@@ -248,9 +272,10 @@ private:
     Status spm_byte_tokens(const char* p, size_t n, size_t offset, std::vector<int32_t>* out) const;
     std::string compute_piece(int32_t id) const;
     // UGM: the normalization of the text at `at`: the replacement (or the text itself) and how much it consumed.
-    bool ugm_normalize_prefix(std::string_view input, size_t at, std::string_view* replacement,
-                              size_t* consumed) const;
-    Status ugm_normalize(std::string_view input, std::string* out) const;
+    // false: a replacement offset outside the charsmap (*consumed 0), or the budget spent (*consumed 1).
+    bool ugm_normalize_prefix(std::string_view input, size_t at, std::string_view* replacement, size_t* consumed,
+                              WalkBudget* budget) const;
+    Status ugm_normalize(std::string_view input, std::string* out, WalkBudget* budget) const;
 
     VocabType type_ = VocabType::kSpm;
     std::string description_;
@@ -258,8 +283,9 @@ private:
     std::vector<float> score_;
     std::vector<uint32_t> attr_;
     std::unordered_map<std::string_view, int32_t> to_id_;
-    std::vector<int32_t> special_;       // control, user-defined and unknown tokens, longest text first
-    std::vector<std::string> pieces_;    // token_to_piece(id, special = true)
+    std::vector<int32_t> special_;     // control, user-defined and unknown tokens, longest text first
+    PrefixIndex special_index_;        // their texts -> index in special_ (when there are many of them)
+    std::vector<std::string> pieces_;  // token_to_piece(id, special = true)
 
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, sep_ = -1;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
@@ -270,9 +296,9 @@ private:
     // BPE
     std::vector<Regex> regexes_;
     BpeMerges merges_;
-    int32_t byte_symbol_[256] = {};          // the token of each byte's byte-level character, or -1
-    std::vector<int32_t> byte_fallback_[256];  // when it has none: the tokens of that character's single bytes
-    std::string byte_char_[256];        // each byte's byte-level character, UTF-8
+    int32_t byte_symbol_[256] = {};                    // the token of each byte's byte-level character, or -1
+    std::vector<int32_t> byte_fallback_[256];          // when it has none: the tokens of that character's single bytes
+    std::string byte_char_[256];                       // each byte's byte-level character, UTF-8
     std::unordered_map<uint32_t, uint8_t> char_byte_;  // the reverse (llama_decode_text)
 
     // SPM/UGM byte tokens: <0xXX>, else the byte itself as a token (llama_vocab::byte_to_token), or -1
@@ -358,13 +384,27 @@ Status LlamaTokenizer::init(VocabTable t) {
         if (text_[i].empty()) text_[i] = "[EMPTY_" + std::to_string(i) + "]";
         if (!t.token_types.empty()) {
             switch (t.token_types[i]) {
-                case 2: attr_[i] = kAttrUnknown; break;
-                case 5: attr_[i] = kAttrUnused; break;
-                case 1: attr_[i] = kAttrNormal; break;
-                case 3: attr_[i] = kAttrControl; break;
-                case 4: attr_[i] = kAttrUserDefined; break;
-                case 6: attr_[i] = kAttrByte; break;
-                default: attr_[i] = kAttrUndefined; break;
+                case 2:
+                    attr_[i] = kAttrUnknown;
+                    break;
+                case 5:
+                    attr_[i] = kAttrUnused;
+                    break;
+                case 1:
+                    attr_[i] = kAttrNormal;
+                    break;
+                case 3:
+                    attr_[i] = kAttrControl;
+                    break;
+                case 4:
+                    attr_[i] = kAttrUserDefined;
+                    break;
+                case 6:
+                    attr_[i] = kAttrByte;
+                    break;
+                default:
+                    attr_[i] = kAttrUndefined;
+                    break;
             }
         }
         max_token_len_ = std::max(max_token_len_, text_[i].size());
@@ -401,14 +441,29 @@ Status LlamaTokenizer::init(VocabTable t) {
         };
         const Group groups[] = {
             {{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>",
-              "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>"},
+              "<\xEF\xBD\x9C"
+              "end\xE2\x96\x81"
+              "of\xE2\x96\x81"
+              "sentence\xEF\xBD\x9C>"},
              t.eot},
             {{"<|eom_id|>"}, t.eom},
-            {{"<|fim_prefix|>", "<fim-prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<PRE>"},
+            {{"<|fim_prefix|>", "<fim-prefix>",
+              "<\xEF\xBD\x9C"
+              "fim\xE2\x96\x81"
+              "begin\xEF\xBD\x9C>",
+              "<PRE>"},
              t.fim_pre},
-            {{"<|fim_suffix|>", "<fim-suffix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>", "<SUF>"},
+            {{"<|fim_suffix|>", "<fim-suffix>",
+              "<\xEF\xBD\x9C"
+              "fim\xE2\x96\x81"
+              "hole\xEF\xBD\x9C>",
+              "<SUF>"},
              t.fim_suf},
-            {{"<|fim_middle|>", "<fim-middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>"},
+            {{"<|fim_middle|>", "<fim-middle>",
+              "<\xEF\xBD\x9C"
+              "fim\xE2\x96\x81"
+              "end\xEF\xBD\x9C>",
+              "<MID>"},
              t.fim_mid},
             {{"<|fim_pad|>", "<fim-pad>", "<PAD>"}, t.fim_pad},
             {{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"}, t.fim_rep},
@@ -425,8 +480,8 @@ Status LlamaTokenizer::init(VocabTable t) {
             if (found >= 0 && !(attr_[size_t(found)] & kAttrControl)) attr_[size_t(found)] = kAttrControl;
         }
         // End-of-generation texts: control, always.
-        for (const char* s : {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
-                              "<EOT>"}) {
+        for (const char* s :
+             {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}) {
             const int32_t id = find(s);
             if (id >= 0 && !(attr_[size_t(id)] & kAttrControl)) attr_[size_t(id)] = kAttrControl;
         }
@@ -438,6 +493,10 @@ Status LlamaTokenizer::init(VocabTable t) {
     }
     std::stable_sort(special_.begin(), special_.end(),
                      [&](int32_t a, int32_t b) { return text_[size_t(a)].size() > text_[size_t(b)].size(); });
+    if (special_.size() > kManySpecialTokens) {
+        for (size_t i = 0; i < special_.size(); ++i) special_index_.add(text_[size_t(special_[i])], int32_t(i));
+        special_index_.build();
+    }
 
     // Per-model strip attributes (llama.cpp sets them by tokenizer.ggml.pre or general.name).
     {
@@ -583,9 +642,10 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
                 const std::string digits = s.size() >= 5 ? s.substr(3, 2) : (s.size() > 3 ? s.substr(3) : "");
                 long v = 0;
                 for (char c : digits) {
-                    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                            : (c >= 'A' && c <= 'F')   ? c - 'A' + 10
-                                                       : -1;
+                    int d = (c >= '0' && c <= '9')   ? c - '0'
+                            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                                     : -1;
                     if (d < 0) break;
                     v = v * 16 + d;
                 }
@@ -613,9 +673,10 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
                 long v = 0;
                 for (size_t i = 3; i < s.size() && i < 5; ++i) {
                     const char c = s[i];
-                    const int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                                  : (c >= 'A' && c <= 'F')   ? c - 'A' + 10
-                                                             : -1;
+                    const int d = (c >= '0' && c <= '9')   ? c - '0'
+                                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                                           : -1;
                     if (d < 0) break;
                     v = v * 16 + d;
                 }
@@ -658,7 +719,29 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
 void LlamaTokenizer::partition(std::string_view text, bool parse_special, std::vector<Fragment>* out) const {
     std::vector<Fragment> frags, next;
     if (!text.empty()) frags.push_back({-1, 0, text.size()});
-    for (int32_t id : special_) {
+    // A token that does not occur in the text occurs in none of its fragments: skip it. The walk is on a budget
+    // (a table of long look-alike tokens could make it costly); spent, every token is searched for as before.
+    std::vector<uint8_t> occurs;
+    if (!special_index_.empty()) {
+        occurs.assign(special_.size(), 0);
+        WalkBudget budget(text.size());
+        for (size_t i = 0; i < text.size() && !occurs.empty(); ++i) {
+            PrefixIndex::Cursor c = special_index_.start();
+            for (size_t k = i; k < text.size(); ++k) {
+                if (!budget.spend()) {
+                    occurs.clear();
+                    break;
+                }
+                special_index_.step(&c, uint8_t(text[k]));
+                if (!c.alive()) break;
+                const int32_t v = special_index_.value(c);
+                if (v >= 0) occurs[size_t(v)] = 1;
+            }
+        }
+    }
+    for (size_t si = 0; si < special_.size(); ++si) {
+        const int32_t id = special_[si];
+        if (!occurs.empty() && !occurs[si]) continue;
         const uint32_t a = attr_[size_t(id)];
         if (!parse_special && (a & (kAttrControl | kAttrUnknown))) continue;
         const std::string& tok = text_[size_t(id)];
@@ -1003,7 +1086,8 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
         size_t i = pc.first;
         while (i < pc.second) {
             word.clear();
-            while (i < pc.second && byte_symbol_[uint8_t(norm[i])] >= 0) word.push_back(byte_symbol_[uint8_t(norm[i++])]);
+            while (i < pc.second && byte_symbol_[uint8_t(norm[i])] >= 0)
+                word.push_back(byte_symbol_[uint8_t(norm[i++])]);
             bpe_merge(merges_, &word, scratch);
             out->insert(out->end(), word.begin(), word.end());
             if (i < pc.second) {
@@ -1042,6 +1126,7 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
     if (words.back().empty()) words.pop_back();
 
     std::string word;
+    WalkBudget budget(text.size());
     for (const std::string& w : words) {
         if (w.empty()) continue;
         word = kEscapedSpace + w;
@@ -1052,6 +1137,7 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
             int32_t best = -1;
             size_t best_len = 0;
             for (size_t j = i; j < word.size() && j - i < max_token_len_; ++j) {
+                if (!budget.spend()) return walk_too_costly(0);
                 all_tokens_.step(&c, uint8_t(word[j]));
                 if (!c.alive()) break;
                 const int32_t v = all_tokens_.value(c);
@@ -1074,13 +1160,17 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
 
 // The precompiled charsmap's longest match at `at` (SentencePiece's normalizer, llama.cpp's normalize_prefix).
 bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std::string_view* replacement,
-                                          size_t* consumed) const {
+                                          size_t* consumed, WalkBudget* budget) const {
     // A user-defined token's prefix passes unchanged. llama.cpp takes the longest path in its trie of them,
     // whether or not a token ends there.
     {
         PrefixIndex::Cursor c = user_defined_.start();
         size_t longest = 0;
         for (size_t j = at; j < input.size() && !user_defined_.empty(); ++j) {
+            if (!budget->spend()) {
+                *consumed = 1;
+                return false;
+            }
             user_defined_.step(&c, uint8_t(input[j]));
             if (!c.alive()) break;
             longest = j - at + 1;
@@ -1121,10 +1211,13 @@ bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std
         }
     }
     if (longest_len > 0) {
-        if (longest_off >= replacements_.size()) return false;  // llama.cpp throws
+        if (longest_off >= replacements_.size()) {  // llama.cpp throws
+            *consumed = 0;
+            return false;
+        }
         const size_t end = replacements_.find('\0', longest_off);
-        *replacement = std::string_view(replacements_).substr(
-            longest_off, (end == std::string::npos ? replacements_.size() : end) - longest_off);
+        *replacement = std::string_view(replacements_)
+                           .substr(longest_off, (end == std::string::npos ? replacements_.size() : end) - longest_off);
         *consumed = longest_len;
         return true;
     }
@@ -1140,7 +1233,7 @@ bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std
     return true;
 }
 
-Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) const {
+Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out, WalkBudget* budget) const {
     out->clear();
     const std::string_view space = kEscapedSpace;  // escape_whitespaces is always true in llama.cpp
     const bool prepend = add_space_prefix_;        // treat_whitespace_as_suffix is always false
@@ -1149,7 +1242,8 @@ Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) c
     for (size_t at = 0; at < input.size();) {
         std::string_view rep;
         size_t consumed = 0;
-        if (!ugm_normalize_prefix(input, at, &rep, &consumed)) {
+        if (!ugm_normalize_prefix(input, at, &rep, &consumed, budget)) {
+            if (consumed != 0) return walk_too_costly(at);
             return make_error(Error::kBadKey, at, "tokenizer.ggml.precompiled_charsmap (replacement offset)");
         }
         for (char c : rep) {
@@ -1177,7 +1271,8 @@ Status LlamaTokenizer::ugm_normalize(std::string_view input, std::string* out) c
 // SentencePiece exactly (the 2025-02 snapshot rounded each sum to float).
 Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const {
     std::string norm;
-    WS_TRY(ugm_normalize(text, &norm));
+    WalkBudget budget(text.size());
+    WS_TRY(ugm_normalize(text, &norm, &budget));
     const size_t n = norm.size();
     if (n == 0) return ok_status();
     struct Best {
@@ -1193,6 +1288,7 @@ Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vec
         bool single_found = false;
         PrefixIndex::Cursor c = all_tokens_.start();
         for (size_t k = at; k < n; ++k) {
+            if (!budget.spend()) return walk_too_costly(base);
             all_tokens_.step(&c, uint8_t(norm[k]));
             if (!c.alive()) break;
             const int32_t id = all_tokens_.value(c);
@@ -1229,11 +1325,13 @@ Status LlamaTokenizer::tokenize_ugm(std::string_view text, size_t base, std::vec
 
 // llm_tokenizer_rwkv_session: the longest token at each position, or the unknown token for one byte.
 Status LlamaTokenizer::tokenize_rwkv(std::string_view text, size_t base, std::vector<int32_t>* out) const {
+    WalkBudget budget(text.size());
     for (size_t pos = 0; pos < text.size();) {
         PrefixIndex::Cursor c = all_tokens_.start();
         int32_t id = -1;
         size_t end = pos;
         for (size_t k = pos; k < text.size(); ++k) {
+            if (!budget.spend()) return walk_too_costly(base + pos);
             all_tokens_.step(&c, uint8_t(text[k]));
             if (!c.alive()) break;
             const int32_t v = all_tokens_.value(c);
@@ -1243,7 +1341,8 @@ Status LlamaTokenizer::tokenize_rwkv(std::string_view text, size_t base, std::ve
             // No token starts here. llama.cpp pushes its unknown id (-1 for RWKV: garbage) and, when a token's
             // prefix but no whole token matches, restarts from the text's beginning forever; both are one
             // unknown byte here.
-            if (unk_ < 0) return missing_token(base + pos, "tokenizer.ggml.unknown_token_id (rwkv: no token for a byte)");
+            if (unk_ < 0)
+                return missing_token(base + pos, "tokenizer.ggml.unknown_token_id (rwkv: no token for a byte)");
             out->push_back(unk_);
             ++pos;
             continue;

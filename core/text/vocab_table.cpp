@@ -54,7 +54,8 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
     const MetadataEntry* tokens = info.find("tokenizer.ggml.tokens");
     if (tokens) {
         const Value& v = tokens->value;
-        if (v.type != ValueType::kArray || v.item_type != ValueType::kString) return bad(*tokens, "tokenizer.ggml.tokens");
+        if (v.type != ValueType::kArray || v.item_type != ValueType::kString)
+            return bad(*tokens, "tokenizer.ggml.tokens");
         if (v.length > kTokenizerMaxTokens) {
             return make_error(Error::kTooLarge, tokens->offset, "tokenizer.ggml.tokens");
         }
@@ -111,15 +112,23 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
         int32_t* id;
     };
     const IdKey ids[] = {
-        {"tokenizer.ggml.bos_token_id", &t.bos},          {"tokenizer.ggml.eos_token_id", &t.eos},
-        {"tokenizer.ggml.eot_token_id", &t.eot},          {"tokenizer.ggml.eom_token_id", &t.eom},
-        {"tokenizer.ggml.unknown_token_id", &t.unk},      {"tokenizer.ggml.seperator_token_id", &t.sep},
-        {"tokenizer.ggml.padding_token_id", &t.pad},      {"tokenizer.ggml.mask_token_id", &t.mask},
-        {"tokenizer.ggml.fim_pre_token_id", &t.fim_pre},  {"tokenizer.ggml.fim_suf_token_id", &t.fim_suf},
-        {"tokenizer.ggml.fim_mid_token_id", &t.fim_mid},  {"tokenizer.ggml.fim_pad_token_id", &t.fim_pad},
-        {"tokenizer.ggml.fim_rep_token_id", &t.fim_rep},  {"tokenizer.ggml.fim_sep_token_id", &t.fim_sep},
+        {"tokenizer.ggml.bos_token_id", &t.bos},
+        {"tokenizer.ggml.eos_token_id", &t.eos},
+        {"tokenizer.ggml.eot_token_id", &t.eot},
+        {"tokenizer.ggml.eom_token_id", &t.eom},
+        {"tokenizer.ggml.unknown_token_id", &t.unk},
+        {"tokenizer.ggml.seperator_token_id", &t.sep},
+        {"tokenizer.ggml.padding_token_id", &t.pad},
+        {"tokenizer.ggml.mask_token_id", &t.mask},
+        {"tokenizer.ggml.fim_pre_token_id", &t.fim_pre},
+        {"tokenizer.ggml.fim_suf_token_id", &t.fim_suf},
+        {"tokenizer.ggml.fim_mid_token_id", &t.fim_mid},
+        {"tokenizer.ggml.fim_pad_token_id", &t.fim_pad},
+        {"tokenizer.ggml.fim_rep_token_id", &t.fim_rep},
+        {"tokenizer.ggml.fim_sep_token_id", &t.fim_sep},
         // llama.cpp's deprecated names of the FIM keys, read after the new ones (so they win, as there)
-        {"tokenizer.ggml.prefix_token_id", &t.fim_pre},   {"tokenizer.ggml.suffix_token_id", &t.fim_suf},
+        {"tokenizer.ggml.prefix_token_id", &t.fim_pre},
+        {"tokenizer.ggml.suffix_token_id", &t.fim_suf},
         {"tokenizer.ggml.middle_token_id", &t.fim_mid},
     };
     for (const IdKey& k : ids) WS_TRY(get_id(info, k.key, k.id));
