@@ -1028,7 +1028,8 @@ public:
         return out;
     }
 
-    // What each token stands for inside a text (Tokenizer::token_text), for showing a tokenization: {status, bytes: Uint8Array (every token's bytes one after another), ends: Uint32Array}.
+    // What each token stands for inside a text (Tokenizer::token_text), for showing a tokenization: {status, bytes:
+    // Uint8Array (every token's bytes one after another), ends: Uint32Array}.
     val token_bytes(const val& ids) const {
         const size_t n = ids["length"].as<size_t>();
         std::vector<int32_t> v(n);

@@ -760,8 +760,8 @@ Result<std::unique_ptr<Tokenizer>> hf_files_tokenizer(const HfTokenizerFiles& fi
     // converter writes the same flags (add_bos_token / add_eos_token) into the GGUF.
     if (!files.tokenizer_config.empty()) {
         nlohmann::json config;
-        WS_TRY(parse_json(bytes(files.tokenizer_config), files.tokenizer_config.size(), "tokenizer_config.json",
-                          &config));
+        WS_TRY(
+            parse_json(bytes(files.tokenizer_config), files.tokenizer_config.size(), "tokenizer_config.json", &config));
         for (auto [key, flag] : {std::pair<const char*, int8_t*>{"add_bos_token", &table.value().add_bos},
                                  std::pair<const char*, int8_t*>{"add_eos_token", &table.value().add_eos}}) {
             const auto it = config.find(key);

@@ -75,7 +75,7 @@ public:
     // character (a byte token, a byte-level piece of a split character). kBadKey for an id outside [0, size()).
     virtual Status token_text(int32_t id, std::string* text) const = 0;
 
-    virtual size_t size() const = 0;                        // tokens in the table
+    virtual size_t size() const = 0;                       // tokens in the table
     virtual std::string_view piece(int32_t id) const = 0;  // the token's text as stored ("Ġthe", "▁the", "<0x0A>")
     virtual TokenKind kind(int32_t id) const = 0;
     // What the tokenizer is, for display: "llama", "gpt2/llama-bpe", "bert", "t5", "rwkv" (a GGUF's model and pre),
@@ -89,10 +89,10 @@ struct VocabTable {
     std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", "t5", "rwkv", "no_vocab", ...
     std::string pre;    // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
     std::vector<std::string> tokens;
-    std::vector<float> scores;             // empty, or one per token
-    std::vector<int32_t> token_types;      // empty, or one per token (TokenKind values)
-    std::vector<std::string> merges;       // "left right", in rank order (gpt2)
-    std::string precompiled_charsmap;      // t5: SentencePiece's normalizer trie, as stored
+    std::vector<float> scores;         // empty, or one per token
+    std::vector<int32_t> token_types;  // empty, or one per token (TokenKind values)
+    std::vector<std::string> merges;   // "left right", in rank order (gpt2)
+    std::string precompiled_charsmap;  // t5: SentencePiece's normalizer trie, as stored
     // Special token ids: -1 when the key is absent.
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, sep = -1, pad = -1, mask = -1;
     int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -76,9 +77,10 @@ std::unique_ptr<Tokenizer> open_tokenizer(const std::string& model, int* exit_st
     if (folder || json || sentencepiece) {
         const std::string dir = folder ? (ends_with(model, "/") ? model : model + "/") : folder_of(model);
         std::string tokenizer_json, tokenizer_config, tokenizer_model, error;
-        bool read = folder ? read_optional(dir + "tokenizer.json", &tokenizer_json, &error) &&
-                                 (!tokenizer_json.empty() || read_optional(dir + "tokenizer.model", &tokenizer_model, &error))
-                           : read_input(model, json ? &tokenizer_json : &tokenizer_model, &error);
+        bool read =
+            folder ? read_optional(dir + "tokenizer.json", &tokenizer_json, &error) &&
+                         (!tokenizer_json.empty() || read_optional(dir + "tokenizer.model", &tokenizer_model, &error))
+                   : read_input(model, json ? &tokenizer_json : &tokenizer_model, &error);
         if (!read && !folder) error = model + ": " + error;
         read = read && read_optional(dir + "tokenizer_config.json", &tokenizer_config, &error);
         if (!read) {
@@ -95,8 +97,9 @@ std::unique_ptr<Tokenizer> open_tokenizer(const std::string& model, int* exit_st
         files.tokenizer_model = tokenizer_model;
         Result<std::unique_ptr<Tokenizer>> t = hf_files_tokenizer(files);
         if (!t.ok()) {
-            const std::string which =
-                !tokenizer_json.empty() ? dir + "tokenizer.json" : !tokenizer_model.empty() ? dir + "tokenizer.model" : model;
+            const std::string which = !tokenizer_json.empty()    ? dir + "tokenizer.json"
+                                      : !tokenizer_model.empty() ? dir + "tokenizer.model"
+                                                                 : model;
             *exit_status = fail(kExitInvalid, describe(folder ? which : model, t.status()));
             return nullptr;
         }
@@ -150,7 +153,8 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
         text = args.positional[1];
     } else {
         const std::string path = args.has("--stdin") ? "/dev/stdin" : args.get("--file");
-        if (!read_input(path, &text, &error)) return fail(kExitIo, (args.has("--stdin") ? "stdin" : path) + ": " + error);
+        if (!read_input(path, &text, &error))
+            return fail(kExitIo, (args.has("--stdin") ? "stdin" : path) + ": " + error);
     }
     int status = kExitOk;
     const std::unique_ptr<Tokenizer> tokenizer = open_tokenizer(args.positional[0], &status);
@@ -161,8 +165,10 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
     options.add_bos = !args.has("--no-bos");
     options.parse_special = !args.has("--no-parse-special");
     std::vector<int32_t> ids;
+    // The text itself is never invalid (ill-formed UTF-8 is handled as the reference does): a failure is the
+    // vocabulary's, found while tokenizing (a byte token it lacks, a walk past its budget).
     const Status s = tokenizer->tokenize(text, options, &ids);
-    if (!s.ok()) return fail(kExitInvalid, describe("the text", s));
+    if (!s.ok()) return fail(kExitInvalid, describe(args.positional[0], s) + " (while tokenizing the text)");
 
     if (args.has("--ids")) {
         std::string out = "[";
@@ -197,9 +203,9 @@ int cmd_detokenize(const std::vector<std::string>& argv) {
     std::vector<int32_t> ids;
     for (size_t i = 1; i < args.positional.size(); ++i) {
         std::string word;
-        const std::string a = args.positional[i] + " ";
+        const std::string a = args.positional[i] + " ";  // the space ends the last id
         for (char c : a) {
-            if (c != '[' && c != ']' && c != ',' && c != ' ') {
+            if (c != '[' && c != ']' && c != ',' && !std::isspace(static_cast<unsigned char>(c))) {
                 word += c;
                 continue;
             }
@@ -225,7 +231,7 @@ int cmd_detokenize(const std::vector<std::string>& argv) {
     options.unparse_special = !args.has("--skip-special");
     std::string text;
     const Status s = tokenizer->detokenize(ids.data(), ids.size(), options, &text);
-    if (!s.ok()) return fail(kExitInvalid, describe("the IDs", s));
+    if (!s.ok()) return fail(kExitInvalid, describe(args.positional[0], s) + " (while detokenizing)");
     if (!write_all(text + "\n")) return finish_output();
     return finish_output();
 }
