@@ -576,3 +576,94 @@ TEST_CASE("JSON nested 100,000 deep from a model, or a FIFO config.json or token
     CHECK(f.err.find(dir.file("config.json") + " is not a regular file; ignored") != std::string::npos);
     CHECK(run_cli("diff " + quote(st) + " " + quote(out), "", 60).status == 0);
 }
+
+TEST_CASE("regex name matches are linear: 50 KB names and (.*)*x patterns finish, bad patterns are usage errors") {
+    // std::regex recursed per character (SIGSEGV on a 20-50 KB name, valid in safetensors) and backtracked
+    // for minutes on (.*)*x; every name match now runs the linear engine (weightstream/regex.h).
+    ws_test::TempDir dir;
+    const std::string long_name = "model." + std::string(50000, 'a') + ".weight";
+    const std::string st = dir.file("long.safetensors");
+    ws_test::write_file(st, ws_test::SafetensorsBuilder()
+                                .tensor(long_name, "F32", {4}, 16)
+                                .tensor("blk.0.attn_q.weight", "F32", {4}, 16)
+                                .build());
+    const std::vector<std::string> hostile = {"/(.*)*x/", "/(a|aa)*c$/", "/(a*)*z/", "/((a+)+)+y/"};
+    for (const char* command : {"tensors", "stats", "hash"}) {
+        INFO(command);
+        const ws_test::CliResult q = run_cli(std::string(command) + " " + quote(st) + " --filter '/attn_q/'", "", 60);
+        CHECK(q.status == 0);
+        CHECK(q.out.find("blk.0.attn_q.weight") != std::string::npos);
+        CHECK(q.out.find("aaaaaaaaaa") == std::string::npos);
+        const ws_test::CliResult l =
+            run_cli(std::string(command) + " " + quote(st) + " --filter '/a\\.weight$/'", "", 60);
+        CHECK(l.status == 0);
+        CHECK(l.out.find("aaaaaaaaaa") != std::string::npos);
+        CHECK(l.out.find("attn_q") == std::string::npos);
+        for (const std::string& p : hostile) {
+            INFO(p);
+            const ws_test::CliResult h =
+                run_cli(std::string(command) + " " + quote(st) + " --filter " + quote(p), "", 60);
+            CHECK(h.status == 0);
+            CHECK(h.err.find("matches no tensor") != std::string::npos);
+        }
+    }
+    const std::string raw = dir.file("q.f32");
+    CHECK(run_cli("dump " + quote(st) + " --filter '/attn_q/' -o " + quote(raw), "", 60).status == 0);
+    CHECK(ws_test::read_file(raw).size() == 16);
+    CHECK(run_cli("dump " + quote(st) + " --filter '/(.*)*x/' -o " + quote(raw), "", 60).status == 2);
+
+    // diff --tensors: the same engine, over both sides' names.
+    const ws_test::CliResult d =
+        run_cli("diff " + quote(st) + " " + quote(st) + " --tensors 'a\\.weight$' --json", "", 60);
+    CHECK(d.status == 0);
+    CHECK(d.out.find("aaaaaaaaaa") != std::string::npos);
+    CHECK(d.out.find("attn_q") == std::string::npos);
+    for (const std::string& p : hostile) {
+        INFO(p);
+        CHECK(run_cli("diff " + quote(st) + " " + quote(st) + " --tensors " + quote(p.substr(1, p.size() - 2)), "", 60)
+                  .status == 0);
+    }
+
+    // quantize --tensor-type: GGUF names stop at 63 bytes, where (.*)*x already backtracked for minutes.
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+    spec.kvs.push_back({"llama.block_count", ws_test::val_u32(1)});
+    const std::vector<uint8_t> rows(64 * 4 * 4, 0);
+    spec.tensors.push_back({"blk.0.attn_q.weight", 0, {64, 4}, rows});
+    spec.tensors.push_back({"blk.0." + std::string(50, 'a') + ".weight", 0, {64, 4}, rows});
+    const std::string gguf = dir.file("llama.gguf");
+    ws_test::write_file(gguf, ws_test::build_gguf(spec).bytes);
+    for (const std::string& p : hostile) {
+        INFO(p);
+        const ws_test::CliResult q =
+            run_cli("quantize " + quote(gguf) + " " + quote(dir.file("q.gguf")) + " --type Q8_0 --json --tensor-type " +
+                        quote(p.substr(1, p.size() - 2) + "=f16"),
+                    "", 60);
+        CHECK(q.status == 0);
+        INFO(q.out);
+        CHECK(q.out.find("\"f16\"") == std::string::npos);
+        CHECK(q.out.find("\"F16\"") == std::string::npos);
+        std::remove(dir.file("q.gguf").c_str());
+    }
+    const ws_test::CliResult hit = run_cli("quantize " + quote(gguf) + " " + quote(dir.file("q.gguf")) +
+                                               " --type Q8_0 --json --tensor-type 'a+\\.weight=f16'",
+                                           "", 60);
+    CHECK(hit.status == 0);
+    CHECK(hit.out.find("F16") != std::string::npos);
+    std::remove(dir.file("q.gguf").c_str());
+
+    // Outside the engine's syntax (backreferences, look-behind, possessive): the usage error naming why and where.
+    const ws_test::CliResult f = run_cli("tensors " + quote(st) + " --filter '/(a)\\1/'");
+    CHECK(f.status == 2);
+    CHECK(f.err.find("--filter: bad regular expression '/(a)\\1/': backreferences are not supported at byte 4") !=
+          std::string::npos);
+    const ws_test::CliResult t = run_cli("diff " + quote(st) + " " + quote(st) + " --tensors '(?<=a)b'");
+    CHECK(t.status == 2);
+    CHECK(t.err.find("--tensors: bad regular expression '(?<=a)b': ") != std::string::npos);
+    const ws_test::CliResult o =
+        run_cli("quantize " + quote(gguf) + " " + quote(dir.file("q.gguf")) + " --type Q8_0 --tensor-type 'a++=f16'");
+    CHECK(o.status == 2);
+    CHECK(o.err.find("--tensor-type: bad regular expression 'a++': possessive quantifiers are not supported") !=
+          std::string::npos);
+    CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
+}

@@ -329,13 +329,22 @@ bool TensorFilter::parse(const std::string& pattern, std::string* error) {
         glob_ = pattern;
         return true;
     }
-    try {
-        regex_ = std::regex(pattern.substr(1, pattern.size() - 2), std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-        *error = "--filter: bad regular expression '" + pattern + "'";
+    Result<Regex> r = Regex::compile(pattern.substr(1, pattern.size() - 2));
+    if (!r.ok()) {
+        Status s = r.status();
+        s.offset += 1;  // in the argument as typed, after its leading /
+        *error = regex_error("--filter", pattern, s);
         return false;
     }
+    regex_ = std::move(r).value();
     return true;
+}
+
+std::string regex_error(const std::string& option, const std::string& pattern, const Status& status) {
+    std::string why = status.what;
+    if (why.rfind("regex: ", 0) == 0) why.erase(0, 7);
+    return option + ": bad regular expression '" + printable(pattern, 200) + "': " + why + " at byte " +
+           std::to_string(status.offset) + " (the syntax: docs/ARCHITECTURE.md, \"Name patterns\")";
 }
 
 namespace {
@@ -396,12 +405,7 @@ bool glob_match(const std::string& p, const std::string& s) {
 
 bool TensorFilter::matches(const std::string& name) const {
     if (!is_regex_) return glob_match(glob_, name);
-    try {
-        return std::regex_search(name, regex_);
-    } catch (const std::regex_error&) {  // too complex for the engine (a stack or step limit)
-        failed_ = true;
-        return false;
-    }
+    return regex_.search(name);
 }
 
 std::string counted(uint64_t n, const std::string& one, const std::string& many) {

@@ -2,11 +2,11 @@
 // What the subcommands share: exit statuses, the one-line error format, argument parsing, loading.
 #pragma once
 
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "io/model.h"
+#include "weightstream/regex.h"
 
 namespace ws::cli {
 
@@ -76,21 +76,24 @@ bool parse_rows(const std::string& s, RowSlice* out);
 
 // --filter PATTERN: a glob matched against the whole tensor name ("blk.*.attn_q.weight": * any run of
 // characters, dots included; ? one character; [abc], [a-z], [!a] one of a set; \ quotes the next), or, when
-// written /.../, an ECMAScript regular expression searched for anywhere in the name (as diff --tensors).
+// written /.../, a regular expression searched for anywhere in the name (as diff --tensors): the project's
+// linear-time engine (weightstream/regex.h), so a long name or a pattern like (.*)*x costs time linear in the
+// name, never a backtracking blow-up or a recursion per character.
 class TensorFilter {
 public:
-    // false (with *error) when the pattern is not a valid glob or regex.
+    // false (with *error) when the pattern is not a valid glob or regex (regex_error() words the latter).
     bool parse(const std::string& pattern, std::string* error);
     bool matches(const std::string& name) const;
-    // A regex too complex for the engine on some name (that name did not match): the caller reports it.
-    bool failed() const { return failed_; }
 
 private:
     bool is_regex_ = false;
     std::string glob_;
-    std::regex regex_;
-    mutable bool failed_ = false;
+    Regex regex_;
 };
+
+// The usage error for a regular expression the engine refuses: "OPTION: bad regular expression 'PATTERN': WHY at
+// byte N" (WHY from the engine: a backreference, a look-behind, ... or a pattern beyond its limits).
+std::string regex_error(const std::string& option, const std::string& pattern, const Status& status);
 
 // "1 tensor", "2 tensors", "1,024 tensors"; `many` defaults to one + "s".
 std::string counted(uint64_t n, const std::string& one, const std::string& many = "");

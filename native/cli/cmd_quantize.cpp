@@ -7,7 +7,6 @@
 // when complete; a failure leaves an existing OUT untouched.
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 
 #include "cli/job_output.h"
 #include "io/mapped_file.h"
@@ -70,7 +69,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         }
         (std::string(opt) == "--output-tensor-type" ? options.output_tensor_type : options.token_embedding_type) = t;
     }
-    std::vector<std::regex> patterns;
+    std::vector<Regex> patterns;  // the linear-time engine: a pattern like (.*)*x costs time linear in a name
     for (const auto& [name, value] : args.options) {
         if (name != "--tensor-type") continue;
         TensorTypeOverride o;
@@ -78,22 +77,12 @@ int cmd_quantize(const std::vector<std::string>& argv) {
             return fail(kExitUsage,
                         "--tensor-type takes NAME=TYPE with a ggml type, not '" + printable(value, 80) + "'");
         }
-        try {
-            patterns.emplace_back(o.pattern);
-        } catch (const std::regex_error& e) {
-            return fail(kExitUsage, "--tensor-type: bad regular expression '" + printable(o.pattern, 80) + "'");
-        }
+        Result<Regex> r = Regex::compile(o.pattern);
+        if (!r.ok()) return fail(kExitUsage, regex_error("--tensor-type", o.pattern, r.status()));
+        patterns.push_back(std::move(r).value());
         options.overrides.push_back(o);
     }
-    bool regex_failed = false;
-    options.matcher = [&](size_t i, const std::string& name) {
-        try {
-            return std::regex_search(name, patterns[i]);
-        } catch (const std::regex_error&) {  // too complex for the engine: treat as no match, report below
-            regex_failed = true;
-            return false;
-        }
-    };
+    options.matcher = [&](size_t i, const std::string& name) { return patterns[i].search(name); };
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
 
@@ -117,7 +106,6 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     }
 
     Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(model.info, options);
-    if (regex_failed) return fail(kExitUsage, "--tensor-type: a regular expression is too complex to match");
     if (!made.ok()) {
         const Status& s = made.status();
         std::string where, name;

@@ -14,8 +14,8 @@ namespace {
 #define WS_FILTER_TEXT                                                                                           \
     "  --filter PATTERN      tensors whose name matches PATTERN: a glob of the whole name by default\n"          \
     "                        ('blk.*.attn_q.weight': * any characters, dots included, ? one, [abc] [a-z] [!a]\n" \
-    "                        one of a set, \\ quotes), or an ECMAScript regex searched anywhere in the name\n"   \
-    "                        when written /.../ ('/attn_(q|k)/')\n"
+    "                        one of a set, \\ quotes), or a regex searched anywhere in the name when written\n"  \
+    "                        /.../ ('/attn_(q|k)/'; a linear-time engine: no backreferences or look-behind)\n"
 
 #define WS_THREADS_TEXT "  --threads N           worker threads (default: all cores); the output does not depend on N\n"
 
