@@ -667,3 +667,62 @@ TEST_CASE("regex name matches are linear: 50 KB names and (.*)*x patterns finish
           std::string::npos);
     CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
 }
+
+size_t count_of(const std::string& s, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+    return n;
+}
+
+TEST_CASE("a write to stdout that fails (/dev/full) is exit 3 with a message, for every command that prints") {
+    // Ignored before: exit 0 with the output cut short (hash --manifest > model.manifest on a full disk).
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.name", ws_test::val_str("full")});
+    for (int i = 0; i < 300; ++i) {  // a tensor table of ~20 KB: writes fail mid-run, not only at the last flush
+        spec.tensors.push_back({"blk." + std::to_string(i) + ".ffn_down.weight", 0, {4}, {}, ws_test::kAutoOffset});
+    }
+    ws_test::TempDir dir;
+    const std::string model = dir.file("m.gguf");
+    ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+    const std::string m = quote(model);
+    const ws_test::CliResult made = run_cli("hash --manifest " + m);
+    REQUIRE(made.status == 0);
+    ws_test::write_file(dir.file("m.manifest"), std::vector<uint8_t>(made.out.begin(), made.out.end()));
+    const std::vector<std::string> commands = {"info " + m,
+                                               "info --json " + m,
+                                               "tensors " + m,
+                                               "tensors --json " + m,
+                                               "hash " + m,
+                                               "hash --json " + m,
+                                               "hash --manifest " + m,
+                                               "hash --check " + quote(dir.file("m.manifest")) + " " + m,
+                                               "stats " + m,
+                                               "stats --json " + m,
+                                               "verify " + m,
+                                               "verify --json " + m,
+                                               "diff " + m + " " + m,
+                                               "diff --json " + m + " " + m,
+                                               "scan " + m,
+                                               "dump " + m + " blk.0.ffn_down.weight",
+                                               "--version",
+                                               "help info"};
+    for (const std::string& c : commands) {
+        INFO(c);
+        const ws_test::CliResult ok = run_cli(c + " >/dev/null");
+        const ws_test::CliResult r = run_cli(c + " >/dev/full");
+        REQUIRE(ok.status == 0);
+        CHECK(r.status == 3);
+        if (c.rfind("dump", 0) == 0) {  // dump writes its bytes through OutputFile ("-" is stdout)
+            CHECK(r.err == "weightstream: error: cannot write -: No space left on device\n");
+            continue;
+        }
+        CHECK(r.err.find("weightstream: error: cannot write standard output: ") != std::string::npos);
+        CHECK(r.err.find(" (the output is incomplete)\n") != std::string::npos);
+        CHECK(count_of(r.err, "weightstream: error:") == 1);
+    }
+    // The last bytes fail only at the final flush (a short output in stdio's buffer): still exit 3.
+    const ws_test::CliResult v = run_cli("--version >/dev/full");
+    CHECK(v.err ==
+          "weightstream: error: cannot write standard output: No space left on device (the output is "
+          "incomplete)\n");
+}

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "cli/usage.h"
 #include "io/source_error.h"
@@ -130,6 +131,27 @@ std::string load_error_text(const LoadError& error) {
                error.message + " (byte " + std::to_string(error.status.offset) + ")";
     }
     return describe(error.file, error.status);
+}
+
+namespace {
+bool g_stdout_failure_reported = false;
+}  // namespace
+
+void stdout_failure_reported() {
+    g_stdout_failure_reported = true;
+}
+
+int finish_stdout(int status) {
+    errno = 0;
+    const bool flushed = std::fflush(stdout) == 0;
+    int error = errno;
+    const bool failed_before = std::ferror(stdout) != 0;
+    // fclose, not close: the stream must not be flushed again at exit (its buffer is gone with it).
+    if (std::fclose(stdout) != 0 && error == 0) error = errno;
+    if ((flushed && !failed_before && error == 0) || g_stdout_failure_reported) return status;
+    const std::string why = error != 0 ? std::strerror(error) : "a write failed";
+    fail(kExitIo, "cannot write standard output: " + why + " (the output is incomplete)");
+    return status == kExitOk ? kExitIo : status;
 }
 
 int fail_load(const LoadError& error) {

@@ -52,6 +52,14 @@ void warn(const std::string& message);
 std::string load_error_text(const LoadError& error);
 // Prints a load error in the one-line format and returns its exit status (1 invalid, 3 I/O).
 int fail_load(const LoadError& error);
+// The end of every command: stdout flushed and closed, and the exit status. Every line a command prints goes
+// through stdout's buffer, so a write that failed on the way (a full disk, /dev/full, a pipe closed while
+// SIGPIPE is ignored) left the stream's error flag set, and the last bytes leave at this flush; a close can fail
+// too (NFS). Any of these: a message on stderr ("the output is incomplete") and kExitIo when the command
+// otherwise succeeded (its own status when it had already failed).
+int finish_stdout(int status);
+// A command that reported its own failed write to stdout: finish_stdout says nothing more.
+void stdout_failure_reported();
 // "FILE: code: what (byte N)" for an invalid-input status (the error line is "weightstream: error: " + this).
 std::string describe(const std::string& file, const Status& s);
 

@@ -18,8 +18,11 @@
 //     - RESULT". Exit statuses as llama-gguf-hash: 0 Success; 1 Failure (a mismatch); 3 Manifest Missing
 //     Entry (none of the model's lines found); 4 Manifest Unknown Hash (no line of a known type); 5 Manifest
 //     File Error (cannot be read). An unreadable model fails as every command does (1 invalid, 3 I/O).
-// One deliberate difference: llama-gguf-hash checks the uuid against the manifest's "sha256" line of FILE
-// (so it never matches); here it is checked against the "uuid" line.
+// Two deliberate differences: llama-gguf-hash checks the uuid against the manifest's "sha256" line of FILE
+// (so it never matches); here it is checked against the "uuid" line. And a manifest that has per-tensor lines
+// but not one of a tensor of FILE is status 3 (Manifest Missing Entry) here, where llama-gguf-hash trusts the
+// lines it finds (a manifest cut short by a full disk passed its --check); a manifest whose last line has no
+// newline (cut short) is status 5 (Manifest File Error).
 // llama-gguf-hash reads GGUF only: a safetensors model is refused (exit 2). A part of a split GGUF gives the
 // lines llama-gguf-hash gives for that file alone: its own tensors (the other parts must be present, as for
 // every command). Names are printed through printable() (control bytes escaped), as every name is here.
@@ -239,6 +242,7 @@ bool manifest_lines(LoadedModel& model, const std::vector<size_t>& selected, con
 struct Manifest {
     bool has_type[kNumAlgos + 1] = {};  // kAlgos order, then uuid
     std::map<std::pair<std::string, std::string>, std::string> entries;
+    bool cut_short = false;  // the last line has no newline
 };
 
 bool is_space(char c) {
@@ -262,6 +266,9 @@ bool read_manifest(const std::string& path, Manifest* m, std::string* why) {
         text.append(buf, n);
     }
     // A read error (a directory) reads as an empty manifest, as std::ifstream gives llama-gguf-hash.
+    // Every manifest line ends in a newline: a last line without one was cut short (a full disk), and its
+    // digest or name may be cut too (unlike llama-gguf-hash, which reads what is there).
+    m->cut_short = !text.empty() && text.back() != '\n';
     for (size_t at = 0; at < text.size();) {
         size_t end = text.find('\n', at);
         if (end == std::string::npos) end = text.size();
@@ -316,6 +323,9 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
         if (std::none_of(manifest.has_type, manifest.has_type + kNumAlgos + 1, [](bool b) { return b; })) {
             return fail(kCheckUnknownHash, "manifest does not have any known hash format in " + manifest_path);
         }
+        if (manifest.cut_short) {
+            return fail(kCheckFileError, "manifest " + manifest_path + " ends in the middle of a line (cut short?)");
+        }
     }
     LoadedModel model;
     int status = kExitOk;
@@ -363,7 +373,8 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
         return kExitOk;
     }
     std::printf("%s\n", heading.c_str());
-    bool layer_found = false, layer_mismatch = false, model_found = false, model_mismatch = false;
+    bool layer_found = false, layer_mismatch = false, layer_missing = false, model_found = false,
+         model_mismatch = false;
     for (const ManifestLine& l : lines) {
         const auto it = manifest.entries.find({l.type, l.name});
         const char* result = "Not Found";
@@ -372,16 +383,21 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
             result = same ? "Ok" : "Mismatch";
             (l.tensor ? layer_found : model_found) = true;
             if (!same) (l.tensor ? layer_mismatch : model_mismatch) = true;
+        } else if (l.tensor) {
+            layer_missing = true;
         }
         std::printf("%-8s  %s  %s  -  %s\n", l.type, l.hash.c_str(), l.name.c_str(), result);
     }
     // llama-gguf-hash's verdict: the whole-model lines decide when the manifest has them, the per-tensor
-    // ones otherwise; a per-tensor mismatch fails either way; nothing found is a missing entry.
+    // ones otherwise; a per-tensor mismatch fails either way; nothing found is a missing entry. One more rule
+    // than llama-gguf-hash: a manifest with per-tensor lines must have every tensor's (else a missing entry,
+    // not Success): a manifest cut short (a full disk) or edited would pass on the lines it still has.
     if (!model_found) {
         status = !layer_found ? kCheckMissingEntry : layer_mismatch ? kCheckFailure : kCheckSuccess;
     } else {
         status = layer_mismatch || model_mismatch ? kCheckFailure : kCheckSuccess;
     }
+    if (status == kCheckSuccess && layer_found && layer_missing) status = kCheckMissingEntry;
     std::printf("\nVerification results for %s - %s\n", printable(manifest_path, SIZE_MAX).c_str(),
                 check_result_name(status));
     return status;

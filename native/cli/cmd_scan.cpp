@@ -469,9 +469,12 @@ int cmd_scan(const std::vector<std::string>& argv) {
     for (std::thread& w : workers) w.join();
     progress.finish();
     if (out != stdout && std::fclose(out) != 0) write_error = true;
-    if (write_error)
-        return fail(kExitIo,
-                    (out == stdout ? std::string("stdout") : args.get("--resume")) + ": " + std::strerror(errno));
+    if (write_error) {
+        const std::string why = std::strerror(errno);
+        if (out != stdout) return fail(kExitIo, args.get("--resume") + ": " + why);
+        stdout_failure_reported();  // not again by finish_stdout
+        return fail(kExitIo, "cannot write standard output: " + why + " (the output is incomplete)");
+    }
 
     // The summary: models, ok, failed by code, flags, time.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
