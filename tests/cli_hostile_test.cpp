@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdlib>
@@ -725,4 +726,90 @@ TEST_CASE("a write to stdout that fails (/dev/full) is exit 3 with a message, fo
     CHECK(v.err ==
           "weightstream: error: cannot write standard output: No space left on device (the output is "
           "incomplete)\n");
+}
+
+std::string hex(const std::string& bytes) {
+    static const char* kDigits = "0123456789abcdef";
+    std::string h;
+    for (unsigned char c : bytes) h += std::string{kDigits[c >> 4], kDigits[c & 15]};
+    return h;
+}
+
+TEST_CASE("scan --resume refuses a file that is not its own output, unchanged, and matches non-UTF-8 paths") {
+    // A .gguf given as --resume was cut at its last newline and appended to, exit 0.
+    ws_test::TempDir dir;
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.name", ws_test::val_str("line one\nline two\n{\"source\": \"x\"}")});
+    spec.tensors.push_back({"t", 0, {4}, {}, ws_test::kAutoOffset});
+    const std::string model = dir.file("m.gguf");
+    ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+    const std::string st = dir.file("m.safetensors");
+    ws_test::write_file(st, ws_test::SafetensorsBuilder().tensor("t", "F32", {4}, 16).build());
+    const auto text = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+    const std::string scan_line = "{\"source\":\"" + model + "\",\"verdict\":\"ok\"}\n";
+    struct Case {
+        std::string name;
+        std::vector<uint8_t> bytes;
+    };
+    const std::vector<Case> cases = {
+        {"a copy of the .gguf", ws_test::read_file(model)},
+        {"a copy of the .safetensors", ws_test::read_file(st)},
+        {"a one-line JSON file without a newline", text("{\"architectures\":[\"LlamaForCausalLM\"]}")},
+        {"a one-line JSON with a scan key, without a newline", text("{\"name\":\"x\",\"format\":\"y\"}")},
+        {"pretty JSON", text("{\n  \"source\": \"a\",\n  \"verdict\": \"ok\"\n}\n")},
+        {"scan lines, then other text", text(scan_line + "not json\n")},
+        {"scan lines, then a cut line that is not scan's", text(scan_line + "GGUF\x03")},
+        {"a JSON object without verdict", text("{\"source\":\"a\"}\n")},
+        {"binary after a brace", text(std::string("{\xff\xfe\x00", 4))},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const std::string out = dir.file("resume.out");
+        ws_test::write_file(out, c.bytes);
+        const ws_test::CliResult r = run_cli("scan --resume " + quote(out) + " " + quote(model), "", 60);
+        CHECK(r.status == 3);
+        CHECK(r.err.find(out + ": line ") != std::string::npos);
+        CHECK(r.err.find(" is not a line of scan's output; --resume appends only to a file scan wrote (nothing "
+                         "was changed)") != std::string::npos);
+        CHECK(ws_test::read_file(out) == c.bytes);
+    }
+    // The model itself, a FIFO (no hang) and a directory.
+    const std::vector<uint8_t> before = ws_test::read_file(model);
+    CHECK(run_cli("scan --resume " + quote(model) + " " + quote(st), "", 60).status == 3);
+    CHECK(ws_test::read_file(model) == before);
+    const std::string fifo = dir.file("fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const ws_test::CliResult f = run_cli("scan --resume " + quote(fifo) + " " + quote(st), "", 60);
+    CHECK(f.status == 3);
+    CHECK(f.err.find(fifo + ": --resume needs a regular file") != std::string::npos);
+    CHECK(run_cli("scan --resume " + quote(dir.path) + " " + quote(st), "", 60).status == 3);
+    // Scan's own line whose newline was not written: kept, and the newline added.
+    const std::string own = dir.file("own.jsonl");
+    ws_test::write_file(own, text(scan_line.substr(0, scan_line.size() - 1)));
+    const ws_test::CliResult o = run_cli("scan --resume " + quote(own) + " " + quote(model) + " " + quote(st), "", 60);
+    CHECK(o.status == 0);
+    const std::vector<uint8_t> own_bytes = ws_test::read_file(own);
+    const std::string own_text(own_bytes.begin(), own_bytes.end());
+    CHECK(own_text.rfind(scan_line, 0) == 0);
+    CHECK(own_text.find("\"source\":\"" + st + "\"") != std::string::npos);
+
+    // Two paths that differ only in bytes that are not UTF-8: told apart by source_hex, and matched on resume.
+    const std::string odd = dir.file("odd");
+    REQUIRE(::mkdir(odd.c_str(), 0700) == 0);
+    const std::string a = odd + "/m\xff.gguf", b = odd + "/m\xfe.gguf";
+    ws_test::write_file(a, before);
+    ws_test::write_file(b, before);
+    const ws_test::CliResult s = run_cli("scan " + quote(odd), "", 60);
+    CHECK(s.status == 0);
+    CHECK(s.out.find("\"source_hex\":\"" + hex(a) + "\"") != std::string::npos);
+    CHECK(s.out.find("\"source_hex\":\"" + hex(b) + "\"") != std::string::npos);
+    const ws_test::CliResult v = run_cli("verify --json " + quote(a), "", 60);
+    CHECK(v.out.find("\"source_hex\": \"" + hex(a) + "\"") != std::string::npos);
+    const std::string jsonl = dir.file("odd.jsonl");
+    CHECK(run_cli("scan --resume " + quote(jsonl) + " " + quote(odd), "", 60).status == 0);
+    const ws_test::CliResult again = run_cli("scan --resume " + quote(jsonl) + " " + quote(odd), "", 60);
+    CHECK(again.status == 0);
+    CHECK(again.err.find("scan: 0 models") == 0);
+    const std::vector<uint8_t> lines = ws_test::read_file(jsonl);
+    CHECK(std::count(lines.begin(), lines.end(), '\n') == 2);
 }

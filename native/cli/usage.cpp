@@ -155,7 +155,8 @@ constexpr CommandHelp kHelp[] = {
      "  --list FILE           one source a line (- = stdin)\n"
      "  --decode              decode every tensor as verify does\n"
      "  --shard I/N           keeps items k with k mod N == I\n"
-     "  --resume OUT          skips sources a line of OUT reports and appends the new lines to OUT\n"
+     "  --resume OUT          skips sources a line of OUT reports and appends the new lines to OUT (which\n"
+     "                        must be scan's own output: any other file is refused, unchanged)\n"
      "  --jobs N              models at once (default: cores)\n"
      "  --threads N           decode threads per model (default: cores / jobs)\n"},
     {"bench",
