@@ -2,6 +2,7 @@
 // The CLI against what a hostile world does to files: names that steer the terminal, outputs
 // raced or planted on, inputs that change or never end while they are read. Every test runs the real binary
 // on fixtures written by tests/support/gguf_builder.h and safetensors_builder.h.
+#include <dirent.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/resource.h>
@@ -240,11 +241,31 @@ TEST_CASE("an OUT that is the input is refused, by its name, a symlink or a hard
     CHECK(ws_test::temporary_files(dir.path).empty());
 }
 
-TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT") {
+// Whether process pid has an unnamed (O_TMPFILE) file of directory dir open: /proc shows it as "DIR/#INODE
+// (deleted)".
+bool writes_unnamed_file(pid_t pid, const std::string& dir) {
+    const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+    DIR* d = opendir(fds.c_str());
+    if (!d) return false;
+    bool found = false;
+    while (const dirent* e = readdir(d)) {
+        char target[4096];
+        const ssize_t n = readlink((fds + "/" + e->d_name).c_str(), target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = '\0';
+        found |= std::string(target).rfind(dir + "/#", 0) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+TEST_CASE("SIGINT, SIGTERM or SIGKILL during convert leaves no temporary file and no OUT") {
     ws_test::TempDir dir;
     // 128 MiB of F32 quantized on one thread: long enough to interrupt.
     const std::string in = write_f32_model(dir, "in.gguf", 4096, 8192, 5);
-    for (int sig : {SIGINT, SIGTERM}) {
+    // A SIGKILL cannot be handled: the output is an unnamed file (O_TMPFILE) until its commit, so nothing of it
+    // outlives the process (item 15 of the second adversarial round: a file OUT.tmp-RANDOM per killed run).
+    for (int sig : {SIGINT, SIGTERM, SIGKILL}) {
         INFO("signal " << sig);
         const std::string out = dir.file("out.gguf");
         const pid_t pid = fork();
@@ -257,14 +278,15 @@ TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT"
                   static_cast<char*>(nullptr));
             _exit(127);
         }
-        // Wait for the temporary file, stop the process there (however fast the machine, it is mid-write) and
-        // interrupt it.
-        for (int i = 0; i < 50000 && ws_test::temporary_files(dir.path).empty(); ++i) usleep(100);
+        // Wait for the unnamed output file, stop the process there (however fast the machine, it is mid-write)
+        // and interrupt it.
+        for (int i = 0; i < 50000 && !writes_unnamed_file(pid, dir.path); ++i) usleep(100);
         REQUIRE(::kill(pid, SIGSTOP) == 0);
         int stopped = 0;
         REQUIRE(waitpid(pid, &stopped, WUNTRACED) == pid);
         REQUIRE(WIFSTOPPED(stopped));
-        REQUIRE(ws_test::temporary_files(dir.path).size() == 1);
+        REQUIRE(writes_unnamed_file(pid, dir.path));
+        CHECK(ws_test::temporary_files(dir.path).empty());  // no name in the directory while it is written
         REQUIRE(::kill(pid, sig) == 0);
         REQUIRE(::kill(pid, SIGCONT) == 0);
         int raw = 0;
@@ -274,6 +296,33 @@ TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT"
         CHECK(ws_test::temporary_files(dir.path).empty());
         CHECK_FALSE(ws_test::file_exists(out));
     }
+}
+
+TEST_CASE("a temporary file a killed run left (named OUT.tmp-RANDOM.HOST.PID) is removed by the next output") {
+    // Named temporary files exist only between the link and the rename of a commit (or where there is no
+    // O_TMPFILE): the next run writing OUT removes those of dead processes of this host and user, no other.
+    ws_test::TempDir dir;
+    const std::string in = write_f32_model(dir, "in.gguf", 64, 4, 1);
+    char host[256] = {};
+    REQUIRE(gethostname(host, sizeof host - 1) == 0);
+    uint32_t h = 2166136261u;
+    for (const char* c = host; *c; ++c) h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
+    char mark[9];
+    std::snprintf(mark, sizeof mark, "%08x", h);
+    const pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    REQUIRE(waitpid(dead, nullptr, 0) == dead);
+    const std::string out = dir.file("out.gguf");
+    const std::string stale = out + ".tmp-0123456789abcdef." + mark + "." + std::to_string(dead);
+    const std::string live = out + ".tmp-0123456789abcdef." + mark + "." + std::to_string(getpid());
+    const std::string other_host = out + ".tmp-0123456789abcdef.00000000." + std::to_string(dead);
+    const std::string other_out = dir.file("other.gguf") + ".tmp-0123456789abcdef." + mark + "." + std::to_string(dead);
+    for (const std::string& f : {stale, live, other_host, other_out}) ws_test::write_file(f, {1, 2, 3});
+    REQUIRE(run_cli("convert " + quote(in) + " " + quote(out)).status == 0);
+    CHECK_FALSE(ws_test::file_exists(stale));
+    CHECK(ws_test::file_exists(live));
+    CHECK(ws_test::file_exists(other_host));
+    CHECK(ws_test::file_exists(other_out));
 }
 
 TEST_CASE("convert refuses to write a file that its own reading rules reject") {
