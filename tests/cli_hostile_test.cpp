@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/gguf_builder.h"
@@ -861,4 +864,182 @@ TEST_CASE("scan --resume refuses a file that is not its own output, unchanged, a
     CHECK(again.err.find("scan: 0 models") == 0);
     const std::vector<uint8_t> lines = ws_test::read_file(jsonl);
     CHECK(std::count(lines.begin(), lines.end(), '\n') == 2);
+}
+
+namespace {
+
+// Starts `weightstream args...` with stdout and stderr to /dev/null; returns its pid.
+pid_t spawn_cli(const std::vector<std::string>& args) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        std::vector<char*> argv{const_cast<char*>(WS_CLI)};
+        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(WS_CLI, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+// A GGUF whose header is a 3 MiB chat template (an edit rewrites all of it) and the two files that editing it
+// to all-A or all-B gives (the same layout: the header's length does not change).
+struct InPlaceFixture {
+    ws_test::TempDir dir;
+    std::string model, template_a, template_b;
+    std::vector<uint8_t> a, b;
+    InPlaceFixture() {
+        model = dir.file("model.gguf");
+        template_a = dir.file("a.jinja");
+        template_b = dir.file("b.jinja");
+        ws_test::write_file(template_a, std::vector<uint8_t>(size_t(3) << 20, 'A'));
+        ws_test::write_file(template_b, std::vector<uint8_t>(size_t(3) << 20, 'B'));
+        ws_test::GgufSpec spec;
+        spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+        spec.kvs.push_back({"tokenizer.chat_template", ws_test::val_str(std::string(size_t(3) << 20, 'C'))});
+        spec.tensors.push_back({"t", 0, {256, 64}, std::vector<uint8_t>(256 * 64 * 4, 7)});
+        ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+        REQUIRE(run_cli("edit " + quote(model) + " " + quote(dir.file("a.gguf")) + " --set-chat-template " +
+                        quote(template_a))
+                    .status == 0);
+        REQUIRE(run_cli("edit " + quote(model) + " " + quote(dir.file("b.gguf")) + " --set-chat-template " +
+                        quote(template_b))
+                    .status == 0);
+        a = ws_test::read_file(dir.file("a.gguf"));
+        b = ws_test::read_file(dir.file("b.gguf"));
+        REQUIRE(a.size() == b.size());
+        ws_test::write_file(model, a);
+    }
+    // The template that turns the model's current bytes into the other file.
+    std::string other_template() { return ws_test::read_file(model) == a ? template_b : template_a; }
+};
+
+double seconds_since(const std::chrono::steady_clock::time_point& t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("edit --in-place killed at random points leaves the old file or the new one, never a mix") {
+    // It was one pwrite of the header: 14 of 300 kill -9s left a half-old, half-new header.
+    InPlaceFixture fx;
+    // A whole run first: in place gives the bytes edit IN OUT gives; its time sets the range of the kills.
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.template_b)).status == 0);
+    const double whole = seconds_since(start);
+    REQUIRE(ws_test::read_file(fx.model) == fx.b);
+    std::srand(24);
+    int kept = 0, replaced = 0, finished = 0;
+    for (int run = 0; run < 80; ++run) {
+        INFO("run " << run);
+        const bool was_a = ws_test::read_file(fx.model) == fx.a;
+        const pid_t pid = spawn_cli({"edit", fx.model, "--in-place", "--set-chat-template", fx.other_template()});
+        REQUIRE(pid > 0);
+        usleep(static_cast<useconds_t>(whole * 1.2e6 * (std::rand() % 1000) / 1000.0));
+        ::kill(pid, SIGKILL);
+        int raw = 0;
+        REQUIRE(waitpid(pid, &raw, 0) == pid);
+        if (WIFEXITED(raw)) {
+            CHECK(WEXITSTATUS(raw) == 0);
+            ++finished;
+        }
+        const std::vector<uint8_t> now = ws_test::read_file(fx.model);
+        const bool is_a = now == fx.a, is_b = now == fx.b;
+        REQUIRE((is_a || is_b));
+        ++((is_a == was_a) ? kept : replaced);
+    }
+    WARN(kept << " kills left the old file, " << replaced << " the new one (" << finished << " runs had ended)");
+    // A kill between the link and the rename of the commit can leave OUT.tmp-RANDOM.HOST.PID: the next run removes it.
+    REQUIRE(
+        run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template())).status ==
+        0);
+    CHECK(ws_test::temporary_files(fx.dir.path).empty());
+}
+
+TEST_CASE("edit --in-place: a concurrent reader sees the old file or the new one; a file renamed in is kept") {
+    InPlaceFixture fx;
+    // A reader opening and reading the model while 20 edits run (8 of 44 reads were a mix of two headers).
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0}, mixed{0};
+    std::thread reader([&] {
+        while (!stop) {
+            const std::vector<uint8_t> seen = ws_test::read_file(fx.model);
+            if (seen != fx.a && seen != fx.b) ++mixed;
+            ++reads;
+        }
+    });
+    for (int i = 0; i < 20; ++i) {
+        CHECK(run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template()))
+                  .status == 0);
+    }
+    stop = true;
+    reader.join();
+    CHECK(mixed == 0);
+    CHECK(reads > 20);
+
+    // A file renamed over the model while it is edited (a download, a sync tool) is never overwritten with the
+    // edit of the file it replaced: the edit ends first (exit 0, then the rename) or notices and changes nothing
+    // (exit 3). Before, the old file's header was written into the new file, exit 0.
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+    spec.kvs.push_back({"general.name", ws_test::val_str("the downloaded file")});
+    spec.tensors.push_back({"t", 0, {4}, {}, ws_test::kAutoOffset});
+    const std::vector<uint8_t> downloaded = ws_test::build_gguf(spec).bytes;
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(
+        run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template())).status ==
+        0);
+    const double whole = seconds_since(start);
+    std::srand(2);
+    int refused = 0;
+    for (int run = 0; run < 30; ++run) {
+        INFO("run " << run);
+        ws_test::write_file(fx.model, fx.a);
+        const std::string incoming = fx.dir.file("incoming.part");
+        ws_test::write_file(incoming, downloaded);
+        const pid_t pid = spawn_cli({"edit", fx.model, "--in-place", "--set-chat-template", fx.template_b});
+        usleep(static_cast<useconds_t>(whole * 1e6 * (std::rand() % 1000) / 1000.0));
+        REQUIRE(std::rename(incoming.c_str(), fx.model.c_str()) == 0);
+        int raw = 0;
+        REQUIRE(waitpid(pid, &raw, 0) == pid);
+        REQUIRE(WIFEXITED(raw));
+        // 2: the edit began after the rename, and the template does not fit in the downloaded file's header.
+        CHECK((WEXITSTATUS(raw) == 0 || WEXITSTATUS(raw) == 2 || WEXITSTATUS(raw) == 3));
+        refused += WEXITSTATUS(raw) == 3;
+        CHECK(ws_test::read_file(fx.model) == downloaded);
+    }
+    WARN(refused << " of 30 edits saw the file replaced and changed nothing");
+    CHECK(ws_test::temporary_files(fx.dir.path).empty());
+}
+
+TEST_CASE("edit --in-place through a symbolic link edits its target; hard links and FIFOs are refused") {
+    InPlaceFixture fx;
+    REQUIRE(::chmod(fx.model.c_str(), 0640) == 0);
+    const std::string link = fx.dir.file("link.gguf");
+    REQUIRE(::symlink(fx.model.c_str(), link.c_str()) == 0);
+    const ws_test::CliResult r =
+        run_cli("edit " + quote(link) + " --in-place --set-chat-template " + quote(fx.template_b));
+    CHECK(r.status == 0);
+    CHECK(r.out.find("header rewritten in place") != std::string::npos);
+    CHECK(S_ISLNK(mode_of(link)));
+    CHECK(ws_test::read_file(fx.model) == fx.b);
+    CHECK((mode_of(fx.model) & 07777) == 0640);
+
+    const std::string hard = fx.dir.file("hard.gguf");
+    REQUIRE(::link(fx.model.c_str(), hard.c_str()) == 0);
+    const ws_test::CliResult h =
+        run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.template_a));
+    CHECK(h.status == 3);
+    CHECK(h.err.find(": has 2 hard links; --in-place replaces the file under this name only") != std::string::npos);
+    CHECK(ws_test::read_file(fx.model) == fx.b);
+    REQUIRE(::unlink(hard.c_str()) == 0);
+
+    const std::string fifo = fx.dir.file("fifo.gguf");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const ws_test::CliResult f = run_cli("edit " + quote(fifo) + " --in-place --set general.name=x", "", 60);
+    CHECK(f.status == 3);
+    CHECK(f.err.find("--in-place edits a regular file") != std::string::npos);
+    CHECK(ws_test::temporary_files(fx.dir.path).empty());
 }

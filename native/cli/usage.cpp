@@ -112,7 +112,10 @@ constexpr CommandHelp kHelp[] = {
      "  --set-chat-template FILE  tokenizer.chat_template = FILE's text\n"
      "  --force               replaces an existing OUT\n"
      "  --in-place            rewrites IN's header only when it fits the old header's padding (else exit 2,\n"
-     "                        nothing written); a local file only\n"},
+     "                        nothing written); a local file only. Crash-safe: a new file made from IN (a clone\n"
+     "                        sharing its blocks where the file system can: btrfs, XFS; else a full copy, which\n"
+     "                        needs IN's size in free space) gets the header and is renamed over IN, so a reader\n"
+     "                        or a kill sees the old file or the new one; IN replaced meanwhile is kept (exit 3)\n"},
     {"quantize",
      "weightstream quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...]\n"
      "                      [--pure] [--output-tensor-type TYPE] [--token-embedding-type TYPE]\n"
