@@ -1043,3 +1043,32 @@ TEST_CASE("edit --in-place through a symbolic link edits its target; hard links 
     CHECK(f.err.find("--in-place edits a regular file") != std::string::npos);
     CHECK(ws_test::temporary_files(fx.dir.path).empty());
 }
+
+TEST_CASE("hash --check of a large manifest runs in memory bounded by the model, not the manifest") {
+    // A 250 MB manifest peaked at 3.07 GB (the whole text, then a map entry per line): lines are now read a
+    // piece at a time and only the model's own kept.
+    ws_test::TempDir dir;
+    ws_test::GgufSpec spec;
+    for (int i = 0; i < 8; ++i) spec.tensors.push_back({"t" + std::to_string(i), 0, {16}, {}, ws_test::kAutoOffset});
+    const std::string model = dir.file("m.gguf");
+    ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+    const ws_test::CliResult made = run_cli("hash --manifest --sha256 " + quote(model));
+    REQUIRE(made.status == 0);
+    const std::string manifest = dir.file("big.manifest");
+    {
+        std::ofstream out(manifest, std::ios::binary);
+        const std::string digest(64, 'a');
+        for (int i = 0; i < 600000; ++i) {  // ~96 MB of other files' lines
+            out << "sha256    " << digest << "  /models/another-" << i << ".gguf:blk." << i % 80
+                << ".ffn_down.weight\n";
+        }
+        out << made.out;
+        out << "xxh64     " << std::string(100000, 'b') << "  " << model << ":t0\n";  // a long line too
+    }
+    const Measured m = run_measured({"hash", "--check", manifest, model});
+    INFO(m.err);
+    CHECK(m.status == 0);
+    CHECK(m.out.find("Verification results for " + manifest + " - Success") != std::string::npos);
+    INFO("peak RSS " << m.max_rss_kb << " KB");
+    CHECK(m.max_rss_kb < baseline_rss_kb() + 24 * 1024);
+}
