@@ -1072,3 +1072,66 @@ TEST_CASE("hash --check of a large manifest runs in memory bounded by the model,
     INFO("peak RSS " << m.max_rss_kb << " KB");
     CHECK(m.max_rss_kb < baseline_rss_kb() + 24 * 1024);
 }
+
+TEST_CASE("imatrix files: entries capped (memory bounded), and their errors said of the imatrix in its own words") {
+    // A 72 MB legacy imatrix of tiny entries took 884 MB (a map node, two names and a vector per entry).
+    ws_test::TempDir dir;
+    const std::string model = write_f32_model(dir, "m.gguf", 64, 4, 3);
+    const auto i32 = [](std::string* b, int32_t v) {
+        for (int i = 0; i < 4; ++i) *b += static_cast<char>((static_cast<uint32_t>(v) >> (8 * i)) & 0xff);
+    };
+    std::string many;
+    i32(&many, 3000000);
+    for (int i = 0; i < 3000000; ++i) {  // 17 bytes each: "w", ncall 1, nval 1, one float
+        i32(&many, 1);
+        many += 'w';
+        i32(&many, 1);
+        i32(&many, 1);
+        i32(&many, 0x3f800000);
+    }
+    ws_test::write_file(dir.file("many.dat"), std::vector<uint8_t>(many.begin(), many.end()));
+    const Measured m =
+        run_measured({"quantize", model, dir.file("q.gguf"), "--type", "Q8_0", "--imatrix", dir.file("many.dat")});
+    CHECK(m.status == 1);
+    CHECK(m.err == "weightstream: error: " + dir.file("many.dat") +
+                       ": too_large: it claims more than 65,536 entries (llama-imatrix writes one per weight matrix) "
+                       "(byte 0)\n");
+    INFO("peak RSS " << m.max_rss_kb << " KB");
+    CHECK(m.max_rss_kb < baseline_rss_kb() + 24 * 1024);
+
+    // Each broken field named as what it is, with the byte where it is.
+    struct Case {
+        std::string bytes, words;
+    };
+    std::string zero, nan_value, no_values, cut;
+    i32(&zero, 0);
+    i32(&nan_value, 1);
+    i32(&nan_value, 1);
+    nan_value += 'w';
+    i32(&nan_value, 1);
+    i32(&nan_value, 2);
+    i32(&nan_value, 0x3f800000);
+    i32(&nan_value, 0x7fc00000);
+    i32(&no_values, 1);
+    i32(&no_values, 1);
+    no_values += 'w';
+    i32(&no_values, 1);
+    i32(&no_values, 0);
+    cut = nan_value.substr(0, nan_value.size() - 2);
+    for (const Case& c : {Case{zero, "bad_shape: its entry count is not at least 1 (byte 0)"},
+                          Case{nan_value,
+                               "bad_shape: an importance value is NaN or infinite (llama-quantize refuses "
+                               "the file too) (byte 21)"},
+                          Case{no_values,
+                               "bad_shape: an entry has no values (its value count is not at least 1) "
+                               "(byte 13)"},
+                          Case{cut, "truncated: an entry's values run past the end of the file (byte 13)"}}) {
+        INFO(c.words);
+        ws_test::write_file(dir.file("bad.dat"), std::vector<uint8_t>(c.bytes.begin(), c.bytes.end()));
+        const ws_test::CliResult r = run_cli("quantize " + quote(model) + " " + quote(dir.file("q.gguf")) +
+                                             " --type Q8_0 --imatrix " + quote(dir.file("bad.dat")));
+        CHECK(r.status == 1);
+        CHECK(r.err == "weightstream: error: " + dir.file("bad.dat") + ": " + c.words + "\n");
+    }
+    CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
+}
