@@ -66,6 +66,11 @@ std::string edit_error(const Status& s, const std::string& key) {
         return "general.alignment cannot be edited (it moves every tensor; convert rewrites the data)";
     }
     if (what == "delete") return "--delete " + k + ": no such key";
+    if (what == "value.length") {
+        return "--set " + k +
+               ": the value is larger than a GGUF reader takes (an array of more than 67,108,864 items or a string "
+               "of more than 64 MiB)";
+    }
     if (what == "key") return "--set: the key is empty";
     if (s.code == Error::kBadJson) return "--set " + k + ": the value is not valid JSON";
     if (what == "value.range") {
@@ -223,7 +228,8 @@ int cmd_edit(const std::vector<std::string>& argv) {
     Result<std::unique_ptr<EditJob>> made = EditJob::make(model.info, edits, &failed_key);
     if (!made.ok()) {
         const Status& s = made.status();
-        if (s.code == Error::kBadType || s.code == Error::kBadJson || s.code == Error::kBadKey) {
+        if (s.code == Error::kBadType || s.code == Error::kBadJson || s.code == Error::kBadKey ||
+            std::string(s.what) == "value.length") {
             return fail(kExitUsage, edit_error(s, failed_key));
         }
         return fail(kExitInvalid, in_path + ": cannot be written back: " + error_name(s.code) + ": " + s.what);
