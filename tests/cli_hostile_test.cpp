@@ -1135,3 +1135,22 @@ TEST_CASE("imatrix files: entries capped (memory bounded), and their errors said
     }
     CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
 }
+
+TEST_CASE("--trace never replaces a file that is not a trace (a model given there by mistake)") {
+    // A sibling of scan --resume truncating a .gguf: --trace model.gguf replaced the model with a JSON trace.
+    ws_test::TempDir dir;
+    const std::string model = write_f32_model(dir, "m.gguf", 64, 4, 9);
+    const std::vector<uint8_t> before = ws_test::read_file(model);
+    const std::string other = dir.file("other.gguf");
+    ws_test::write_file(other, before);
+    const ws_test::CliResult r = run_cli("stats " + quote(model) + " --trace " + quote(other));
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--trace " + other + ": the file exists and is not a trace; not replaced") != std::string::npos);
+    CHECK(ws_test::read_file(other) == before);
+    // A trace is replaced by the next one; a new file is written.
+    const std::string trace = dir.file("t.json");
+    REQUIRE(run_cli("stats " + quote(model) + " --trace " + quote(trace)).status == 0);
+    CHECK(run_cli("stats " + quote(model) + " --trace " + quote(trace)).status == 0);
+    const std::vector<uint8_t> t = ws_test::read_file(trace);
+    CHECK(std::string(t.begin(), t.end()).find("\"traceEvents\"") != std::string::npos);
+}

@@ -80,6 +80,11 @@ bool take_http_options(std::vector<std::string>* args) {
                 ws::cli::fail(ws::cli::kExitUsage, "--trace needs a file name");
                 return false;
             }
+            std::string why;
+            if (!ws::trace_path_usable(v, &why)) {
+                ws::cli::fail(ws::cli::kExitUsage, why);
+                return false;
+            }
             io.trace_path = v;
         } else if (a == "--header") {
             if (v.find(':') == std::string::npos || v.find_first_of("\r\n") != std::string::npos) {
