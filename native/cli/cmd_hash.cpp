@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
 
 #include "cli/progress.h"
 #include "cli/tensor_hash.h"
@@ -254,27 +255,30 @@ bool is_space(char c) {
 constexpr size_t kMaxManifestLine = size_t(64) << 10;  // no name looked up is longer (a path and a tensor name)
 
 // One line of a manifest (no newline): its first field names a type; with three fields, the entry is kept when
-// its name is one `wanted` (the model's lines), the first such line of a (type, name) winning.
-void read_manifest_line(const std::string& line, bool overlong, const std::set<std::string>& wanted, Manifest* m) {
-    std::vector<std::string> fields;
-    for (size_t i = 0; i < line.size() && fields.size() < 3;) {
+// its name is one `wanted` (the model's lines), the first such line of a (type, name) winning. Allocates only for
+// a line kept (millions of other lines cost no allocation each).
+void read_manifest_line(std::string_view line, bool overlong, const std::set<std::string, std::less<>>& wanted,
+                        Manifest* m) {
+    std::string_view fields[3];
+    size_t n = 0;
+    for (size_t i = 0; i < line.size() && n < 3;) {
         while (i < line.size() && is_space(line[i])) ++i;
         size_t j = i;
         while (j < line.size() && !is_space(line[j])) ++j;
-        if (j > i) fields.push_back(line.substr(i, j - i));
+        if (j > i) fields[n++] = line.substr(i, j - i);
         i = j;
     }
-    if (fields.empty()) return;
+    if (n == 0) return;
     for (size_t a = 0; a < kNumAlgos; ++a) m->has_type[a] |= fields[0] == hash_algo_name(kAlgos[a]);
     m->has_type[kNumAlgos] |= fields[0] == "uuid";
-    if (fields.size() == 3 && !overlong && wanted.count(fields[2])) {
-        m->entries.emplace(std::make_pair(fields[0], fields[2]), fields[1]);
+    if (n == 3 && !overlong && wanted.find(fields[2]) != wanted.end()) {
+        m->entries.emplace(std::make_pair(std::string(fields[0]), std::string(fields[2])), std::string(fields[1]));
     }
 }
 
 // Reads the manifest f (named path) a piece at a time: memory in proportion to the model's lines (`wanted`), not to
 // the manifest. False when it is larger than kMaxManifestBytes.
-bool read_manifest(FILE* f, const std::string& path, const std::set<std::string>& wanted, Manifest* m,
+bool read_manifest(FILE* f, const std::string& path, const std::set<std::string, std::less<>>& wanted, Manifest* m,
                    std::string* why) {
     std::string line;
     bool overlong = false;  // the line is longer than kMaxManifestLine: only its first field is read
@@ -360,7 +364,7 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
     std::string heading;  // --check's first line, printed once the model is hashed (nothing on an error)
     if (check) {
         // The names the model's lines have (as manifest_lines() prints them): only those lines are kept.
-        std::set<std::string> wanted;
+        std::set<std::string, std::less<>> wanted;
         const std::string shown_file = printable(path, SIZE_MAX);
         wanted.insert(shown_file);
         for (size_t i : selected) wanted.insert(shown_file + ":" + printable(model.info.tensors[i].name, SIZE_MAX));
