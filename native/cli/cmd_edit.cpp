@@ -211,9 +211,10 @@ int cmd_edit(const std::vector<std::string>& argv) {
 
     LoadedModel model;
     int status = kExitOk;
-    if (!load(target, false, &model, &status)) return status;
-    if (source.fd >= 0 && (model.files.size() != 1 || model.files[0].identity().dev != source_id.dev ||
-                           model.files[0].identity().ino != source_id.ino)) {
+    if (!load(in_path, false, &model, &status)) return status;  // messages name IN as typed
+    // (A split GGUF is refused below, as out of place.)
+    if (source.fd >= 0 && model.files.size() == 1 &&
+        (model.files[0].identity().dev != source_id.dev || model.files[0].identity().ino != source_id.ino)) {
         return fail(kExitIo, in_path + ": replaced by another file while it was opened; nothing was changed");
     }
     if (model.info.format != Format::kGguf) {
