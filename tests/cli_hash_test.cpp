@@ -350,7 +350,7 @@ TEST_CASE("hash --check verifies a manifest as llama-gguf-hash does, with its ex
         CHECK(count(r.out, "  -  Ok\n") == 2);
         CHECK(r.out.find(small + "  -  Mismatch\n") != std::string::npos);
     }
-    SECTION("a tensor missing from the manifest is Not Found; llama-gguf-hash then trusts the other lines") {
+    SECTION("a tensor missing from the manifest is Not Found and status 3 (llama-gguf-hash trusts the others)") {
         std::string kept;
         std::istringstream in(made.out);
         for (std::string line; std::getline(in, line);) {
@@ -358,9 +358,29 @@ TEST_CASE("hash --check verifies a manifest as llama-gguf-hash does, with its ex
         }
         ws_test::write_file(manifest, std::vector<uint8_t>(kept.begin(), kept.end()));
         const ws_test::CliResult r = run_cli("hash --check " + quote(manifest) + " " + quote(model));
-        CHECK(r.status == 0);
+        CHECK(r.status == 3);
         CHECK(r.out.find(model + ":" + tensors[2].name + "  -  Not Found\n") != std::string::npos);
         CHECK(count(r.out, "  -  Not Found\n") == 1);
+        CHECK(r.out.substr(r.out.size() - verdict.size() - 23) == verdict + "Manifest Missing Entry\n");
+        // Cut short (a full disk): the last tensors' lines and the whole-model line gone, one line cut in two.
+        for (size_t cut : {made.out.size() / 3, made.out.size() / 2, made.out.size() - 90}) {
+            INFO(cut);
+            ws_test::write_file(manifest, std::vector<uint8_t>(made.out.begin(), made.out.begin() + cut));
+            const ws_test::CliResult c = run_cli("hash --check " + quote(manifest) + " " + quote(model));
+            CHECK(c.status == 5);
+            CHECK(c.err.find("manifest " + manifest + " ends in the middle of a line (cut short?)") !=
+                  std::string::npos);
+            // Cut at a line's end: the tensors not listed are missing entries.
+            const size_t line_end = made.out.rfind('\n', cut) + 1;
+            ws_test::write_file(manifest, std::vector<uint8_t>(made.out.begin(), made.out.begin() + line_end));
+            const ws_test::CliResult l = run_cli("hash --check " + quote(manifest) + " " + quote(model));
+            if (line_end < made.out.size() / 2 + 10) {
+                CHECK(l.status == 3);
+                CHECK(l.out.substr(l.out.size() - verdict.size() - 23) == verdict + "Manifest Missing Entry\n");
+            } else {  // only the whole-model lines gone: every tensor's line is there and Ok
+                CHECK(l.status == 0);
+            }
+        }
     }
     SECTION("a manifest of another file: nothing found, status 3 (Manifest Missing Entry)") {
         const ws_test::CliResult r = run_cli("hash --check " + quote(manifest) + " " +

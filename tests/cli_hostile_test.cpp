@@ -2,6 +2,7 @@
 // The CLI against what a hostile world does to files: names that steer the terminal, outputs
 // raced or planted on, inputs that change or never end while they are read. Every test runs the real binary
 // on fixtures written by tests/support/gguf_builder.h and safetensors_builder.h.
+#include <dirent.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/resource.h>
@@ -9,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/gguf_builder.h"
@@ -239,11 +244,31 @@ TEST_CASE("an OUT that is the input is refused, by its name, a symlink or a hard
     CHECK(ws_test::temporary_files(dir.path).empty());
 }
 
-TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT") {
+// Whether process pid has an unnamed (O_TMPFILE) file of directory dir open: /proc shows it as "DIR/#INODE
+// (deleted)".
+bool writes_unnamed_file(pid_t pid, const std::string& dir) {
+    const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+    DIR* d = opendir(fds.c_str());
+    if (!d) return false;
+    bool found = false;
+    while (const dirent* e = readdir(d)) {
+        char target[4096];
+        const ssize_t n = readlink((fds + "/" + e->d_name).c_str(), target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = '\0';
+        found |= std::string(target).rfind(dir + "/#", 0) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+TEST_CASE("SIGINT, SIGTERM or SIGKILL during convert leaves no temporary file and no OUT") {
     ws_test::TempDir dir;
     // 128 MiB of F32 quantized on one thread: long enough to interrupt.
     const std::string in = write_f32_model(dir, "in.gguf", 4096, 8192, 5);
-    for (int sig : {SIGINT, SIGTERM}) {
+    // A SIGKILL cannot be handled: the output is an unnamed file (O_TMPFILE) until its commit, so nothing of it
+    // outlives the process (item 15 of the second adversarial round: a file OUT.tmp-RANDOM per killed run).
+    for (int sig : {SIGINT, SIGTERM, SIGKILL}) {
         INFO("signal " << sig);
         const std::string out = dir.file("out.gguf");
         const pid_t pid = fork();
@@ -256,14 +281,15 @@ TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT"
                   static_cast<char*>(nullptr));
             _exit(127);
         }
-        // Wait for the temporary file, stop the process there (however fast the machine, it is mid-write) and
-        // interrupt it.
-        for (int i = 0; i < 50000 && ws_test::temporary_files(dir.path).empty(); ++i) usleep(100);
+        // Wait for the unnamed output file, stop the process there (however fast the machine, it is mid-write)
+        // and interrupt it.
+        for (int i = 0; i < 50000 && !writes_unnamed_file(pid, dir.path); ++i) usleep(100);
         REQUIRE(::kill(pid, SIGSTOP) == 0);
         int stopped = 0;
         REQUIRE(waitpid(pid, &stopped, WUNTRACED) == pid);
         REQUIRE(WIFSTOPPED(stopped));
-        REQUIRE(ws_test::temporary_files(dir.path).size() == 1);
+        REQUIRE(writes_unnamed_file(pid, dir.path));
+        CHECK(ws_test::temporary_files(dir.path).empty());  // no name in the directory while it is written
         REQUIRE(::kill(pid, sig) == 0);
         REQUIRE(::kill(pid, SIGCONT) == 0);
         int raw = 0;
@@ -273,6 +299,33 @@ TEST_CASE("SIGINT or SIGTERM during convert leaves no temporary file and no OUT"
         CHECK(ws_test::temporary_files(dir.path).empty());
         CHECK_FALSE(ws_test::file_exists(out));
     }
+}
+
+TEST_CASE("a temporary file a killed run left (named OUT.tmp-RANDOM.HOST.PID) is removed by the next output") {
+    // Named temporary files exist only between the link and the rename of a commit (or where there is no
+    // O_TMPFILE): the next run writing OUT removes those of dead processes of this host and user, no other.
+    ws_test::TempDir dir;
+    const std::string in = write_f32_model(dir, "in.gguf", 64, 4, 1);
+    char host[256] = {};
+    REQUIRE(gethostname(host, sizeof host - 1) == 0);
+    uint32_t h = 2166136261u;
+    for (const char* c = host; *c; ++c) h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
+    char mark[9];
+    std::snprintf(mark, sizeof mark, "%08x", h);
+    const pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    REQUIRE(waitpid(dead, nullptr, 0) == dead);
+    const std::string out = dir.file("out.gguf");
+    const std::string stale = out + ".tmp-0123456789abcdef." + mark + "." + std::to_string(dead);
+    const std::string live = out + ".tmp-0123456789abcdef." + mark + "." + std::to_string(getpid());
+    const std::string other_host = out + ".tmp-0123456789abcdef.00000000." + std::to_string(dead);
+    const std::string other_out = dir.file("other.gguf") + ".tmp-0123456789abcdef." + mark + "." + std::to_string(dead);
+    for (const std::string& f : {stale, live, other_host, other_out}) ws_test::write_file(f, {1, 2, 3});
+    REQUIRE(run_cli("convert " + quote(in) + " " + quote(out)).status == 0);
+    CHECK_FALSE(ws_test::file_exists(stale));
+    CHECK(ws_test::file_exists(live));
+    CHECK(ws_test::file_exists(other_host));
+    CHECK(ws_test::file_exists(other_out));
 }
 
 TEST_CASE("convert refuses to write a file that its own reading rules reject") {
@@ -575,4 +628,529 @@ TEST_CASE("JSON nested 100,000 deep from a model, or a FIFO config.json or token
     CHECK(f.status == 0);
     CHECK(f.err.find(dir.file("config.json") + " is not a regular file; ignored") != std::string::npos);
     CHECK(run_cli("diff " + quote(st) + " " + quote(out), "", 60).status == 0);
+}
+
+TEST_CASE("regex name matches are linear: 50 KB names and (.*)*x patterns finish, bad patterns are usage errors") {
+    // std::regex recursed per character (SIGSEGV on a 20-50 KB name, valid in safetensors) and backtracked
+    // for minutes on (.*)*x; every name match now runs the linear engine (weightstream/regex.h).
+    ws_test::TempDir dir;
+    const std::string long_name = "model." + std::string(50000, 'a') + ".weight";
+    const std::string st = dir.file("long.safetensors");
+    ws_test::write_file(st, ws_test::SafetensorsBuilder()
+                                .tensor(long_name, "F32", {4}, 16)
+                                .tensor("blk.0.attn_q.weight", "F32", {4}, 16)
+                                .build());
+    const std::vector<std::string> hostile = {"/(.*)*x/", "/(a|aa)*c$/", "/(a*)*z/", "/((a+)+)+y/"};
+    for (const char* command : {"tensors", "stats", "hash"}) {
+        INFO(command);
+        const ws_test::CliResult q = run_cli(std::string(command) + " " + quote(st) + " --filter '/attn_q/'", "", 60);
+        CHECK(q.status == 0);
+        CHECK(q.out.find("blk.0.attn_q.weight") != std::string::npos);
+        CHECK(q.out.find("aaaaaaaaaa") == std::string::npos);
+        const ws_test::CliResult l =
+            run_cli(std::string(command) + " " + quote(st) + " --filter '/a\\.weight$/'", "", 60);
+        CHECK(l.status == 0);
+        CHECK(l.out.find("aaaaaaaaaa") != std::string::npos);
+        CHECK(l.out.find("attn_q") == std::string::npos);
+        for (const std::string& p : hostile) {
+            INFO(p);
+            const ws_test::CliResult h =
+                run_cli(std::string(command) + " " + quote(st) + " --filter " + quote(p), "", 60);
+            CHECK(h.status == 0);
+            CHECK(h.err.find("matches no tensor") != std::string::npos);
+        }
+    }
+    const std::string raw = dir.file("q.f32");
+    CHECK(run_cli("dump " + quote(st) + " --filter '/attn_q/' -o " + quote(raw), "", 60).status == 0);
+    CHECK(ws_test::read_file(raw).size() == 16);
+    CHECK(run_cli("dump " + quote(st) + " --filter '/(.*)*x/' -o " + quote(raw), "", 60).status == 2);
+
+    // diff --tensors: the same engine, over both sides' names.
+    const ws_test::CliResult d =
+        run_cli("diff " + quote(st) + " " + quote(st) + " --tensors 'a\\.weight$' --json", "", 60);
+    CHECK(d.status == 0);
+    CHECK(d.out.find("aaaaaaaaaa") != std::string::npos);
+    CHECK(d.out.find("attn_q") == std::string::npos);
+    for (const std::string& p : hostile) {
+        INFO(p);
+        CHECK(run_cli("diff " + quote(st) + " " + quote(st) + " --tensors " + quote(p.substr(1, p.size() - 2)), "", 60)
+                  .status == 0);
+    }
+
+    // quantize --tensor-type: GGUF names stop at 63 bytes, where (.*)*x already backtracked for minutes.
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+    spec.kvs.push_back({"llama.block_count", ws_test::val_u32(1)});
+    const std::vector<uint8_t> rows(64 * 4 * 4, 0);
+    spec.tensors.push_back({"blk.0.attn_q.weight", 0, {64, 4}, rows});
+    spec.tensors.push_back({"blk.0." + std::string(50, 'a') + ".weight", 0, {64, 4}, rows});
+    const std::string gguf = dir.file("llama.gguf");
+    ws_test::write_file(gguf, ws_test::build_gguf(spec).bytes);
+    for (const std::string& p : hostile) {
+        INFO(p);
+        const ws_test::CliResult q =
+            run_cli("quantize " + quote(gguf) + " " + quote(dir.file("q.gguf")) + " --type Q8_0 --json --tensor-type " +
+                        quote(p.substr(1, p.size() - 2) + "=f16"),
+                    "", 60);
+        CHECK(q.status == 0);
+        INFO(q.out);
+        CHECK(q.out.find("\"f16\"") == std::string::npos);
+        CHECK(q.out.find("\"F16\"") == std::string::npos);
+        std::remove(dir.file("q.gguf").c_str());
+    }
+    const ws_test::CliResult hit = run_cli("quantize " + quote(gguf) + " " + quote(dir.file("q.gguf")) +
+                                               " --type Q8_0 --json --tensor-type 'a+\\.weight=f16'",
+                                           "", 60);
+    CHECK(hit.status == 0);
+    CHECK(hit.out.find("F16") != std::string::npos);
+    std::remove(dir.file("q.gguf").c_str());
+
+    // Outside the engine's syntax (backreferences, look-behind, possessive): the usage error naming why and where.
+    const ws_test::CliResult f = run_cli("tensors " + quote(st) + " --filter '/(a)\\1/'");
+    CHECK(f.status == 2);
+    CHECK(f.err.find("--filter: bad regular expression '/(a)\\1/': backreferences are not supported at byte 4") !=
+          std::string::npos);
+    const ws_test::CliResult t = run_cli("diff " + quote(st) + " " + quote(st) + " --tensors '(?<=a)b'");
+    CHECK(t.status == 2);
+    CHECK(t.err.find("--tensors: bad regular expression '(?<=a)b': ") != std::string::npos);
+    const ws_test::CliResult o =
+        run_cli("quantize " + quote(gguf) + " " + quote(dir.file("q.gguf")) + " --type Q8_0 --tensor-type 'a++=f16'");
+    CHECK(o.status == 2);
+    CHECK(o.err.find("--tensor-type: bad regular expression 'a++': possessive quantifiers are not supported") !=
+          std::string::npos);
+    CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
+}
+
+size_t count_of(const std::string& s, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+    return n;
+}
+
+TEST_CASE("a write to stdout that fails (/dev/full) is exit 3 with a message, for every command that prints") {
+    // Ignored before: exit 0 with the output cut short (hash --manifest > model.manifest on a full disk).
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.name", ws_test::val_str("full")});
+    for (int i = 0; i < 300; ++i) {  // a tensor table of ~20 KB: writes fail mid-run, not only at the last flush
+        spec.tensors.push_back({"blk." + std::to_string(i) + ".ffn_down.weight", 0, {4}, {}, ws_test::kAutoOffset});
+    }
+    ws_test::TempDir dir;
+    const std::string model = dir.file("m.gguf");
+    ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+    const std::string m = quote(model);
+    const ws_test::CliResult made = run_cli("hash --manifest " + m);
+    REQUIRE(made.status == 0);
+    ws_test::write_file(dir.file("m.manifest"), std::vector<uint8_t>(made.out.begin(), made.out.end()));
+    const std::vector<std::string> commands = {"info " + m,
+                                               "info --json " + m,
+                                               "tensors " + m,
+                                               "tensors --json " + m,
+                                               "hash " + m,
+                                               "hash --json " + m,
+                                               "hash --manifest " + m,
+                                               "hash --check " + quote(dir.file("m.manifest")) + " " + m,
+                                               "stats " + m,
+                                               "stats --json " + m,
+                                               "verify " + m,
+                                               "verify --json " + m,
+                                               "diff " + m + " " + m,
+                                               "diff --json " + m + " " + m,
+                                               "scan " + m,
+                                               "dump " + m + " blk.0.ffn_down.weight",
+                                               "--version",
+                                               "help info"};
+    for (const std::string& c : commands) {
+        INFO(c);
+        const ws_test::CliResult ok = run_cli(c + " >/dev/null");
+        const ws_test::CliResult r = run_cli(c + " >/dev/full");
+        REQUIRE(ok.status == 0);
+        CHECK(r.status == 3);
+        if (c.rfind("dump", 0) == 0) {  // dump writes its bytes through OutputFile ("-" is stdout)
+            CHECK(r.err == "weightstream: error: cannot write -: No space left on device\n");
+            continue;
+        }
+        CHECK(r.err.find("weightstream: error: cannot write standard output: ") != std::string::npos);
+        CHECK(r.err.find(" (the output is incomplete)\n") != std::string::npos);
+        CHECK(count_of(r.err, "weightstream: error:") == 1);
+    }
+    // The last bytes fail only at the final flush (a short output in stdio's buffer): still exit 3.
+    const ws_test::CliResult v = run_cli("--version >/dev/full");
+    CHECK(v.err ==
+          "weightstream: error: cannot write standard output: No space left on device (the output is "
+          "incomplete)\n");
+}
+
+std::string hex(const std::string& bytes) {
+    static const char* kDigits = "0123456789abcdef";
+    std::string h;
+    for (unsigned char c : bytes) h += std::string{kDigits[c >> 4], kDigits[c & 15]};
+    return h;
+}
+
+TEST_CASE("scan --resume refuses a file that is not its own output, unchanged, and matches non-UTF-8 paths") {
+    // A .gguf given as --resume was cut at its last newline and appended to, exit 0.
+    ws_test::TempDir dir;
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.name", ws_test::val_str("line one\nline two\n{\"source\": \"x\"}")});
+    spec.tensors.push_back({"t", 0, {4}, {}, ws_test::kAutoOffset});
+    const std::string model = dir.file("m.gguf");
+    ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+    const std::string st = dir.file("m.safetensors");
+    ws_test::write_file(st, ws_test::SafetensorsBuilder().tensor("t", "F32", {4}, 16).build());
+    const auto text = [](const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+    const std::string scan_line = "{\"source\":\"" + model + "\",\"verdict\":\"ok\"}\n";
+    struct Case {
+        std::string name;
+        std::vector<uint8_t> bytes;
+    };
+    const std::vector<Case> cases = {
+        {"a copy of the .gguf", ws_test::read_file(model)},
+        {"a copy of the .safetensors", ws_test::read_file(st)},
+        {"a one-line JSON file without a newline", text("{\"architectures\":[\"LlamaForCausalLM\"]}")},
+        {"a one-line JSON with a scan key, without a newline", text("{\"name\":\"x\",\"format\":\"y\"}")},
+        {"pretty JSON", text("{\n  \"source\": \"a\",\n  \"verdict\": \"ok\"\n}\n")},
+        {"scan lines, then other text", text(scan_line + "not json\n")},
+        {"scan lines, then a cut line that is not scan's", text(scan_line + "GGUF\x03")},
+        {"a JSON object without verdict", text("{\"source\":\"a\"}\n")},
+        {"binary after a brace", text(std::string("{\xff\xfe\x00", 4))},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const std::string out = dir.file("resume.out");
+        ws_test::write_file(out, c.bytes);
+        const ws_test::CliResult r = run_cli("scan --resume " + quote(out) + " " + quote(model), "", 60);
+        CHECK(r.status == 3);
+        CHECK(r.err.find(out + ": line ") != std::string::npos);
+        CHECK(r.err.find(" is not a line of scan's output; --resume appends only to a file scan wrote (nothing "
+                         "was changed)") != std::string::npos);
+        CHECK(ws_test::read_file(out) == c.bytes);
+    }
+    // The model itself, a FIFO (no hang) and a directory.
+    const std::vector<uint8_t> before = ws_test::read_file(model);
+    CHECK(run_cli("scan --resume " + quote(model) + " " + quote(st), "", 60).status == 3);
+    CHECK(ws_test::read_file(model) == before);
+    const std::string fifo = dir.file("fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const ws_test::CliResult f = run_cli("scan --resume " + quote(fifo) + " " + quote(st), "", 60);
+    CHECK(f.status == 3);
+    CHECK(f.err.find(fifo + ": --resume needs a regular file") != std::string::npos);
+    CHECK(run_cli("scan --resume " + quote(dir.path) + " " + quote(st), "", 60).status == 3);
+    // Scan's own line whose newline was not written: kept, and the newline added.
+    const std::string own = dir.file("own.jsonl");
+    ws_test::write_file(own, text(scan_line.substr(0, scan_line.size() - 1)));
+    const ws_test::CliResult o = run_cli("scan --resume " + quote(own) + " " + quote(model) + " " + quote(st), "", 60);
+    CHECK(o.status == 0);
+    const std::vector<uint8_t> own_bytes = ws_test::read_file(own);
+    const std::string own_text(own_bytes.begin(), own_bytes.end());
+    CHECK(own_text.rfind(scan_line, 0) == 0);
+    CHECK(own_text.find("\"source\":\"" + st + "\"") != std::string::npos);
+
+    // Two paths that differ only in bytes that are not UTF-8: told apart by source_hex, and matched on resume.
+    const std::string odd = dir.file("odd");
+    REQUIRE(::mkdir(odd.c_str(), 0700) == 0);
+    const std::string a = odd + "/m\xff.gguf", b = odd + "/m\xfe.gguf";
+    ws_test::write_file(a, before);
+    ws_test::write_file(b, before);
+    const ws_test::CliResult s = run_cli("scan " + quote(odd), "", 60);
+    CHECK(s.status == 0);
+    CHECK(s.out.find("\"source_hex\":\"" + hex(a) + "\"") != std::string::npos);
+    CHECK(s.out.find("\"source_hex\":\"" + hex(b) + "\"") != std::string::npos);
+    const ws_test::CliResult v = run_cli("verify --json " + quote(a), "", 60);
+    CHECK(v.out.find("\"source_hex\": \"" + hex(a) + "\"") != std::string::npos);
+    const std::string jsonl = dir.file("odd.jsonl");
+    CHECK(run_cli("scan --resume " + quote(jsonl) + " " + quote(odd), "", 60).status == 0);
+    const ws_test::CliResult again = run_cli("scan --resume " + quote(jsonl) + " " + quote(odd), "", 60);
+    CHECK(again.status == 0);
+    CHECK(again.err.find("scan: 0 models") == 0);
+    const std::vector<uint8_t> lines = ws_test::read_file(jsonl);
+    CHECK(std::count(lines.begin(), lines.end(), '\n') == 2);
+}
+
+namespace {
+
+// Starts `weightstream args...` with stdout and stderr to /dev/null; returns its pid.
+pid_t spawn_cli(const std::vector<std::string>& args) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        std::vector<char*> argv{const_cast<char*>(WS_CLI)};
+        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(WS_CLI, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+// A GGUF whose header is a 3 MiB chat template (an edit rewrites all of it) and the two files that editing it
+// to all-A or all-B gives (the same layout: the header's length does not change).
+struct InPlaceFixture {
+    ws_test::TempDir dir;
+    std::string model, template_a, template_b;
+    std::vector<uint8_t> a, b;
+    InPlaceFixture() {
+        model = dir.file("model.gguf");
+        template_a = dir.file("a.jinja");
+        template_b = dir.file("b.jinja");
+        ws_test::write_file(template_a, std::vector<uint8_t>(size_t(3) << 20, 'A'));
+        ws_test::write_file(template_b, std::vector<uint8_t>(size_t(3) << 20, 'B'));
+        ws_test::GgufSpec spec;
+        spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+        spec.kvs.push_back({"tokenizer.chat_template", ws_test::val_str(std::string(size_t(3) << 20, 'C'))});
+        spec.tensors.push_back({"t", 0, {256, 64}, std::vector<uint8_t>(256 * 64 * 4, 7)});
+        ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+        REQUIRE(run_cli("edit " + quote(model) + " " + quote(dir.file("a.gguf")) + " --set-chat-template " +
+                        quote(template_a))
+                    .status == 0);
+        REQUIRE(run_cli("edit " + quote(model) + " " + quote(dir.file("b.gguf")) + " --set-chat-template " +
+                        quote(template_b))
+                    .status == 0);
+        a = ws_test::read_file(dir.file("a.gguf"));
+        b = ws_test::read_file(dir.file("b.gguf"));
+        REQUIRE(a.size() == b.size());
+        ws_test::write_file(model, a);
+    }
+    // The template that turns the model's current bytes into the other file.
+    std::string other_template() { return ws_test::read_file(model) == a ? template_b : template_a; }
+};
+
+double seconds_since(const std::chrono::steady_clock::time_point& t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("edit --in-place killed at random points leaves the old file or the new one, never a mix") {
+    // It was one pwrite of the header: 14 of 300 kill -9s left a half-old, half-new header.
+    InPlaceFixture fx;
+    // A whole run first: in place gives the bytes edit IN OUT gives; its time sets the range of the kills.
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.template_b)).status == 0);
+    const double whole = seconds_since(start);
+    REQUIRE(ws_test::read_file(fx.model) == fx.b);
+    std::srand(24);
+    int kept = 0, replaced = 0, finished = 0;
+    for (int run = 0; run < 80; ++run) {
+        INFO("run " << run);
+        const bool was_a = ws_test::read_file(fx.model) == fx.a;
+        const pid_t pid = spawn_cli({"edit", fx.model, "--in-place", "--set-chat-template", fx.other_template()});
+        REQUIRE(pid > 0);
+        usleep(static_cast<useconds_t>(whole * 1.2e6 * (std::rand() % 1000) / 1000.0));
+        ::kill(pid, SIGKILL);
+        int raw = 0;
+        REQUIRE(waitpid(pid, &raw, 0) == pid);
+        if (WIFEXITED(raw)) {
+            CHECK(WEXITSTATUS(raw) == 0);
+            ++finished;
+        }
+        const std::vector<uint8_t> now = ws_test::read_file(fx.model);
+        const bool is_a = now == fx.a, is_b = now == fx.b;
+        REQUIRE((is_a || is_b));
+        ++((is_a == was_a) ? kept : replaced);
+    }
+    WARN(kept << " kills left the old file, " << replaced << " the new one (" << finished << " runs had ended)");
+    // A kill between the link and the rename of the commit can leave OUT.tmp-RANDOM.HOST.PID: the next run removes it.
+    REQUIRE(
+        run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template())).status ==
+        0);
+    CHECK(ws_test::temporary_files(fx.dir.path).empty());
+}
+
+TEST_CASE("edit --in-place: a concurrent reader sees the old file or the new one; a file renamed in is kept") {
+    InPlaceFixture fx;
+    // A reader opening and reading the model while 20 edits run (8 of 44 reads were a mix of two headers).
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0}, mixed{0};
+    std::thread reader([&] {
+        while (!stop) {
+            const std::vector<uint8_t> seen = ws_test::read_file(fx.model);
+            if (seen != fx.a && seen != fx.b) ++mixed;
+            ++reads;
+        }
+    });
+    for (int i = 0; i < 20; ++i) {
+        CHECK(run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template()))
+                  .status == 0);
+    }
+    stop = true;
+    reader.join();
+    CHECK(mixed == 0);
+    CHECK(reads > 20);
+
+    // A file renamed over the model while it is edited (a download, a sync tool) is never overwritten with the
+    // edit of the file it replaced: the edit ends first (exit 0, then the rename) or notices and changes nothing
+    // (exit 3). Before, the old file's header was written into the new file, exit 0.
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+    spec.kvs.push_back({"general.name", ws_test::val_str("the downloaded file")});
+    spec.tensors.push_back({"t", 0, {4}, {}, ws_test::kAutoOffset});
+    const std::vector<uint8_t> downloaded = ws_test::build_gguf(spec).bytes;
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(
+        run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template())).status ==
+        0);
+    const double whole = seconds_since(start);
+    std::srand(2);
+    int refused = 0;
+    for (int run = 0; run < 30; ++run) {
+        INFO("run " << run);
+        ws_test::write_file(fx.model, fx.a);
+        const std::string incoming = fx.dir.file("incoming.part");
+        ws_test::write_file(incoming, downloaded);
+        const pid_t pid = spawn_cli({"edit", fx.model, "--in-place", "--set-chat-template", fx.template_b});
+        usleep(static_cast<useconds_t>(whole * 1e6 * (std::rand() % 1000) / 1000.0));
+        REQUIRE(std::rename(incoming.c_str(), fx.model.c_str()) == 0);
+        int raw = 0;
+        REQUIRE(waitpid(pid, &raw, 0) == pid);
+        REQUIRE(WIFEXITED(raw));
+        // 2: the edit began after the rename, and the template does not fit in the downloaded file's header.
+        CHECK((WEXITSTATUS(raw) == 0 || WEXITSTATUS(raw) == 2 || WEXITSTATUS(raw) == 3));
+        refused += WEXITSTATUS(raw) == 3;
+        CHECK(ws_test::read_file(fx.model) == downloaded);
+    }
+    WARN(refused << " of 30 edits saw the file replaced and changed nothing");
+    CHECK(ws_test::temporary_files(fx.dir.path).empty());
+}
+
+TEST_CASE("edit --in-place through a symbolic link edits its target; hard links and FIFOs are refused") {
+    InPlaceFixture fx;
+    REQUIRE(::chmod(fx.model.c_str(), 0640) == 0);
+    const std::string link = fx.dir.file("link.gguf");
+    REQUIRE(::symlink(fx.model.c_str(), link.c_str()) == 0);
+    const ws_test::CliResult r =
+        run_cli("edit " + quote(link) + " --in-place --set-chat-template " + quote(fx.template_b));
+    CHECK(r.status == 0);
+    CHECK(r.out.find("header rewritten in place") != std::string::npos);
+    CHECK(S_ISLNK(mode_of(link)));
+    CHECK(ws_test::read_file(fx.model) == fx.b);
+    CHECK((mode_of(fx.model) & 07777) == 0640);
+
+    const std::string hard = fx.dir.file("hard.gguf");
+    REQUIRE(::link(fx.model.c_str(), hard.c_str()) == 0);
+    const ws_test::CliResult h =
+        run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.template_a));
+    CHECK(h.status == 3);
+    CHECK(h.err.find(": has 2 hard links; --in-place replaces the file under this name only") != std::string::npos);
+    CHECK(ws_test::read_file(fx.model) == fx.b);
+    REQUIRE(::unlink(hard.c_str()) == 0);
+
+    const std::string fifo = fx.dir.file("fifo.gguf");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const ws_test::CliResult f = run_cli("edit " + quote(fifo) + " --in-place --set general.name=x", "", 60);
+    CHECK(f.status == 3);
+    CHECK(f.err.find("--in-place edits a regular file") != std::string::npos);
+    CHECK(ws_test::temporary_files(fx.dir.path).empty());
+}
+
+TEST_CASE("hash --check of a large manifest runs in memory bounded by the model, not the manifest") {
+    // A 250 MB manifest peaked at 3.07 GB (the whole text, then a map entry per line): lines are now read a
+    // piece at a time and only the model's own kept.
+    ws_test::TempDir dir;
+    ws_test::GgufSpec spec;
+    for (int i = 0; i < 8; ++i) spec.tensors.push_back({"t" + std::to_string(i), 0, {16}, {}, ws_test::kAutoOffset});
+    const std::string model = dir.file("m.gguf");
+    ws_test::write_file(model, ws_test::build_gguf(spec).bytes);
+    const ws_test::CliResult made = run_cli("hash --manifest --sha256 " + quote(model));
+    REQUIRE(made.status == 0);
+    const std::string manifest = dir.file("big.manifest");
+    {
+        std::ofstream out(manifest, std::ios::binary);
+        const std::string digest(64, 'a');
+        for (int i = 0; i < 600000; ++i) {  // ~96 MB of other files' lines
+            out << "sha256    " << digest << "  /models/another-" << i << ".gguf:blk." << i % 80
+                << ".ffn_down.weight\n";
+        }
+        out << made.out;
+        out << "xxh64     " << std::string(100000, 'b') << "  " << model << ":t0\n";  // a long line too
+    }
+    const Measured m = run_measured({"hash", "--check", manifest, model});
+    INFO(m.err);
+    CHECK(m.status == 0);
+    CHECK(m.out.find("Verification results for " + manifest + " - Success") != std::string::npos);
+    INFO("peak RSS " << m.max_rss_kb << " KB");
+    CHECK(m.max_rss_kb < baseline_rss_kb() + 24 * 1024);
+}
+
+TEST_CASE("imatrix files: entries capped (memory bounded), and their errors said of the imatrix in its own words") {
+    // A 72 MB legacy imatrix of tiny entries took 884 MB (a map node, two names and a vector per entry).
+    ws_test::TempDir dir;
+    const std::string model = write_f32_model(dir, "m.gguf", 64, 4, 3);
+    const auto i32 = [](std::string* b, int32_t v) {
+        for (int i = 0; i < 4; ++i) *b += static_cast<char>((static_cast<uint32_t>(v) >> (8 * i)) & 0xff);
+    };
+    std::string many;
+    i32(&many, 3000000);
+    for (int i = 0; i < 3000000; ++i) {  // 17 bytes each: "w", ncall 1, nval 1, one float
+        i32(&many, 1);
+        many += 'w';
+        i32(&many, 1);
+        i32(&many, 1);
+        i32(&many, 0x3f800000);
+    }
+    ws_test::write_file(dir.file("many.dat"), std::vector<uint8_t>(many.begin(), many.end()));
+    const Measured m =
+        run_measured({"quantize", model, dir.file("q.gguf"), "--type", "Q8_0", "--imatrix", dir.file("many.dat")});
+    CHECK(m.status == 1);
+    CHECK(m.err == "weightstream: error: " + dir.file("many.dat") +
+                       ": too_large: it claims more than 65,536 entries (llama-imatrix writes one per weight matrix) "
+                       "(byte 0)\n");
+    INFO("peak RSS " << m.max_rss_kb << " KB");
+    CHECK(m.max_rss_kb < baseline_rss_kb() + 24 * 1024);
+
+    // Each broken field named as what it is, with the byte where it is.
+    struct Case {
+        std::string bytes, words;
+    };
+    std::string zero, nan_value, no_values, cut;
+    i32(&zero, 0);
+    i32(&nan_value, 1);
+    i32(&nan_value, 1);
+    nan_value += 'w';
+    i32(&nan_value, 1);
+    i32(&nan_value, 2);
+    i32(&nan_value, 0x3f800000);
+    i32(&nan_value, 0x7fc00000);
+    i32(&no_values, 1);
+    i32(&no_values, 1);
+    no_values += 'w';
+    i32(&no_values, 1);
+    i32(&no_values, 0);
+    cut = nan_value.substr(0, nan_value.size() - 2);
+    for (const Case& c : {Case{zero, "bad_shape: its entry count is not at least 1 (byte 0)"},
+                          Case{nan_value,
+                               "bad_shape: an importance value is NaN or infinite (llama-quantize refuses "
+                               "the file too) (byte 21)"},
+                          Case{no_values,
+                               "bad_shape: an entry has no values (its value count is not at least 1) "
+                               "(byte 13)"},
+                          Case{cut, "truncated: an entry's values run past the end of the file (byte 13)"}}) {
+        INFO(c.words);
+        ws_test::write_file(dir.file("bad.dat"), std::vector<uint8_t>(c.bytes.begin(), c.bytes.end()));
+        const ws_test::CliResult r = run_cli("quantize " + quote(model) + " " + quote(dir.file("q.gguf")) +
+                                             " --type Q8_0 --imatrix " + quote(dir.file("bad.dat")));
+        CHECK(r.status == 1);
+        CHECK(r.err == "weightstream: error: " + dir.file("bad.dat") + ": " + c.words + "\n");
+    }
+    CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
+}
+
+TEST_CASE("--trace never replaces a file that is not a trace (a model given there by mistake)") {
+    // A sibling of scan --resume truncating a .gguf: --trace model.gguf replaced the model with a JSON trace.
+    ws_test::TempDir dir;
+    const std::string model = write_f32_model(dir, "m.gguf", 64, 4, 9);
+    const std::vector<uint8_t> before = ws_test::read_file(model);
+    const std::string other = dir.file("other.gguf");
+    ws_test::write_file(other, before);
+    const ws_test::CliResult r = run_cli("stats " + quote(model) + " --trace " + quote(other));
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--trace " + other + ": the file exists and is not a trace; not replaced") != std::string::npos);
+    CHECK(ws_test::read_file(other) == before);
+    // A trace is replaced by the next one; a new file is written.
+    const std::string trace = dir.file("t.json");
+    REQUIRE(run_cli("stats " + quote(model) + " --trace " + quote(trace)).status == 0);
+    CHECK(run_cli("stats " + quote(model) + " --trace " + quote(trace)).status == 0);
+    const std::vector<uint8_t> t = ws_test::read_file(trace);
+    CHECK(std::string(t.begin(), t.end()).find("\"traceEvents\"") != std::string::npos);
 }

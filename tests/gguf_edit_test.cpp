@@ -3,6 +3,8 @@
 // input's alignment, every tensor re-aligned with the same bytes, in-place only when the data stays where it is).
 #include "weightstream/gguf_edit.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -268,4 +270,39 @@ TEST_CASE("plan_gguf_edit: the layout of the edited metadata with the input's te
     ModelInfo st = in;
     st.format = Format::kSafetensors;
     CHECK(plan_gguf_edit(st, same).status().code == Error::kUnsupported);
+}
+
+TEST_CASE("parse_edit_value: a large array in memory about its stored size, and one past the reader's cap refused") {
+    // 4M small numbers as JSON (the package's edit() passes its values so): a JSON document and a list of parsed
+    // items took ~90 bytes per item (edit() of 40M items trapped the wasm module at 3.3 GB); now two passes over
+    // the text build only the value (4 bytes per u32 item).
+    std::string text = "[";
+    for (int i = 0; i < 4000000; ++i) text += i == 0 ? "7" : ",7";
+    text += "]";
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    const Value v = value_of(text, "", nullptr, true);
+    getrusage(RUSAGE_SELF, &after);
+    CHECK(v.length == 4000000);
+    CHECK(v.item_type == ValueType::kUint32);
+    CHECK(v.raw.size() == 16000000);
+    INFO("peak RSS grew by " << (after.ru_maxrss - before.ru_maxrss) << " KB");
+    CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024);
+    // Mixed items still infer as before; nested arrays, objects and null are not scalars; bad JSON is bad JSON.
+    CHECK(value_of("[1, -1, 4294967295]", "", nullptr, true).item_type == ValueType::kInt64);
+    CHECK(value_of("[1, 2.5]", "", nullptr, true).item_type == ValueType::kFloat32);
+    CHECK(error_of("[1, [2]]", "", nullptr, true).code == Error::kBadType);
+    CHECK(error_of("[1, {}]", "", nullptr, true).code == Error::kBadType);
+    CHECK(error_of("[null]", "", nullptr, true).code == Error::kBadType);
+    CHECK(error_of("[1, 2", "", nullptr, true).code == Error::kBadJson);
+    CHECK(error_of("[18446744073709551615, -1]", "", nullptr, true).code == Error::kBadType);
+    // More items than the GGUF reader takes in one array (ParseOptions::max_array_length): kTooLarge, not a
+    // file that would be written and then refused.
+    std::string huge = "[";
+    huge.reserve(2 * (ParseOptions().max_array_length + 1) + 2);
+    for (uint64_t i = 0; i <= ParseOptions().max_array_length; ++i) huge += i == 0 ? "0" : ",0";
+    huge += "]";
+    const Status s = error_of(huge, "u8", nullptr, true);
+    CHECK(s.code == Error::kTooLarge);
+    CHECK(std::string(s.what) == "value.length");
 }

@@ -9,12 +9,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
-#include <regex>
+#include <memory>
 
 #include "support/recipe_runs.h"
 #include "support/test_util.h"
 #include "weightstream/gguf.h"
 #include "weightstream/imatrix.h"
+#include "weightstream/regex.h"
 
 namespace {
 
@@ -29,9 +30,13 @@ ModelInfo parse_model(const std::vector<uint8_t>& bytes) {
 }
 
 OverrideMatcher regex_matcher(const std::vector<TensorTypeOverride>& overrides) {
-    std::vector<std::regex> compiled;
-    for (const TensorTypeOverride& o : overrides) compiled.emplace_back(o.pattern);
-    return [compiled](size_t i, const std::string& name) { return std::regex_search(name, compiled[i]); };
+    auto compiled = std::make_shared<std::vector<Regex>>();  // as the CLI matches them
+    for (const TensorTypeOverride& o : overrides) {
+        Result<Regex> r = Regex::compile(o.pattern);
+        REQUIRE(r.ok());
+        compiled->push_back(std::move(r).value());
+    }
+    return [compiled](size_t i, const std::string& name) { return (*compiled)[i].search(name); };
 }
 
 DType type_named(const std::string& s) {

@@ -35,11 +35,13 @@ int32_t load_i32(const uint8_t* p) {
     return v;
 }
 
-// llama-quantize refuses the whole file when any importance value is NaN or infinite.
+// llama-quantize refuses the whole file when any importance value is NaN or infinite; the offset is the stored
+// value's (a GGUF's in_sum2 element).
 Status check_finite(const Imatrix& m) {
     for (const ImatrixEntry& e : m.entries) {
-        for (float v : e.values) {
-            if (!std::isfinite(v)) return make_error(Error::kBadShape, 0, "imatrix.value");
+        for (size_t k = 0; k < e.values.size(); ++k) {
+            if (!std::isfinite(e.values[k]))
+                return make_error(Error::kBadShape, e.values_offset + 4 * k, "imatrix.value");
         }
     }
     return ok_status();
@@ -108,6 +110,7 @@ Result<Imatrix> parse_gguf_imatrix(const uint8_t* data, size_t size) {
         e.name = name;
         e.n_per_row = ne0;
         e.n_mat = ne1;
+        e.values_offset = sums->offset;
         e.values.resize(static_cast<size_t>(sums->n_elements));
         for (int64_t j = 0; j < ne1; ++j) {
             const float count = load_f32(count_bytes + 4 * j);
@@ -132,8 +135,11 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
     int32_t n_entries = 0;
     WS_TRY(read_i32("imatrix.n_entries", &n_entries));
     if (n_entries < 1) return make_error(Error::kBadShape, 0, "imatrix.n_entries");
+    if (n_entries > kMaxImatrixEntries) return make_error(Error::kTooLarge, 0, "imatrix.n_entries");
 
-    std::map<std::string, ImatrixEntry> by_name;
+    // In file order; sorted at the end, where the last of a repeated name wins (llama reads into a map). One
+    // name per entry: memory is the values plus a small constant per entry, bounded by kMaxImatrixEntries.
+    std::vector<ImatrixEntry> read;
     for (int32_t i = 0; i < n_entries; ++i) {
         const size_t entry_at = pos;
         int32_t len = 0;
@@ -142,7 +148,8 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
         if (size - pos < static_cast<size_t>(len)) return make_error(Error::kTruncated, entry_at, "imatrix.name");
         // llama builds the name as a C string: it ends at the first NUL.
         const uint8_t* name_end = std::find(data + pos, data + pos + len, uint8_t(0));
-        const std::string name(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(name_end - (data + pos)));
+        ImatrixEntry e;
+        e.name.assign(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(name_end - (data + pos)));
         pos += static_cast<size_t>(len);
         int32_t ncall = 0, nval = 0;
         WS_TRY(read_i32("imatrix.ncall", &ncall));
@@ -151,16 +158,16 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
         if (nval < 1) return make_error(Error::kBadShape, nval_at, "imatrix.nval");
         if ((size - pos) / 4 < static_cast<size_t>(nval))
             return make_error(Error::kTruncated, nval_at, "imatrix.values");
-        ImatrixEntry& e = by_name[name];
-        e.name = name;
         e.n_per_row = nval;
         e.n_mat = 1;
+        e.values_offset = pos;
         e.values.resize(static_cast<size_t>(nval));
         for (int32_t k = 0; k < nval; ++k) {
             const float v = load_f32(data + pos + 4 * static_cast<size_t>(k));
             e.values[static_cast<size_t>(k)] = ncall > 0 ? v / static_cast<float>(ncall) : v;
         }
         pos += 4 * static_cast<size_t>(nval);
+        read.push_back(std::move(e));
     }
 
     Imatrix out;
@@ -177,7 +184,12 @@ Result<Imatrix> parse_legacy_imatrix(const uint8_t* data, size_t size) {
         out.chunk_count = last_call;
         out.datasets.emplace_back(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(dataset_len));
     }
-    for (auto& [name, e] : by_name) out.entries.push_back(std::move(e));
+    std::stable_sort(read.begin(), read.end(),
+                     [](const ImatrixEntry& a, const ImatrixEntry& b) { return a.name < b.name; });
+    for (size_t i = 0; i < read.size(); ++i) {
+        if (i + 1 < read.size() && read[i + 1].name == read[i].name) continue;  // a later one of the name wins
+        out.entries.push_back(std::move(read[i]));
+    }
     return out;
 }
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "weightstream/parse_options.h"
+
 namespace ws {
 namespace {
 
@@ -274,6 +276,7 @@ Result<Value> scalar_value(const Scalar& s, ValueType t) {
     v.type = t;
     if (t == ValueType::kString) {
         if (s.kind != Kind::kString) return bad_type();
+        if (s.s.size() > ParseOptions().max_string_bytes) return make_error(Error::kTooLarge, 0, "value.length");
         v.str = s.s;
         return v;
     }
@@ -281,50 +284,132 @@ Result<Value> scalar_value(const Scalar& s, ValueType t) {
     return v;
 }
 
-ValueType infer_items(const std::vector<Scalar>& items, bool* ok) {
-    *ok = !items.empty();
-    bool any_string = false, all_string = true, any_float = false, all_bool = true, any_bool = false;
-    ValueType widest = ValueType::kUint32;
-    int rank = 0;  // u32 < i32 < i64 < u64
-    for (const Scalar& s : items) {
-        any_string = any_string || s.kind == Kind::kString;
-        all_string = all_string && s.kind == Kind::kString;
-        any_float = any_float || s.kind == Kind::kFloat;
-        any_bool = any_bool || s.kind == Kind::kBool;
-        all_bool = all_bool && s.kind == Kind::kBool;
-        if (s.kind == Kind::kInteger) {
-            const ValueType t = infer_integer(s.i);
-            const int r = t == ValueType::kUint32 ? 0 : t == ValueType::kInt32 ? 1 : t == ValueType::kInt64 ? 2 : 3;
-            if (r > rank) rank = r, widest = t;
-        }
+// The type an array's items are stored as when none is given, from the items one at a time (no list of them is
+// kept): strings, bools, or the narrowest number type that holds every number (f32 when any is a float).
+class ItemTypeInference {
+public:
+    void add(const Scalar& s) {
+        ++count_;
+        any_string_ = any_string_ || s.kind == Kind::kString;
+        all_string_ = all_string_ && s.kind == Kind::kString;
+        any_float_ = any_float_ || s.kind == Kind::kFloat;
+        any_bool_ = any_bool_ || s.kind == Kind::kBool;
+        all_bool_ = all_bool_ && s.kind == Kind::kBool;
+        if (s.kind != Kind::kInteger) return;
+        const ValueType t = infer_integer(s.i);
+        const int r = t == ValueType::kUint32 ? 0 : t == ValueType::kInt32 ? 1 : t == ValueType::kInt64 ? 2 : 3;
+        if (r > rank_) rank_ = r, widest_ = t;
+        uint64_t b;
+        not_i32_ = not_i32_ || !integer_bits(s.i, ValueType::kInt32, &b);
+        negative_ = negative_ || s.i.negative;
     }
-    if (all_string) return ValueType::kString;
-    if (all_bool) return ValueType::kBool;
-    if (any_string || any_bool) *ok = false;
-    if (any_float) return ValueType::kFloat32;
-    // i32 and u32 values together need a type that holds both.
-    if (rank == 1) {
-        for (const Scalar& s : items) {
-            uint64_t b;
-            if (s.kind == Kind::kInteger && !integer_bits(s.i, ValueType::kInt32, &b)) return ValueType::kInt64;
-        }
+    ValueType result(bool* ok) const {
+        *ok = count_ > 0;
+        if (all_string_) return ValueType::kString;
+        if (all_bool_) return ValueType::kBool;
+        if (any_string_ || any_bool_) *ok = false;
+        if (any_float_) return ValueType::kFloat32;
+        if (rank_ == 1 && not_i32_) return ValueType::kInt64;  // i32 and u32 values together need a type for both
+        if (rank_ == 3 && negative_) *ok = false;              // u64 values and negative ones: no type holds both
+        return widest_;
     }
-    if (rank == 3) {
-        for (const Scalar& s : items) {
-            if (s.kind == Kind::kInteger && s.i.negative) *ok = false;
-        }
+
+private:
+    uint64_t count_ = 0;
+    bool any_string_ = false, all_string_ = true, any_float_ = false, all_bool_ = true, any_bool_ = false;
+    bool not_i32_ = false, negative_ = false;
+    ValueType widest_ = ValueType::kUint32;
+    int rank_ = 0;  // u32 < i32 < i64 < u64
+};
+
+// A SAX handler for a JSON array of scalars: item(Scalar) per item, in order, without a document (nlohmann's
+// costs 16 bytes and more per item: 8 times the text of an array of small numbers, 3.3 GB for 40M items with the
+// list of parsed items beside it). Anything nested (an array, an object) or null is not_scalar; a parse error is
+// bad_json.
+template <typename F>
+class ArrayItems {
+public:
+    using Json = nlohmann::json;
+    explicit ArrayItems(F* item) : item_(item) {}
+    bool not_scalar = false, bad_json = false;
+
+    bool null() { return nested(); }
+    bool boolean(bool b) {
+        Scalar s;
+        s.kind = Kind::kBool;
+        s.b = b;
+        return emit(s);
     }
-    return widest;
+    bool number_integer(Json::number_integer_t v) {
+        Scalar s;
+        s.kind = Kind::kInteger;
+        s.i.negative = v < 0;
+        s.i.magnitude = v < 0 ? ~static_cast<uint64_t>(v) + 1 : static_cast<uint64_t>(v);
+        return emit(s);
+    }
+    bool number_unsigned(Json::number_unsigned_t v) {
+        Scalar s;
+        s.kind = Kind::kInteger;
+        s.i.magnitude = v;
+        return emit(s);
+    }
+    bool number_float(Json::number_float_t v, const Json::string_t&) {
+        Scalar s;
+        s.kind = Kind::kFloat;
+        s.d = v;
+        return emit(s);
+    }
+    bool string(Json::string_t& v) {
+        Scalar s;
+        s.kind = Kind::kString;
+        s.s = std::move(v);
+        return emit(s);
+    }
+    bool binary(Json::binary_t&) { return nested(); }
+    bool start_object(std::size_t) { return nested(); }
+    bool key(Json::string_t&) { return nested(); }
+    bool end_object() { return nested(); }
+    bool start_array(std::size_t) { return depth_++ == 0 ? true : nested(); }
+    bool end_array() {
+        --depth_;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+        bad_json = true;
+        return false;
+    }
+
+private:
+    bool nested() {
+        not_scalar = true;
+        return false;
+    }
+    bool emit(const Scalar& s) { return depth_ == 1 ? (*item_)(s) : nested(); }
+    F* item_;
+    int depth_ = 0;
+};
+
+// Calls item(const Scalar&) for each item of the JSON array `text` (item returns false to stop). kBadJson when the
+// text is not JSON, bad_type() when it is not an array of scalars.
+template <typename F>
+Status for_each_item(const std::string& text, F item) {
+    ArrayItems<F> handler(&item);
+    const bool done = nlohmann::json::sax_parse(text, &handler);
+    if (handler.bad_json) return make_error(Error::kBadJson, 0, "value");
+    if (handler.not_scalar) return bad_type();
+    return done ? ok_status() : make_error(Error::kInternal, 0, "value");  // stopped by item(): it says why
 }
 
-Result<Value> array_value(const nlohmann::json& j, const std::string& type_name, const Value* existing) {
-    std::vector<Scalar> items;
-    items.reserve(j.size());
-    for (const nlohmann::json& item : j) {
-        Scalar s;
-        if (!scalar_from_json(item, &s)) return bad_type();  // nested arrays, objects, null
-        items.push_back(std::move(s));
-    }
+// An array value from its JSON text in two passes over the text (the item type, then the items stored as that
+// type): memory is the value itself.
+Result<Value> array_value(const std::string& text, const std::string& type_name, const Value* existing) {
+    ItemTypeInference inference;
+    uint64_t count = 0;
+    WS_TRY(for_each_item(text, [&](const Scalar& s) {
+        ++count;
+        inference.add(s);
+        return true;
+    }));
     ValueType item_type;
     if (!type_name.empty()) {
         if (!type_of_name(type_name, &item_type)) return bad_type();
@@ -332,23 +417,38 @@ Result<Value> array_value(const nlohmann::json& j, const std::string& type_name,
         item_type = existing->item_type;
     } else {
         bool ok = false;
-        item_type = infer_items(items, &ok);
+        item_type = inference.result(&ok);
         if (!ok) return bad_type();
     }
+    // What the GGUF reader takes (ParseOptions' defaults): a longer array would be written and then refused.
+    if (count > ParseOptions().max_array_length) return make_error(Error::kTooLarge, 0, "value.length");
     Value v;
     v.type = ValueType::kArray;
     v.item_type = item_type;
-    v.length = items.size();
+    v.length = count;
     const uint32_t size = value_type_size(item_type);
-    if (item_type == ValueType::kString) v.strings.reserve(items.size());
-    for (const Scalar& s : items) {
-        WS_ASSIGN_OR_RETURN(Value one, scalar_value(s, item_type));
-        if (item_type == ValueType::kString) {
-            v.strings.push_back(std::move(one.str));
-            continue;
-        }
-        for (uint32_t b = 0; b < size; ++b) v.raw.push_back(static_cast<uint8_t>(one.bits >> (8 * b)));
+    if (item_type == ValueType::kString) {
+        v.strings.reserve(static_cast<size_t>(count));
+    } else {
+        v.raw.reserve(static_cast<size_t>(count * size));
     }
+    Status failed = ok_status();
+    const Status walked = for_each_item(text, [&](const Scalar& s) {
+        if (item_type == ValueType::kString) {
+            if (s.kind != Kind::kString) failed = bad_type();
+            if (s.s.size() > ParseOptions().max_string_bytes) failed = make_error(Error::kTooLarge, 0, "value.length");
+            if (!failed.ok()) return false;
+            v.strings.push_back(s.s);
+            return true;
+        }
+        uint64_t bits = 0;
+        failed = scalar_bits(s, item_type, &bits);
+        if (!failed.ok()) return false;
+        for (uint32_t b = 0; b < size; ++b) v.raw.push_back(static_cast<uint8_t>(bits >> (8 * b)));
+        return true;
+    });
+    if (!failed.ok()) return failed;
+    WS_TRY(walked);
     return v;
 }
 
@@ -380,17 +480,21 @@ Result<Value> parse_edit_value(const EditValue& v, const Value* existing) {
     const bool typed = !v.type.empty();
     if (typed && !type_of_name(v.type, &type)) return bad_type();
     if (!v.json && !(typed && type == ValueType::kString) && !v.text.empty() && v.text[0] == '[') {
-        const nlohmann::json j = nlohmann::json::parse(v.text, nullptr, false);
-        if (j.is_discarded() || !j.is_array()) return make_error(Error::kBadJson, 0, "value");
+        if (!nlohmann::json::accept(v.text)) return make_error(Error::kBadJson, 0, "value");
         if (json_has_too_big_integer(v.text)) return out_of_range();
-        return array_value(j, v.type, existing);
+        return array_value(v.text, v.type, existing);
     }
     Scalar s;
     if (v.json) {
+        const size_t first = v.text.find_first_not_of(" \t\r\n");
+        if (first != std::string::npos && v.text[first] == '[') {  // an array: read without a JSON document
+            if (!nlohmann::json::accept(v.text)) return make_error(Error::kBadJson, 0, "value");
+            if (json_has_too_big_integer(v.text)) return out_of_range();
+            return array_value(v.text, v.type, existing);
+        }
         const nlohmann::json j = nlohmann::json::parse(v.text, nullptr, false);
         if (j.is_discarded()) return make_error(Error::kBadJson, 0, "value");
         if (json_has_too_big_integer(v.text)) return out_of_range();
-        if (j.is_array()) return array_value(j, v.type, existing);
         if (!scalar_from_json(j, &s)) return bad_type();
     } else {
         s = scalar_from_text(v.text);

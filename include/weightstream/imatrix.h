@@ -26,11 +26,16 @@
 namespace ws {
 
 struct ImatrixEntry {
-    std::string name;           // the weight's name ("blk.0.attn_q.weight")
-    std::vector<float> values;  // importance per column, n_mat rows of n_per_row (expert e at e * n_per_row)
-    int64_t n_per_row = 0;      // GGUF: in_sum2 ne[0]; legacy: nval (no expert split is recorded)
-    int64_t n_mat = 1;          // GGUF: experts (rows of in_sum2); legacy: 1
+    std::string name;            // the weight's name ("blk.0.attn_q.weight")
+    std::vector<float> values;   // importance per column, n_mat rows of n_per_row (expert e at e * n_per_row)
+    int64_t n_per_row = 0;       // GGUF: in_sum2 ne[0]; legacy: nval (no expert split is recorded)
+    int64_t n_mat = 1;           // GGUF: experts (rows of in_sum2); legacy: 1
+    uint64_t values_offset = 0;  // byte offset in the file of the stored values (in_sum2's data; legacy: the f32s)
 };
+
+// More legacy entries than any model has tensors (llama-imatrix writes one per weight matrix): a file that claims
+// more is kTooLarge, so the entries' per-entry overhead stays bounded whatever the file.
+constexpr int32_t kMaxImatrixEntries = 1 << 16;
 
 struct Imatrix {
     bool legacy = false;
@@ -51,9 +56,11 @@ struct Imatrix {
 //   imatrix.datasets / imatrix.chunk_count / imatrix.chunk_size (kBadKey); an in_sum2 without counts or
 //   the reverse (kBadShape "imatrix.counts" / "imatrix.in_sum2"); a sums or counts tensor not F32
 //   (kBadType); counts whose element count is not in_sum2's row count (kBadShape "imatrix.counts").
-//   legacy: n_entries < 1, a negative name length, nval < 1 (kBadShape), any field past the end
-//   (kTruncated).
-//   both: a non-finite importance value (kBadShape "imatrix.value"), which llama-quantize refuses too.
+//   legacy: n_entries < 1, a negative name length, nval < 1 (kBadShape), n_entries > kMaxImatrixEntries
+//   (kTooLarge), any field past the end (kTruncated).
+//   both: a non-finite importance value (kBadShape "imatrix.value", at the stored value's offset), which
+//   llama-quantize refuses too.
+// Memory: the values (4 bytes per stored float) and a small constant per entry.
 Result<Imatrix> parse_imatrix(const uint8_t* data, size_t size);
 
 }  // namespace ws

@@ -85,7 +85,7 @@ DType ftype_default_type(Ftype f);
 bool ggml_type_from_name(const std::string& name, DType* out);
 
 struct TensorTypeOverride {
-    std::string pattern;  // lowercased as llama-quantize does; a std::regex (ECMAScript) searched in names
+    std::string pattern;  // lowercased as llama-quantize does; a regular expression searched in names
     DType type = DType::kUnknown;
 };
 
@@ -93,9 +93,9 @@ struct TensorTypeOverride {
 // lowercased; TYPE is a ggml type name. False when either part is empty or TYPE is unknown.
 bool parse_tensor_type_override(const std::string& arg, TensorTypeOverride* out);
 
-// Whether override pattern `index` (into RecipeOptions::overrides) is found in a tensor name. The core
-// has no regex engine that is safe on untrusted patterns without exceptions: the caller supplies
-// std::regex_search natively and RegExp.test in JavaScript (the same ECMAScript grammar).
+// Whether override pattern `index` (into RecipeOptions::overrides) is found in a tensor name. The caller
+// supplies it: the CLI compiles each pattern with the linear-time engine (weightstream/regex.h), the package
+// uses RegExp.test in JavaScript (the same results on the syntax both read).
 using OverrideMatcher = std::function<bool(size_t index, const std::string& name)>;
 
 struct RecipeOptions {

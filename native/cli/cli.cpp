@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "cli/usage.h"
 #include "io/source_error.h"
@@ -130,6 +131,27 @@ std::string load_error_text(const LoadError& error) {
                error.message + " (byte " + std::to_string(error.status.offset) + ")";
     }
     return describe(error.file, error.status);
+}
+
+namespace {
+bool g_stdout_failure_reported = false;
+}  // namespace
+
+void stdout_failure_reported() {
+    g_stdout_failure_reported = true;
+}
+
+int finish_stdout(int status) {
+    errno = 0;
+    const bool flushed = std::fflush(stdout) == 0;
+    int error = errno;
+    const bool failed_before = std::ferror(stdout) != 0;
+    // fclose, not close: the stream must not be flushed again at exit (its buffer is gone with it).
+    if (std::fclose(stdout) != 0 && error == 0) error = errno;
+    if ((flushed && !failed_before && error == 0) || g_stdout_failure_reported) return status;
+    const std::string why = error != 0 ? std::strerror(error) : "a write failed";
+    fail(kExitIo, "cannot write standard output: " + why + " (the output is incomplete)");
+    return status == kExitOk ? kExitIo : status;
 }
 
 int fail_load(const LoadError& error) {
@@ -329,13 +351,22 @@ bool TensorFilter::parse(const std::string& pattern, std::string* error) {
         glob_ = pattern;
         return true;
     }
-    try {
-        regex_ = std::regex(pattern.substr(1, pattern.size() - 2), std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-        *error = "--filter: bad regular expression '" + pattern + "'";
+    Result<Regex> r = Regex::compile(pattern.substr(1, pattern.size() - 2));
+    if (!r.ok()) {
+        Status s = r.status();
+        s.offset += 1;  // in the argument as typed, after its leading /
+        *error = regex_error("--filter", pattern, s);
         return false;
     }
+    regex_ = std::move(r).value();
     return true;
+}
+
+std::string regex_error(const std::string& option, const std::string& pattern, const Status& status) {
+    std::string why = status.what;
+    if (why.rfind("regex: ", 0) == 0) why.erase(0, 7);
+    return option + ": bad regular expression '" + printable(pattern, 200) + "': " + why + " at byte " +
+           std::to_string(status.offset) + " (the syntax: docs/ARCHITECTURE.md, \"Name patterns\")";
 }
 
 namespace {
@@ -396,12 +427,7 @@ bool glob_match(const std::string& p, const std::string& s) {
 
 bool TensorFilter::matches(const std::string& name) const {
     if (!is_regex_) return glob_match(glob_, name);
-    try {
-        return std::regex_search(name, regex_);
-    } catch (const std::regex_error&) {  // too complex for the engine (a stack or step limit)
-        failed_ = true;
-        return false;
-    }
+    return regex_.search(name);
 }
 
 std::string counted(uint64_t n, const std::string& one, const std::string& many) {

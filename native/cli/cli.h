@@ -2,11 +2,11 @@
 // What the subcommands share: exit statuses, the one-line error format, argument parsing, loading.
 #pragma once
 
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "io/model.h"
+#include "weightstream/regex.h"
 
 namespace ws::cli {
 
@@ -52,6 +52,14 @@ void warn(const std::string& message);
 std::string load_error_text(const LoadError& error);
 // Prints a load error in the one-line format and returns its exit status (1 invalid, 3 I/O).
 int fail_load(const LoadError& error);
+// The end of every command: stdout flushed and closed, and the exit status. Every line a command prints goes
+// through stdout's buffer, so a write that failed on the way (a full disk, /dev/full, a pipe closed while
+// SIGPIPE is ignored) left the stream's error flag set, and the last bytes leave at this flush; a close can fail
+// too (NFS). Any of these: a message on stderr ("the output is incomplete") and kExitIo when the command
+// otherwise succeeded (its own status when it had already failed).
+int finish_stdout(int status);
+// A command that reported its own failed write to stdout: finish_stdout says nothing more.
+void stdout_failure_reported();
 // "FILE: code: what (byte N)" for an invalid-input status (the error line is "weightstream: error: " + this).
 std::string describe(const std::string& file, const Status& s);
 
@@ -76,21 +84,24 @@ bool parse_rows(const std::string& s, RowSlice* out);
 
 // --filter PATTERN: a glob matched against the whole tensor name ("blk.*.attn_q.weight": * any run of
 // characters, dots included; ? one character; [abc], [a-z], [!a] one of a set; \ quotes the next), or, when
-// written /.../, an ECMAScript regular expression searched for anywhere in the name (as diff --tensors).
+// written /.../, a regular expression searched for anywhere in the name (as diff --tensors): the project's
+// linear-time engine (weightstream/regex.h), so a long name or a pattern like (.*)*x costs time linear in the
+// name, never a backtracking blow-up or a recursion per character.
 class TensorFilter {
 public:
-    // false (with *error) when the pattern is not a valid glob or regex.
+    // false (with *error) when the pattern is not a valid glob or regex (regex_error() words the latter).
     bool parse(const std::string& pattern, std::string* error);
     bool matches(const std::string& name) const;
-    // A regex too complex for the engine on some name (that name did not match): the caller reports it.
-    bool failed() const { return failed_; }
 
 private:
     bool is_regex_ = false;
     std::string glob_;
-    std::regex regex_;
-    mutable bool failed_ = false;
+    Regex regex_;
 };
+
+// The usage error for a regular expression the engine refuses: "OPTION: bad regular expression 'PATTERN': WHY at
+// byte N" (WHY from the engine: a backreference, a look-behind, ... or a pattern beyond its limits).
+std::string regex_error(const std::string& option, const std::string& pattern, const Status& status);
 
 // "1 tensor", "2 tensors", "1,024 tensors"; `many` defaults to one + "s".
 std::string counted(uint64_t n, const std::string& one, const std::string& many = "");

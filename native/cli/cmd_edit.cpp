@@ -5,9 +5,13 @@
 // The edit is the core's EditJob (include/weightstream/edit_job.h; the package's edit() runs the same job, so it
 // writes the same bytes). Out of place, the job is driven into OUT through cli/job_output.h (a temporary file
 // renamed over OUT when complete); an existing OUT is replaced only with --force, and OUT may not be IN. --in-place
-// rewrites only IN's header region, and only when the new header ends within the old header's padding (so no tensor
-// moves); otherwise nothing is written and the command fails (exit 2) saying how many bytes are missing. The header is
-// one pwrite followed by fsync: not atomic, but never a partial data section.
+// changes only IN's header region, and only when the new header ends within the old header's padding (so no tensor
+// moves); otherwise nothing is written and the command fails (exit 2). It is crash-safe: IN is opened once (the
+// file a symbolic link names), a new file is made from it in its directory (a clone sharing its blocks where the
+// file system can, FICLONE on btrfs, XFS, bcachefs: O(header) work; elsewhere a full copy, which needs IN's size
+// in free space and its time), the header is written into that, fsync'd, and renamed over IN only while IN is
+// still the file read. A reader or a kill -9 at any point sees the old file or the new one; a file renamed into
+// place meanwhile is left alone (exit 3); a file with other hard links is refused (exit 3).
 //
 // Exit statuses: 0 done; 1 IN is invalid or not editable (safetensors, a split GGUF, big-endian); 2 a usage
 // error (a bad TYPE or VALUE, a ':' suffix that looks like a type and is not one (":u128"), JSON that does not parse, a
@@ -19,11 +23,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
 #include "cli/cli.h"
 #include "cli/job_output.h"
+#include "io/output_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/edit_job.h"
 
@@ -60,6 +66,11 @@ std::string edit_error(const Status& s, const std::string& key) {
         return "general.alignment cannot be edited (it moves every tensor; convert rewrites the data)";
     }
     if (what == "delete") return "--delete " + k + ": no such key";
+    if (what == "value.length") {
+        return "--set " + k +
+               ": the value is larger than a GGUF reader takes (an array of more than 67,108,864 items or a string "
+               "of more than 64 MiB)";
+    }
     if (what == "key") return "--set: the key is empty";
     if (s.code == Error::kBadJson) return "--set " + k + ": the value is not valid JSON";
     if (what == "value.range") {
@@ -83,6 +94,60 @@ bool looks_like_type(const std::string& text) {
     }
     if (t.size() < 2 || (t[0] != 'u' && t[0] != 'i' && t[0] != 'f')) return false;
     return std::all_of(t.begin() + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A descriptor closed when it goes out of scope.
+struct Descriptor {
+    int fd = -1;
+    ~Descriptor() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// Opens the file --in-place edits: *target is the path with its symbolic links resolved (the rename replaces
+// the file, not a link to it), *source its descriptor. Refused: anything but a regular file (opened without
+// blocking, so a FIFO cannot hang the command), and a file with other hard links (the rename would give only this
+// name the new header; the other names would keep the old file).
+bool open_in_place_source(const std::string& path, std::string* target, Descriptor* source, FileIdentity* id,
+                          std::string* error) {
+    char resolved[PATH_MAX];
+    if (!::realpath(path.c_str(), resolved)) {
+        *error = path + ": " + std::strerror(errno);
+        return false;
+    }
+    *target = resolved;
+    source->fd = ::open(resolved, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (source->fd < 0 || ::fstat(source->fd, &st) != 0) {
+        *error = path + ": " + std::strerror(errno);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *error = path + ": --in-place edits a regular file";
+        return false;
+    }
+    if (st.st_nlink > 1) {
+        *error = path + ": has " + std::to_string(st.st_nlink) +
+                 " hard links; --in-place replaces the file under this name only (the others would keep the old "
+                 "one): write to OUT instead";
+        return false;
+    }
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    return true;
+}
+
+// The crash-safe in-place edit: a new file made from the old one (a clone sharing its blocks where the file system
+// can, else a copy), the new header written over its start, fsync'd, and renamed over the path only while the path
+// still names the file read. A reader, a kill or a power loss at any point sees the old file or the new one.
+int write_in_place(const std::string& target, int source_fd, const FileIdentity& id, uint64_t size,
+                   const std::vector<uint8_t>& header, bool* cloned) {
+    OutputFile out;
+    if (!out.open_replacing(target, id) || !out.copy_of(source_fd, size, cloned) ||
+        !out.write_at(0, header.data(), header.size()) || !out.commit()) {
+        return fail(kExitIo, out.error() + "; nothing was changed");
+    }
+    return kExitOk;
 }
 
 }  // namespace
@@ -134,9 +199,24 @@ int cmd_edit(const std::vector<std::string>& argv) {
         }
     }
 
+    // --in-place: the file the path names (a symbolic link's target, which is what gets replaced), held open from
+    // here to the rename: the header parsed, the bytes cloned and the file replaced are this one file's.
+    std::string target = in_path;
+    Descriptor source;
+    FileIdentity source_id;
+    if (in_place && in_path.find("://") == std::string::npos) {
+        std::string error;
+        if (!open_in_place_source(in_path, &target, &source, &source_id, &error)) return fail(kExitIo, error);
+    }
+
     LoadedModel model;
     int status = kExitOk;
-    if (!load(in_path, false, &model, &status)) return status;
+    if (!load(in_path, false, &model, &status)) return status;  // messages name IN as typed
+    // (A split GGUF is refused below, as out of place.)
+    if (source.fd >= 0 && model.files.size() == 1 &&
+        (model.files[0].identity().dev != source_id.dev || model.files[0].identity().ino != source_id.ino)) {
+        return fail(kExitIo, in_path + ": replaced by another file while it was opened; nothing was changed");
+    }
     if (model.info.format != Format::kGguf) {
         return fail(kExitInvalid,
                     in_path + ": edit changes GGUF metadata only; this is " + format_name(model.info.format));
@@ -149,7 +229,8 @@ int cmd_edit(const std::vector<std::string>& argv) {
     Result<std::unique_ptr<EditJob>> made = EditJob::make(model.info, edits, &failed_key);
     if (!made.ok()) {
         const Status& s = made.status();
-        if (s.code == Error::kBadType || s.code == Error::kBadJson || s.code == Error::kBadKey) {
+        if (s.code == Error::kBadType || s.code == Error::kBadJson || s.code == Error::kBadKey ||
+            std::string(s.what) == "value.length") {
             return fail(kExitUsage, edit_error(s, failed_key));
         }
         return fail(kExitInvalid, in_path + ": cannot be written back: " + error_name(s.code) + ": " + s.what);
@@ -176,24 +257,13 @@ int cmd_edit(const std::vector<std::string>& argv) {
                                         std::to_string(plan.layout.data_offset) +
                                         "): --in-place cannot move the tensors; write to OUT instead");
         }
-        const int fd = ::open(in_path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) return fail(kExitIo, "cannot write " + in_path + ": " + std::strerror(errno));
         const std::vector<uint8_t>& h = plan.layout.header;
-        size_t done = 0;
-        while (done < h.size()) {
-            const ssize_t n = ::pwrite(fd, h.data() + done, h.size() - done, static_cast<off_t>(done));
-            if (n <= 0) {
-                const int e = errno;
-                ::close(fd);
-                return fail(kExitIo, "cannot write " + in_path + ": " + std::strerror(e));
-            }
-            done += static_cast<size_t>(n);
-        }
-        if (::fsync(fd) != 0 || ::close(fd) != 0) {
-            return fail(kExitIo, "cannot write " + in_path + ": " + std::strerror(errno));
-        }
-        std::printf("%s: header rewritten in place, %zu metadata keys, %s bytes\n", in_path.c_str(),
-                    plan.metadata.size(), with_commas(h.size()).c_str());
+        bool cloned = false;
+        const int written = write_in_place(target, source.fd, source_id, model.files[0].size(), h, &cloned);
+        if (written != kExitOk) return written;
+        std::printf("%s: header rewritten in place (%s), %zu metadata keys, %s bytes\n", in_path.c_str(),
+                    cloned ? "a clone renamed over it" : "a copy renamed over it", plan.metadata.size(),
+                    with_commas(h.size()).c_str());
         return kExitOk;
     }
 

@@ -18,8 +18,11 @@
 //     - RESULT". Exit statuses as llama-gguf-hash: 0 Success; 1 Failure (a mismatch); 3 Manifest Missing
 //     Entry (none of the model's lines found); 4 Manifest Unknown Hash (no line of a known type); 5 Manifest
 //     File Error (cannot be read). An unreadable model fails as every command does (1 invalid, 3 I/O).
-// One deliberate difference: llama-gguf-hash checks the uuid against the manifest's "sha256" line of FILE
-// (so it never matches); here it is checked against the "uuid" line.
+// Two deliberate differences: llama-gguf-hash checks the uuid against the manifest's "sha256" line of FILE
+// (so it never matches); here it is checked against the "uuid" line. And a manifest that has per-tensor lines
+// but not one of a tensor of FILE is status 3 (Manifest Missing Entry) here, where llama-gguf-hash trusts the
+// lines it finds (a manifest cut short by a full disk passed its --check); a manifest whose last line has no
+// newline (cut short) is status 5 (Manifest File Error).
 // llama-gguf-hash reads GGUF only: a safetensors model is refused (exit 2). A part of a split GGUF gives the
 // lines llama-gguf-hash gives for that file alone: its own tensors (the other parts must be present, as for
 // every command). Names are printed through printable() (control bytes escaped), as every name is here.
@@ -27,8 +30,11 @@
 // (weightstream/hash_job.h), run by the one driver: a stream (a pipe) is hashed as it comes, in offset order.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "cli/progress.h"
 #include "cli/tensor_hash.h"
@@ -124,7 +130,6 @@ int hash_fingerprints(const Args& args, const std::string& path, unsigned thread
         tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
                                      [&](const TensorInfo& t) { return !filter.matches(t.name); }),
                       tensors.end());
-        if (filter.failed()) return fail(kExitUsage, "--filter: the regular expression is too complex to match");
         if (tensors.empty()) warn("--filter " + args.get("--filter") + " matches no tensor");
     }
     HashJobOptions options = fingerprint_options(model);
@@ -240,46 +245,69 @@ bool manifest_lines(LoadedModel& model, const std::vector<size_t>& selected, con
 struct Manifest {
     bool has_type[kNumAlgos + 1] = {};  // kAlgos order, then uuid
     std::map<std::pair<std::string, std::string>, std::string> entries;
+    bool cut_short = false;  // the last line has no newline
 };
 
 bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-// Reads MANIFEST; false when it cannot be opened or is larger than kMaxManifestBytes.
-bool read_manifest(const std::string& path, Manifest* m, std::string* why) {
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-    if (!f) {
-        *why = "cannot open manifest " + path;
-        return false;
+constexpr size_t kMaxManifestLine = size_t(64) << 10;  // no name looked up is longer (a path and a tensor name)
+
+// One line of a manifest (no newline): its first field names a type; with three fields, the entry is kept when
+// its name is one `wanted` (the model's lines), the first such line of a (type, name) winning. Allocates only for
+// a line kept (millions of other lines cost no allocation each).
+void read_manifest_line(std::string_view line, bool overlong, const std::set<std::string, std::less<>>& wanted,
+                        Manifest* m) {
+    std::string_view fields[3];
+    size_t n = 0;
+    for (size_t i = 0; i < line.size() && n < 3;) {
+        while (i < line.size() && is_space(line[i])) ++i;
+        size_t j = i;
+        while (j < line.size() && !is_space(line[j])) ++j;
+        if (j > i) fields[n++] = line.substr(i, j - i);
+        i = j;
     }
-    std::string text;
+    if (n == 0) return;
+    for (size_t a = 0; a < kNumAlgos; ++a) m->has_type[a] |= fields[0] == hash_algo_name(kAlgos[a]);
+    m->has_type[kNumAlgos] |= fields[0] == "uuid";
+    if (n == 3 && !overlong && wanted.find(fields[2]) != wanted.end()) {
+        m->entries.emplace(std::make_pair(std::string(fields[0]), std::string(fields[2])), std::string(fields[1]));
+    }
+}
+
+// Reads the manifest f (named path) a piece at a time: memory in proportion to the model's lines (`wanted`), not to
+// the manifest. False when it is larger than kMaxManifestBytes.
+bool read_manifest(FILE* f, const std::string& path, const std::set<std::string, std::less<>>& wanted, Manifest* m,
+                   std::string* why) {
+    std::string line;
+    bool overlong = false;  // the line is longer than kMaxManifestLine: only its first field is read
+    uint64_t total = 0;
     char buf[65536];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;) {
-        if (text.size() + n > kMaxManifestBytes) {
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
+        total += n;
+        if (total > kMaxManifestBytes) {
             *why = "manifest " + path + " is larger than " + human_bytes(kMaxManifestBytes);
             return false;
         }
-        text.append(buf, n);
+        for (size_t i = 0; i < n;) {
+            const char* nl = static_cast<const char*>(std::memchr(buf + i, '\n', n - i));
+            const size_t end = nl ? static_cast<size_t>(nl - buf) : n;
+            const size_t take = std::min(end - i, kMaxManifestLine - std::min(line.size(), kMaxManifestLine));
+            line.append(buf + i, take);
+            overlong |= take < end - i;
+            if (!nl) break;
+            read_manifest_line(line, overlong, wanted, m);
+            line.clear();
+            overlong = false;
+            i = end + 1;
+        }
     }
     // A read error (a directory) reads as an empty manifest, as std::ifstream gives llama-gguf-hash.
-    for (size_t at = 0; at < text.size();) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        std::vector<std::string> fields;
-        for (size_t i = at; i < end && fields.size() < 3;) {
-            while (i < end && is_space(text[i])) ++i;
-            size_t j = i;
-            while (j < end && !is_space(text[j])) ++j;
-            if (j > i) fields.push_back(text.substr(i, j - i));
-            i = j;
-        }
-        at = end + 1;
-        if (fields.empty()) continue;
-        for (size_t a = 0; a < kNumAlgos; ++a) m->has_type[a] |= fields[0] == hash_algo_name(kAlgos[a]);
-        m->has_type[kNumAlgos] |= fields[0] == "uuid";
-        if (fields.size() == 3) m->entries.emplace(std::make_pair(fields[0], fields[2]), fields[1]);
-    }
+    // Every manifest line ends in a newline: a last line without one was cut short (a full disk), and its
+    // digest or name may be cut too (unlike llama-gguf-hash, which reads what is there).
+    m->cut_short = !line.empty();
+    read_manifest_line(line, overlong, wanted, m);
     return true;
 }
 
@@ -311,12 +339,10 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
     const std::string manifest_path = args.has("--check") ? args.get("--check") : args.get("-c");
 
     Manifest manifest;
+    std::unique_ptr<FILE, int (*)(FILE*)> manifest_file(nullptr, std::fclose);
     if (check) {
-        std::string why;
-        if (!read_manifest(manifest_path, &manifest, &why)) return fail(kCheckFileError, why);
-        if (std::none_of(manifest.has_type, manifest.has_type + kNumAlgos + 1, [](bool b) { return b; })) {
-            return fail(kCheckUnknownHash, "manifest does not have any known hash format in " + manifest_path);
-        }
+        manifest_file.reset(std::fopen(manifest_path.c_str(), "rb"));
+        if (!manifest_file) return fail(kCheckFileError, "cannot open manifest " + manifest_path);
     }
     LoadedModel model;
     int status = kExitOk;
@@ -337,6 +363,22 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
 
     std::string heading;  // --check's first line, printed once the model is hashed (nothing on an error)
     if (check) {
+        // The names the model's lines have (as manifest_lines() prints them): only those lines are kept.
+        std::set<std::string, std::less<>> wanted;
+        const std::string shown_file = printable(path, SIZE_MAX);
+        wanted.insert(shown_file);
+        for (size_t i : selected) wanted.insert(shown_file + ":" + printable(model.info.tensors[i].name, SIZE_MAX));
+        std::string why;
+        if (!read_manifest(manifest_file.get(), manifest_path, wanted, &manifest, &why)) {
+            return fail(kCheckFileError, why);
+        }
+        manifest_file.reset();
+        if (std::none_of(manifest.has_type, manifest.has_type + kNumAlgos + 1, [](bool b) { return b; })) {
+            return fail(kCheckUnknownHash, "manifest does not have any known hash format in " + manifest_path);
+        }
+        if (manifest.cut_short) {
+            return fail(kCheckFileError, "manifest " + manifest_path + " ends in the middle of a line (cut short?)");
+        }
         heading = "manifest  " + printable(manifest_path, SIZE_MAX);
         // The heading lists sha256, sha1, xxh64, xxh3, uuid: strongest first, the order the default is picked.
         static const size_t kStrongestFirst[] = {3, 2, 0, 1, 4};
@@ -364,7 +406,8 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
         return kExitOk;
     }
     std::printf("%s\n", heading.c_str());
-    bool layer_found = false, layer_mismatch = false, model_found = false, model_mismatch = false;
+    bool layer_found = false, layer_mismatch = false, layer_missing = false, model_found = false,
+         model_mismatch = false;
     for (const ManifestLine& l : lines) {
         const auto it = manifest.entries.find({l.type, l.name});
         const char* result = "Not Found";
@@ -373,16 +416,21 @@ int hash_manifest(const Args& args, const std::string& path, unsigned threads) {
             result = same ? "Ok" : "Mismatch";
             (l.tensor ? layer_found : model_found) = true;
             if (!same) (l.tensor ? layer_mismatch : model_mismatch) = true;
+        } else if (l.tensor) {
+            layer_missing = true;
         }
         std::printf("%-8s  %s  %s  -  %s\n", l.type, l.hash.c_str(), l.name.c_str(), result);
     }
     // llama-gguf-hash's verdict: the whole-model lines decide when the manifest has them, the per-tensor
-    // ones otherwise; a per-tensor mismatch fails either way; nothing found is a missing entry.
+    // ones otherwise; a per-tensor mismatch fails either way; nothing found is a missing entry. One more rule
+    // than llama-gguf-hash: a manifest with per-tensor lines must have every tensor's (else a missing entry,
+    // not Success): a manifest cut short (a full disk) or edited would pass on the lines it still has.
     if (!model_found) {
         status = !layer_found ? kCheckMissingEntry : layer_mismatch ? kCheckFailure : kCheckSuccess;
     } else {
         status = layer_mismatch || model_mismatch ? kCheckFailure : kCheckSuccess;
     }
+    if (status == kCheckSuccess && layer_found && layer_missing) status = kCheckMissingEntry;
     std::printf("\nVerification results for %s - %s\n", printable(manifest_path, SIZE_MAX).c_str(),
                 check_result_name(status));
     return status;

@@ -7,7 +7,6 @@
 // when complete; a failure leaves an existing OUT untouched.
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 
 #include "cli/job_output.h"
 #include "io/mapped_file.h"
@@ -31,6 +30,56 @@ std::string plan_problem(const Status& s) {
     if (what == "dtype") return "this build cannot quantize to the type planned for it";
     if (what == "expert_used_count") return "a model with experts needs <arch>.expert_used_count";
     return error_name(s.code);
+}
+
+// What is wrong with an importance matrix file, in words: the codes' own descriptions speak of a model's tensors
+// ("an impossible tensor shape"), which is not what a bad entry count or a NaN importance is. Empty for an error
+// of the GGUF container itself (described as any GGUF's).
+std::string imatrix_problem(const Status& s) {
+    const std::string what = s.what;
+    const bool past_end = s.code == Error::kTruncated;
+    if (what == "imatrix.n_entries") {
+        if (s.code == Error::kTooLarge) {
+            return "it claims more than " + with_commas(kMaxImatrixEntries) +
+                   " entries (llama-imatrix writes one per weight matrix)";
+        }
+        return past_end ? "it ends before its entry count" : "its entry count is not at least 1";
+    }
+    if (what == "imatrix.name") {
+        return past_end ? "an entry's name runs past the end of the file" : "an entry's name length is negative";
+    }
+    if (what == "imatrix.ncall") return "an entry's call count runs past the end of the file";
+    if (what == "imatrix.nval") {
+        return past_end ? "an entry's value count runs past the end of the file"
+                        : "an entry has no values (its value count is not at least 1)";
+    }
+    if (what == "imatrix.values") return "an entry's values run past the end of the file";
+    if (what == "imatrix.chunk_count" && s.code == Error::kBadKey) return "imatrix.chunk_count is not a u32";
+    if (what == "imatrix.chunk_count" || what == "imatrix.dataset") {
+        return past_end ? "the trailer (chunk count, dataset name) after the entries is cut short"
+                        : "the trailer's dataset name length is negative";
+    }
+    if (what == "imatrix.value") {
+        return "an importance value is NaN or infinite (llama-quantize refuses the file too)";
+    }
+    if (what == "imatrix.n_tensors") return "a GGUF without tensors, not an importance matrix";
+    if (what == "imatrix.metadata") {
+        return "imatrix.datasets, imatrix.chunk_count or imatrix.chunk_size is missing: not an importance matrix "
+               "llama-imatrix wrote";
+    }
+    if (what == "imatrix.datasets") return "imatrix.datasets is not an array of strings";
+    if (what == "imatrix.chunk_size") return "imatrix.chunk_size is not a u32";
+    if (what == "imatrix.in_sum2") {
+        return s.code == Error::kBadType ? "an .in_sum2 tensor is not F32"
+                                         : "a .counts tensor without its .in_sum2, or an .in_sum2 that is not a "
+                                           "matrix of one row per expert";
+    }
+    if (what == "imatrix.counts") {
+        return s.code == Error::kBadType ? "a .counts tensor is not F32"
+                                         : "an .in_sum2 tensor without its .counts, or .counts whose size is not "
+                                           "the .in_sum2's row count";
+    }
+    return "";
 }
 
 // The tensor data written: every tensor's bytes, without the header and the padding.
@@ -70,7 +119,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         }
         (std::string(opt) == "--output-tensor-type" ? options.output_tensor_type : options.token_embedding_type) = t;
     }
-    std::vector<std::regex> patterns;
+    std::vector<Regex> patterns;  // the linear-time engine: a pattern like (.*)*x costs time linear in a name
     for (const auto& [name, value] : args.options) {
         if (name != "--tensor-type") continue;
         TensorTypeOverride o;
@@ -78,22 +127,12 @@ int cmd_quantize(const std::vector<std::string>& argv) {
             return fail(kExitUsage,
                         "--tensor-type takes NAME=TYPE with a ggml type, not '" + printable(value, 80) + "'");
         }
-        try {
-            patterns.emplace_back(o.pattern);
-        } catch (const std::regex_error& e) {
-            return fail(kExitUsage, "--tensor-type: bad regular expression '" + printable(o.pattern, 80) + "'");
-        }
+        Result<Regex> r = Regex::compile(o.pattern);
+        if (!r.ok()) return fail(kExitUsage, regex_error("--tensor-type", o.pattern, r.status()));
+        patterns.push_back(std::move(r).value());
         options.overrides.push_back(o);
     }
-    bool regex_failed = false;
-    options.matcher = [&](size_t i, const std::string& name) {
-        try {
-            return std::regex_search(name, patterns[i]);
-        } catch (const std::regex_error&) {  // too complex for the engine: treat as no match, report below
-            regex_failed = true;
-            return false;
-        }
-    };
+    options.matcher = [&](size_t i, const std::string& name) { return patterns[i].search(name); };
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
 
@@ -108,7 +147,13 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         std::string error;
         if (!file.open(options.imatrix_path, &error)) return fail(kExitIo, options.imatrix_path + ": " + error);
         Result<Imatrix> r = parse_imatrix(file.data(), static_cast<size_t>(file.size()));
-        if (!r.ok()) return fail(kExitInvalid, describe(options.imatrix_path, r.status()));
+        if (!r.ok()) {
+            const Status& e = r.status();
+            const std::string problem = imatrix_problem(e);
+            if (problem.empty()) return fail(kExitInvalid, describe(options.imatrix_path, e));
+            return fail(kExitInvalid, options.imatrix_path + ": " + error_name(e.code) + ": " + problem + " (byte " +
+                                          std::to_string(e.offset) + ")");
+        }
         imatrix = std::move(r).value();
         options.imatrix = &imatrix;
         std::fprintf(stderr, "weightstream: %s: %s, %s\n", options.imatrix_path.c_str(),
@@ -117,7 +162,6 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     }
 
     Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(model.info, options);
-    if (regex_failed) return fail(kExitUsage, "--tensor-type: a regular expression is too complex to match");
     if (!made.ok()) {
         const Status& s = made.status();
         std::string where, name;
@@ -125,6 +169,15 @@ int cmd_quantize(const std::vector<std::string>& argv) {
             if (t.info_offset == s.offset && s.offset != 0) name = t.name;
         }
         if (!name.empty()) where = ": tensor " + printable(name, 200);
+        const ImatrixEntry* entry = options.imatrix ? options.imatrix->find(name) : nullptr;
+        if (std::string(s.what) == "imatrix.size" && entry) {
+            // The importance matrix does not fit this model: said of the imatrix file, not of the model.
+            const TensorInfo* t = model.info.find_tensor(name);
+            return fail(kExitInvalid, options.imatrix_path + ": its entry for " + printable(name, 200) + " has " +
+                                          with_commas(entry->values.size()) + " values where the tensor in " + in_path +
+                                          " has " + with_commas(static_cast<uint64_t>(t ? t->ne[0] * t->ne[2] : 0)) +
+                                          " columns (ne[0] x ne[2]): an importance matrix of another model?");
+        }
         return fail(kExitInvalid, describe(in_path, s) + where + ": " + plan_problem(s));
     }
     QuantizeJob& job = *made.value();

@@ -17,13 +17,16 @@
 //   --resume OUT.jsonl (applied after --shard, so the slices stay the same): sources that a complete line
 //   of OUT already reports (its "source") are skipped, whatever that line's verdict; the new lines are
 //   appended to OUT (created when missing; a last line cut short by an interrupted run is removed first),
-//   not printed on stdout.
+//   not printed on stdout. OUT must be scan's output (every line a JSON object with "source" and "verdict"):
+//   anything else, or a file that is not regular, is refused (exit 3) before a byte of it changes. A source
+//   that is not UTF-8 has its bytes in hex in "source_hex" ("source" holds U+FFFD), which --resume matches.
 //   Lines come out in list order (not completion order), so two runs over the same list print the same
 //   bytes; a line holds no time or other run-dependent value.
 //   Exit status: 0 every model ok, 1 some model's verdict is not ok (invalid, or unreadable: a source
 //   error's code, "io", "http", "source_changed", ...), 2 usage, 3 the list itself cannot be read (a list
 //   file, a directory, OUT) or written.
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,7 +37,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -47,6 +49,7 @@
 #include "io/tensor_io.h"
 #include "weightstream/model_json.h"
 #include "weightstream/model_plan.h"
+#include "weightstream/utf8.h"
 
 namespace ws::cli {
 namespace {
@@ -124,36 +127,130 @@ bool read_list(const std::string& path, std::vector<std::string>* out, std::stri
     return !failed;
 }
 
-// The sources OUT's complete lines report; cuts off a last line without its newline (an interrupted write).
-bool read_resume(const std::string& path, std::set<std::string>* done, std::string* error) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        struct stat st;
-        if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return true;  // a first run: nothing done
-        *error = path + ": " + std::strerror(errno);
-        return false;
+// The keys of scan's lines (scan_one), for telling a line cut short by an interrupted run from other text.
+constexpr const char* kLineKeys[] = {"architecture",
+                                     "bad_scales",
+                                     "chat_template_sha256",
+                                     "decoded",
+                                     "dtypes",
+                                     "error",
+                                     "file_size",
+                                     "files",
+                                     "flags",
+                                     "format",
+                                     "name",
+                                     "parameters",
+                                     "source",
+                                     "source_hex",
+                                     "split",
+                                     "tensors",
+                                     "verdict",
+                                     "warnings",
+                                     "zero_tensor_count",
+                                     "zero_tensors"};
+constexpr size_t kMaxResumeLine = size_t(64) << 20;  // a line lists at most kMaxListed names per flag
+
+// Whether `line` (no newline) is one of scan's lines; *source: the source it reports (source_hex's bytes when
+// the path is not UTF-8, as "source" then holds U+FFFD).
+bool scan_line(const std::string& line, std::string* source) {
+    if (line.empty() || line[0] != '{') return false;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return false;
+    const auto s = j.find("source"), v = j.find("verdict"), h = j.find("source_hex");
+    if (s == j.end() || !s->is_string() || v == j.end() || !v->is_string()) return false;
+    if (h == j.end()) {
+        *source = s->get<std::string>();
+        return true;
     }
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        *error = path + ": cannot be read";
-        return false;
-    }
-    const size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-    if (complete < text.size() && ::truncate(path.c_str(), static_cast<off_t>(complete)) != 0) {
-        *error = path + ": " + std::strerror(errno);
-        return false;
-    }
-    size_t start = 0;
-    while (start < complete) {
-        const size_t end = text.find('\n', start);
-        const nlohmann::json j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
-                                                       text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
-        if (j.is_object()) {
-            const auto s = j.find("source");
-            if (s != j.end() && s->is_string()) done->insert(s->get<std::string>());
+    if (!h->is_string()) return false;
+    const std::string hex = h->get<std::string>();
+    if (hex.size() % 2 != 0) return false;
+    source->clear();
+    for (size_t i = 0; i < hex.size(); i += 2) {
+        int byte = 0;
+        for (size_t k = i; k < i + 2; ++k) {
+            const char c = hex[k];
+            const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0) return false;
+            byte = byte * 16 + d;
         }
-        start = end + 1;
+        *source += static_cast<char>(byte);
     }
+    return true;
+}
+
+// Whether `text`, a last line without its newline, is the beginning of one of scan's lines (a write cut short):
+// "{" and a key of scan's lines, or a beginning of that, in UTF-8 (what json_dump writes) and not a whole JSON
+// value (a one-line JSON file without a newline is whole).
+bool cut_scan_line(const std::string& text) {
+    if (!utf8_valid(text) || !nlohmann::json::parse(text, nullptr, false).is_discarded()) return false;
+    for (const char* key : kLineKeys) {
+        const std::string head = std::string("{\"") + key + "\":";
+        if (text.compare(0, head.size(), head) == 0 || head.compare(0, text.size(), text) == 0) return true;
+    }
+    return false;
+}
+
+// Opens OUT for --resume, one descriptor throughout: reads the sources its lines report into *done, removes a
+// last line cut short by an interrupted run, and gives a stream that appends (*out). OUT is created when
+// missing. Anything else than scan's own output is refused before a byte of it is changed (false, *error): not
+// a regular file (a FIFO would block), a line that is not a scan line (a .gguf given by mistake: its first
+// bytes), a last line without newline that is not the beginning of one. Reads a line at a time: a huge file
+// that is not scan's costs its first line.
+bool open_resume(const std::string& path, std::set<std::string>* done, FILE** out, std::string* error) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        *error = path + ": " + std::strerror(errno);
+        return false;
+    }
+    auto refuse = [&](const std::string& why) {
+        ::close(fd);
+        *error = path + ": " + why;
+        return false;
+    };
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return refuse(std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return refuse("--resume needs a regular file (scan's own output), not this one");
+    const std::string not_ours =
+        " is not a line of scan's output; --resume appends only to a file scan wrote "
+        "(nothing was changed)";
+    std::string line, source;
+    uint64_t complete = 0, at = 0, number = 1;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return refuse(std::strerror(errno));
+        if (n == 0) break;
+        for (ssize_t i = 0; i < n; ++i, ++at) {
+            if (buf[i] != '\n') {
+                if (line.empty() && buf[i] != '{') return refuse("line " + std::to_string(number) + not_ours);
+                if (line.size() >= kMaxResumeLine) return refuse("line " + std::to_string(number) + not_ours);
+                line += buf[i];
+                continue;
+            }
+            if (!line.empty()) {  // empty lines are passed over
+                if (!scan_line(line, &source)) return refuse("line " + std::to_string(number) + not_ours);
+                done->insert(source);
+            }
+            line.clear();
+            complete = at + 1;
+            ++number;
+        }
+    }
+    if (!line.empty()) {
+        if (scan_line(line, &source)) {  // whole, only its newline missing: kept, and the newline added
+            done->insert(source);
+            if (::write(fd, "\n", 1) != 1) return refuse(std::strerror(errno));
+        } else if (!cut_scan_line(line)) {
+            return refuse("line " + std::to_string(number) + not_ours);
+        } else if (::ftruncate(fd, static_cast<off_t>(complete)) != 0) {
+            return refuse(std::strerror(errno));
+        }
+    }
+    ::fcntl(fd, F_SETFL, O_APPEND);  // blocking again (a regular file never blocks, but writes expect it)
+    *out = ::fdopen(fd, "ab");
+    if (!*out) return refuse(std::strerror(errno));
     return true;
 }
 
@@ -207,7 +304,8 @@ ScanResult scan_one(const std::string& source, const VerifyOptions& options) {
     const Verdict v = verify_model(source, options, &model);
     ScanResult r;
     r.verdict = verdict_name(v);
-    nlohmann::json line = {{"source", source}, {"verdict", r.verdict}, {"warnings", v.warnings}};
+    nlohmann::json line = {{"verdict", r.verdict}, {"warnings", v.warnings}};
+    set_path(&line, "source", source);
     line["error"] = verdict_error_json(v);
 
     std::vector<std::string>& flags = r.flags;
@@ -398,13 +496,11 @@ int cmd_scan(const std::vector<std::string>& argv) {
     if (args.has("--resume")) {
         const std::string path = args.get("--resume");
         std::set<std::string> done;
-        if (!read_resume(path, &done, &error)) return fail(kExitIo, error);
+        if (!open_resume(path, &done, &out, &error)) return fail(kExitIo, error);
         const size_t before = items.size();
         items.erase(std::remove_if(items.begin(), items.end(), [&](const std::string& s) { return done.count(s); }),
                     items.end());
         skipped = before - items.size();
-        out = std::fopen(path.c_str(), "ab");
-        if (!out) return fail(kExitIo, path + ": " + std::strerror(errno));
     }
 
     // Workers take the items in list order; this thread prints them in that order as they finish.
@@ -469,9 +565,12 @@ int cmd_scan(const std::vector<std::string>& argv) {
     for (std::thread& w : workers) w.join();
     progress.finish();
     if (out != stdout && std::fclose(out) != 0) write_error = true;
-    if (write_error)
-        return fail(kExitIo,
-                    (out == stdout ? std::string("stdout") : args.get("--resume")) + ": " + std::strerror(errno));
+    if (write_error) {
+        const std::string why = std::strerror(errno);
+        if (out != stdout) return fail(kExitIo, args.get("--resume") + ": " + why);
+        stdout_failure_reported();  // not again by finish_stdout
+        return fail(kExitIo, "cannot write standard output: " + why + " (the output is incomplete)");
+    }
 
     // The summary: models, ok, failed by code, flags, time.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -10,6 +10,7 @@
 #include "io/tensor_io.h"
 #include "weightstream/dequant.h"
 #include "weightstream/model_json.h"
+#include "weightstream/utf8.h"
 #include "weightstream/verify_job.h"
 
 namespace ws::cli {
@@ -107,10 +108,16 @@ std::string verdict_name(const Verdict& v) {
     return v.ok() ? "ok" : error_name(v.code);
 }
 
+void set_path(nlohmann::json* j, const std::string& key, const std::string& value) {
+    (*j)[key] = value;
+    if (!utf8_valid(value)) (*j)[key + "_hex"] = hex_of(value);
+}
+
 nlohmann::json verdict_error_json(const Verdict& v) {
     if (v.ok()) return nullptr;
     const bool source = is_source_error(v.code);
-    nlohmann::json error = {{"file", v.file}, {"message", v.message}};
+    nlohmann::json error = {{"message", v.message}};
+    set_path(&error, "file", v.file);
     error["offset"] = source ? nlohmann::json(nullptr) : nlohmann::json(v.offset);
     error["what"] = source ? nlohmann::json(nullptr) : nlohmann::json(v.what);
     return error;
@@ -127,8 +134,8 @@ int cmd_verify(const std::vector<std::string>& argv) {
     const Verdict v = verify_model(path, options, &model);
     if (args.has("--json")) {
         // The verdict as scan reports it, plus the counts of the text line; the error line still goes to stderr.
-        nlohmann::json j = {
-            {"source", path}, {"verdict", verdict_name(v)}, {"error", verdict_error_json(v)}, {"warnings", v.warnings}};
+        nlohmann::json j = {{"verdict", verdict_name(v)}, {"error", verdict_error_json(v)}, {"warnings", v.warnings}};
+        set_path(&j, "source", path);
         j["tensors"] = v.loaded ? nlohmann::json(model.info.tensors.size()) : nlohmann::json(nullptr);
         j["decoded"] = v.decoded;
         j["metadata_keys"] = v.loaded ? nlohmann::json(model.info.metadata.size()) : nlohmann::json(nullptr);

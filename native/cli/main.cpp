@@ -81,6 +81,11 @@ bool take_http_options(std::vector<std::string>* args) {
                 ws::cli::fail(ws::cli::kExitUsage, "--trace needs a file name");
                 return false;
             }
+            std::string why;
+            if (!ws::trace_path_usable(v, &why)) {
+                ws::cli::fail(ws::cli::kExitUsage, why);
+                return false;
+            }
             io.trace_path = v;
         } else if (a == "--header") {
             if (v.find(':') == std::string::npos || v.find_first_of("\r\n") != std::string::npos) {
@@ -108,9 +113,7 @@ bool wants_help(const std::vector<std::string>& args) {
     return false;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     // Before anything else: a version query loads and builds nothing (docs/SPEED.md, "Start-up").
     if (argc == 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0)) {
         std::fputs("weightstream " WS_VERSION "\n", stdout);
@@ -154,4 +157,11 @@ int main(int argc, char** argv) {
         return status;
     }
     return ws::cli::fail(ws::cli::kExitUsage, "unknown command '" + command + "' (see weightstream --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Every exit passes through here: stdout's last bytes written and checked (ws::cli::finish_stdout).
+    return ws::cli::finish_stdout(run(argc, argv));
 }

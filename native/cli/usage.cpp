@@ -14,8 +14,8 @@ namespace {
 #define WS_FILTER_TEXT                                                                                           \
     "  --filter PATTERN      tensors whose name matches PATTERN: a glob of the whole name by default\n"          \
     "                        ('blk.*.attn_q.weight': * any characters, dots included, ? one, [abc] [a-z] [!a]\n" \
-    "                        one of a set, \\ quotes), or an ECMAScript regex searched anywhere in the name\n"   \
-    "                        when written /.../ ('/attn_(q|k)/')\n"
+    "                        one of a set, \\ quotes), or a regex searched anywhere in the name when written\n"  \
+    "                        /.../ ('/attn_(q|k)/'; a linear-time engine: no backreferences or look-behind)\n"
 
 #define WS_THREADS_TEXT "  --threads N           worker threads (default: all cores); the output does not depend on N\n"
 
@@ -112,7 +112,10 @@ constexpr CommandHelp kHelp[] = {
      "  --set-chat-template FILE  tokenizer.chat_template = FILE's text\n"
      "  --force               replaces an existing OUT\n"
      "  --in-place            rewrites IN's header only when it fits the old header's padding (else exit 2,\n"
-     "                        nothing written); a local file only\n"},
+     "                        nothing written); a local file only. Crash-safe: a new file made from IN (a clone\n"
+     "                        sharing its blocks where the file system can: btrfs, XFS; else a full copy, which\n"
+     "                        needs IN's size in free space) gets the header and is renamed over IN, so a reader\n"
+     "                        or a kill sees the old file or the new one; IN replaced meanwhile is kept (exit 3)\n"},
     {"quantize",
      "weightstream quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...]\n"
      "                      [--pure] [--output-tensor-type TYPE] [--token-embedding-type TYPE]\n"
@@ -155,7 +158,8 @@ constexpr CommandHelp kHelp[] = {
      "  --list FILE           one source a line (- = stdin)\n"
      "  --decode              decode every tensor as verify does\n"
      "  --shard I/N           keeps items k with k mod N == I\n"
-     "  --resume OUT          skips sources a line of OUT reports and appends the new lines to OUT\n"
+     "  --resume OUT          skips sources a line of OUT reports and appends the new lines to OUT (which\n"
+     "                        must be scan's own output: any other file is refused, unchanged)\n"
      "  --jobs N              models at once (default: cores)\n"
      "  --threads N           decode threads per model (default: cores / jobs)\n"},
     {"tokenize", "weightstream tokenize MODEL (TEXT | --file F | --stdin) [--ids | --json] [--no-bos]\n"

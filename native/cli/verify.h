@@ -53,5 +53,8 @@ std::string verdict_name(const Verdict& v);
 // The verdict's "error" as scan's lines and verify --json give it: null when ok, else {file, offset, what,
 // message} (offset and what null for a source error).
 nlohmann::json verdict_error_json(const Verdict& v);
+// (*j)[key] = value, and when value is not UTF-8 (a path's bytes), also (*j)[key + "_hex"] = its bytes in hex:
+// JSON prints such a string with U+FFFD, so two paths that differ in those bytes would print the same.
+void set_path(nlohmann::json* j, const std::string& key, const std::string& value);
 
 }  // namespace ws::cli

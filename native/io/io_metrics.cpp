@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "io/io_metrics.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -142,7 +146,20 @@ nlohmann::json io_json() {
                                         : nlohmann::json(nullptr)}};
 }
 
+bool trace_path_usable(const std::string& path, std::string* why) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return true;  // a new file (or one OutputFile will explain)
+    struct stat st;
+    char first = '{';
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const bool other = regular && st.st_size > 0 && (::read(fd, &first, 1) != 1 || first != '{');
+    ::close(fd);
+    if (other) *why = "--trace " + path + ": the file exists and is not a trace; not replaced (remove it first)";
+    return !other;
+}
+
 bool write_trace(std::string* error) {
+    if (!trace_path_usable(io_options().trace_path, error)) return false;
     nlohmann::json events = nlohmann::json::array();
     {
         Metrics& m = metrics();

@@ -47,6 +47,9 @@ nlohmann::json io_json();
 // Whether a command's --json output gets "io": the model was read over HTTP, or --io was given.
 bool io_in_json();
 // Writes the trace to io_options().trace_path (atomically, via OutputFile); false with *error set.
+// Whether --trace may write `path`: a new file, or one holding a trace (its first byte '{'); anything else is
+// never replaced (a model given there by mistake). False with *why.
+bool trace_path_usable(const std::string& path, std::string* why);
 bool write_trace(std::string* error);
 
 }  // namespace ws

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "io/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/fs.h>  // FICLONE
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -98,6 +103,58 @@ std::string dir_of(const std::string& path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// This process's mark in its temporary files' names: ".HOST.PID" (HOST a hash of the host name, 8 hex digits),
+// so that a later run can tell a temporary file left by a dead process of this host (a kill -9 between the
+// link and the rename at commit, or where there is no O_TMPFILE) from one a live writer is using.
+std::string host_mark() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+    uint32_t h = 2166136261u;  // FNV-1a
+    for (const char* c = name; *c; ++c) h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
+    static const char kHex[] = "0123456789abcdef";
+    std::string s;
+    for (int shift = 28; shift >= 0; shift -= 4) s += kHex[(h >> shift) & 15];
+    return s;
+}
+
+std::string temporary_name(const std::string& path) {
+    return path + ".tmp-" + random_suffix() + "." + host_mark() + "." + std::to_string(::getpid());
+}
+
+// Removes the temporary files of `path` that a process of this host and user left when it was killed: named
+// PATH.tmp-RANDOM.HOST.PID, owned by this user, HOST this host's mark and PID no longer running. Others (another
+// user's, another host's on a shared file system, a live writer's, an older version's without the mark) are left.
+void remove_stale_temporaries(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp-";
+    const std::string host = "." + host_mark() + ".";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.compare(0, prefix.size(), prefix) != 0) continue;
+        const size_t mark = name.rfind(host);
+        if (mark == std::string::npos || mark < prefix.size()) continue;
+        const std::string pid_text = name.substr(mark + host.size());
+        if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+        if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+        const std::string full = dir + "/" + name;
+        struct stat st;
+        if (::lstat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+        ::unlink(full.c_str());
+    }
+    ::closedir(d);
+}
+
+// The name by which an unnamed (O_TMPFILE) file can be linked into a directory without privileges.
+std::string proc_fd_path(int fd) {
+    return "/proc/self/fd/" + std::to_string(fd);
+}
+
 mode_t default_mode() {
     const mode_t mask = ::umask(0);  // reading the umask means setting it; put it straight back
     ::umask(mask);
@@ -119,7 +176,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::discard() {
-    if (fd_ > 1) ::close(fd_);
+    if (fd_ > 1) ::close(fd_);  // an unnamed temporary file is gone with its last descriptor
     fd_ = -1;
     if (!committed_ && !tmp_path_.empty()) ::unlink(tmp_path_.c_str());
     release_slot(slot_);  // after the unlink: a signal in between removes it again, harmlessly
@@ -137,6 +194,7 @@ bool OutputFile::open(const std::string& path, const std::vector<FileIdentity>& 
     buffer_.assign(kBufferBytes, 0);
     if (path == "-") {
         fd_ = 1;
+        direct_ = true;
         return true;
     }
     struct stat st;
@@ -150,6 +208,7 @@ bool OutputFile::open(const std::string& path, const std::vector<FileIdentity>& 
         if (S_ISDIR(st.st_mode)) return set_error("is a directory");
         fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd_ < 0) return set_error(std::strerror(errno));
+        direct_ = true;
         return true;
     }
     if (exists) {
@@ -160,9 +219,43 @@ bool OutputFile::open(const std::string& path, const std::vector<FileIdentity>& 
     } else {
         mode_ = default_mode();
     }
+    return create_temporary();
+}
+
+bool OutputFile::open_replacing(const std::string& path, const FileIdentity& expected) {
+    path_ = path;
+    buffer_.assign(kBufferBytes, 0);
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return set_error(std::strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_dev != expected.dev || st.st_ino != expected.ino) {
+        return set_error("it was replaced by another file (left as it is)");
+    }
+    mode_ = st.st_mode & 07777;
+    keep_owner_ = true;
+    uid_ = st.st_uid;
+    gid_ = st.st_gid;
+    replacing_ = true;
+    expected_ = expected;
+    return create_temporary();
+}
+
+bool OutputFile::create_temporary() {
     install_signal_handlers();
+    remove_stale_temporaries(path_);
+#ifdef O_TMPFILE
+    // Unnamed until commit(): nothing is left behind by a kill, whatever the signal.
+    const int fd = ::open(dir_of(path_).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        if (::access(proc_fd_path(fd).c_str(), F_OK) == 0) {
+            fd_ = fd;
+            unnamed_ = true;
+            return true;
+        }
+        ::close(fd);  // no /proc to link it by: a named temporary file
+    }
+#endif
     for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
-        const std::string candidate = path + ".tmp-" + random_suffix();
+        const std::string candidate = temporary_name(path_);
         // Registered before it exists, so no signal can leave it behind.
         slot_ = claim_slot(candidate);
         if (slot_ < 0) return set_error(candidate.size() >= PATH_MAX ? "name too long" : "too many open outputs");
@@ -177,6 +270,82 @@ bool OutputFile::open(const std::string& path, const std::vector<FileIdentity>& 
         if (e != EEXIST) return set_error(std::strerror(e));
     }
     return set_error("no unused temporary name");
+}
+
+// Links the unnamed temporary file beside OUT under a random name, for the rename (registered first, so that
+// a signal in between removes it).
+bool OutputFile::name_temporary() {
+    for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+        const std::string candidate = temporary_name(path_);
+        slot_ = claim_slot(candidate);
+        if (slot_ < 0) return set_error(candidate.size() >= PATH_MAX ? "name too long" : "too many open outputs");
+        if (::linkat(AT_FDCWD, proc_fd_path(fd_).c_str(), AT_FDCWD, candidate.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+            tmp_path_ = candidate;
+            unnamed_ = false;
+            return true;
+        }
+        const int e = errno;
+        release_slot(slot_);
+        slot_ = -1;
+        if (e != EEXIST) return set_error(std::strerror(e));
+    }
+    return set_error("no unused temporary name");
+}
+
+bool OutputFile::copy_of(int fd, uint64_t size, bool* cloned) {
+    *cloned = false;
+    if (fd_ < 0 || direct_) return set_error("not open");
+#ifdef FICLONE
+    if (::ioctl(fd_, FICLONE, fd) == 0) {
+        struct stat st;
+        if (::fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) == size) {
+            *cloned = true;
+            return true;
+        }
+        if (::ftruncate(fd_, 0) != 0) return set_error(std::strerror(errno));  // the file changed size: copy
+    }
+#endif
+    uint64_t done = 0;
+    bool by_range = true;
+    while (done < size) {
+        ssize_t n = -1;
+        if (by_range) {
+            off_t in_offset = static_cast<off_t>(done);
+            n = ::copy_file_range(fd, &in_offset, fd_, nullptr,
+                                  static_cast<size_t>(std::min<uint64_t>(size - done, 1u << 30)), 0);
+            if (n < 0 && done == 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
+                by_range = false;  // not between these files: read and write
+                continue;
+            }
+        } else {
+            n = ::pread(fd, buffer_.data(), static_cast<size_t>(std::min<uint64_t>(size - done, buffer_.size())),
+                        static_cast<off_t>(done));
+            for (ssize_t w = 0; n > 0 && w < n;) {
+                const ssize_t m = ::write(fd_, buffer_.data() + w, static_cast<size_t>(n - w));
+                if (m < 0 && errno == EINTR) continue;
+                if (m < 0) return set_error(std::strerror(errno));
+                w += m;
+            }
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return set_error(std::strerror(errno));
+        if (n == 0) return set_error("the input ended early (it shrank while it was copied)");
+        done += static_cast<uint64_t>(n);
+    }
+    return true;
+}
+
+bool OutputFile::write_at(uint64_t offset, const void* data, size_t size) {
+    if (fd_ < 0) return set_error("not open");
+    if (!flush()) return false;
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    for (size_t done = 0; done < size;) {
+        const ssize_t n = ::pwrite(fd_, p + done, size - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return set_error(n < 0 ? std::strerror(errno) : "nothing written");
+        done += static_cast<size_t>(n);
+    }
+    return true;
 }
 
 bool OutputFile::flush() {
@@ -220,7 +389,7 @@ bool OutputFile::write_zeros(size_t size) {
 bool OutputFile::commit() {
     if (fd_ < 0) return set_error("not open");
     if (!flush()) return false;
-    if (tmp_path_.empty()) {  // stdout or a device: nothing to rename
+    if (direct_) {  // stdout or a device: nothing to rename
         if (fd_ > 1) ::close(fd_);
         fd_ = -1;
         committed_ = true;
@@ -231,9 +400,20 @@ bool OutputFile::commit() {
     if (keep_owner_) (void)!fchown(fd_, uid_, gid_);
     if (fchmod(fd_, mode_) != 0) return set_error(std::strerror(errno));
     if (fsync(fd_) != 0) return set_error(std::strerror(errno));
+    if (unnamed_ && !name_temporary()) return false;
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) return set_error(std::strerror(errno));
+    if (replacing_) {
+        // The file edited must still be the one at the path: one renamed into place meanwhile (a download, a
+        // sync) is not replaced by an edit of the file it replaced. (What is renamed in between this check and
+        // the rename below is replaced: the window is this function's two system calls.)
+        struct stat st;
+        if (::stat(path_.c_str(), &st) != 0) return set_error(std::strerror(errno));
+        if (st.st_dev != expected_.dev || st.st_ino != expected_.ino) {
+            return set_error("it was replaced by another file while it was edited (left as it is)");
+        }
+    }
     if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) return set_error(std::strerror(errno));
     committed_ = true;
     release_slot(slot_);

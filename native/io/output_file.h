@@ -11,8 +11,15 @@
 //     is refused before anything is written;
 //   - the temporary file is removed on every error, when the object is destroyed uncommitted, and on
 //     SIGINT, SIGTERM, SIGHUP (and by remove_temporary_outputs(), for other fatal signal handlers);
+//   - on Linux the temporary file is unnamed (O_TMPFILE) until commit() links it beside OUT for the rename,
+//     so a process killed by SIGKILL (or a power loss) before the commit leaves nothing behind; where
+//     O_TMPFILE or /proc is missing, the named temporary file of the first point is used. Named temporary
+//     files are OUT.tmp-RANDOM.HOST.PID; opening OUT removes those that a dead process of this host and user
+//     left (a kill -9 between the link and the rename, or without O_TMPFILE);
 //   - "-" is stdout; another existing non-regular file (/dev/null, a FIFO, a terminal) is written directly.
 // Every write is checked, so a full disk is reported, not silently truncated.
+// edit --in-place uses it too (open_replacing, copy_of, write_at): a new file made from the old one, renamed
+// over it, so a reader or a crash sees the old file or the new one, never a mix.
 #pragma once
 
 #include <sys/types.h>
@@ -40,6 +47,16 @@ public:
     // Starts writing `path`. `inputs` are the files the output is made from; an OUT that is one of them is
     // refused. On failure returns false; error() says why.
     bool open(const std::string& path, const std::vector<FileIdentity>& inputs);
+    // Starts writing the file that replaces `path`, the existing regular file `expected` (edit --in-place): as
+    // open(), and commit() renames over `path` only while it is still `expected` (a file renamed into place
+    // meanwhile is left as it is, and commit() fails).
+    bool open_replacing(const std::string& path, const FileIdentity& expected);
+    // Fills the output, just opened and still empty, with the first `size` bytes of descriptor fd (the whole
+    // file): a clone sharing fd's blocks where the file system can (FICLONE: btrfs, XFS with reflink,
+    // bcachefs; no data is written), else a copy (copy_file_range). *cloned says which.
+    bool copy_of(int fd, uint64_t size, bool* cloned);
+    // Writes `size` bytes over the output at `offset` (after copy_of).
+    bool write_at(uint64_t offset, const void* data, size_t size);
     bool write(const void* data, size_t size);
     bool write_zeros(size_t size);
     // Flushes, fsyncs, sets the mode and renames the file into place.
@@ -51,11 +68,17 @@ public:
 
 private:
     bool set_error(const std::string& what);
+    bool create_temporary();
+    bool name_temporary();
     bool flush();
     void discard();
 
     std::string path_;
-    std::string tmp_path_;  // empty when writing to the target directly
+    std::string tmp_path_;  // the temporary file's name (none yet while it is unnamed)
+    bool direct_ = false;   // stdout or a device: written directly, nothing to rename
+    bool unnamed_ = false;  // an O_TMPFILE file, named by commit()
+    bool replacing_ = false;
+    FileIdentity expected_;  // open_replacing(): what path_ must still be at the rename
     int fd_ = -1;
     int slot_ = -1;       // this file's entry in the signal handlers' list of temporary files
     mode_t mode_ = 0600;  // the mode the finished file gets
