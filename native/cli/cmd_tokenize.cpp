@@ -134,15 +134,9 @@ std::string token_text(const Tokenizer& tokenizer, int32_t id) {
     return text;
 }
 
-bool write_all(const std::string& s) {
-    return std::fwrite(s.data(), 1, s.size(), stdout) == s.size();
-}
-
-int finish_output() {
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-        return fail(kExitIo, std::string("cannot write the output: ") + std::strerror(errno));
-    }
-    return kExitOk;
+// stdout's writes are checked once, at the end of every command (finish_stdout in main.cpp).
+void print(const std::string& s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
 }
 
 }  // namespace
@@ -183,7 +177,7 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
     if (args.has("--ids")) {
         std::string out = "[";
         for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
-        if (!write_all(out + "]\n")) return finish_output();
+        print(out + "]\n");
     } else if (args.has("--json")) {
         nlohmann::json j;
         j["tokenizer"] = tokenizer->description();
@@ -192,17 +186,17 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
         nlohmann::json pieces = nlohmann::json::array();
         for (int32_t id : ids) pieces.push_back(std::string(tokenizer->piece(id)));
         j["pieces"] = std::move(pieces);
-        if (!write_all(json_dump(j, 2) + "\n")) return finish_output();
+        print(json_dump(j, 2) + "\n");
     } else {
         // llama-tokenize's layout: the id right-aligned, then what the token stands for.
         for (int32_t id : ids) {
             char head[24];
             std::snprintf(head, sizeof head, "%6d -> '", id);
-            if (!write_all(head + printable(token_text(*tokenizer, id), 200) + "'\n")) return finish_output();
+            print(head + printable(token_text(*tokenizer, id), 200) + "'\n");
         }
-        if (!write_all(counted(ids.size(), "token") + "\n")) return finish_output();
+        print(counted(ids.size(), "token") + "\n");
     }
-    return finish_output();
+    return kExitOk;
 }
 
 int cmd_detokenize(const std::vector<std::string>& argv) {
@@ -242,8 +236,8 @@ int cmd_detokenize(const std::vector<std::string>& argv) {
     std::string text;
     const Status s = tokenizer->detokenize(ids.data(), ids.size(), options, &text);
     if (!s.ok()) return fail(kExitInvalid, describe(args.positional[0], s) + " (while detokenizing)");
-    if (!write_all(text + "\n")) return finish_output();
-    return finish_output();
+    print(text + "\n");
+    return kExitOk;
 }
 
 }  // namespace ws::cli
