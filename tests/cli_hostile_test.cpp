@@ -1136,7 +1136,7 @@ TEST_CASE("imatrix files: entries capped (memory bounded), and their errors said
     CHECK_FALSE(ws_test::file_exists(dir.file("q.gguf")));
 }
 
-TEST_CASE("--trace never replaces a file that is not a trace (a model given there by mistake)") {
+TEST_CASE("a --trace FILE that is not a trace is never replaced (a model given there by mistake)") {
     // A sibling of scan --resume truncating a .gguf: --trace model.gguf replaced the model with a JSON trace.
     ws_test::TempDir dir;
     const std::string model = write_f32_model(dir, "m.gguf", 64, 4, 9);
