@@ -21,8 +21,9 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, compare, convert, quantize (with its plan and file types), edit, dtypes, the range cache's cacheInfo and clearCache and WeightstreamError; weightstream/worker the worker helpers", () => {
+test("the package exports open, compare, convert, quantize (with its plan and file types), edit, dtypes, the range cache's cacheInfo and clearCache, tokenizer and Tokenizer, and WeightstreamError; weightstream/worker the worker helpers", () => {
     assert.deepEqual(Object.keys(weightstream).sort(), [
+        "Tokenizer",
         "WeightstreamError",
         "cacheInfo",
         "clearCache",
@@ -34,6 +35,7 @@ test("the package exports open, compare, convert, quantize (with its plan and fi
         "quantize",
         "quantizeFileTypes",
         "quantizePlan",
+        "tokenizer",
     ]);
     assert.deepEqual(Object.keys(weightstreamWorker).sort(), [
         "WeightstreamError",
@@ -112,15 +114,16 @@ console.log(JSON.stringify({ format: model.format, tensors: model.tensors.length
     writeFileSync(
         path.join(project, "check.ts"),
         `import { open, type Model } from "weightstream";
-import { openInWorker, WeightstreamWorker } from "weightstream/worker";
+import { openInWorker, WeightstreamWorker, type WorkerModel } from "weightstream/worker";
 const model: Model = await open(new Uint8Array(8));
 const values: Float32Array = await model.read("t", { rows: [0, 1] });
 const parts: Model = await open([{ name: "a-00001-of-00002.gguf", source: new Blob([]) }, "a-00002-of-00002.gguf"]);
-const remote: Model = await openInWorker("https://example.com/m.gguf", { concurrency: 2 });
+const remote: WorkerModel = await openInWorker("https://example.com/m.gguf", { concurrency: 2 });
 const worker = new WeightstreamWorker();
 const raw: Uint8Array = await (await worker.open(new Blob([]))).read("t", { as: "raw" });
 await worker.terminate();
-export { values, parts, remote, raw };
+const ids: Int32Array = model.tokenizer().tokenize("x", { addSpecial: false });
+export { values, parts, remote, raw, ids };
 `,
     );
     writeFileSync(
