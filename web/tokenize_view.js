@@ -232,7 +232,7 @@ export class TokenizePlayground {
                 this.#status.textContent = "Loading the tokenizer…";
                 this.#tokenizer = await this.#openModelTokenizer();
                 if (generation !== this.#generation) return;
-                this.#status.textContent = this.#tokenizer.description;
+                this.#status.textContent = `tokenizer: ${this.#tokenizer.description}`;
             }
             const own = this.#tokenizer;
             const other = this.#other?.tokenizer ?? null;
