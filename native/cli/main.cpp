@@ -21,10 +21,12 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"info", ws::cli::cmd_info},       {"tensors", ws::cli::cmd_tensors}, {"verify", ws::cli::cmd_verify},
-    {"dump", ws::cli::cmd_dump},       {"stats", ws::cli::cmd_stats},     {"hash", ws::cli::cmd_hash},
-    {"convert", ws::cli::cmd_convert}, {"bench", ws::cli::cmd_bench},     {"quantize", ws::cli::cmd_quantize},
-    {"diff", ws::cli::cmd_diff},       {"scan", ws::cli::cmd_scan},       {"edit", ws::cli::cmd_edit},
+    {"info", ws::cli::cmd_info},         {"tensors", ws::cli::cmd_tensors},
+    {"verify", ws::cli::cmd_verify},     {"dump", ws::cli::cmd_dump},
+    {"stats", ws::cli::cmd_stats},       {"hash", ws::cli::cmd_hash},
+    {"convert", ws::cli::cmd_convert},   {"bench", ws::cli::cmd_bench},
+    {"quantize", ws::cli::cmd_quantize}, {"diff", ws::cli::cmd_diff},
+    {"scan", ws::cli::cmd_scan},         {"edit", ws::cli::cmd_edit},
     {"tokenize", ws::cli::cmd_tokenize}, {"detokenize", ws::cli::cmd_detokenize},
 };
 

@@ -162,8 +162,9 @@ constexpr CommandHelp kHelp[] = {
      "                        must be scan's own output: any other file is refused, unchanged)\n"
      "  --jobs N              models at once (default: cores)\n"
      "  --threads N           decode threads per model (default: cores / jobs)\n"},
-    {"tokenize", "weightstream tokenize MODEL (TEXT | --file F | --stdin) [--ids | --json] [--no-bos]\n"
-                 "                      [--no-add-special] [--no-parse-special]",
+    {"tokenize",
+     "weightstream tokenize MODEL (TEXT | --file F | --stdin) [--ids | --json] [--no-bos]\n"
+     "                      [--no-add-special] [--no-parse-special]",
      "text to token ids, as llama.cpp or Hugging Face does",
      "MODEL is a GGUF (path or URL: only its header is read; llama.cpp's tokenizer), a tokenizer.json (Hugging\n"
      "Face's tokenizers), a tokenizer.model (SentencePiece) or a checkpoint folder (its tokenizer.json, else its\n"
