@@ -162,6 +162,24 @@ describe("edit()", () => {
     });
 });
 
+describe("edit() of a huge array (issue 24, item 16)", () => {
+    test("40 million items are written in memory in proportion to them (once a trap at 3.3 GB, 'internal')", async () => {
+        const n = 40_000_000;
+        const out = await collect(
+            edit(model, { set: { "big.items": { value: new Uint8Array(n).fill(7), type: "u8" } } }),
+        );
+        const edited = await open(out);
+        try {
+            const entry = edited.metadata.find((e) => e.key === "big.items");
+            assert.equal(entry.item_type, "uint8");
+            assert.equal(entry.value.length, n);
+            assert.equal(entry.value[n - 1], 7);
+        } finally {
+            await edited.close();
+        }
+    });
+});
+
 describe("edit() runs the core's EditJob, as `weightstream edit` does", () => {
     const file = path.join(tmp, "pieces.gguf");
     writeFileSync(file, twoPieceModel());
