@@ -14,26 +14,9 @@
 #include <vector>
 
 #include "weightstream/regex.h"
+#include "weightstream/utf8.h"
 
 namespace {
-
-void put_utf8(std::string* s, uint32_t cp) {
-    if (cp < 0x80) {
-        s->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        s->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        s->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        s->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        s->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        s->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        s->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-}
 
 // A deterministic multilingual text of about `bytes` bytes.
 std::string make_text(size_t bytes) {
@@ -69,16 +52,17 @@ std::string make_text(size_t bytes) {
             if (r == 0) {
                 text += std::to_string(rng() % 100000000);
             } else if (r == 1) {
-                put_utf8(&text, 0x1F600 + static_cast<uint32_t>(pick(80)));  // emoji
+                ws::utf8_append(0x1F600 + static_cast<uint32_t>(pick(80)), &text);  // emoji
             } else {
                 const int len = s.word_min + pick(s.word_max - s.word_min + 1);
                 for (int k = 0; k < len; ++k) {
                     uint32_t cp = s.first + static_cast<uint32_t>(pick(static_cast<int>(s.last - s.first + 1)));
                     if (s.first == 'a' && k == 0 && pick(4) == 0) cp -= 32;  // a capital
-                    put_utf8(&text, cp);
+                    ws::utf8_append(cp, &text);
                     if (s.mark_first != 0 && pick(3) == 0) {
-                        put_utf8(&text, s.mark_first + static_cast<uint32_t>(
-                                                           pick(static_cast<int>(s.mark_last - s.mark_first + 1))));
+                        ws::utf8_append(s.mark_first + static_cast<uint32_t>(
+                                                           pick(static_cast<int>(s.mark_last - s.mark_first + 1))),
+                                        &text);
                     }
                 }
                 if (s.first == 'a' && pick(12) == 0) text += kContractions[pick(9)];

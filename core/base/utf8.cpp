@@ -21,6 +21,24 @@ size_t ascii_words(const uint8_t* p, size_t n) {
 
 }  // namespace
 
+void utf8_append(uint32_t cp, std::string* out) {
+    if (cp < 0x80) {
+        out->push_back(char(cp));
+    } else if (cp < 0x800) {
+        out->push_back(char(0xC0 | (cp >> 6)));
+        out->push_back(char(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+        out->push_back(char(0xE0 | (cp >> 12)));
+        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+        out->push_back(char(0x80 | (cp & 0x3F)));
+    } else {
+        out->push_back(char(0xF0 | (cp >> 18)));
+        out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
+        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+        out->push_back(char(0x80 | (cp & 0x3F)));
+    }
+}
+
 int32_t utf8_next(const uint8_t* p, size_t n, size_t* len) {
     *len = 1;
     const uint8_t b = p[0];

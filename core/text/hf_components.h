@@ -15,15 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "text/byte_level.h"
 #include "weightstream/regex.h"
 #include "weightstream/status.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace hf {
 
-// UTF-8 helpers shared by the stages.
-void append_utf8(uint32_t cp, std::string* out);
-// The code point at s[i] of well-formed UTF-8 and its length.
+// UTF-8 helpers shared by the stages (utf8_append is utf8.h's). The code point at s[i] of well-formed UTF-8 and
+// its length.
 uint32_t next_cp(const char* s, size_t n, size_t i, size_t* len);
 // bytes with each ill-formed sequence replaced by U+FFFD, one per maximal subpart (WHATWG's decoder, Rust's
 // String::from_utf8_lossy): what a JavaScript string or a Rust &str holds for those bytes.
@@ -145,9 +146,6 @@ struct PreTokenizeScratch {
 };
 // The byte-level regex of ByteLevel (GPT-2's), compiled once.
 const Regex& byte_level_regex();
-// The GPT-2 byte -> code point map of ByteLevel, and its inverse (-1: not a byte-level code point).
-uint32_t byte_level_char(uint8_t b);
-int byte_level_byte(uint32_t cp);
 void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* scratch);
 
 // ---- decoders ----

@@ -185,7 +185,7 @@ Status Model::load(const nlohmann::json& j, const StagedModel& staged) {
     std::string s;
     for (uint32_t cp = 0; cp < kCharIdTable; ++cp) {
         s.clear();
-        append_utf8(cp, &s);
+        utf8_append(cp, &s);
         char_ids_[cp] = vocab_.find(s);
     }
     return ok_status();

@@ -11,24 +11,6 @@
 namespace ws {
 namespace hf {
 
-void append_utf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-        out->push_back(char(cp));
-    } else if (cp < 0x800) {
-        out->push_back(char(0xC0 | (cp >> 6)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out->push_back(char(0xE0 | (cp >> 12)));
-        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    } else {
-        out->push_back(char(0xF0 | (cp >> 18)));
-        out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    }
-}
-
 uint32_t next_cp(const char* s, size_t n, size_t i, size_t* len) {
     const uint8_t c = uint8_t(s[i]);
     if (c < 0x80) {
@@ -272,7 +254,7 @@ void to_cps(const std::string& s, std::vector<uint32_t>* cps) {
 
 void from_cps(const std::vector<uint32_t>& cps, std::string* s) {
     s->clear();
-    for (uint32_t cp : cps) append_utf8(cp, s);
+    for (uint32_t cp : cps) utf8_append(cp, s);
 }
 
 // Lowercase as Rust's char::to_lowercase: the simple mapping, and SpecialCasing's one unconditional
@@ -286,7 +268,7 @@ void lowercase(const std::string& in, std::string* out) {
         } else if (cp == 0x130) {
             out->append("i\xCC\x87");
         } else {
-            append_utf8(unicode_to_lower(cp), out);
+            utf8_append(unicode_to_lower(cp), out);
         }
     }
 }
@@ -499,7 +481,7 @@ void normalize(const Normalizer& n, std::string* text, NormalizeScratch* sc) {
             break;
         case K::kByteLevel:
             sc->tmp.clear();
-            for (char c : *text) append_utf8(byte_level_char(uint8_t(c)), &sc->tmp);
+            for (char c : *text) utf8_append(byte_level_char(uint8_t(c)), &sc->tmp);
             text->swap(sc->tmp);
             break;
     }

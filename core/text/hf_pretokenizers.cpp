@@ -9,27 +9,6 @@ namespace ws {
 namespace hf {
 namespace {
 
-struct ByteLevelTable {
-    uint32_t to_char[256];
-    int16_t from_char[512];
-    ByteLevelTable() {
-        for (int16_t& x : from_char) x = -1;
-        bool direct[256] = {};
-        for (int b = 33; b <= 126; ++b) direct[b] = true;
-        for (int b = 161; b <= 172; ++b) direct[b] = true;
-        for (int b = 174; b <= 255; ++b) direct[b] = true;
-        uint32_t n = 0;
-        for (int b = 0; b < 256; ++b) {
-            to_char[b] = direct[b] ? uint32_t(b) : 256 + n++;
-            from_char[to_char[b]] = int16_t(b);
-        }
-    }
-};
-const ByteLevelTable& table() {
-    static const ByteLevelTable t;
-    return t;
-}
-
 using Kept = std::vector<std::pair<uint32_t, uint32_t>>;
 
 // Spans of a character predicate over s: every matching character is a match of its own.
@@ -90,14 +69,6 @@ const Regex& whitespace_regex() {
 }
 
 }  // namespace
-
-uint32_t byte_level_char(uint8_t b) {
-    return table().to_char[b];
-}
-
-int byte_level_byte(uint32_t cp) {
-    return cp < 512 ? table().from_char[cp] : -1;
-}
 
 const Regex& byte_level_regex() {
     static const Regex re = [] {
@@ -254,7 +225,7 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
                 if (p.add_prefix_space && (piece_text.empty() || piece_text[0] != ' ')) piece_text.insert(0, " ");
                 auto emit = [&](size_t b, size_t e, bool first) {
                     const uint32_t begin = uint32_t(out.text.size());
-                    for (size_t i = b; i < e; ++i) append_utf8(byte_level_char(uint8_t(piece_text[i])), &out.text);
+                    for (size_t i = b; i < e; ++i) utf8_append(byte_level_char(uint8_t(piece_text[i])), &out.text);
                     out.pieces.push_back({begin, uint32_t(out.text.size()), piece.at_start && first});
                 };
                 if (!p.use_regex) {

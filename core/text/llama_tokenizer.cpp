@@ -21,11 +21,13 @@
 #include <vector>
 
 #include "text/bpe.h"
+#include "text/byte_level.h"
 #include "text/llama_pretokenizers.h"
 #include "text/prefix_index.h"
 #include "weightstream/regex.h"
 #include "weightstream/tokenizer.h"
 #include "weightstream/unicode.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 namespace {
@@ -109,35 +111,6 @@ void lax_code_points(std::string_view s, std::vector<uint32_t>* out) {
             i += 1;
         }
     }
-}
-
-void append_utf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-        out->push_back(char(cp));
-    } else if (cp < 0x800) {
-        out->push_back(char(0xC0 | (cp >> 6)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out->push_back(char(0xE0 | (cp >> 12)));
-        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    } else {
-        out->push_back(char(0xF0 | (cp >> 18)));
-        out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    }
-}
-
-// GPT-2's bytes_to_unicode (llama.cpp's unicode_byte_to_utf8_map): printable Latin-1 bytes stand for
-// themselves, the other 68 bytes for U+0100 and up, in byte order.
-uint32_t byte_to_code_point(uint8_t b) {
-    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE) return b;
-    uint32_t n = 0;
-    for (uint32_t c = 0; c < b; ++c) {
-        if (!((c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE)) ++n;
-    }
-    return 0x100 + n;
 }
 
 bool c_isspace(char c) {
@@ -383,29 +356,11 @@ Status LlamaTokenizer::init(VocabTable t) {
         // llama.cpp renames an empty token, so that no special token is the empty string.
         if (text_[i].empty()) text_[i] = "[EMPTY_" + std::to_string(i) + "]";
         if (!t.token_types.empty()) {
-            switch (t.token_types[i]) {
-                case 2:
-                    attr_[i] = kAttrUnknown;
-                    break;
-                case 5:
-                    attr_[i] = kAttrUnused;
-                    break;
-                case 1:
-                    attr_[i] = kAttrNormal;
-                    break;
-                case 3:
-                    attr_[i] = kAttrControl;
-                    break;
-                case 4:
-                    attr_[i] = kAttrUserDefined;
-                    break;
-                case 6:
-                    attr_[i] = kAttrByte;
-                    break;
-                default:
-                    attr_[i] = kAttrUndefined;
-                    break;
-            }
+            // llama_token_type (0 undefined .. 6 byte) as llama_vocab's token attributes; anything else: undefined.
+            static const uint32_t kAttrOfType[] = {kAttrUndefined,   kAttrNormal, kAttrUnknown, kAttrControl,
+                                                   kAttrUserDefined, kAttrUnused, kAttrByte};
+            const int32_t type = t.token_types[i];
+            attr_[i] = type >= 0 && type <= 6 ? kAttrOfType[type] : kAttrUndefined;
         }
         max_token_len_ = std::max(max_token_len_, text_[i].size());
     }
@@ -536,9 +491,9 @@ Status LlamaTokenizer::init(VocabTable t) {
 
     if (type_ == VocabType::kBpe) {
         for (int b = 0; b < 256; ++b) {
-            const uint32_t cp = byte_to_code_point(uint8_t(b));
+            const uint32_t cp = byte_level_char(uint8_t(b));
             byte_char_[b].clear();
-            append_utf8(cp, &byte_char_[b]);
+            utf8_append(cp, &byte_char_[b]);
             char_byte_[cp] = uint8_t(b);
             byte_symbol_[b] = find(byte_char_[b]);
             byte_fallback_[b].clear();
@@ -694,7 +649,7 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
                         continue;
                     }
                     std::string utf8;
-                    append_utf8(cp, &utf8);
+                    utf8_append(cp, &utf8);
                     out += "[UNK_BYTE_0x";
                     static const char hex[] = "0123456789abcdef";
                     for (char c : utf8) {
@@ -996,8 +951,8 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
             len = 1;
         }
         i += len;
-        append_utf8(cp, &norm);
-        append_utf8(cp >= 0xD800 && cp <= 0xDFFF ? 0xE000 : cp, &rx);
+        utf8_append(cp, &norm);
+        utf8_append(cp >= 0xD800 && cp <= 0xDFFF ? 0xE000 : cp, &rx);
     }
 
     // Pieces as [begin, end) byte ranges of norm.
@@ -1114,7 +1069,7 @@ Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>*
         }
         if (cp == 0 || cp == 0xFFFD || is_control(cat)) continue;
         std::string s;
-        append_utf8(unicode_to_lower(cp), &s);
+        utf8_append(unicode_to_lower(cp), &s);
         if (is_punctuation(cat) || (cp < 0x7F && is_symbol(cat)) || is_chinese_char(cp)) {
             if (!words.back().empty()) words.emplace_back();
             words.back() = s;

@@ -16,6 +16,9 @@ namespace ws {
 // *len = 1) when p does not start with one.
 int32_t utf8_next(const uint8_t* p, size_t n, size_t* len);
 
+// Appends code point cp (below 0x110000) as UTF-8; surrogates too, as their three bytes (the caller decides).
+void utf8_append(uint32_t cp, std::string* out);
+
 bool utf8_valid(const std::string& s);
 bool utf8_valid(const char* s, size_t n);
 
