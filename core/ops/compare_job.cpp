@@ -162,16 +162,24 @@ bool CompareJob::next(JobStep* step) {
             const size_t window = static_cast<size_t>(lane.window_n * p.row_elements);
             lane.floats_a.resize(window);
             lane.floats_b.resize(window);
-            tasks_.push_back({static_cast<uint32_t>(l), kWindowTask});
+            tasks_.push_back({static_cast<uint32_t>(l), kWindowTask, window});
         }
         if (lane.counted_n > 0) {
             const uint32_t slices = static_cast<uint32_t>(
                 std::min<uint64_t>(kRequantizeSlices, (lane.counted_n + lane.unit - 1) / lane.unit));
             lane.slice_matches.assign(slices, 0);
             lane.slice_scratch.resize(slices);
-            for (uint32_t i = 0; i < slices; ++i) tasks_.push_back({static_cast<uint32_t>(l), i});
+            for (uint32_t i = 0; i < slices; ++i) {
+                uint64_t r0 = 0, r1 = 0;
+                part_rows(lane.counted_n, lane.unit, i, slices, &r0, &r1);
+                tasks_.push_back({static_cast<uint32_t>(l), i, (r1 - r0) * p.row_elements * kRequantizeCost});
+            }
         }
     }
+    by_cost_.resize(tasks_.size());
+    for (uint32_t t = 0; t < by_cost_.size(); ++t) by_cost_[t] = t;
+    std::stable_sort(by_cost_.begin(), by_cost_.end(),
+                     [&](uint32_t x, uint32_t y) { return tasks_[x].cost > tasks_[y].cost; });
     step->tensor = selected_[lanes_.front()->row]->a;
     step->max_parts = static_cast<uint32_t>(tasks_.size());
     return true;
@@ -224,8 +232,15 @@ void CompareJob::run_slice(Lane& lane, uint32_t slice) {
 }
 
 void CompareJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
-    const size_t n = tasks_.size();
-    for (size_t t = n * part / parts; t < n * (part + 1) / parts; ++t) {
+    // The parts get tasks of about equal estimated cost -- costliest first, each to the part with the least so far
+    // -- because a step lasts as long as its slowest part: cut by count, windows and slices of unequal cost left a
+    // second thread idle ~8% of the time at the steps' ends. Every part computes the same deal; the results do
+    // not depend on it.
+    std::vector<uint64_t> load(parts, 0);
+    for (uint32_t t : by_cost_) {
+        const uint32_t to = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        load[to] += std::max<uint64_t>(tasks_[t].cost, 1);
+        if (to != part) continue;
         Lane& lane = *lanes_[tasks_[t].lane];
         if (tasks_[t].slice == kWindowTask) {
             run_window(lane, inputs + lane.input);
