@@ -884,6 +884,36 @@ pid_t spawn_cli(const std::vector<std::string>& args) {
     return pid;
 }
 
+// Runs the CLI with kill_at_write.cpp preloaded and `env` added to the environment; its exit status, or minus the
+// signal that ended it.
+int spawn_and_wait(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        std::vector<std::string> vars{std::string("LD_PRELOAD=") + WS_KILL_AT_WRITE,
+                                      // ASan's runtime must otherwise come first among the loaded libraries.
+                                      "ASAN_OPTIONS=verify_asan_link_order=0"};
+        for (char** e = environ; *e; ++e) {
+            if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0 && std::strncmp(*e, "ASAN_OPTIONS=", 13) != 0)
+                vars.push_back(*e);
+        }
+        vars.insert(vars.end(), env.begin(), env.end());
+        std::vector<char*> envp;
+        for (std::string& v : vars) envp.push_back(const_cast<char*>(v.c_str()));
+        envp.push_back(nullptr);
+        std::vector<char*> argv{const_cast<char*>(WS_CLI)};
+        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execve(WS_CLI, argv.data(), envp.data());
+        _exit(127);
+    }
+    int raw = 0;
+    if (pid < 0 || waitpid(pid, &raw, 0) != pid) return -1000;
+    return WIFSIGNALED(raw) ? -WTERMSIG(raw) : WEXITSTATUS(raw);
+}
+
 // A GGUF whose header is a 3 MiB chat template (an edit rewrites all of it) and the two files that editing it
 // to all-A or all-B gives (the same layout: the header's length does not change).
 struct InPlaceFixture {
@@ -922,36 +952,33 @@ double seconds_since(const std::chrono::steady_clock::time_point& t) {
 
 }  // namespace
 
-TEST_CASE("edit --in-place killed at random points leaves the old file or the new one, never a mix") {
-    // It was one pwrite of the header: 14 of 300 kill -9s left a half-old, half-new header.
+TEST_CASE("edit --in-place killed at every write, sync, link and rename leaves the old file or the new one") {
+    // It was one pwrite of the header: 14 of 300 kill -9s at random times left a half-old, half-new header. Here
+    // the command dies at each of its file-changing calls in turn, a write torn in half (kill_at_write.cpp).
     InPlaceFixture fx;
-    // A whole run first: in place gives the bytes edit IN OUT gives; its time sets the range of the kills.
-    const auto start = std::chrono::steady_clock::now();
-    REQUIRE(run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.template_b)).status == 0);
-    const double whole = seconds_since(start);
+    const std::string counted = fx.dir.file("calls");
+    REQUIRE(spawn_and_wait({"edit", fx.model, "--in-place", "--set-chat-template", fx.template_b},
+                           {"WS_KILL_COUNT=" + counted}) == 0);
     REQUIRE(ws_test::read_file(fx.model) == fx.b);
-    std::srand(24);
-    int kept = 0, replaced = 0, finished = 0;
-    for (int run = 0; run < 80; ++run) {
-        INFO("run " << run);
+    const std::vector<uint8_t> count_text = ws_test::read_file(counted);
+    const long calls = std::atol(std::string(count_text.begin(), count_text.end()).c_str());
+    REQUIRE(calls >= 4);  // at least the header's write, the fsync, the link and the rename
+    int kept = 0, replaced = 0;
+    for (long at = 1; at <= calls; ++at) {
+        INFO("killed at call " << at << " of " << calls);
         const bool was_a = ws_test::read_file(fx.model) == fx.a;
-        const pid_t pid = spawn_cli({"edit", fx.model, "--in-place", "--set-chat-template", fx.other_template()});
-        REQUIRE(pid > 0);
-        usleep(static_cast<useconds_t>(whole * 1.2e6 * (std::rand() % 1000) / 1000.0));
-        ::kill(pid, SIGKILL);
-        int raw = 0;
-        REQUIRE(waitpid(pid, &raw, 0) == pid);
-        if (WIFEXITED(raw)) {
-            CHECK(WEXITSTATUS(raw) == 0);
-            ++finished;
-        }
+        const int status = spawn_and_wait({"edit", fx.model, "--in-place", "--set-chat-template", fx.other_template()},
+                                          {"WS_KILL_AT=" + std::to_string(at)});
+        CHECK(status == -SIGKILL);
         const std::vector<uint8_t> now = ws_test::read_file(fx.model);
         const bool is_a = now == fx.a, is_b = now == fx.b;
         REQUIRE((is_a || is_b));
         ++((is_a == was_a) ? kept : replaced);
     }
-    WARN(kept << " kills left the old file, " << replaced << " the new one (" << finished << " runs had ended)");
-    // A kill between the link and the rename of the commit can leave OUT.tmp-RANDOM.HOST.PID: the next run removes it.
+    // Killed before the rename: the old file; after it, only the directory's sync was left.
+    CHECK(kept == calls - 1);
+    CHECK(replaced == 1);
+    // A kill between the link and the rename leaves OUT.tmp-RANDOM.HOST.PID: the next run removes it.
     REQUIRE(
         run_cli("edit " + quote(fx.model) + " --in-place --set-chat-template " + quote(fx.other_template())).status ==
         0);
