@@ -34,6 +34,7 @@
 #include "weightstream/quant_recipe.h"
 #include "weightstream/quantize.h"
 #include "weightstream/quantize_job.h"
+#include "weightstream/regex.h"
 #include "weightstream/row_window.h"
 #include "weightstream/safetensors.h"
 #include "weightstream/stats_job.h"
@@ -969,7 +970,6 @@ private:
     std::unique_ptr<EditJob> edit_;
 };
 
-// quantize()'s names, checked by the core's tables.
 // A tokenizer (include/weightstream/tokenizer.h) for the package's Tokenizer: from a model's GGUF keys or from Hugging
 // Face files. status() says whether it was made. Text crosses as UTF-8 bytes (TextEncoder's, so a lone surrogate is
 // U+FFFD before the core sees it), ids as Int32Array, detokenized text as bytes (TextDecoder's replacement applies).
@@ -1081,6 +1081,26 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
 };
 
+// A name pattern for the package's string filters (compare()'s tensors, quantize()'s overrides): compiled and
+// searched by the core's linear-time engine (include/weightstream/regex.h), as the CLI's --filter, --tensor-type
+// and diff --tensors are, so that the same pattern matches the same names and no pattern or name makes matching
+// slow (a RegExp of V8 backtracks: "(.*)*x" over a long name runs for minutes). status() says whether it compiled.
+class JsRegex {
+public:
+    explicit JsRegex(const std::string& pattern) {
+        Result<Regex> made = Regex::compile(pattern);
+        status_ = made.status();
+        if (made.ok()) regex_ = std::move(made).value();
+    }
+    JsStatus status() const { return to_js(status_); }
+    bool search(const std::string& text) const { return regex_.valid() && regex_.search(text); }
+
+private:
+    Status status_;
+    Regex regex_;
+};
+
+// quantize()'s names, checked by the core's tables.
 int ftype_from_js(const std::string& name) {
     Ftype f;
     return ftype_from_name(name, &f) ? static_cast<int>(f) : -1;
@@ -1239,6 +1259,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
     using ws::JsJob;
     using ws::JsQuantizeJob;
     using ws::JsRange;
+    using ws::JsRegex;
     using ws::JsStatsJob;
     using ws::JsStatus;
     using ws::JsTokenizer;
@@ -1342,6 +1363,10 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<>()
         .function("plan", &JsEditJob::plan)
         .function("failedKey", &JsEditJob::failed_key);
+    class_<JsRegex>("Regex")
+        .constructor<const std::string&>()
+        .function("status", &JsRegex::status)
+        .function("search", &JsRegex::search);
     class_<JsTokenizer>("Tokenizer")
         .constructor<const Model&>()
         .constructor<const val&, const val&, const val&>()

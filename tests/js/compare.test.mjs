@@ -153,6 +153,22 @@ describe("compare() equals diff --json", () => {
         await assert.rejects(compare(file.hf, file.q8, { tensors: "(" }), TypeError);
     });
 
+    test("a string filter is the CLI's pattern, matched by the core's engine: its syntax, its refusals", async () => {
+        // (?i) is Oniguruma's, not ECMAScript's: a RegExp could not take it, --tensors does.
+        const expected = cliDiff(file.hf, file.q8, ["--tensors", "(?i)ATTN_Q|FFN_DOWN"]);
+        assert.equal(expected.tensors.length, 4);
+        assert.deepEqual(await compare(file.hf, file.q8, { tensors: "(?i)ATTN_Q|FFN_DOWN" }), expected);
+        // A look-behind is refused in the CLI's words.
+        const refused = cli(["diff", file.hf, file.q8, "--tensors", "(?<=attn)_q"]);
+        assert.equal(refused.status, 2);
+        const e = await compare(file.hf, file.q8, { tensors: "(?<=attn)_q" }).catch((x) => x);
+        assert.ok(e instanceof TypeError);
+        assert.ok(
+            refused.stderr.includes(e.message.replace(/^tensors/, "--tensors")),
+            `${refused.stderr} / ${e.message}`,
+        );
+    });
+
     test("Files, config.json among them; bytes; progress", async () => {
         const expected = cliDiff(file.hf, file.q8);
         const hfFile = new File([readFileSync(file.hf)], "model.safetensors");

@@ -290,6 +290,12 @@ test("bad input fails with the core's codes", async () => {
     assert.ok(e instanceof TypeError);
     e = await rejection(quantize(model, { type: "Q4_0", overrides: ["attn_q=q9"] }));
     assert.ok(e instanceof TypeError);
+    // Patterns are the core's (as --tensor-type): a look-behind is refused in the CLI's words.
+    e = await rejection(
+        quantize(model, { type: "Q4_0", overrides: ["ffn_up=q8_0", { pattern: "(?<=attn)_q", type: "q8_0" }] }),
+    );
+    assert.ok(e instanceof TypeError);
+    assert.match(e.message, /^overrides: bad regular expression '\(\?<=attn\)_q': .* at byte \d+$/);
     assert.throws(() => quantize(model), TypeError);
     // A file that is not a model.
     e = await rejection(quantize(new Uint8Array(64), { type: "Q4_0" }));

@@ -8,6 +8,7 @@
 import { configBytes, splitConfig } from "./checkpoint.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
+import { namePattern } from "./name_pattern.js";
 import { locate, openModel } from "./parts.js";
 import { pump, releaseJob } from "./pump.js";
 import { wasmFailure } from "./wasm.js";
@@ -21,21 +22,13 @@ function pathOf(input) {
     return locate(input).name ?? "";
 }
 
-function tensorFilter(tensors) {
-    if (tensors === undefined) return () => true;
-    let re;
-    if (typeof tensors === "string") {
-        try {
-            re = new RegExp(tensors);
-        } catch {
-            throw new TypeError(`tensors: not a regular expression: ${tensors}`);
-        }
-    } else if (tensors instanceof RegExp) {
-        re = new RegExp(tensors.source, tensors.flags.replace(/[gy]/g, "")); // no lastIndex state
-    } else {
+// The pairs compare() keeps: {keep(name), dispose()} (see name_pattern.js).
+function tensorFilter(wasm, tensors) {
+    if (tensors === undefined) return { keep: () => true, dispose() {} };
+    if (typeof tensors !== "string" && !(tensors instanceof RegExp))
         throw new TypeError("tensors: expected a RegExp or a string");
-    }
-    return (name) => name !== null && re.test(name);
+    const pattern = namePattern(wasm, "tensors", tensors);
+    return { keep: (name) => name !== null && pattern.test(name), dispose: pattern.dispose };
 }
 
 // Compares the selected rows pair by pair; returns the report's JSON text.
@@ -76,7 +69,7 @@ export async function compareModels(wasm, a, b, options) {
     throwIfAborted(options.signal);
     if (options.onTensor !== undefined && typeof options.onTensor !== "function")
         throw new TypeError("onTensor: expected a function");
-    const keep = tensorFilter(options.tensors);
+    const filter = tensorFilter(wasm, options.tensors);
     const sides = [splitConfig(a), splitConfig(b)];
     // Header progress is not reported: compare()'s onProgress counts the bytes of the compared tensors.
     const openOptions = { ...options, onProgress: undefined, keepMetadata: true };
@@ -96,11 +89,12 @@ export async function compareModels(wasm, a, b, options) {
             pathOf(sides[0].model),
             pathOf(sides[1].model),
         );
-        return JSON.parse(await run(job, models, options, keep));
+        return JSON.parse(await run(job, models, options, filter.keep));
     } catch (e) {
         throw wasmFailure(e);
     } finally {
         releaseJob(job);
+        filter.dispose();
         await Promise.all(models.map((m) => m.close()));
     }
 }

@@ -6,6 +6,7 @@
 // is pulled: nothing is read before the consumer asks for bytes, and one step's bytes are held at a time.
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
+import { namePattern } from "./name_pattern.js";
 import { openModel } from "./parts.js";
 import { generatorStream, pumpToFile, releaseJob } from "./pump.js";
 import { readWhole } from "./sources.js";
@@ -28,18 +29,13 @@ function checkBoolean(option, value) {
     return value ?? false;
 }
 
-// A RegExp that can be tested repeatedly: without the stateful g and y flags.
-function stateless(re) {
-    return new RegExp(re.source, re.flags.replace(/[gy]/g, ""));
-}
-
-// The overrides as the core takes them ({pattern, type}) and the RegExps that match them. A "NAME=TYPE" string
+// The overrides as the core takes them ({pattern, type}) and their matchers (name_pattern.js; the caller disposes
+// them). A "NAME=TYPE" string
 // is read as llama-quantize reads --tensor-type (NAME lowercased, a regular expression searched in names).
 function checkOverrides(wasm, overrides) {
     if (overrides === undefined) return { list: [], regexps: [] };
     if (!Array.isArray(overrides)) throw new TypeError("overrides: expected an array");
     const list = [];
-    const regexps = [];
     for (const o of overrides) {
         let pattern;
         let type;
@@ -57,14 +53,19 @@ function checkOverrides(wasm, overrides) {
         } else {
             throw new TypeError('overrides: expected "REGEX=TYPE" strings or {pattern, type} objects');
         }
-        let re;
-        try {
-            re = pattern instanceof RegExp ? stateless(pattern) : new RegExp(pattern);
-        } catch (e) {
-            throw new TypeError(`overrides: bad regular expression ${pattern}: ${e.message}`);
+        list.push({ pattern, type });
+    }
+    // Compiled once every entry is checked, so that a TypeError leaves nothing to dispose.
+    const regexps = [];
+    try {
+        for (const o of list) {
+            const matcher = namePattern(wasm, "overrides", o.pattern);
+            o.pattern = matcher.source;
+            regexps.push(matcher);
         }
-        list.push({ pattern: re.source, type });
-        regexps.push(re);
+    } catch (e) {
+        for (const m of regexps) m.dispose();
+        throw e;
     }
     return { list, regexps };
 }
@@ -120,6 +121,14 @@ function check(status, context) {
 // job, also when this throws: it closes and deletes what it made before failing).
 async function prepare(wasm, source, options, quantizeOptions) {
     const { recipe, regexps } = recipeOf(wasm, quantizeOptions);
+    try {
+        return await openAndPlan(wasm, source, options, quantizeOptions, recipe, regexps);
+    } finally {
+        for (const m of regexps) m.dispose(); // names are matched by plan() only
+    }
+}
+
+async function openAndPlan(wasm, source, options, quantizeOptions, recipe, regexps) {
     const imatrixBytes =
         quantizeOptions.imatrix === undefined ? null : await readImatrix(quantizeOptions.imatrix, options);
     const model = await openModel(wasm, source, { ...options, onProgress: undefined, keepMetadata: true });
