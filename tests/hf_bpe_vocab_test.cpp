@@ -337,7 +337,7 @@ TEST_CASE("added tokens: types, the look-special rule, pre-normalized text, and 
     CHECK(r.status().offset == 128255);
 }
 
-TEST_CASE("merges as strings and as pairs give the same table; a space in a pair is written as U+0120",
+TEST_CASE("merges as strings and as pairs give the same table (a space inside a pair's part: U+0120)",
           "[hf_bpe_vocab]") {
     const Files base = llama3_meta();
     json j = json::parse(base.tokenizer);
