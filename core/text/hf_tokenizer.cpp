@@ -9,6 +9,7 @@
 #include "base/json_depth.h"
 #include "text/hf_components.h"
 #include "text/hf_models.h"
+#include "text/hf_tokenizer_json.h"
 #include "weightstream/tokenizer.h"
 #include "weightstream/unicode.h"
 #include "weightstream/utf8.h"
@@ -719,7 +720,7 @@ private:
     hf::StagedModel staged_;
 };
 
-Status read_tokenizer_json(const uint8_t* data, size_t size, TokenizerJsonReader* reader) {
+Status read_into(const uint8_t* data, size_t size, TokenizerJsonReader* reader) {
     const char* text = reinterpret_cast<const char*>(data);
     if (json_nests_deeper_than(text, size, kTokenizerJsonMaxDepth)) {
         return make_error(Error::kTooLarge, 0, "tokenizer.json.depth");
@@ -734,17 +735,36 @@ Status read_tokenizer_json(const uint8_t* data, size_t size, TokenizerJsonReader
 
 }  // namespace
 
+namespace hf {
+
+Status read_tokenizer_json(const uint8_t* data, size_t size, TokenizerJson* out) {
+    TokenizerJsonReader reader;
+    WS_TRY(read_into(data, size, &reader));
+    out->root = std::move(reader.root);
+    out->staged = std::move(reader.staged);
+    return ok_status();
+}
+
+Status parse_json_object(const uint8_t* data, size_t size, const char* what, nlohmann::json* out) {
+    return parse_json(data, size, what, out);
+}
+
+Result<std::unique_ptr<Tokenizer>> hf_tokenizer_from(const TokenizerJson& tok, const nlohmann::json* config) {
+    auto t = std::make_unique<HfTokenizer>();
+    WS_TRY(t->load(tok.root, tok.staged, config));
+    return std::unique_ptr<Tokenizer>(std::move(t));
+}
+
+}  // namespace hf
+
 Result<std::unique_ptr<Tokenizer>> hf_tokenizer(const uint8_t* tokenizer_json, size_t tokenizer_json_size,
                                                 const uint8_t* config_json, size_t config_json_size) {
     nlohmann::json config;
     if (config_json_size > 0) WS_TRY(parse_json(config_json, config_json_size, "tokenizer_config.json", &config));
-    auto tok = std::make_unique<HfTokenizer>();
-    {
-        TokenizerJsonReader reader;
-        WS_TRY(read_tokenizer_json(tokenizer_json, tokenizer_json_size, &reader));
-        WS_TRY(tok->load(reader.root, reader.staged, config_json_size > 0 ? &config : nullptr));
-    }  // the tree and the staged lists go before the tokenizer is handed out: only the compact tables stay
-    return std::unique_ptr<Tokenizer>(std::move(tok));
+    hf::TokenizerJson tok;
+    WS_TRY(hf::read_tokenizer_json(tokenizer_json, tokenizer_json_size, &tok));
+    // The tree and the staged lists go when this returns, before the tokenizer is used: only its compact tables stay.
+    return hf::hf_tokenizer_from(tok, config_json_size > 0 ? &config : nullptr);
 }
 
 Result<std::unique_ptr<Tokenizer>> hf_files_tokenizer(const HfTokenizerFiles& files) {
