@@ -15,6 +15,18 @@ Result<std::unique_ptr<EditJob>> EditJob::make(const ModelInfo& in, const Metada
     return std::unique_ptr<EditJob>(new EditJob(in, std::move(plan)));
 }
 
+Result<std::unique_ptr<EditJob>> EditJob::make(const ModelInfo& in, EditPlan plan) {
+    const size_t n = in.tensors.size();
+    const GgufLayout& l = plan.layout;
+    if (l.tensor_offsets.size() != n || l.tensor_nbytes.size() != n || l.tensor_padding.size() != n) {
+        return make_error(Error::kInternal, 0, "plan");
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (l.tensor_nbytes[i] != in.tensors[i].nbytes) return make_error(Error::kInternal, 0, "plan");
+    }
+    return std::unique_ptr<EditJob>(new EditJob(in, std::move(plan)));
+}
+
 bool EditJob::next(JobStep* step) {
     *step = JobStep();
     if (failed_) return false;

@@ -7,7 +7,7 @@
 // Errors of a step: kTruncated "tensor.data" at the tensor's data offset (TensorInfo::offset; JobStep::tensor names
 // the tensor) for an input range the driver cannot read (unreadable()).
 //
-// Sources: the input model's one file (source 0).
+// Sources: the input model's files (TensorInfo::file_index; one file for an edit).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,10 @@ public:
     // Safe on untrusted input. `in` must outlive the job.
     static Result<std::unique_ptr<EditJob>> make(const ModelInfo& in, const MetadataEdits& edits,
                                                  std::string* failed_key = nullptr);
+    // A job writing `plan` (its layout made for in's tensors, in order: plan_gguf_rewrite(), split_plan.h), for a
+    // rewrite of a model that is not an edit of its metadata (merge). `in` may have several files (TensorInfo::
+    // file_index names the source). kInternal "plan" when the layout is not one for in's tensors.
+    static Result<std::unique_ptr<EditJob>> make(const ModelInfo& in, EditPlan plan);
 
     const EditPlan& plan() const { return plan_; }
 

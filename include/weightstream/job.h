@@ -44,6 +44,7 @@ struct JobStep {
     // The inputs of the step after this one, when the job can tell (empty: it cannot, or there is none): a driver
     // may fetch them while this step runs. Only a guess: the next step's own inputs are what it reads.
     std::vector<ByteRange> next_inputs;
+    uint32_t output = 0;  // the output file this step's `out` belongs to (0 for a job writing one file)
 };
 
 class Job {

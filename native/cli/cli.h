@@ -127,6 +127,8 @@ int cmd_quantize(const std::vector<std::string>& argv);
 int cmd_diff(const std::vector<std::string>& argv);
 int cmd_scan(const std::vector<std::string>& argv);
 int cmd_edit(const std::vector<std::string>& argv);
+int cmd_split(const std::vector<std::string>& argv);
+int cmd_merge(const std::vector<std::string>& argv);
 int cmd_tokenize(const std::vector<std::string>& argv);
 int cmd_detokenize(const std::vector<std::string>& argv);
 

@@ -17,6 +17,7 @@
 
 #include "cli/hf_config_file.h"
 #include "cli/job_output.h"
+#include "cli/split_output.h"
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/convert_job.h"
@@ -81,7 +82,8 @@ void print_convert_json(const std::string& out_path, const ModelInfo& in, const 
 
 int cmd_convert(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, {"--allow-requantize", "--json"}, {"--dtype", "--imatrix", "--threads"}, &args)) {
+    if (!parse_args(argv, joined({"--allow-requantize", "--json"}, kSplitFlags),
+                    joined({"--dtype", "--imatrix", "--threads"}, kSplitValued), &args)) {
         return kExitUsage;
     }
     if (args.positional.size() != 2) return usage_error();
@@ -121,6 +123,10 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
+    SplitOptions split;  // --split-max-*: the parts of OUT's split instead of OUT (cli/split_output.h)
+    bool splitting = false;
+    if (!parse_split_options(args, &split, &splitting)) return kExitUsage;
+    if (splitting && target != Format::kGguf) return fail(kExitUsage, "--split-max-*: only a GGUF output is split");
 
     LoadedModel model;
     int status = kExitOk;
@@ -170,7 +176,24 @@ int cmd_convert(const std::vector<std::string>& argv) {
     }
     for (const std::string& w : warnings) warn(w);
 
-    const int written = write_job_output(job, model, out_path, threads, "convert", plan.tensors.size(), nullptr);
+    int written = kExitOk;
+    if (splitting) {
+        GgufLayout layout;  // the single file's, whose bytes go to the parts
+        layout.data_offset = plan.header.size();
+        layout.file_size = plan.file_size;
+        std::vector<TensorInfo> outs;
+        for (const ConvertTensor& p : plan.tensors) {
+            outs.push_back(p.out);
+            layout.tensor_offsets.push_back(p.out.offset);
+            layout.tensor_nbytes.push_back(p.out.nbytes);
+            layout.tensor_padding.push_back(p.padding);
+        }
+        written = write_output_split(job, plan.metadata, outs, layout, split, model, out_path, threads, "convert",
+                                     nullptr, args.has("--json"));
+        if (written != kExitOk || !args.has("--json")) return written;
+    } else {
+        written = write_job_output(job, model, out_path, threads, "convert", plan.tensors.size(), nullptr);
+    }
     if (written != kExitOk) return written;
     if (args.has("--json")) {
         print_convert_json(out_path, model.info, plan, warnings);

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "cli/job_output.h"
+#include "cli/split_output.h"
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/imatrix.h"
@@ -93,10 +94,11 @@ uint64_t total_out_bytes(const QuantPlan& plan) {
 
 int cmd_quantize(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(
-            argv, {"--pure", "--leave-output-tensor", "--allow-requantize", "--json"},
-            {"--type", "--imatrix", "--threads", "--tensor-type", "--output-tensor-type", "--token-embedding-type"},
-            &args)) {
+    if (!parse_args(argv, joined({"--pure", "--leave-output-tensor", "--allow-requantize", "--json"}, kSplitFlags),
+                    joined({"--type", "--imatrix", "--threads", "--tensor-type", "--output-tensor-type",
+                            "--token-embedding-type"},
+                           kSplitValued),
+                    &args)) {
         return kExitUsage;
     }
     if (args.positional.size() != 2 || !args.has("--type")) return usage_error();
@@ -135,6 +137,9 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     options.matcher = [&](size_t i, const std::string& name) { return patterns[i].search(name); };
     unsigned threads = 1;
     if (!parse_threads(args, &threads)) return kExitUsage;
+    SplitOptions split;  // --split-max-*: the parts of OUT's split instead of OUT
+    bool splitting = false;
+    if (!parse_split_options(args, &split, &splitting)) return kExitUsage;
 
     LoadedModel model;
     int status = kExitOk;
@@ -184,19 +189,27 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     const QuantPlan& plan = job.plan();
     for (const std::string& w : plan.warnings) warn(w);
 
-    const int written = write_job_output(
-        job, model, out_path, threads, "quantize", plan.tensors.size(), [&](const Status& s, int64_t tensor) {
-            const std::string what = s.what;
-            if (what == "tensor.data") return std::string("NaN or infinite values (llama-quantize refuses them)");
-            if (what == "quantized.data") return std::string("a quantized block scale came out NaN or infinite");
-            if (s.code == Error::kTruncated) return std::string("the tensor's data lies outside its file (truncated?)");
-            DType planned = DType::kUnknown;
-            for (const PlannedTensor& p : plan.tensors) {
-                if (static_cast<int64_t>(p.input_index) == tensor) planned = p.out.dtype;
-            }
-            return std::string("cannot quantize to ") + dtype_name(planned);
-        });
-    if (written != kExitOk) return written;
+    const StepProblem problem = [&](const Status& s, int64_t tensor) {
+        const std::string what = s.what;
+        if (what == "tensor.data") return std::string("NaN or infinite values (llama-quantize refuses them)");
+        if (what == "quantized.data") return std::string("a quantized block scale came out NaN or infinite");
+        if (s.code == Error::kTruncated) return std::string("the tensor's data lies outside its file (truncated?)");
+        DType planned = DType::kUnknown;
+        for (const PlannedTensor& p : plan.tensors) {
+            if (static_cast<int64_t>(p.input_index) == tensor) planned = p.out.dtype;
+        }
+        return std::string("cannot quantize to ") + dtype_name(planned);
+    };
+    if (splitting) {  // the parts of OUT's split (cli/split_output.h)
+        std::vector<TensorInfo> outs;
+        for (const PlannedTensor& p : plan.tensors) outs.push_back(p.out);
+        const int written = write_output_split(job, plan.metadata, outs, plan.layout, split, model, out_path, threads,
+                                               "quantize", problem, args.has("--json"));
+        if (written != kExitOk || !args.has("--json")) return written;
+    } else {
+        const int written = write_job_output(job, model, out_path, threads, "quantize", plan.tensors.size(), problem);
+        if (written != kExitOk) return written;
+    }
     const size_t quantized = job.quantized();
     if (args.has("--json")) {
         nlohmann::json tensors = nlohmann::json::array();

@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"quantize", ws::cli::cmd_quantize}, {"diff", ws::cli::cmd_diff},
     {"scan", ws::cli::cmd_scan},         {"edit", ws::cli::cmd_edit},
     {"tokenize", ws::cli::cmd_tokenize}, {"detokenize", ws::cli::cmd_detokenize},
+    {"split", ws::cli::cmd_split},       {"merge", ws::cli::cmd_merge},
 };
 
 // Takes --color[=WHEN] out of args (it may stand before or after the command); false on a bad WHEN.

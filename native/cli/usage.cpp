@@ -17,6 +17,11 @@ namespace {
     "                        one of a set, \\ quotes), or a regex searched anywhere in the name when written\n"  \
     "                        /.../ ('/attn_(q|k)/'; a linear-time engine: no backreferences or look-behind)\n"
 
+#define WS_SPLIT_TEXT                                                                                          \
+    "  --split-max-tensors N, --split-max-size N(M|G), --no-tensor-first-split\n"                              \
+    "                        writes OUT's parts (OUT without .gguf, then -00001-of-0000N.gguf ...) as split\n" \
+    "                        would cut OUT (see split --help), without OUT itself\n"
+
 #define WS_THREADS_TEXT "  --threads N           worker threads (default: all cores); the output does not depend on N\n"
 
 constexpr CommandHelp kHelp[] = {
@@ -81,7 +86,8 @@ constexpr CommandHelp kHelp[] = {
      "                        strongest digest it holds); exit 0 Success, 1 Failure (a mismatch), 3 no line of\n"
      "                        FILE found, 4 no known digest type, 5 MANIFEST unreadable\n"},
     {"convert",
-     "weightstream convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--json] [--threads N]",
+     "weightstream convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--json] [--threads N]\n"
+     "                     [--split-max-tensors N | --split-max-size N(M|G)] [--no-tensor-first-split]",
      "GGUF <-> safetensors by OUT's extension",
      "To safetensors: quantized tensors decoded to F32 (or --dtype f16/bf16), GGUF metadata as strings (arrays\n"
      "as JSON). To GGUF: F32/F16/BF16 kept; BOOL/U8/U16/U32 widen to the next signed type, F8/F6/F4 become F32.\n"
@@ -97,7 +103,7 @@ constexpr CommandHelp kHelp[] = {
      "  --json                on stdout: {\"output\", \"format\", \"file_size\", \"metadata_keys\", \"tensors\":\n"
      "                        [{\"name\", \"dtype\", \"shape\", \"bytes\", \"source_dtype\", \"action\": \"copy\" |\n"
      "                        \"widen\" | \"encode\"}], \"totals\": {\"tensors\", \"re_encoded\", \"bytes\"},\n"
-     "                        \"warnings\": [lines]} (warnings go to stderr as well)\n" WS_THREADS_TEXT},
+     "                        \"warnings\": [lines]} (warnings go to stderr as well)\n" WS_THREADS_TEXT WS_SPLIT_TEXT},
     {"edit",
      "weightstream edit IN OUT [--set KEY=VALUE[:TYPE]] ... [--delete KEY] ... [--set-chat-template FILE]\n"
      "                  [--force]\n"
@@ -116,10 +122,29 @@ constexpr CommandHelp kHelp[] = {
      "                        sharing its blocks where the file system can: btrfs, XFS; else a full copy, which\n"
      "                        needs IN's size in free space) gets the header and is renamed over IN, so a reader\n"
      "                        or a kill sees the old file or the new one; IN replaced meanwhile is kept (exit 3)\n"},
+    {"split",
+     "weightstream split IN PREFIX [--split-max-tensors N | --split-max-size N(M|G)] [--no-tensor-first-split]\n"
+     "                  [--dry-run]",
+     "a GGUF cut into parts, as llama-gguf-split --split",
+     "The same parts, byte for byte, as llama.cpp's llama-gguf-split --split: PREFIX-00001-of-0000N.gguf ...; the\n"
+     "first holds the metadata, every part split.no, split.tensors.count and split.count. Prints the tool's plan\n"
+     "(n_split, and per part n_tensors and total_size in MB rounded down), then the parts written. The parts are\n"
+     "renamed into place only when all are complete, the first last. IN may be a split (it is split anew).\n"
+     "  --split-max-tensors N at most N tensors per part (default 128)\n"
+     "  --split-max-size N(M|G)  at most N megabytes (1000^2 bytes) or gigabytes of tensor data (each tensor\n"
+     "                        with its padding to 32 bytes) per part; a larger tensor gets a part of its own\n"
+     "  --no-tensor-first-split  the first part holds the metadata only\n"
+     "  --dry-run             prints the plan and writes nothing\n"},
+    {"merge", "weightstream merge PART OUT [--force]", "a split GGUF merged into one file, as llama-gguf-split --merge",
+     "The same file, byte for byte, as llama-gguf-split --merge: the parts (found from any of them by name,\n"
+     "checked against split.no, split.count and split.tensors.count) as one GGUF, the first part's metadata with\n"
+     "split.count set to 0.\n"
+     "  --force               replaces an existing OUT (never one of the parts)\n"},
     {"quantize",
      "weightstream quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...]\n"
      "                      [--pure] [--output-tensor-type TYPE] [--token-embedding-type TYPE]\n"
-     "                      [--leave-output-tensor] [--allow-requantize] [--json]",
+     "                      [--leave-output-tensor] [--allow-requantize] [--json]\n"
+     "                      [--split-max-tensors N | --split-max-size N(M|G)] [--no-tensor-first-split]",
      "llama-quantize's recipes (Q4_K_M, Q8_0, IQ2_XXS, ...)",
      "The same tensor types, order, metadata and bytes as llama-quantize writes for the same input and options,\n"
      "streamed a row window at a time.\n"
@@ -131,7 +156,8 @@ constexpr CommandHelp kHelp[] = {
      "  --allow-requantize    as llama-quantize\n"
      "  --json                on stdout: {\"output\", \"ftype\", \"file_size\", \"tensors\": [{\"name\", \"dtype\",\n"
      "                        \"shape\", \"bytes\", \"source_dtype\", \"quantized\"}], \"totals\": {\"tensors\",\n"
-     "                        \"quantized\", \"fallbacks\", \"bytes\"}, \"warnings\": [lines]}\n" WS_THREADS_TEXT},
+     "                        \"quantized\", \"fallbacks\", \"bytes\"}, \"warnings\": [lines]}\n" WS_THREADS_TEXT
+         WS_SPLIT_TEXT},
     {"diff", "weightstream diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]",
      "compares two models tensor by tensor",
      "By name, or a Hugging Face safetensors checkpoint against a GGUF by llama.cpp's conversion rules\n"
@@ -196,6 +222,7 @@ constexpr CommandHelp kHelp[] = {
 #undef WS_ROWS_TEXT
 #undef WS_FILTER_TEXT
 #undef WS_THREADS_TEXT
+#undef WS_SPLIT_TEXT
 
 constexpr const char* kCommon =
     "FILE is a .gguf, a .safetensors, any part of a split GGUF (name-00001-of-00003.gguf) or a sharded\n"

@@ -231,7 +231,7 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
                 result.source = step.inputs.empty() ? 0 : step.inputs[0].source;
                 return result;
             }
-            if (out.size > 0 && options.write && !options.write(out.data, static_cast<size_t>(out.size))) {
+            if (out.size > 0 && options.write && !options.write(step.output, out.data, static_cast<size_t>(out.size))) {
                 result.kind = DriveResult::Kind::kOutput;
                 return result;
             }

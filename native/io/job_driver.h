@@ -33,8 +33,9 @@ struct DriveOptions {
     // Give a mapped input's pages back once its step is done: a model read once front to back (quantize,
     // convert) then does not stay resident.
     bool drop_pages = false;
-    // The output, in order; false stops the run (kOutput: the caller knows why).
-    std::function<bool(const uint8_t*, size_t)> write;
+    // The output, in order, with the output file it belongs to (JobStep::output); false stops the run (kOutput:
+    // the caller knows why).
+    std::function<bool(uint32_t output, const uint8_t*, size_t)> write;
     // After each step: the step, done (its work counts toward job.total_work()).
     std::function<void(const JobStep&)> progress;
 };

@@ -336,7 +336,7 @@ bool OutputFile::copy_of(int fd, uint64_t size, bool* cloned) {
 }
 
 bool OutputFile::write_at(uint64_t offset, const void* data, size_t size) {
-    if (fd_ < 0) return set_error("not open");
+    if (fd_ < 0 || prepared_) return set_error("not open");
     if (!flush()) return false;
     const uint8_t* p = static_cast<const uint8_t*>(data);
     for (size_t done = 0; done < size;) {
@@ -363,7 +363,7 @@ bool OutputFile::flush() {
 }
 
 bool OutputFile::write(const void* data, size_t size) {
-    if (fd_ < 0) return set_error("not open");
+    if (fd_ < 0 || prepared_) return set_error("not open");
     const uint8_t* p = static_cast<const uint8_t*>(data);
     while (size > 0) {
         const size_t n = std::min(size, buffer_.size() - buffered_);
@@ -386,20 +386,30 @@ bool OutputFile::write_zeros(size_t size) {
     return true;
 }
 
-bool OutputFile::commit() {
+bool OutputFile::prepare() {
+    if (prepared_) return true;
     if (fd_ < 0) return set_error("not open");
     if (!flush()) return false;
+    if (!direct_) {
+        // The owner first (fchown clears set-id bits, which fchmod then restores). Only root may give a file
+        // away; for anyone else it fails and the file stays theirs, with the old permission bits.
+        if (keep_owner_) (void)!fchown(fd_, uid_, gid_);
+        if (fchmod(fd_, mode_) != 0) return set_error(std::strerror(errno));
+        if (fsync(fd_) != 0) return set_error(std::strerror(errno));
+    }
+    std::vector<uint8_t>().swap(buffer_);
+    prepared_ = true;
+    return true;
+}
+
+bool OutputFile::commit() {
+    if (!prepare()) return false;
     if (direct_) {  // stdout or a device: nothing to rename
         if (fd_ > 1) ::close(fd_);
         fd_ = -1;
         committed_ = true;
         return true;
     }
-    // The owner first (fchown clears set-id bits, which fchmod then restores). Only root may give a file
-    // away; for anyone else it fails and the file stays theirs, with the old permission bits.
-    if (keep_owner_) (void)!fchown(fd_, uid_, gid_);
-    if (fchmod(fd_, mode_) != 0) return set_error(std::strerror(errno));
-    if (fsync(fd_) != 0) return set_error(std::strerror(errno));
     if (unnamed_ && !name_temporary()) return false;
     const int fd = fd_;
     fd_ = -1;

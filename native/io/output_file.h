@@ -59,7 +59,11 @@ public:
     bool write_at(uint64_t offset, const void* data, size_t size);
     bool write(const void* data, size_t size);
     bool write_zeros(size_t size);
-    // Flushes, fsyncs, sets the mode and renames the file into place.
+    // Ends the writing without the rename: flushes, sets the mode, fsyncs and frees the buffer; the file stays a
+    // temporary one (unnamed where O_TMPFILE is, holding its descriptor) until commit(). For several files that
+    // are renamed into place only when all are complete (the parts of a split GGUF).
+    bool prepare();
+    // prepare() if not done, then renames the file into place.
     bool commit();
 
     bool is_stdout() const { return fd_ == 1; }
@@ -85,6 +89,7 @@ private:
     bool keep_owner_ = false;
     uid_t uid_ = 0;
     gid_t gid_ = 0;
+    bool prepared_ = false;
     bool committed_ = false;
     std::vector<uint8_t> buffer_;  // bytes not yet written
     size_t buffered_ = 0;
