@@ -97,7 +97,8 @@ struct Checkpoint {
     Family family;
     std::string folder;
 
-    Checkpoint(const std::string& name, ws::DType dtype, int64_t n_embd, int64_t n_ff) {
+    // shards: model.safetensors.index.json and two shards instead of model.safetensors.
+    Checkpoint(const std::string& name, ws::DType dtype, int64_t n_embd, int64_t n_ff, bool shards = false) {
         family.name = name;
         family.n_embd = n_embd;
         family.n_ff = n_ff;
@@ -108,7 +109,19 @@ struct Checkpoint {
         for (HfTensor& t : hf) t.dtype = dtype;  // BF16 values: exact in F32 too
         folder = dir.file("Wide-" + name);
         REQUIRE(system(("mkdir -p " + quote(folder)).c_str()) == 0);
-        write_file(folder + "/model.safetensors", write_safetensors(hf));
+        if (shards) {
+            const std::vector<HfTensor> s1(hf.begin(), hf.begin() + static_cast<long>(hf.size() / 2));
+            const std::vector<HfTensor> s2(hf.begin() + static_cast<long>(hf.size() / 2), hf.end());
+            write_file(folder + "/model-00001-of-00002.safetensors", write_safetensors(s1));
+            write_file(folder + "/model-00002-of-00002.safetensors", write_safetensors(s2));
+            json weight_map = json::object();
+            for (const HfTensor& t : s1) weight_map[t.name] = "model-00001-of-00002.safetensors";
+            for (const HfTensor& t : s2) weight_map[t.name] = "model-00002-of-00002.safetensors";
+            const std::string index = json({{"metadata", json::object()}, {"weight_map", weight_map}}).dump();
+            write_file(folder + "/model.safetensors.index.json", std::vector<uint8_t>(index.begin(), index.end()));
+        } else {
+            write_file(folder + "/model.safetensors", write_safetensors(hf));
+        }
         const json config = {{"architectures", {"X"}},
                              {"model_type", name},
                              {"hidden_size", family.n_embd},
@@ -186,6 +199,14 @@ TEST_CASE("one-pass quantize of 256-wide checkpoints (BF16 and F32): k-quants on
     // Gemma: the norms' + 1 on the way (F32 in the output, copied through the conversion's rows).
     Checkpoint g("gemma", ws::DType::BF16, 256, 512);
     check_one_pass(tmp, g.folder, g.folder + "/model.safetensors", "bf16", "--type Q4_K_S", "wide-gemma");
+}
+
+TEST_CASE("one-pass quantize of a sharded checkpoint (its folder or its index) equals convert then quantize") {
+    TempDir tmp;
+    Checkpoint c("llama", ws::DType::BF16, 256, 512, true);
+    const std::string index = c.folder + "/model.safetensors.index.json";
+    check_one_pass(tmp, c.folder, index, "bf16", "--type Q4_K_M", "sharded-folder");
+    check_one_pass(tmp, index, index, "bf16", "--type Q5_K_S", "sharded-index");
 }
 
 TEST_CASE("one-pass quantize refuses a checkpoint without config.json or of an unknown architecture, writing nothing") {
