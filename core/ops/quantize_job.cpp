@@ -164,7 +164,8 @@ bool QuantizeJob::next(JobStep* step) {
                 out_.resize(static_cast<size_t>(rows * out_row_));
             } else {
                 step_ = Step::kRows;
-                floats_.resize(static_cast<size_t>(rows * conversion_->rows(p.input_index).row_elements));
+                const ConvertJob::Rows& c = conversion_->rows(p.input_index);
+                floats_.resize(c.encode ? static_cast<size_t>(rows * c.row_elements) : 0);  // only encoding decodes
             }
             part_status_.assign(step->max_parts, ok_status());
             return true;
@@ -206,9 +207,10 @@ void QuantizeJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
         const ConvertJob::Rows& c = conversion_->rows(p.input_index);
         const uint64_t mid_row = p.quantize ? in_row_ : out_row_;
         uint8_t* mid = mid_.data() + r0 * mid_row;
-        const Status s = conversion_->convert_rows(p.input_index, src, (r1 - r0) * conv_rows_, windows_.matrix(),
-                                                   staged() ? staged_.data() + r0 * src_row_ : nullptr,
-                                                   floats_.data() + r0 * conv_rows_ * c.row_elements, mid);
+        const Status s =
+            conversion_->convert_rows(p.input_index, src, (r1 - r0) * conv_rows_, windows_.matrix(),
+                                      staged() ? staged_.data() + r0 * src_row_ : nullptr,
+                                      c.encode ? floats_.data() + r0 * conv_rows_ * c.row_elements : nullptr, mid);
         if (!s.ok()) {
             status = s;
             return;
