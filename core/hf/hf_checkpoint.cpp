@@ -248,4 +248,15 @@ Status hf_convert_rows(Transform transform, DType source, uint64_t heads, const 
     return ok_status();
 }
 
+DType hf_auto_dtype(const ModelInfo& checkpoint) {
+    const TensorInfo* first = nullptr;
+    for (const TensorInfo& t : checkpoint.tensors) {
+        if (!first || t.file_index < first->file_index || (t.file_index == first->file_index && t.name < first->name)) {
+            first = &t;
+        }
+    }
+    if (!first) return DType::kUnknown;
+    return first->dtype == DType::F16 ? DType::F16 : DType::BF16;
+}
+
 }  // namespace ws

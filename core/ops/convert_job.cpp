@@ -68,13 +68,13 @@ Result<std::unique_ptr<ConvertJob>> ConvertJob::make(const ModelInfo& in, const 
             r.row_elements = static_cast<uint64_t>(std::max<int64_t>(1, t.ne[0]));
             r.rows_per_matrix = static_cast<uint64_t>(t.ne[1]);
             r.matrices = static_cast<uint64_t>(t.ne[2] * t.ne[3]);
-        } else if (r.data == Step::kWindow) {
-            // Elements are independent: rows of one block (a type that reaches here has a block layout).
+        } else if (r.data != Step::kWiden && traits.block_elems > 0) {
+            // Elements are independent: rows of one block (a type that is windowed has a block layout).
             r.row_elements = traits.block_elems;
             r.rows_per_matrix = t.n_elements / traits.block_elems;
             r.matrices = 1;
         }
-        if (sound && r.data == Step::kWindow) {
+        if (sound && r.data != Step::kWiden) {
             if (r.encode) {
                 sound = dtype_bytes_for(t.dtype, r.row_elements, &r.in_row) &&
                         dtype_bytes_for(p.out.dtype, r.row_elements, &r.out_row);
@@ -149,7 +149,7 @@ bool ConvertJob::next(JobStep* step) {
         if (windows_.next()) {
             const uint64_t rows = windows_.rows();
             const uint64_t n = rows * r.in_row;
-            step->inputs.push_back({t.file_index, t.offset + windows_.first_row() * r.in_row, n});
+            step->inputs.push_back(input_rows(k_, windows_.first_row(), rows));
             step->work = n;
             step->max_parts = row_parts(rows, r.granule);
             fed_ += n;
@@ -191,32 +191,47 @@ void ConvertJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
     uint64_t r0 = 0, r1 = 0;
     part_rows(windows_.rows(), r.granule, part, parts, &r0, &r1);
     if (r1 <= r0) return;
-    const uint8_t* src = inputs[0].data + r0 * r.in_row;
-    const uint64_t n = (r1 - r0) * r.in_row;
-    if (r.swap || r.head_rows) {
-        // This part's rows are whole heads, so they permute among themselves.
-        uint8_t* staged = staged_.data() + r0 * r.in_row;
+    // Rows only rearranged are the step's output in staged_; encoded ones in out_ (staged first when rearranged).
+    uint8_t* staged = r.swap || r.head_rows ? staged_.data() + r0 * r.in_row : nullptr;
+    const Status s = convert_rows(k_, inputs[0].data + r0 * r.in_row, r1 - r0, windows_.matrix(), staged,
+                                  r.encode ? floats_.data() + r0 * r.row_elements : nullptr,
+                                  r.encode ? out_.data() + r0 * r.out_row : staged);
+    if (!s.ok()) status = s;
+}
+
+ByteRange ConvertJob::input_rows(size_t k, uint64_t first_row, uint64_t n_rows) const {
+    const TensorInfo& t = in_.tensors[plan_.tensors[k].input];
+    const Rows& r = rows_[k];
+    return {t.file_index, t.offset + first_row * r.in_row, n_rows * r.in_row};
+}
+
+Status ConvertJob::convert_rows(size_t k, const uint8_t* src, uint64_t n_rows, uint64_t matrix, uint8_t* staged,
+                                float* floats, uint8_t* out) const {
+    const ConvertTensor& p = plan_.tensors[k];
+    const TensorInfo& t = in_.tensors[p.input];
+    const Rows& r = rows_[k];
+    auto at_tensor = [&](const Status& s) { return make_error(s.code, t.info_offset, s.what); };
+    const uint64_t n = n_rows * r.in_row;
+    if (!r.encode || r.swap || r.head_rows) {
+        // Rearranged (or copied) into the output, or into `staged` to be encoded from. The rows are whole heads, so
+        // they permute among themselves.
+        uint8_t* dst = r.encode ? staged : out;
         Status s = ok_status();
         if (r.head_rows) {
-            s = hf_permute_rows(src, r1 - r0, r.head_rows, r.in_row, staged);
+            s = hf_permute_rows(src, n_rows, r.head_rows, r.in_row, dst);
         } else {
-            std::memcpy(staged, src, static_cast<size_t>(n));
+            std::memcpy(dst, src, static_cast<size_t>(n));
         }
-        if (s.ok() && r.swap) s = swap_to_little_endian(t.dtype, staged, n);
-        if (!s.ok()) {
-            status = tensor_error(s);
-            return;
-        }
-        src = staged;
+        if (s.ok() && r.swap) s = swap_to_little_endian(t.dtype, dst, n);
+        if (!s.ok()) return at_tensor(s);
+        src = dst;
     }
-    if (!r.encode) return;
+    if (!r.encode) return ok_status();
     const float* imatrix =
-        p.imatrix ? p.imatrix + windows_.matrix() % static_cast<uint64_t>(t.ne[2]) * static_cast<uint64_t>(t.ne[0])
-                  : nullptr;
+        p.imatrix ? p.imatrix + matrix % static_cast<uint64_t>(t.ne[2]) * static_cast<uint64_t>(t.ne[0]) : nullptr;
     const RowEncoding e{t.dtype, p.out.dtype, r.row_elements, false, p.transform == Transform::kPlusOne};
-    const Status s =
-        encode_rows(e, src, r1 - r0, imatrix, floats_.data() + r0 * r.row_elements, out_.data() + r0 * r.out_row);
-    if (!s.ok()) status = tensor_error(s);
+    const Status s = encode_rows(e, src, n_rows, imatrix, floats, out);
+    return s.ok() ? ok_status() : at_tensor(s);
 }
 
 Status ConvertJob::complete(ByteSpan* out) {

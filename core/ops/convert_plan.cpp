@@ -456,4 +456,16 @@ Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& o
     return plan;
 }
 
+Result<ModelInfo> converted_model(const ConvertPlan& plan) {
+    if (plan.target != Format::kGguf) return make_error(Error::kUnsupported, 0, "format");
+    ParseOptions options;
+    options.file_size = plan.file_size;
+    options.format_hint = Format::kGguf;
+    HeaderParser parser(options);
+    const Status s = parser.feed(plan.header.data(), plan.header.size());
+    if (s.code == Error::kNeedMoreData) return make_error(Error::kInternal, plan.header.size(), "header");
+    if (!s.ok()) return s;
+    return parser.take_info();
+}
+
 }  // namespace ws

@@ -5,15 +5,23 @@
 
 #include "ops/copy_piece.h"
 #include "ops/row_encoder.h"
+#include "weightstream/convert_job.h"
 #include "weightstream/quantize.h"
 
 namespace ws {
 
-QuantizeJob::QuantizeJob(const ModelInfo& in, QuantPlan plan) : in_(in), plan_(std::move(plan)) {
-    for (const PlannedTensor& p : plan_.tensors) total_work_ += in_.tensors[p.input_index].nbytes;
+QuantizeJob::QuantizeJob(const ModelInfo& in, QuantPlan plan, std::unique_ptr<ConvertJob> conversion)
+    : in_(in), plan_(std::move(plan)), conversion_(std::move(conversion)) {
+    if (conversion_) {
+        total_work_ = conversion_->total_work();
+    } else {
+        for (const PlannedTensor& p : plan_.tensors) total_work_ += in_.tensors[p.input_index].nbytes;
+    }
 }
 
-Result<std::unique_ptr<QuantizeJob>> QuantizeJob::make(const ModelInfo& in, const RecipeOptions& options) {
+QuantizeJob::~QuantizeJob() = default;
+
+Result<QuantPlan> QuantizeJob::checked_plan(const ModelInfo& in, const RecipeOptions& options) {
     // A big-endian GGUF stores its data byte-swapped; llama-quantize reads little-endian files only.
     if (in.big_endian) return make_error(Error::kUnsupported, 0, "endianness");
     WS_ASSIGN_OR_RETURN(QuantPlan plan, plan_quantization(in, options));
@@ -27,20 +35,88 @@ Result<std::unique_ptr<QuantizeJob>> QuantizeJob::make(const ModelInfo& in, cons
             return make_error(Error::kBadShape, t.info_offset, "tensor.ne");
         }
     }
-    return std::unique_ptr<QuantizeJob>(new QuantizeJob(in, std::move(plan)));
+    return plan;
+}
+
+Result<std::unique_ptr<QuantizeJob>> QuantizeJob::make(const ModelInfo& in, const RecipeOptions& options) {
+    WS_ASSIGN_OR_RETURN(QuantPlan plan, checked_plan(in, options));
+    return std::unique_ptr<QuantizeJob>(new QuantizeJob(in, std::move(plan), nullptr));
+}
+
+Result<std::unique_ptr<QuantizeJob>> QuantizeJob::make_converted(const ModelInfo& converted,
+                                                                 std::unique_ptr<ConvertJob> conversion,
+                                                                 const RecipeOptions& options) {
+    if (!conversion || conversion->plan().tensors.size() != converted.tensors.size()) {
+        return make_error(Error::kInternal, 0, "converted");
+    }
+    WS_ASSIGN_OR_RETURN(QuantPlan plan, checked_plan(converted, options));
+    for (const PlannedTensor& p : plan.tensors) {
+        const TensorInfo& t = converted.tensors[p.input_index];
+        const ConvertJob::Rows& c = conversion->rows(p.input_index);
+        if (t.name != conversion->plan().tensors[p.input_index].out.name) {
+            return make_error(Error::kInternal, t.info_offset, "converted");
+        }
+        if (c.data == ConvertJob::Step::kWiden) return make_error(Error::kUnsupported, t.info_offset, "tensor.type");
+        // A quantized row (ne[0] elements) is whole conversion rows, and a head of a permutation whole quantized
+        // rows (a permuted matrix's conversion rows are its rows). A copied tensor goes by the conversion's rows.
+        const uint64_t ne0 = static_cast<uint64_t>(t.ne[0]);
+        if (p.quantize && !(c.in_row > 0 && c.row_elements > 0 && ne0 % c.row_elements == 0 &&
+                            (c.granule == 1 || c.row_elements == ne0))) {
+            return make_error(Error::kBadShape, t.info_offset, "tensor.ne");
+        }
+    }
+    return std::unique_ptr<QuantizeJob>(new QuantizeJob(converted, std::move(plan), std::move(conversion)));
+}
+
+size_t QuantizeJob::source_tensor(const PlannedTensor& p) const {
+    return conversion_ ? conversion_->plan().tensors[p.input_index].input : p.input_index;
+}
+
+bool QuantizeJob::converting() const {
+    return conversion_ && conversion_->rows(plan_.tensors[k_].input_index).data != ConvertJob::Step::kCopy;
+}
+
+bool QuantizeJob::staged() const {
+    const ConvertJob::Rows& c = conversion_->rows(plan_.tensors[k_].input_index);
+    return c.encode && (c.swap || c.head_rows);
+}
+
+const TensorInfo& QuantizeJob::source() const {
+    return conversion_ ? conversion_->input().tensors[source_tensor(plan_.tensors[k_])]
+                       : in_.tensors[plan_.tensors[k_].input_index];
 }
 
 void QuantizeJob::start_tensor() {
     fed_ = written_ = 0;
     padded_ = false;
     windows_ = RowWindows();
-    if (k_ >= plan_.tensors.size() || !plan_.tensors[k_].quantize) return;
+    if (k_ >= plan_.tensors.size()) return;
     const PlannedTensor& p = plan_.tensors[k_];
     const TensorInfo& t = in_.tensors[p.input_index];
-    dtype_bytes_for(t.dtype, static_cast<uint64_t>(t.ne[0]), &in_row_);  // checked by make()
-    dtype_bytes_for(p.out.dtype, static_cast<uint64_t>(t.ne[0]), &out_row_);
-    windows_ = RowWindows(static_cast<uint64_t>(t.ne[1]), static_cast<uint64_t>(t.ne[2] * t.ne[3]),
-                          static_cast<uint64_t>(t.ne[0]), 1, kQuantizeWindowElements);
+    if (!p.quantize) {
+        // Made by the conversion: in windows of its rows, as ConvertJob makes them (copied otherwise).
+        if (!converting()) return;
+        const ConvertJob::Rows& c = conversion_->rows(p.input_index);
+        conv_rows_ = 1;
+        src_row_ = c.in_row;
+        out_row_ = c.out_row;
+        windows_ = RowWindows(c.rows_per_matrix, c.matrices, c.row_elements, c.granule, kQuantizeWindowElements);
+        return;
+    }
+    const uint64_t ne0 = static_cast<uint64_t>(t.ne[0]);
+    dtype_bytes_for(t.dtype, ne0, &in_row_);  // checked by make()
+    dtype_bytes_for(p.out.dtype, ne0, &out_row_);
+    uint64_t granule = 1;
+    conv_rows_ = 1;
+    src_row_ = in_row_;
+    if (conversion_) {
+        const ConvertJob::Rows& c = conversion_->rows(p.input_index);
+        conv_rows_ = ne0 / c.row_elements;  // checked by make_converted()
+        src_row_ = conv_rows_ * c.in_row;
+        granule = c.granule;  // a head of a permuted matrix, whose rows are ne[0] elements
+    }
+    windows_ = RowWindows(static_cast<uint64_t>(t.ne[1]), static_cast<uint64_t>(t.ne[2] * t.ne[3]), ne0, granule,
+                          kQuantizeWindowElements);
 }
 
 bool QuantizeJob::next(JobStep* step) {
@@ -56,27 +132,41 @@ bool QuantizeJob::next(JobStep* step) {
     }
     for (; k_ < plan_.tensors.size(); ++k_, start_tensor()) {
         const PlannedTensor& p = plan_.tensors[k_];
-        const TensorInfo& t = in_.tensors[p.input_index];
-        step->tensor = static_cast<int64_t>(p.input_index);
-        if (!p.quantize && fed_ < t.nbytes) {
-            // A piece of whole blocks (validate_row_data takes whole blocks).
-            step->inputs.push_back(copy_piece(t, fed_, dtype_traits(t.dtype).block_bytes));
+        const TensorInfo& s = source();
+        step->tensor = static_cast<int64_t>(source_tensor(p));
+        if (!p.quantize && !converting() && fed_ < s.nbytes) {
+            // A piece of whole blocks (validate_row_data takes whole blocks), as stored (one pass: as the conversion
+            // passes it unchanged).
+            step->inputs.push_back(copy_piece(s, fed_, dtype_traits(s.dtype).block_bytes));
             step->work = step->inputs[0].size;
             fed_ += step->work;
             step_ = Step::kCopy;
             part_status_.assign(1, ok_status());
             return true;
         }
-        if (p.quantize && windows_.next()) {
+        if ((p.quantize || converting()) && windows_.next()) {
             const uint64_t rows = windows_.rows();
-            const uint64_t n = rows * in_row_;
-            step->inputs.push_back({t.file_index, t.offset + windows_.first_row() * in_row_, n});
+            const uint64_t n = rows * src_row_;
+            step->inputs.push_back(
+                conversion_
+                    ? conversion_->input_rows(p.input_index, windows_.first_row() * conv_rows_, rows * conv_rows_)
+                    : ByteRange{s.file_index, s.offset + windows_.first_row() * src_row_, n});
             step->work = n;
-            step->max_parts = row_parts(rows, 1);
+            step->max_parts = row_parts(rows, windows_.granule());
             fed_ += n;
-            step_ = Step::kWindow;
-            floats_.resize(static_cast<size_t>(rows * static_cast<uint64_t>(t.ne[0])));
-            out_.resize(static_cast<size_t>(rows * out_row_));
+            if (converting()) {
+                if (staged()) staged_.resize(static_cast<size_t>(n));
+                mid_.resize(static_cast<size_t>(rows * (p.quantize ? in_row_ : out_row_)));
+            }
+            if (p.quantize) {
+                step_ = Step::kWindow;
+                floats_.resize(static_cast<size_t>(rows * static_cast<uint64_t>(in_.tensors[p.input_index].ne[0])));
+                out_.resize(static_cast<size_t>(rows * out_row_));
+            } else {
+                step_ = Step::kRows;
+                const ConvertJob::Rows& c = conversion_->rows(p.input_index);
+                floats_.resize(c.encode ? static_cast<size_t>(rows * c.row_elements) : 0);  // only encoding decodes
+            }
             part_status_.assign(step->max_parts, ok_status());
             return true;
         }
@@ -98,24 +188,48 @@ void QuantizeJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
     if (step_ == Step::kHeader || step_ == Step::kPadding) return;
     const PlannedTensor& p = plan_.tensors[k_];
     const TensorInfo& t = in_.tensors[p.input_index];
+    const uint64_t at = source().offset;  // where problems with the data are reported
     Status& status = part_status_[part];
     if (step_ == Step::kCopy) {
         // Copied as stored; llama-quantize's loader still checks the values.
         piece_ = inputs[0];
         if (!validate_row_data(t.dtype, piece_.data, piece_.size)) {
-            status = make_error(Error::kBadShape, t.offset, "tensor.data");
+            status = make_error(Error::kBadShape, at, "tensor.data");
         }
         return;
     }
-    const uint64_t n_per_row = static_cast<uint64_t>(t.ne[0]);
     uint64_t r0 = 0, r1 = 0;
-    part_rows(windows_.rows(), 1, part, parts, &r0, &r1);
+    part_rows(windows_.rows(), windows_.granule(), part, parts, &r0, &r1);
+    if (r1 <= r0) return;
+    const uint8_t* src = inputs[0].data + r0 * src_row_;
+    if (converting()) {
+        // The rows as the conversion writes them, then checked as llama-quantize's loader checks the file's.
+        const ConvertJob::Rows& c = conversion_->rows(p.input_index);
+        const uint64_t mid_row = p.quantize ? in_row_ : out_row_;
+        uint8_t* mid = mid_.data() + r0 * mid_row;
+        const Status s =
+            conversion_->convert_rows(p.input_index, src, (r1 - r0) * conv_rows_, windows_.matrix(),
+                                      staged() ? staged_.data() + r0 * src_row_ : nullptr,
+                                      c.encode ? floats_.data() + r0 * conv_rows_ * c.row_elements : nullptr, mid);
+        if (!s.ok()) {
+            status = s;
+            return;
+        }
+        if (!p.quantize) {
+            if (!validate_row_data(t.dtype, mid, (r1 - r0) * mid_row)) {
+                status = make_error(Error::kBadShape, at, "tensor.data");
+            }
+            return;
+        }
+        src = mid;
+    }
+    const uint64_t n_per_row = static_cast<uint64_t>(t.ne[0]);
     const float* imatrix =
         p.imatrix ? p.imatrix->values.data() + windows_.matrix() % static_cast<uint64_t>(t.ne[2]) * n_per_row : nullptr;
     const RowEncoding e{t.dtype, p.out.dtype, n_per_row, true, false};
-    const Status s = encode_rows(e, inputs[0].data + r0 * in_row_, r1 - r0, imatrix, floats_.data() + r0 * n_per_row,
-                                 out_.data() + r0 * out_row_);
-    if (!s.ok()) status = make_error(s.code, t.offset, s.what);
+    const Status s =
+        encode_rows(e, src, r1 - r0, imatrix, floats_.data() + r0 * n_per_row, out_.data() + r0 * out_row_);
+    if (!s.ok()) status = make_error(s.code, at, s.what);
 }
 
 Status QuantizeJob::complete(ByteSpan* out) {
@@ -138,14 +252,16 @@ Status QuantizeJob::complete(ByteSpan* out) {
         case Step::kWindow:
             *out = {out_.data(), out_.size()};
             break;
+        case Step::kRows:
+            *out = {mid_.data(), mid_.size()};
+            break;
     }
     written_ += out->size;
     const PlannedTensor& p = plan_.tensors[k_];
-    const TensorInfo& t = in_.tensors[p.input_index];
-    const bool last = p.quantize ? windows_.last() : fed_ == t.nbytes;
+    const bool last = step_ == Step::kCopy ? fed_ == source().nbytes : windows_.last();
     if (last && written_ != p.out.nbytes) {
         failed_ = true;
-        return make_error(Error::kInternal, t.offset, "quantize: output size");
+        return make_error(Error::kInternal, source().offset, "quantize: output size");
     }
     return ok_status();
 }

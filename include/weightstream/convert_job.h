@@ -39,6 +39,7 @@ public:
                                                     ConvertRefusal* refusal = nullptr);
 
     const ConvertPlan& plan() const { return plan_; }
+    const ModelInfo& input() const { return in_; }
 
     bool next(JobStep* step) override;
     void run(const ByteSpan* inputs, uint32_t part, uint32_t parts) override;
@@ -46,10 +47,9 @@ public:
     Status unreadable(const ByteRange& range) override;
     uint64_t total_work() const override { return total_work_; }
 
-private:
     enum class Step { kHeader, kCopy, kWindow, kWiden, kPadding };
-    // How a tensor's data is stepped through, and for windows how its rows are cut and what a window does to them
-    // (make() checks that it is sound).
+    // How a tensor's data is stepped through, how its rows are cut and what is done to them (make() checks that it
+    // is sound). Every tensor but a widened one has rows: a copied tensor's are its blocks.
     struct Rows {
         Step data = Step::kCopy;    // the steps of its data: kCopy, kWindow or kWiden
         uint64_t row_elements = 1;  // elements per row
@@ -60,6 +60,22 @@ private:
         bool swap = false;                 // big-endian data, swapped to little-endian
         bool encode = false;               // decoded and encoded (else the rows pass as stored, reordered or swapped)
     };
+
+    // The output's tensors by rows, for a job that reads what this conversion writes without writing it
+    // (QuantizeJob::make_converted(), the one-pass quantize): tensor k's (plan order) rows, ...
+    const Rows& rows(size_t k) const { return rows_[k]; }
+    // ... the input bytes rows [first_row, first_row + n_rows) of tensor k are made from (k not widened; whole
+    // granules of rows, inside one matrix), ...
+    ByteRange input_rows(size_t k, uint64_t first_row, uint64_t n_rows) const;
+    // ... and those rows made from them, as this job writes them: `src` is their input bytes, `out` receives n_rows *
+    // out_row bytes; `staged` (n_rows * in_row bytes) is needed when rows are both rearranged (permuted or swapped)
+    // and encoded, `floats` (n_rows * row_elements) when encoded; `matrix` is the rows' matrix (the importance
+    // row of a quantized output). Thread-safe (const): parts of a window call it on their own rows. Errors are the
+    // transforms' and encode_rows()'s, at the tensor's entry (TensorInfo::info_offset).
+    Status convert_rows(size_t k, const uint8_t* src, uint64_t n_rows, uint64_t matrix, uint8_t* staged, float* floats,
+                        uint8_t* out) const;
+
+private:
     ConvertJob(const ModelInfo& in, ConvertPlan plan, std::vector<Rows> rows);
     // Sets up tensor k_ with nothing of it handed out yet.
     void start_tensor();

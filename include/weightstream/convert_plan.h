@@ -116,4 +116,10 @@ struct ConvertRefusal {
 Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& options,
                                     ConvertRefusal* refusal = nullptr);
 
+// The GGUF a plan to GGUF writes, as a reader of that file sees it (its header parsed, the tensors at their offsets in
+// it): what `quantize` of the written file would plan from, for quantizing without the file (the one-pass
+// QuantizeJob::make_converted()). kUnsupported "format" for a plan to safetensors; the parser's errors otherwise
+// (none for a plan plan_conversion() made: it checks the header so).
+Result<ModelInfo> converted_model(const ConvertPlan& plan);
+
 }  // namespace ws

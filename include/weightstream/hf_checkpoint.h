@@ -86,4 +86,10 @@ struct HfRows {
 Status hf_convert_rows(Transform transform, DType source, uint64_t heads, const HfRows& window, const float* src,
                        float* dst);
 
+// convert_hf_to_gguf.py's --outtype auto: F16 when the first tensor it loads is F16, else BF16 (for F32 and BF16
+// checkpoints alike). It loads the part files in order and each one's tensors in name order (safetensors' keys()),
+// so the first is the first file's (TensorInfo::file_index 0 of a sharded model: the first shard) first name.
+// kUnknown for a checkpoint without tensors.
+DType hf_auto_dtype(const ModelInfo& checkpoint);
+
 }  // namespace ws

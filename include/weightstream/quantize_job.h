@@ -7,7 +7,15 @@
 // and the number of parts a window is run in. Memory: one window of floats (at most kQuantizeWindowElements
 // unless one row is longer) and its output.
 //
-// Sources: the input model's files, numbered as TensorInfo::file_index.
+// One pass (make_converted()): the input is the GGUF a ConvertJob would write (a Hugging Face checkpoint to a float
+// type), quantized without writing it. The plan is made from that file's header (converted_model()), so the output
+// is byte for byte `convert` then `quantize`; each tensor's rows are read from the checkpoint and made as the
+// conversion makes them (ConvertJob::convert_rows(): permuted, + 1, rounded to the intermediate type), then
+// validated and quantized or copied as above. A window of a permuted tensor is whole heads. A tensor that passes the
+// conversion unchanged is copied from the checkpoint zero-copy. Memory: a window of floats, its intermediate bytes
+// and its output.
+//
+// Sources: the input model's files, numbered as TensorInfo::file_index (one pass: the checkpoint's).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +28,8 @@
 
 namespace ws {
 
+class ConvertJob;
+
 constexpr uint64_t kQuantizeWindowElements = uint64_t(1) << 22;  // floats per window of rows
 
 class QuantizeJob final : public Job {
@@ -29,6 +39,20 @@ public:
     // type). `in`, options.imatrix and what
     // options.matcher refers to are used only here; `in` must outlive the job.
     static Result<std::unique_ptr<QuantizeJob>> make(const ModelInfo& in, const RecipeOptions& options);
+    // One pass: plans quantizing `converted` (converted_model() of conversion's plan: the file the conversion would
+    // write) with `options`, as make() plans a GGUF (its errors, at entries of `converted`), and reads the rows
+    // through `conversion` (made by ConvertJob::make(); its steps are not run). kUnsupported "tensor.type" at the
+    // entry of a tensor the conversion widens (an unsigned integer), kBadShape "tensor.ne" at the entry of one to
+    // quantize whose conversion rows are not whole rows of ne[0] elements. `converted` and conversion's input
+    // must outlive the job.
+    static Result<std::unique_ptr<QuantizeJob>> make_converted(const ModelInfo& converted,
+                                                               std::unique_ptr<ConvertJob> conversion,
+                                                               const RecipeOptions& options);
+    ~QuantizeJob() override;
+
+    // The index of the tensor whose bytes planned tensor p is made from, in the model the driver reads: p's input
+    // (one pass: the checkpoint's tensor it is converted from). JobStep::tensor and step errors name it.
+    size_t source_tensor(const PlannedTensor& p) const;
 
     const QuantPlan& plan() const { return plan_; }
     // Tensors quantized (not copied) so far.
@@ -40,13 +64,23 @@ public:
     uint64_t total_work() const override { return total_work_; }
 
 private:
-    enum class Step { kHeader, kCopy, kWindow, kPadding };
-    QuantizeJob(const ModelInfo& in, QuantPlan plan);
+    enum class Step { kHeader, kCopy, kWindow, kRows, kPadding };  // kRows: a copied tensor made by the conversion
+    QuantizeJob(const ModelInfo& in, QuantPlan plan, std::unique_ptr<ConvertJob> conversion);
+    static Result<QuantPlan> checked_plan(const ModelInfo& in, const RecipeOptions& options);
     // Sets up tensor k_ (its rows' sizes and window) with nothing of it handed out yet.
     void start_tensor();
+    // Whether tensor k_ is read through the conversion, rows made by it (else: its stored bytes, from the input or,
+    // one pass, from the checkpoint as they pass the conversion unchanged).
+    bool converting() const;
+    // Converting tensor k_: whether its rows are rearranged before they are encoded (ConvertJob::convert_rows()'s
+    // `staged`).
+    bool staged() const;
+    // The source tensor of tensor k_ (source_tensor()).
+    const TensorInfo& source() const;
 
     const ModelInfo& in_;
     QuantPlan plan_;
+    std::unique_ptr<ConvertJob> conversion_;  // one pass: the conversion the rows are read through, else null
     uint64_t total_work_ = 0;
     size_t quantized_ = 0;
 
@@ -58,12 +92,17 @@ private:
     uint64_t fed_ = 0, written_ = 0;
     bool padded_ = false;
     uint64_t in_row_ = 0, out_row_ = 0;  // a quantized tensor's bytes per row, in and out
+    // Converting: conversion rows per window row (a quantized tensor's rows are ne[0] elements; a copied one's are
+    // the conversion's), and a window row's bytes in the checkpoint.
+    uint64_t conv_rows_ = 1, src_row_ = 0;
     RowWindows windows_;
 
     // The current step: what it is (a window: windows_'s current one).
     Step step_ = Step::kHeader;
     ByteSpan piece_;                   // a copied piece: its bytes (the step's input)
     std::vector<float> floats_;        // a window, decoded
+    std::vector<uint8_t> staged_;      // converting: a window rearranged before it is encoded
+    std::vector<uint8_t> mid_;         // converting: a window as the conversion writes it (a copied one: the output)
     std::vector<uint8_t> out_;         // a window, quantized
     std::vector<uint8_t> zeros_;       // padding
     std::vector<Status> part_status_;  // each part's problem (run() of part i writes entry i only)

@@ -133,35 +133,19 @@ int cmd_convert(const std::vector<std::string>& argv) {
     if (!load(in_path, false, &model, &status)) return status;
 
     // A Hugging Face checkpoint: config.json beside it (the plan names, transforms and warns by it).
-    HfConfig hf;
-    std::string config_problem;
-    bool config_read = false;
-    if (model.info.format == Format::kSafetensors && target == Format::kGguf) {
-        config_read = read_hf_config(in_path, &hf, &config_problem) == ConfigFile::kRead;
-    }
+    HfCheckpointFiles checkpoint;
+    if (model.info.format == Format::kSafetensors && target == Format::kGguf) checkpoint.read(in_path);
 
     ConvertOptions options;
     options.target = target;
     options.dtype = requested;
     options.allow_requantize = args.has("--allow-requantize");
     options.imatrix = &imatrix;
-    options.hf = config_read ? &hf : nullptr;
+    checkpoint.apply(&options);
     options.config_name = dir_of(in_path) + "config.json";
-    options.config_problem = config_problem;
     ConvertRefusal refusal;
     Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info, options, &refusal);
-    if (!made.ok()) {
-        switch (refusal.about) {
-            case ConvertRefusal::About::kTensor: {
-                const TensorInfo& t = model.info.tensors[static_cast<size_t>(refusal.tensor)];
-                return fail(kExitInvalid, describe(model.paths[t.file_index], made.status()) + ": " + refusal.why);
-            }
-            case ConvertRefusal::About::kConfig:
-                return fail(kExitInvalid, refusal.why);
-            case ConvertRefusal::About::kOutput:
-                return fail(kExitInvalid, in_path + ": " + refusal.why);
-        }
-    }
+    if (!made.ok()) return fail_conversion(model, in_path, made.status(), refusal);
     ConvertJob& job = *made.value();
     const ConvertPlan& plan = job.plan();
     std::vector<std::string> warnings = plan.warnings;

@@ -5,13 +5,21 @@
 // (io/job_driver.h): the header, then every tensor a row window at a time, so memory stays around one window
 // of floats and its output whatever the model size. The output goes to a temporary file renamed over OUT only
 // when complete; a failure leaves an existing OUT untouched.
+//
+// IN may be a Hugging Face checkpoint (its folder, its model.safetensors or its model.safetensors.index.json, with
+// config.json beside it): the one pass. The conversion `convert IN tmp.gguf --dtype F` would run (F: --outtype
+// auto's choice, hf_auto_dtype()) is planned and the quantization planned from the header of the file it would write
+// (converted_model()), so the output is byte for byte `convert` then `quantize`, without the intermediate file: the
+// QuantizeJob reads each tensor's rows from the checkpoint through the conversion (QuantizeJob::make_converted()).
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/hf_config_file.h"
 #include "cli/job_output.h"
 #include "cli/split_output.h"
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
+#include "weightstream/convert_job.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_json.h"
 #include "weightstream/quant_recipe.h"
@@ -141,9 +149,56 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     bool splitting = false;
     if (!parse_split_options(args, &split, &splitting)) return kExitUsage;
 
+    std::string model_path;
+    if (!checkpoint_model_path(in_path, &model_path)) {
+        return fail(kExitIo, in_path + ": a folder without model.safetensors.index.json or model.safetensors");
+    }
     LoadedModel model;
     int status = kExitOk;
-    if (!load(in_path, false, &model, &status)) return status;
+    if (!load(model_path, false, &model, &status)) return status;
+
+    // A Hugging Face checkpoint: converted on the way (a safetensors file without config.json is quantized as it
+    // is when it carries GGUF names and general.architecture, as `convert x.gguf y.safetensors` writes it).
+    HfCheckpointFiles checkpoint;
+    std::unique_ptr<ConvertJob> conversion;
+    if (model.info.format == Format::kSafetensors) {
+        checkpoint.read(model_path);
+        if (checkpoint.config_file == ConfigFile::kMissing && !model.info.find("general.architecture")) {
+            return fail(kExitInvalid, checkpoint.config_path +
+                                          ": missing: a Hugging Face checkpoint is quantized through its conversion, "
+                                          "which needs config.json (the architecture, the head counts)");
+        }
+        if (checkpoint.config_file == ConfigFile::kUnusable) return fail(kExitInvalid, checkpoint.config_problem);
+        if (checkpoint.config_file == ConfigFile::kRead && checkpoint.config.family.empty()) {
+            const HfConfig& c = checkpoint.config;
+            const std::string named = !c.model_type.empty() ? "model_type '" + printable(c.model_type, 40) + "'"
+                                      : !c.architecture.empty()
+                                          ? "architectures[0] '" + printable(c.architecture, 60) + "'"
+                                          : std::string("no model_type");
+            return fail(kExitInvalid, checkpoint.config_path + ": " + named +
+                                          ": not an architecture this converter knows (llama, mistral, qwen2, "
+                                          "qwen3, gemma, gemma2, gemma3, phi3)");
+        }
+    }
+    if (checkpoint.config_file == ConfigFile::kRead) {
+        ConvertOptions convert;
+        convert.target = Format::kGguf;
+        convert.dtype = hf_auto_dtype(model.info);
+        checkpoint.apply(&convert);
+        ConvertRefusal refusal;
+        Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info, convert, &refusal);
+        if (!made.ok()) return fail_conversion(model, model_path, made.status(), refusal);
+        conversion = std::move(made).value();
+        for (const std::string& w : conversion->plan().warnings) warn(w);
+    }
+    // What the quantization reads: the model, or the file the conversion would write.
+    ModelInfo converted;
+    if (conversion) {
+        Result<ModelInfo> view = converted_model(conversion->plan());
+        if (!view.ok()) return fail(kExitInvalid, describe(model_path, view.status()) + ": the converted header");
+        converted = std::move(view).value();
+    }
+    const ModelInfo& in = conversion ? converted : model.info;
 
     Imatrix imatrix;
     if (args.has("--imatrix")) {
@@ -166,22 +221,28 @@ int cmd_quantize(const std::vector<std::string>& argv) {
                      counted(static_cast<uint64_t>(std::max<int64_t>(0, imatrix.chunk_count)), "chunk").c_str());
     }
 
-    Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(model.info, options);
+    Result<std::unique_ptr<QuantizeJob>> made =
+        conversion ? QuantizeJob::make_converted(converted, std::move(conversion), options)
+                   : QuantizeJob::make(model.info, options);
     if (!made.ok()) {
         const Status& s = made.status();
         std::string where, name;
-        for (const TensorInfo& t : model.info.tensors) {
+        for (const TensorInfo& t : in.tensors) {
             if (t.info_offset == s.offset && s.offset != 0) name = t.name;
         }
         if (!name.empty()) where = ": tensor " + printable(name, 200);
         const ImatrixEntry* entry = options.imatrix ? options.imatrix->find(name) : nullptr;
         if (std::string(s.what) == "imatrix.size" && entry) {
             // The importance matrix does not fit this model: said of the imatrix file, not of the model.
-            const TensorInfo* t = model.info.find_tensor(name);
+            const TensorInfo* t = in.find_tensor(name);
             return fail(kExitInvalid, options.imatrix_path + ": its entry for " + printable(name, 200) + " has " +
                                           with_commas(entry->values.size()) + " values where the tensor in " + in_path +
                                           " has " + with_commas(static_cast<uint64_t>(t ? t->ne[0] * t->ne[2] : 0)) +
                                           " columns (ne[0] x ne[2]): an importance matrix of another model?");
+        }
+        // One pass: the offset would be in the file not written; the tensor's name says where.
+        if (&in == &converted) {
+            return fail(kExitInvalid, in_path + ": " + error_name(s.code) + where + ": " + plan_problem(s));
         }
         return fail(kExitInvalid, describe(in_path, s) + where + ": " + plan_problem(s));
     }
@@ -196,7 +257,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         if (s.code == Error::kTruncated) return std::string("the tensor's data lies outside its file (truncated?)");
         DType planned = DType::kUnknown;
         for (const PlannedTensor& p : plan.tensors) {
-            if (static_cast<int64_t>(p.input_index) == tensor) planned = p.out.dtype;
+            if (static_cast<int64_t>(job.source_tensor(p)) == tensor) planned = p.out.dtype;
         }
         return std::string("cannot quantize to ") + dtype_name(planned);
     };
@@ -218,7 +279,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
                                {"dtype", p.out.dtype_name()},
                                {"shape", p.out.shape()},
                                {"bytes", p.out.nbytes},
-                               {"source_dtype", model.info.tensors[p.input_index].dtype_name()},
+                               {"source_dtype", in.tensors[p.input_index].dtype_name()},
                                {"quantized", p.quantize}});
         }
         const nlohmann::json j = {{"output", out_path},

@@ -147,7 +147,10 @@ constexpr CommandHelp kHelp[] = {
      "                      [--split-max-tensors N | --split-max-size N(M|G)] [--no-tensor-first-split]",
      "llama-quantize's recipes (Q4_K_M, Q8_0, IQ2_XXS, ...)",
      "The same tensor types, order, metadata and bytes as llama-quantize writes for the same input and options,\n"
-     "streamed a row window at a time.\n"
+     "streamed a row window at a time. IN may be a Hugging Face checkpoint (its folder, model.safetensors or\n"
+     "model.safetensors.index.json, with config.json): one pass, the bytes of `convert IN tmp.gguf --dtype F`\n"
+     "(F: convert_hf_to_gguf.py --outtype auto's choice, F16 for an F16 checkpoint, else BF16) then quantize,\n"
+     "without the intermediate file.\n"
      "  --type FTYPE          the llama-quantize file type (Q4_K_M, Q8_0, IQ2_XXS, ...)\n"
      "  --imatrix FILE        an imatrix GGUF or a legacy .dat; its path is stored as typed in\n"
      "                        quantize.imatrix.file\n"
