@@ -697,7 +697,8 @@ function setCheckpointFiles(files, folder) {
     const names = files.map((f) => f.name).join(", ");
     const label = folder ?? (files.length === 1 ? files[0].name : `${files.length} files`);
     checkpoint = { sources: [files], label, name: folder };
-    convertView.setSource(`${folder ? `Folder ${folder}: ` : ""}${formatInt(files.length)} files (${names})`, {
+    const count = `${formatInt(files.length)} file${files.length === 1 ? "" : "s"}`;
+    convertView.setSource(`${folder ? `Folder ${folder}: ` : ""}${count} (${names})`, {
         files: String(files.length),
     });
     planCheckpoint();

@@ -261,15 +261,65 @@ describe("Convert…", () => {
         }
     });
 
+    test("Cancel midway aborts the file: nothing saved, nothing opened; the same checkpoint then converts", async () => {
+        const expected = await cliOutput("F16");
+        const { page, context, problems } = await h.newPage();
+        try {
+            await stubSavePicker(page);
+            await openConvert(page);
+            // /slow/ serves at 16 KiB/s: the header and config.json come at once, the 660 KB of tensors do not.
+            await page.fill(
+                '[data-testid="convert-url-input"]',
+                `${h.url}slow/org/${NAME}/resolve/main/model.safetensors`,
+            );
+            await page.click('[data-testid="convert-url-load"]');
+            assert.equal(await waitForSummary(page, ["planned", "failed"], "F16"), "planned");
+            await page.click('[data-testid="convert-start"]');
+            await page.waitForFunction(
+                () =>
+                    /^tensor \d+ of 21 · /.test(
+                        document.querySelector('[data-testid="progress"] .progress-text')?.textContent ?? "",
+                    ),
+                null,
+                { timeout: 30000 },
+            );
+            await page.click('[data-testid="progress"] .progress-cancel');
+            await waitForStatus(page, "cancelled");
+            const saved = await savedFile(page);
+            assert.equal(saved.aborted, true);
+            assert.equal(saved.closed, false);
+            assert.ok(saved.size < expected.size);
+            assert.match(await page.textContent('[data-testid="convert-status"]'), /nothing was saved/);
+            assert.equal(await page.isHidden("#model"), true);
+            assert.equal(await page.isHidden('[data-testid="error-banner"]'), true);
+            // From the fast URL, to the end.
+            await stubSavePicker(page);
+            await page.fill(
+                '[data-testid="convert-url-input"]',
+                `${h.url}models/org/${NAME}/resolve/main/model.safetensors`,
+            );
+            await page.click('[data-testid="convert-url-load"]');
+            assert.equal(await waitForSummary(page, ["planned", "failed"], "F16"), "planned");
+            await page.click('[data-testid="convert-start"]');
+            await waitForStatus(page, "done");
+            assert.equal((await savedFile(page)).sha256, expected.sha256);
+            await waitForModel(page, TENSORS);
+            assert.deepEqual(problems, []);
+        } finally {
+            await context.close();
+        }
+    });
+
     test("a bad checkpoint shows the package's error; markup in tensor and folder names stays text", async () => {
-        // A safetensors header that claims more bytes than the file has.
+        // A safetensors header that claims more bytes than the file has, in a file named with markup.
         const broken = path.join(tmp, "broken");
         mkdirSync(broken);
         const header = Buffer.alloc(16);
         header.writeBigUInt64LE(1000n);
         header.write("{}      ", 8);
-        writeFileSync(path.join(broken, "model.safetensors"), header);
-        const expectedError = await convertPlan(path.join(broken, "model.safetensors"), {
+        const brokenFile = path.join(broken, "<img src=x onerror=window.__xss=4>.safetensors");
+        writeFileSync(brokenFile, header);
+        const expectedError = await convertPlan(brokenFile, {
             to: "gguf",
             dtype: "f16",
         }).then(
@@ -285,7 +335,7 @@ describe("Convert…", () => {
         const { page, context, problems } = await h.newPage();
         try {
             await openConvert(page);
-            await page.setInputFiles('[data-testid="convert-files-input"]', path.join(broken, "model.safetensors"));
+            await page.setInputFiles('[data-testid="convert-files-input"]', brokenFile);
             assert.equal(await waitForSummary(page, ["planned", "failed"]), "failed");
             assert.equal(await page.getAttribute('[data-testid="convert-summary"]', "data-code"), expectedError.code);
             assert.ok(
@@ -293,6 +343,10 @@ describe("Convert…", () => {
                 expectedError.message,
             );
             assert.equal(await page.isDisabled('[data-testid="convert-start"]'), true);
+            assert.equal(
+                await page.textContent('[data-testid="convert-source"]'),
+                "1 file (<img src=x onerror=window.__xss=4>.safetensors)",
+            );
 
             await page.setInputFiles('[data-testid="convert-folder-input"]', evil);
             assert.equal(await waitForSummary(page, ["planned", "failed"], "F16"), "planned");
