@@ -102,6 +102,10 @@ let base; // the URL of the generated folder
 before(async () => {
     server = await startNginx();
     base = `${server.rangeBase}/generated`;
+    // The checkpoint as it is, at /generated/single/.
+    const single = path.join(server.generatedDir, "single");
+    mkdirSync(single);
+    for (const f of readdirSync(checkpoint)) copyFileSync(path.join(checkpoint, f), path.join(single, f));
 });
 after(async () => {
     await server?.stop();
@@ -153,8 +157,6 @@ describe("a checkpoint by URL: the CLI's bytes", () => {
 
     test("model.safetensors: config.json beside it; without one (a 404) the CLI's output without it", async () => {
         const dir = path.join(server.generatedDir, "single");
-        mkdirSync(dir);
-        for (const f of readdirSync(checkpoint)) copyFileSync(path.join(checkpoint, f), path.join(dir, f));
         const expected = cliConvert(path.join(dir, "model.safetensors"), ["--dtype", "q8_0"]);
         const url = `${base}/single/model.safetensors`;
         assert.equal((await digest(convert(url, { to: "gguf", dtype: "q8_0" }))).sha256, expected.sha256);

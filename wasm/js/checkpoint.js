@@ -46,7 +46,7 @@ export async function configBytes(side, options) {
     try {
         return await readWhole(input, options, MAX_CONFIG_BYTES);
     } catch (e) {
-        if (isAbort(e, options.signal)) throw e;
+        if (isAbort(e, options.signal) || !isAbsent(e)) throw e;
         return null;
     }
 }
