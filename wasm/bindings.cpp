@@ -920,7 +920,9 @@ public:
         for (const std::string& w : convert_->plan().warnings) list.call<void>("push", w);
         return list;
     }
-    // [{input (index into the model's tensors), name, type (written)}] in output order (convert()'s progress).
+    // [{input (index into the model's tensors), name, type (written), shape (outermost first), action ("copy",
+    // "encode", "widen"), offset (absolute, in the output), nbytes}] in output order (convert()'s progress,
+    // convertPlan()).
     val tensors() const {
         val list = val::array();
         for (const ConvertTensor& p : convert_->plan().tensors) {
@@ -928,6 +930,12 @@ public:
             t.set("input", double(p.input));
             t.set("name", p.out.name);
             t.set("type", p.out.dtype_name());
+            val shape = val::array();
+            for (int64_t d : p.out.shape()) shape.call<void>("push", double(d));
+            t.set("shape", shape);
+            t.set("action", std::string(convert_action_name(p.action)));
+            t.set("offset", double(p.out.offset));
+            t.set("nbytes", double(p.out.nbytes));
             list.call<void>("push", t);
         }
         return list;

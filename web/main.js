@@ -7,6 +7,7 @@ import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
 import { CompareDetail, CompareView } from "./compare_view.js";
+import { ConvertView, checkpointUrls, droppedFolder, urlFolderName } from "./convert_view.js";
 import { EditView, editedName } from "./edit_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
@@ -319,6 +320,7 @@ function showModel(opened, label) {
     const info = opened.info;
     const s = summarize(info, label);
     $("#welcome").hidden = true;
+    $("#convert").hidden = true;
     $("#model").hidden = false;
     $("#model-title").textContent = s.name || label;
     $("#model-title").title = info.files?.join(", ") ?? label;
@@ -646,6 +648,192 @@ async function quantizeAndSave() {
     }
 }
 
+// ---------------------------------------------------------------- converting a checkpoint (the Convert view)
+
+const convertSection = $("#convert");
+// What the Convert view converts: {sources (to try in order: a repository's index, then its model.safetensors;
+// one once planned), label, name (the checkpoint folder's name, or undefined)}.
+let checkpoint = null;
+let convertPlanning = null; // the AbortController of the plan in flight
+let converting = null; // the AbortController of the run in flight
+let recipesListed = false;
+
+const convertView = new ConvertView($("#convert-root"), {
+    onFiles: (files, folder) => setCheckpointFiles(files, folder),
+    onUrl: (text) => setCheckpointUrl(text),
+    onChange: () => planCheckpoint(),
+    onStart: () => convertAndSave(),
+});
+
+async function showConvert() {
+    convertSection.hidden = false;
+    $("#welcome").hidden = true;
+    $("#model").hidden = true;
+    if (recipesListed) return;
+    try {
+        worker ??= new WeightstreamWorker();
+        convertView.setRecipes(await worker.quantizeFileTypes());
+        recipesListed = true;
+    } catch (error) {
+        failed(error, "convert");
+    }
+}
+
+function hideConvert() {
+    convertPlanning?.abort();
+    converting?.abort();
+    convertSection.hidden = true;
+    if (model) $("#model").hidden = false;
+    else $("#welcome").hidden = false;
+}
+
+$("#convert-open").addEventListener("click", () => showConvert());
+$("#convert-close").addEventListener("click", () => hideConvert());
+
+// Files of a checkpoint (a folder's, with its name): every one is handed to the package, which takes the model
+// files and the side files it reads (config.json, the tokenizer) and leaves the rest.
+function setCheckpointFiles(files, folder) {
+    if (files.length === 0) return;
+    const names = files.map((f) => f.name).join(", ");
+    const label = folder ?? (files.length === 1 ? files[0].name : `${files.length} files`);
+    checkpoint = { sources: [files], label, name: folder };
+    const count = `${formatInt(files.length)} file${files.length === 1 ? "" : "s"}`;
+    convertView.setSource(`${folder ? `Folder ${folder}: ` : ""}${count} (${names})`, {
+        files: String(files.length),
+    });
+    planCheckpoint();
+}
+
+function setCheckpointUrl(text) {
+    let sources;
+    try {
+        sources = checkpointUrls(text, location.href);
+    } catch (error) {
+        showError({ code: "bad_source", message: `not a checkpoint URL: ${text}: ${error.message}` });
+        return;
+    }
+    checkpoint = { sources, label: text, name: urlFolderName(sources[0]) };
+    convertView.setSource(sources.length > 1 ? `Repository ${text}` : `URL ${text}`, { url: sources[0] });
+    planCheckpoint();
+}
+
+function convertOptions(dtype, signal) {
+    return { ...OPEN_OPTIONS, to: "gguf", dtype: dtype.toLowerCase(), modelName: checkpoint.name, signal };
+}
+
+// The plan of the first of the checkpoint's sources that is there (an HTTP 404 moves on to the next); the
+// checkpoint keeps that one.
+async function planFirstFound(target, dtype, signal) {
+    const repository = target.sources.length > 1;
+    for (;;) {
+        const [source, ...rest] = target.sources;
+        try {
+            const plan = await worker.convertPlan(source, convertOptions(dtype, signal));
+            target.sources = [source];
+            return plan;
+        } catch (error) {
+            if (!(error?.code === "http" && error.status === 404)) throw error;
+            if (rest.length === 0) {
+                const tried = repository ? "neither model.safetensors.index.json nor " : "";
+                error.message = `${tried}${source} was found: HTTP 404`;
+                throw error;
+            }
+            target.sources = rest;
+        }
+    }
+}
+
+// The core's plan for the chosen type (every tensor's GGUF name and type, the output's size), made in the worker
+// from the checkpoint's headers and config.json: shown before anything is converted.
+async function planCheckpoint() {
+    if (!checkpoint) return;
+    convertPlanning?.abort();
+    const choice = convertView.choice;
+    if (choice.recipe) {
+        convertView.setRecipe(choice.recipe);
+        return;
+    }
+    const controller = (convertPlanning = new AbortController());
+    convertView.planning();
+    try {
+        worker ??= new WeightstreamWorker();
+        const plan = await planFirstFound(checkpoint, choice.dtype, controller.signal);
+        if (convertPlanning === controller) convertView.setPlan(plan, choice.dtype, converting !== null);
+    } catch (error) {
+        if (error?.code === "worker") worker = null;
+        if (convertPlanning === controller && !isAbort(error)) convertView.setPlanError(error);
+    } finally {
+        if (convertPlanning === controller) convertPlanning = null;
+    }
+}
+
+// Converts the checkpoint in the worker, saves the output (save.js: through the File System Access API as it is
+// made, else as a download; a cancel saves nothing), then opens what was saved in the page.
+async function convertAndSave() {
+    const plan = convertView.plan;
+    const target = checkpoint;
+    const { dtype } = convertView.choice;
+    if (!plan || !target || !dtype || converting) return;
+    const name = `${target.name || "model"}-${dtype}.gguf`;
+    const controller = (converting = new AbortController());
+    const signal = controller.signal;
+    let progress = null;
+    let started = 0;
+    let written = 0;
+    let result = null;
+    try {
+        const saved = await saveAs(
+            name,
+            () => {
+                progress = startProgress(`Converting ${target.label} to ${dtype}`, () => controller.abort());
+                started = performance.now();
+                convertView.setRunning(true);
+                convertView.setStatus("running", `Converting to ${dtype}…`);
+                worker ??= new WeightstreamWorker();
+                return worker.convert(target.sources[0], {
+                    ...convertOptions(dtype, signal),
+                    onProgress: (p) => {
+                        written = p.written;
+                        progress.update(
+                            p,
+                            `tensor ${formatInt(Math.min(p.tensor + 1, p.tensors))} of ${formatInt(p.tensors)}`,
+                        );
+                        convertView.setStatus(
+                            "running",
+                            `${formatInt(p.tensor)} of ${formatInt(p.tensors)} tensors done · ` +
+                                `${formatBytes(p.written)} of ${formatBytes(p.outputSize)} written`,
+                            { tensor: String(p.tensor), tensors: String(p.tensors), written: String(p.written) },
+                        );
+                    },
+                });
+            },
+            { signal, onSaved: (file) => (result = file) },
+        );
+        if (saved === null) return; // the picker was dismissed
+        convertView.setStatus(
+            "done",
+            `Saved ${name}: ${formatBytes(plan.fileSize)} in ${formatDuration(performance.now() - started)}` +
+                (saved === "file" ? "" : " (downloaded)"),
+            { name, bytes: String(plan.fileSize), saved },
+        );
+    } catch (error) {
+        result = null;
+        if (isAbort(error) || signal.aborted) {
+            convertView.setStatus("cancelled", `Cancelled after ${formatBytes(written)}: nothing was saved.`);
+        } else {
+            convertView.setStatus("failed", `Not saved: ${String(error?.message ?? error)}`, {
+                code: typeof error?.code === "string" ? error.code : "error",
+            });
+            failed(error, name);
+        }
+    } finally {
+        progress?.done();
+        if (converting === controller) converting = null;
+        convertView.setRunning(false);
+    }
+    if (result) await openModel(result, name, null);
+}
+
 // ---------------------------------------------------------------- opening
 
 let opening = null; // the AbortController of the open in flight
@@ -774,12 +962,24 @@ window.addEventListener("dragleave", () => {
         overlay.hidden = true;
     }
 });
+// A folder dropped is a checkpoint to convert; files dropped on the Convert view are one too; else they are opened.
 window.addEventListener("drop", (e) => {
     if (!hasFiles(e)) return;
     e.preventDefault();
     dragDepth = 0;
     overlay.hidden = true;
-    openFiles(e.dataTransfer.files);
+    const folder = droppedFolder(e.dataTransfer);
+    if (folder) {
+        showConvert();
+        folder().then(
+            ({ files, folder: name }) => setCheckpointFiles(files, name),
+            (error) => showError({ code: "io", message: `the dropped folder cannot be read: ${error?.message}` }),
+        );
+    } else if (!convertSection.hidden) {
+        setCheckpointFiles([...e.dataTransfer.files], undefined);
+    } else {
+        openFiles(e.dataTransfer.files);
+    }
 });
 
 // ---------------------------------------------------------------- theme

@@ -17,13 +17,15 @@ export function download(blob, name) {
  * Saves the GGUF stream makeStream() returns as `name`: through the File System Access API where the browser has
  * it (the file is picked first, then the stream made and piped into it as it comes; an error or `signal` aborts
  * the writable, which discards what it holds), else as a download of the whole stream once it ended. "file",
- * "download", or null when the picker was dismissed (then makeStream is not called).
+ * "download", or null when the picker was dismissed (then makeStream is not called). onSaved(file), when given, is
+ * called with a File of what was saved (the picked file read back, or the download's bytes) before this returns.
  */
-export async function saveAs(name, makeStream, { signal } = {}) {
+export async function saveAs(name, makeStream, { signal, onSaved } = {}) {
     let writable = null;
+    let handle = null;
     if (typeof window.showSaveFilePicker === "function") {
         try {
-            const handle = await window.showSaveFilePicker({
+            handle = await window.showSaveFilePicker({
                 suggestedName: name,
                 types: [{ description: "GGUF model", accept: { "application/octet-stream": [".gguf"] } }],
             });
@@ -36,6 +38,7 @@ export async function saveAs(name, makeStream, { signal } = {}) {
     const stream = makeStream();
     if (writable) {
         await stream.pipeTo(writable, { signal });
+        if (onSaved) await onSaved(await handle.getFile());
         return "file";
     }
     const chunks = [];
@@ -46,6 +49,8 @@ export async function saveAs(name, makeStream, { signal } = {}) {
         chunks.push(value);
     }
     signal?.throwIfAborted();
-    download(new Blob(chunks, { type: "application/octet-stream" }), name);
+    const blob = new Blob(chunks, { type: "application/octet-stream" });
+    download(blob, name);
+    if (onSaved) await onSaved(new File([blob], name, { type: blob.type }));
     return "download";
 }

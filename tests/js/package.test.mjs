@@ -21,7 +21,7 @@ function npm(args, cwd) {
     return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-test("the package exports open, compare, convert, quantize (with its plan and file types), edit, dtypes, the range cache's cacheInfo and clearCache, tokenizer and Tokenizer, and WeightstreamError; weightstream/worker the worker helpers", () => {
+test("the package exports open, compare, convert (with its plan), quantize (with its plan and file types), edit, dtypes, the range cache's cacheInfo and clearCache, tokenizer and Tokenizer, and WeightstreamError; weightstream/worker the worker helpers", () => {
     assert.deepEqual(Object.keys(weightstream).sort(), [
         "Tokenizer",
         "WeightstreamError",
@@ -29,6 +29,7 @@ test("the package exports open, compare, convert, quantize (with its plan and fi
         "clearCache",
         "compare",
         "convert",
+        "convertPlan",
         "dtypes",
         "edit",
         "open",

@@ -4,6 +4,7 @@
 import {
     WeightstreamError,
     convert,
+    convertPlan,
     dtypes,
     edit,
     open,
@@ -13,6 +14,8 @@ import {
     tokenizer,
 } from "weightstream";
 import type {
+    ConvertPlan,
+    ConvertPlannedTensor,
     ConvertProgress,
     DTypeInfo,
     DTypeName,
@@ -209,6 +212,20 @@ export async function uses(): Promise<void> {
     (void converted, inWorkerConverted);
     // @ts-expect-error `to` is required
     void convert("m.gguf", { dtype: "f16" });
+    // The plan before converting, here and in a worker.
+    const convertedPlan: ConvertPlan = await convertPlan("https://h/o/r/resolve/main/model.safetensors.index.json", {
+        to: "gguf",
+        dtype: "f16",
+        signal: controller.signal,
+    });
+    const convertedTensor: ConvertPlannedTensor = convertedPlan.tensors[0];
+    void (convertedPlan.fileSize + convertedPlan.inputSize, convertedPlan.to, convertedPlan.warnings[0]);
+    void (convertedTensor.name, convertedTensor.inName, convertedTensor.inType, convertedTensor.type);
+    void (convertedTensor.shape[0] + convertedTensor.offset + convertedTensor.nbytes, convertedTensor.action);
+    const inWorkerConvertPlan: ConvertPlan = await worker.convertPlan([new File([], "model.safetensors")], {
+        to: "gguf",
+    });
+    void inWorkerConvertPlan;
     // edit(): a stream of the edited GGUF, here and in a worker.
     const edited: ReadableStream<Uint8Array> = edit("m.gguf", {
         set: { "general.name": "x", "a.ids": { value: [1, 2], type: "i16" }, "a.big": 1n << 40n, "a.flag": true },

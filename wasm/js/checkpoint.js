@@ -24,9 +24,19 @@ export function splitConfig(input) {
 }
 
 /**
+ * Whether reading a file beside the model failed because it is not there: an HTTP 404 (a Hugging Face repository
+ * without that file), or a path that cannot be opened (the CLI takes that as missing too). Other failures of a URL
+ * (401 of a gated repository, a 500, a network or CORS error) are errors: going on without the file would write
+ * another output than the one asked for.
+ */
+export function isAbsent(error) {
+    return (error?.code === "http" && error.status === 404) || error?.code === "io";
+}
+
+/**
  * config.json's bytes for a safetensors model split by splitConfig(): the one given among its files, else the
- * file next to its (first) source when that has a location; null when there is none or it cannot be read (a
- * missing config.json is no error: the CLI goes on without it too). `options` are open()'s (normalized).
+ * file next to its (first) source when that has a location; null when there is none (a missing config.json is no
+ * error: the CLI goes on without it too) or it is too large. `options` are open()'s (normalized).
  */
 export async function configBytes(side, options) {
     const given = side.config;
@@ -36,7 +46,7 @@ export async function configBytes(side, options) {
     try {
         return await readWhole(input, options, MAX_CONFIG_BYTES);
     } catch (e) {
-        if (isAbort(e, options.signal)) throw e;
+        if (isAbort(e, options.signal) || !isAbsent(e)) throw e;
         return null;
     }
 }

@@ -103,6 +103,46 @@ async function* run(input, options, convert) {
 }
 
 /**
+ * See convertPlan() in index.d.ts: what convert() with the same options will write, from the same plan (the core's
+ * plan_conversion()), before anything is converted. `options` and `convert` as for convertStream().
+ */
+export async function convertPlan(input, options, convert) {
+    throwIfAborted(convert.signal);
+    const wasm = await loadWasm();
+    let prepared;
+    try {
+        prepared = await prepare(wasm, input, options, convert);
+    } catch (e) {
+        throw wasmFailure(e);
+    }
+    const { model, job, planned } = prepared;
+    try {
+        return {
+            to: convert.to,
+            fileSize: job.fileSize(),
+            inputSize: planned.reduce((sum, p) => sum + Number(model.tensors[p.input].nbytes), 0),
+            warnings: job.warnings(),
+            tensors: planned.map((p) => {
+                const t = model.tensors[p.input];
+                return {
+                    name: p.name,
+                    inName: t.name,
+                    inType: t.dtype,
+                    type: p.type,
+                    shape: p.shape,
+                    action: p.action,
+                    offset: p.offset,
+                    nbytes: p.nbytes,
+                };
+            }),
+        };
+    } finally {
+        releaseJob(job);
+        await model.close();
+    }
+}
+
+/**
  * See convert() in index.d.ts. `options` are open()'s (normalized), `convert` checkConvertOptions()'s with the
  * caller's signal and onProgress.
  */

@@ -929,6 +929,10 @@ export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
  * (safetensors with its config.json) -> GGUF as convert_hf_to_gguf.py writes it (GGUF names, Q/K permuted,
  * config.json's hyperparameters; no tokenizer). `source` is what open() takes; config.json is the one given among
  * the sources (a NamedSource or File named "config.json"), else the file beside the first source (a path or URL).
+ * From a URL (a Hugging Face `.../resolve/main/model.safetensors` or `.../model.safetensors.index.json`), the files
+ * beside it are fetched from the same folder: config.json (a 404 means it is absent; another HTTP error rejects,
+ * code "http" with its `status`) and the shards the index names (a name outside the folder, "../x" or a URL, is
+ * refused: "bad_json" at weight_map).
  * The stream is pulled: tensors are read in output order, a piece or a window of rows at a time, whatever the
  * model size. Every chunk is a new array the caller owns. Errors error the stream: bad options as TypeError (a
  * dtype the core cannot encode as, or a quantized dtype for safetensors, too), a refused conversion as
@@ -936,6 +940,45 @@ export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
  * cannot hold, ...).
  */
 export function convert(source: Source | NamedSource | Sources, options: ConvertOptions): ReadableStream<Uint8Array>;
+
+/** One tensor of a ConvertPlan, in output order. */
+export interface ConvertPlannedTensor {
+    /** Its name in the output (a checkpoint's tensor by its GGUF name) and in the input. */
+    name: string;
+    inName: string;
+    /** The stored type read and the type written ("BF16" -> "F16"). */
+    inType: string;
+    type: string;
+    /** Dims as written, outermost first. */
+    shape: number[];
+    /** "copy" (the stored bytes, a Q/K tensor's rows permuted), "encode" (decoded and re-encoded), "widen". */
+    action: "copy" | "encode" | "widen";
+    /** Where it lies in the output (absolute) and its bytes. */
+    offset: number;
+    nbytes: number;
+}
+
+export interface ConvertPlan {
+    to: "gguf" | "safetensors";
+    /** The output's size in bytes: what convert() will write, exactly. */
+    fileSize: number;
+    /** Input bytes of the tensors, in all (ConvertProgress.total). */
+    inputSize: number;
+    /** The core's warnings about the plan, as ConvertProgress.warnings. */
+    warnings: string[];
+    tensors: ConvertPlannedTensor[];
+}
+
+/**
+ * What convert() with the same options writes, before anything is converted: the core's plan (plan_conversion(),
+ * the one `weightstream convert` follows) for every tensor, and the output's size. Reads the headers, the index and
+ * config.json (and what else convert() reads beside the model), no tensor data. Rejects as convert()'s stream would
+ * for the same options (TypeError for bad options, the refusal's WeightstreamError).
+ */
+export function convertPlan(
+    source: Source | NamedSource | Sources,
+    options: Omit<ConvertOptions, "onProgress">,
+): Promise<ConvertPlan>;
 
 // ---- end of convert() ----
 

@@ -3,7 +3,7 @@
 // ReadableStreams, bytes and (in Node) files, through the same C++ core as the native CLI.
 import { rangeCacheFor } from "./cache.js";
 import { compareModels } from "./compare.js";
-import { checkConvertOptions, convertStream } from "./convert.js";
+import { checkConvertOptions, convertPlan as planConversion, convertStream } from "./convert.js";
 import { editStream } from "./edit.js";
 import { WeightstreamError, throwIfAborted } from "./errors.js";
 import { openModel } from "./parts.js";
@@ -150,10 +150,26 @@ function splitQuantizeOptions(options) {
  */
 export function convert(source, options) {
     const convertOptions = checkConvertOptions(options);
+    const { opts } = splitConvertOptions(options);
+    return convertStream(source, opts, { ...convertOptions, signal: opts.signal, onProgress: options.onProgress });
+}
+
+/**
+ * What convert() with the same options will write, before anything is converted: every tensor's output name, type,
+ * place and size and the output's size, from the core's plan (the one `weightstream convert` follows). See
+ * index.d.ts.
+ */
+export async function convertPlan(source, options) {
+    const convertOptions = checkConvertOptions(options);
+    const { opts } = splitConvertOptions(options);
+    return planConversion(source, opts, { ...convertOptions, signal: opts.signal });
+}
+
+// convert()'s options: open()'s (normalized) without convert()'s own. A checkpoint given as its folder's files
+// brings its tokenizer along, which is not a model file.
+function splitConvertOptions(options) {
     const { to, dtype, allowRequantize, onProgress, ...openOptions } = options;
-    // A checkpoint given as its folder's files brings its tokenizer along, which convert() does not convert.
-    const opts = normalize({ ...openOptions, modelFilesOnly: openOptions.modelFilesOnly ?? true });
-    return convertStream(source, opts, { ...convertOptions, signal: opts.signal, onProgress });
+    return { opts: normalize({ ...openOptions, modelFilesOnly: openOptions.modelFilesOnly ?? true }) };
 }
 
 /**

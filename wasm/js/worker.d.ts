@@ -6,6 +6,7 @@ import type {
     CompareOptions,
     CompareReport,
     ConvertOptions,
+    ConvertPlan,
     MetadataChanges,
     Model,
     NamedSource,
@@ -90,6 +91,11 @@ export class WeightstreamWorker {
      * (options.fetch cannot cross to a worker). Bad options error the stream.
      */
     convert(source: Source | NamedSource | Sources, options: Omit<ConvertOptions, "fetch">): ReadableStream<Uint8Array>;
+    /** convertPlan() of index.d.ts, run in this worker. */
+    convertPlan(
+        source: Source | NamedSource | Sources,
+        options: Omit<ConvertOptions, "fetch" | "onProgress">,
+    ): Promise<ConvertPlan>;
     /** edit() of index.d.ts run in this worker: the same bytes, every chunk made there and transferred. */
     edit(
         source: Source | NamedSource | Sources,

@@ -218,6 +218,16 @@ export class WeightstreamWorker {
         return this.call(message, { signal, onProgress, transfer });
     }
 
+    /** convertPlan() of index.d.ts, run in this worker (its options are checked there). */
+    async convertPlan(source, options) {
+        if (options === null || typeof options !== "object")
+            throw new TypeError('convertPlan(): options with `to` ("gguf" or "safetensors")');
+        const { signal, onProgress, rest } = checkOptions(options);
+        const transfer = [];
+        const message = { op: "convertPlan", source: portable(source, transfer), options: rest };
+        return this.call(message, { signal, onProgress, transfer });
+    }
+
     /** tokenizer() of index.d.ts, made in this worker: a WorkerTokenizer (its tokenize() and detokenize() answer
      * asynchronously). */
     async tokenizer(source, options = {}) {

@@ -14,6 +14,7 @@
 //   {op: "convert", stream, source?, options?} -> the same, for convert()'s stream
 //   {op: "quantizePlan", source, options}  -> quantizePlan()'s plan
 //   {op: "quantizeFileTypes"}               -> quantizeFileTypes()'s list
+//   {op: "convertPlan", source, options}   -> convertPlan()'s plan
 //   {op: "tokenizer", model?, source?, options?} -> {tokenizer: id, size, description, table} (model.tokenizer() of
 //                                             an open model, else tokenizer() of source; table: TokenTable's arrays)
 //   {op: "tokenize", tokenizer, text, options} -> Int32Array;  {op: "detokenize", tokenizer, ids, options} -> string
@@ -29,6 +30,7 @@ import {
     clearCache,
     compare,
     convert,
+    convertPlan,
     edit,
     open,
     quantize,
@@ -210,6 +212,8 @@ async function handle(msg, post) {
             const imatrix = options.imatrix === undefined ? undefined : reviveSource(options.imatrix);
             return { value: await quantizePlan(reviveSource(msg.source), { ...options, imatrix, signal }) };
         }
+        case "convertPlan":
+            return { value: await convertPlan(reviveSource(msg.source), { ...msg.options, signal }) };
         case "cacheInfo":
             return { value: await cacheInfo(msg.options) };
         case "clearCache":
