@@ -244,7 +244,7 @@ TEST_CASE("convert writes convert_hf_to_gguf.py's files byte for byte (tokenizer
         TempDir tmp;
         const std::string out = tmp.file("out.gguf");
         const CliResult r = ok_cli("convert " + quote(shared_path("convert/" + name + "/model.safetensors")) + " " +
-                                   quote(out) + " --dtype " + type + " --strict-tokenizer");
+                                   quote(out) + " --dtype " + type);
         INFO(r.err);
         const std::vector<uint8_t> got = read_file(out);
         const std::vector<uint8_t> want = read_file(shared_path("convert/" + file));
@@ -252,17 +252,29 @@ TEST_CASE("convert writes convert_hf_to_gguf.py's files byte for byte (tokenizer
         while (first < got.size() && first < want.size() && got[first] == want[first]) ++first;
         INFO("first differing byte " << first << " of " << got.size() << " (want " << want.size() << ")");
         CHECK(sha256_hex(got.data(), got.size()) == ref["sha256"].get<std::string>());
-        // Nothing the converter does not say: the check on the way out agrees, every tokenizer file is used.
-        CHECK(r.err.find("differ") == std::string::npos);
+        // The check on the way out: the llama and phi3 files tokenize as their SentencePiece models do. The gemma
+        // one does not, and is right to say so: its tokenizer.model is a Unigram model with add_dummy_prefix, which
+        // the converter writes as a "llama" (BPE) tokenizer with add_space_prefix false, as it does for every
+        // Gemma; real Gemma tokenizers are BPE without the dummy prefix.
+        if (name == "tiny-gemma") {
+            CHECK(r.err.find("warning: the written tokenizer and the source's differ on the check text at token 1: "
+                             "written 1053 'H', source 713 '\xE2\x96\x81H'") != std::string::npos);
+        } else if (name == "tiny-phi3") {
+            // Its added tokens repeat two of tokenizer.model's pieces (<|user|>, <|assistant|>): llama.cpp loads
+            // that (the last id wins), llama_tokenizer() refuses duplicates, so the check is not made -- and says so.
+            CHECK(r.err ==
+                  "weightstream: warning: the written tokenizer could not be made (bad_key: "
+                  "tokenizer.ggml.tokens (duplicate token)): not checked\n");
+        } else {
+            CHECK(r.err.empty());
+        }
         ++checked;
     }
     CHECK(checked == 12);
 }
 
-// A tokenizer file changed after the fact (tokenizer_config.json's add_bos_token false, the tokenizer.model
-// still the llama one): the written table and the source still agree, since both read the flag; but a
-// tokenizer.json beside it that tokenizes differently is the source (transformers prefers it), and the check
-// names the first token where they part.
+// A tokenizer.json beside the tokenizer.model that tokenizes differently is the source tokenizer (transformers
+// prefers it) while the written table is tokenizer.model's: the check names the first token where they part.
 TEST_CASE("convert checks the written tokenizer against the source's: a warning, --strict-tokenizer an error") {
     TempDir tmp;
     const std::string dir = tmp.file("tiny-llama-spm");
@@ -272,9 +284,9 @@ TEST_CASE("convert checks the written tokenizer against the source's: a warning,
     }
     const std::string out = tmp.file("out.gguf");
     const std::string cmd = "convert " + quote(dir + "/model.safetensors") + " " + quote(out) + " --dtype f16";
-    // Agreeing: no warning, and the reference's bytes.
+    // Agreeing: no warning, strict or not, and the reference's bytes.
     {
-        const CliResult r = ok_cli(cmd);
+        const CliResult r = ok_cli(cmd + " --strict-tokenizer");
         CHECK(r.err.find("differ") == std::string::npos);
         const std::vector<uint8_t> got = read_file(out);
         CHECK(sha256_hex(got.data(), got.size()) == "c88115a6180e4c4182613a13880172178edd6c2b6035c02c859ca3a2e14da137");

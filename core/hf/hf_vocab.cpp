@@ -484,7 +484,8 @@ Status sentencepiece_table(const HfVocabFiles& files, const HfConfig& config, co
     }
     Result<VocabTable> sp =
         sentencepiece_vocab(bytes_of(files.tokenizer.tokenizer_model), files.tokenizer.tokenizer_model.size());
-    if (!sp.ok()) return sp.status();
+    // The file named (the protobuf field is what sentencepiece_vocab() names); the offset stays its byte.
+    if (!sp.ok()) return make_error(sp.status().code, sp.status().offset, "tokenizer.model");
     VocabTable& s = sp.value();
     const size_t n_sp = s.tokens.size();
     size_t vocab_size = n_sp;

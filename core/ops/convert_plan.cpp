@@ -248,7 +248,8 @@ Status plan_vocab(const ConvertOptions& options, const HfConfig& hf, const std::
                                      : "there is no tokenizer.model or tokenizer.json beside the checkpoint"));
             return ok_status();
         }
-        std::string where = " (entry " + std::to_string(s.offset) + ")";
+        std::string where =
+            (s.what == std::string("tokenizer.model") ? " (byte " : " (entry ") + std::to_string(s.offset) + ")";
         if (s.what == std::string("config.json.vocab_size")) {
             where = ": the tokenizer has more tokens than config.json's vocab_size (" + std::to_string(s.offset) + ")";
         }

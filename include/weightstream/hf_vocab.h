@@ -31,7 +31,8 @@
 // token count over config.json's vocab_size (or over kTokenizerMaxTokens), an added token id that is negative,
 // not an integer or (added_tokens_decoder, tokenizer.json) >= vocab_size, a token over kTokenizerMaxTokenBytes,
 // more added tokens than kTokenizerMaxTokens: an error (code, what names the file and field, offset the entry's
-// index or the id), never a crash or an allocation beyond the input's size and the vocabulary.
+// index; for tokenizer.model the byte offset of sentencepiece_vocab()'s error), never a crash or an allocation
+// beyond the input's size and the vocabulary.
 #pragma once
 
 #include <cstddef>
