@@ -239,7 +239,8 @@ describe("a sharded checkpoint, and one served by nginx", () => {
         const index = shardedCheckpoint("tiny-llama-spm");
         const expected = await sameAsCli(index, "gguf", ["--dtype", "q8_0"]);
         assert.doesNotMatch(expected.stderr, /config\.json/);
-        const got = await digest(convert(namedFiles(path.dirname(index)), { to: "gguf", dtype: "q8_0" }));
+        const modelName = path.basename(path.dirname(index));  // general.name's source, as the CLI finds it
+        const got = await digest(convert(namedFiles(path.dirname(index)), { to: "gguf", dtype: "q8_0", modelName }));
         assert.equal(got.sha256, expected.sha256);
     });
 
@@ -400,7 +401,12 @@ describe("weightstream/worker convert()", () => {
                 const files = namedFiles(llama);
                 let progress = null;
                 const got = await digest(
-                    worker.convert(files, { to: "gguf", dtype, onProgress: (p) => (progress = p) }),
+                    worker.convert(files, {
+                        to: "gguf",
+                        dtype,
+                        modelName: "tiny-gemma",
+                        onProgress: (p) => (progress = p),
+                    }),
                 );
                 assert.equal(got.sha256, expected.sha256);
                 assert.equal(progress.written, expected.size);

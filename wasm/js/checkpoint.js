@@ -88,8 +88,8 @@ export async function tokenizerBytes(side, options) {
 
 /**
  * The checkpoint folder's name (general.name and the other general.* keys come from it, as for the converter):
- * the folder of the first source's path, or the repository of a Hugging Face URL (.../ORG/REPO/resolve/REV/FILE),
- * else the URL's folder; undefined for sources without a location.
+ * the folder of the first source's path (or of a dropped folder's File), or the repository of a Hugging Face URL
+ * (.../ORG/REPO/resolve/REV/FILE), else the URL's folder; undefined for sources without one.
  */
 export function modelFolderName(side) {
     const first = Array.isArray(side.model) ? side.model[0] : side.model;
@@ -98,6 +98,12 @@ export function modelFolderName(side) {
         const parts = first.split("/").filter((p) => p !== "" && p !== ".");
         if (parts.length >= 2) return parts[parts.length - 2];
         return undefined;
+    }
+    // A File of a dropped folder knows its place in it ("tiny-gemma/model.safetensors").
+    const relative = typeof File !== "undefined" && first instanceof File ? first.webkitRelativePath : undefined;
+    if (relative) {
+        const parts = relative.split("/");
+        return parts.length >= 2 ? parts[parts.length - 2] : undefined;
     }
     if (typeof first === "string") href = first;
     else if (first instanceof URL) href = first.href;

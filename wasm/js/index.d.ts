@@ -916,8 +916,9 @@ export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
     /**
      * A Hugging Face checkpoint's folder name: general.name and the other general.* keys are derived from it as
      * convert_hf_to_gguf.py derives them ("tiny-llama-spm" -> "Tiny Llama Spm"). Default: the folder of the first
-     * source's path, the repository of a Hugging Face URL (.../ORG/REPO/resolve/REV/FILE), else the URL's folder;
-     * "" for sources without a location (named files, bytes), so give it with those.
+     * source's path or of a dropped folder's File (webkitRelativePath), the repository of a Hugging Face URL
+     * (.../ORG/REPO/resolve/REV/FILE), else the URL's folder; "" for sources without one (named sources, bytes), so
+     * give it with those.
      */
     modelName?: string;
     /**
