@@ -239,7 +239,7 @@ describe("a sharded checkpoint, and one served by nginx", () => {
         const index = shardedCheckpoint("tiny-llama-spm");
         const expected = await sameAsCli(index, "gguf", ["--dtype", "q8_0"]);
         assert.doesNotMatch(expected.stderr, /config\.json/);
-        const modelName = path.basename(path.dirname(index));  // general.name's source, as the CLI finds it
+        const modelName = path.basename(path.dirname(index)); // general.name's source, as the CLI finds it
         const got = await digest(convert(namedFiles(path.dirname(index)), { to: "gguf", dtype: "q8_0", modelName }));
         assert.equal(got.sha256, expected.sha256);
     });

@@ -33,7 +33,13 @@ export function checkConvertOptions(options) {
         throw new TypeError(`dtype: expected a type name ("f16", "bf16", "q8_0", ...), got ${dtype}`);
     if (allowRequantize !== undefined && typeof allowRequantize !== "boolean")
         throw new TypeError(`allowRequantize: expected a boolean, got ${allowRequantize}`);
-    return { to, dtype, allowRequantize: allowRequantize ?? false, modelName, strictTokenizer: strictTokenizer ?? false };
+    return {
+        to,
+        dtype,
+        allowRequantize: allowRequantize ?? false,
+        modelName,
+        strictTokenizer: strictTokenizer ?? false,
+    };
 }
 
 // The dtype id of a name as the CLI's --dtype takes it (the core's ggml name table, any case), or -1 for none.
@@ -51,7 +57,8 @@ function dtypeId(wasm, name) {
 function refusalError(job, status, model) {
     const { about, tensor, why } = job.refusal();
     if (about === "output" && status.what === "dtype") return new TypeError(`dtype: ${why}`);
-    if (about === "tokenizer") return new WeightstreamError(status.name, `${status.what}: ${why}`, { what: status.what });
+    if (about === "tokenizer")
+        return new WeightstreamError(status.name, `${status.what}: ${why}`, { what: status.what });
     if (about !== "tensor") return new WeightstreamError(status.name, why, { what: status.what });
     const error = statusError(status, `tensor "${model.tensors[tensor].name}"`);
     error.message += `: ${why}`;
@@ -73,8 +80,16 @@ async function prepare(wasm, input, options, convert) {
         const tokenizer = config !== null ? await tokenizerBytes(side, options) : {};
         const name = convert.modelName ?? modelFolderName(side) ?? "";
         const { handle } = model[MODEL_INTERNALS]();
-        const status = job.plan(handle, convert.to, dtype, convert.allowRequantize, config, tokenizer, name,
-            convert.strictTokenizer);
+        const status = job.plan(
+            handle,
+            convert.to,
+            dtype,
+            convert.allowRequantize,
+            config,
+            tokenizer,
+            name,
+            convert.strictTokenizer,
+        );
         if (status.code !== OK) throw refusalError(job, status, model);
         return { model, job, planned: job.tensors() };
     } catch (e) {
