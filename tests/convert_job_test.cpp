@@ -188,10 +188,14 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
     for (const Case& c : cases) {
         INFO(c.name);
         const ws::ModelInfo in = ws_test::parse_model_bytes(c.in);
+        // The CLI's folder (general.name of a checkpoint comes from its name).
+        TempDir dir;
+        ws::ConvertOptions options = c.options;
+        options.model_name = dir.path.substr(dir.path.rfind('/') + 1);
         std::vector<uint8_t> first;
         for (uint32_t parts : {1u, 3u, 16u}) {
             INFO(parts << " parts");
-            std::unique_ptr<ws::ConvertJob> job = make_job(in, c.options);
+            std::unique_ptr<ws::ConvertJob> job = make_job(in, options);
             const Run run = run_job(*job, c.in, parts);
             CHECK(run.bytes.size() == job->plan().file_size);
             if (parts == 1) {
@@ -205,7 +209,6 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
             }
         }
         // The CLI: the same job, driven natively on its own threads.
-        TempDir dir;
         write_file(dir.file(c.in_name), c.in);
         if (!c.config.empty())
             write_file(dir.file("config.json"), std::vector<uint8_t>(c.config.begin(), c.config.end()));
