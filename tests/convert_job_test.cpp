@@ -188,10 +188,14 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
     for (const Case& c : cases) {
         INFO(c.name);
         const ws::ModelInfo in = ws_test::parse_model_bytes(c.in);
+        // The CLI's folder (general.name of a checkpoint comes from its name).
+        TempDir dir;
+        ws::ConvertOptions options = c.options;
+        options.model_name = dir.path.substr(dir.path.rfind('/') + 1);
         std::vector<uint8_t> first;
         for (uint32_t parts : {1u, 3u, 16u}) {
             INFO(parts << " parts");
-            std::unique_ptr<ws::ConvertJob> job = make_job(in, c.options);
+            std::unique_ptr<ws::ConvertJob> job = make_job(in, options);
             const Run run = run_job(*job, c.in, parts);
             CHECK(run.bytes.size() == job->plan().file_size);
             if (parts == 1) {
@@ -205,7 +209,6 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
             }
         }
         // The CLI: the same job, driven natively on its own threads.
-        TempDir dir;
         write_file(dir.file(c.in_name), c.in);
         if (!c.config.empty())
             write_file(dir.file("config.json"), std::vector<uint8_t>(c.config.begin(), c.config.end()));
@@ -271,7 +274,7 @@ TEST_CASE("ConvertJob copies pieces zero-copy and permutes Q/K a window of whole
     }
 }
 
-TEST_CASE("ConvertJob writes convert_hf_to_gguf.py's tensors for the tiny checkpoints, byte for byte") {
+TEST_CASE("ConvertJob writes convert_hf_to_gguf.py's files for the tiny checkpoints, byte for byte") {
     const std::string root = shared_path("convert");
     const std::pair<const char*, ws::DType> outtypes[] = {
         {"f32", ws::DType::F32}, {"f16", ws::DType::F16}, {"bf16", ws::DType::BF16}, {"q8_0", ws::DType::Q8_0}};
@@ -280,13 +283,29 @@ TEST_CASE("ConvertJob writes convert_hf_to_gguf.py's tensors for the tiny checkp
         const ws::ModelInfo in = ws_test::parse_model_bytes(file);
         const std::vector<uint8_t> config_bytes = read_file(root + "/" + name + "/config.json");
         const ws::HfConfig config = config_of(std::string(config_bytes.begin(), config_bytes.end()));
+        // The tokenizer files beside it, and the folder's name (general.name): the whole file is the converter's.
+        std::vector<std::string> held;
+        ws::HfVocabFiles files;
+        for (const char* f : {"tokenizer.model", "tokenizer_config.json", "added_tokens.json", "config.json"}) {
+            const std::string path = root + "/" + name + "/" + f;
+            if (!file_exists(path)) continue;
+            const std::vector<uint8_t> bytes = read_file(path);
+            held.emplace_back(bytes.begin(), bytes.end());
+        }
+        size_t k = 0;
+        for (const char* f : {"tokenizer.model", "tokenizer_config.json", "added_tokens.json", "config.json"}) {
+            if (file_exists(root + "/" + name + "/" + f)) *ws::hf_vocab_file_slot(&files, f) = held[k++];
+        }
         for (const auto& [outtype, dtype] : outtypes) {
             INFO(name << " --outtype " << outtype);
             ws::ConvertOptions options;
             options.dtype = dtype;
             options.hf = &config;
+            options.vocab_files = &files;
+            options.model_name = name;
             std::unique_ptr<ws::ConvertJob> job = make_job(in, options);
             const Run run = run_job(*job, file, 5);
+            CHECK(run.bytes == read_file(root + "/ref/" + name + "-" + outtype + ".gguf"));
             const ws::ModelInfo ours = ws_test::parse_model_bytes(run.bytes);
             const std::vector<uint8_t> ref_file = read_file(root + "/ref/" + name + "-" + outtype + ".gguf");
             const ws::ModelInfo ref = ws_test::parse_model_bytes(ref_file);

@@ -4,6 +4,7 @@
 // bit (whole tensors and head by head), the hyperparameters key for key, and config.json's limits.
 #include "weightstream/hf_checkpoint.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
@@ -117,7 +118,8 @@ TEST_CASE("hf_hparams leaves out, with a warning, a value its GGUF type cannot h
     for (const ws::MetadataEntry& e : kv) keys.push_back(e.key);
     // Before: block_count said missing, rope.dimension_count 0 (2^32 wrapped), freq_base +Inf, the epsilon 0.
     CHECK(keys == std::vector<std::string>{"general.architecture", "llama.context_length", "llama.embedding_length",
-                                           "llama.feed_forward_length", "llama.attention.head_count"});
+                                           "llama.feed_forward_length", "llama.attention.head_count",
+                                           "general.file_type"});
     CHECK(warnings == std::vector<std::string>{
                           "config.json's num_hidden_layers (-1) is not a uint32: llama.block_count not written",
                           "config.json's rope_theta (1e+39) is not a float32: llama.rope.freq_base not written",
@@ -146,7 +148,15 @@ TEST_CASE("hf_hparams writes the hyperparameters convert_hf_to_gguf.py wrote, wi
         CHECK(warnings.empty());
         REQUIRE(kv.size() > 5);
         CHECK(kv[0].key == "general.architecture");
+        // In the converter's order (general.file_type among them).
+        std::vector<std::string> ours, theirs;
+        for (const ws::MetadataEntry& e : kv) ours.push_back(e.key);
+        for (const ws::MetadataEntry& e : ref.metadata) {
+            if (std::find(ours.begin(), ours.end(), e.key) != ours.end()) theirs.push_back(e.key);
+        }
+        CHECK(ours == theirs);
         for (const ws::MetadataEntry& e : kv) {
+            if (e.key == "general.file_type") continue;  // the plan's to set
             INFO(name << ": " << e.key);
             const ws::MetadataEntry* r = ref.find(e.key);
             CHECK(r);

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -870,8 +871,11 @@ private:
 class JsConvertJob final : public JsJob {
 public:
     // target: "gguf" or "safetensors"; dtype: a dtype id, or -1 to keep the types; config: config.json's bytes for a
-    // safetensors checkpoint, or null (read_config()). After an error, refusal() says more.
-    JsStatus plan(const Model& model, const std::string& target, int dtype, bool allow_requantize, const val& config) {
+    // safetensors checkpoint, or null (read_config()); tokenizer: {name: bytes} of the tokenizer files beside it
+    // (kHfVocabFileNames); model_name: the checkpoint folder's name; strict: --strict-tokenizer. After an error,
+    // refusal() says more.
+    JsStatus plan(const Model& model, const std::string& target, int dtype, bool allow_requantize, const val& config,
+                  const val& tokenizer, const std::string& model_name, bool strict) {
         refusal_ = ConvertRefusal();
         ConvertOptions options;
         if (target == format_name(Format::kGguf)) {
@@ -883,31 +887,48 @@ public:
         }
         if (dtype >= 0) options.dtype = static_cast<DType>(static_cast<uint32_t>(dtype));
         options.allow_requantize = allow_requantize;
-        HfConfig hf;  // read by make() only
+        HfConfig hf;  // read by make() only, as are the files' bytes
+        std::vector<uint8_t> config_bytes;
+        std::vector<std::vector<uint8_t>> file_bytes(std::size(kHfVocabFileNames));
+        HfVocabFiles files;
+        bool any_file = false;
         if (!config.isNull() && !config.isUndefined()) {
-            std::vector<uint8_t> bytes;
-            copy_from_js(config, &bytes);
-            Result<HfConfig> parsed = parse_hf_config(bytes.data(), bytes.size());
+            copy_from_js(config, &config_bytes);
+            Result<HfConfig> parsed = parse_hf_config(config_bytes.data(), config_bytes.size());
             if (parsed.ok()) {
                 hf = std::move(parsed).value();
                 options.hf = &hf;
+                files.config =
+                    std::string_view(reinterpret_cast<const char*>(config_bytes.data()), config_bytes.size());
+                for (size_t k = 0; k < file_bytes.size(); ++k) {
+                    const val bytes = tokenizer[std::string(kHfVocabFileNames[k])];
+                    if (bytes.isUndefined() || bytes.isNull()) continue;
+                    copy_from_js(bytes, &file_bytes[k]);
+                    *hf_vocab_file_slot(&files, kHfVocabFileNames[k]) =
+                        std::string_view(reinterpret_cast<const char*>(file_bytes[k].data()), file_bytes[k].size());
+                    any_file = any_file || !file_bytes[k].empty();
+                }
             } else {
                 options.config_problem = hf_config_problem(parsed.status(), options.config_name);
             }
         }
+        options.vocab_files = any_file ? &files : nullptr;
+        options.model_name = model_name;
+        options.strict_tokenizer = strict;
         Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info(), options, &refusal_);
         if (!made.ok()) return to_js(made.status());
         convert_ = std::move(made).value();
         job_ = convert_.get();
         return to_js(ok_status());
     }
-    // After plan() failed: {about ("tensor", "config" or "output"), tensor (index into the model's tensors, or -1),
-    // why (in words)} (convert_plan.h's ConvertRefusal).
+    // After plan() failed: {about ("tensor", "config", "tokenizer" or "output"), tensor (index into the model's
+    // tensors, or -1), why (in words)} (convert_plan.h's ConvertRefusal).
     val refusal() const {
         val r = val::object();
-        const char* about = refusal_.about == ConvertRefusal::About::kTensor   ? "tensor"
-                            : refusal_.about == ConvertRefusal::About::kConfig ? "config"
-                                                                               : "output";
+        const char* about = refusal_.about == ConvertRefusal::About::kTensor      ? "tensor"
+                            : refusal_.about == ConvertRefusal::About::kConfig    ? "config"
+                            : refusal_.about == ConvertRefusal::About::kTokenizer ? "tokenizer"
+                                                                                  : "output";
         r.set("about", std::string(about));
         r.set("tensor", double(refusal_.tensor));
         r.set("why", refusal_.why);

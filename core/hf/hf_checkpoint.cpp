@@ -156,6 +156,47 @@ std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::s
             out_of_range(name_of(names, v), *v, arch + "." + key, "float32");
         }
     };
+    // general.file_type where the converter writes it among the hyperparameters; convert_plan sets its value.
+    auto add_file_type = [&] { append(&out, "general.file_type", u32_value(0)); };
+    if (arch == "gemma") {
+        // GemmaModel.set_gguf_parameters: its own list and order, no rope base (testdata/convert/tiny-gemma).
+        add_u32("context_length", {"max_position_embeddings"}, true);
+        add_u32("embedding_length", {"hidden_size"}, true);
+        add_u32("block_count", {"num_hidden_layers"}, true);
+        add_u32("feed_forward_length", {"intermediate_size"}, true);
+        add_u32("attention.head_count", {"num_attention_heads"}, true);
+        add_u32("attention.head_count_kv", {"num_key_value_heads", "num_attention_heads"}, true);
+        add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
+        add_u32("attention.key_length", {"head_dim"}, true);
+        add_u32("attention.value_length", {"head_dim"}, true);
+        add_file_type();
+        return out;
+    }
+    if (arch == "phi3") {
+        // Phi3MiniModel.set_gguf_parameters (testdata/convert/tiny-phi3); rope.dimension_count is n_embd // n_head.
+        add_u32("context_length", {"n_positions", "max_position_embeddings"}, true);
+        add_u32("rope.scaling.original_context_length", {"original_max_position_embeddings"}, true);
+        add_u32("embedding_length", {"hidden_size", "n_embd"}, true);
+        add_u32("feed_forward_length", {"intermediate_size"}, true);
+        add_u32("block_count", {"num_hidden_layers", "n_layer"}, true);
+        add_u32("attention.head_count", {"num_attention_heads", "n_head"}, true);
+        add_u32("attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, true);
+        add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
+        const nlohmann::json* hidden = find_hparam(hp, {"hidden_size", "n_embd"});
+        if (hidden && hidden->is_number_unsigned() && config.n_head > 0) {
+            append(&out, "phi3.rope.dimension_count",
+                   u32_value((hidden->get<uint64_t>() / static_cast<uint64_t>(config.n_head)) & 0xffffffffull));
+        }
+        add_f32("rope.freq_base", {"rope_theta"});
+        add_file_type();
+        // The converter writes 0 for a missing sliding_window (how llama.cpp tells Phi-4 from the other Phi-3s).
+        if (find_hparam(hp, {"sliding_window"})) {
+            add_u32("attention.sliding_window", {"sliding_window"}, false);
+        } else {
+            append(&out, "phi3.attention.sliding_window", u32_value(0));
+        }
+        return out;
+    }
     add_u32("block_count", {"num_hidden_layers", "n_layers", "n_layer", "num_layers"}, true);
     add_u32(
         "context_length",
@@ -165,14 +206,14 @@ std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::s
     add_u32("feed_forward_length", {"intermediate_size", "n_inner", "hidden_dim"}, true);
     add_u32("attention.head_count", {"num_attention_heads", "n_head", "n_heads"}, true);
     add_u32("attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, false);
-    // GemmaModel.set_gguf_parameters writes its own list, without the rope base (testdata/convert/tiny-gemma).
-    if (arch != "gemma") add_f32("rope.freq_base", {"rope_theta"});
+    add_f32("rope.freq_base", {"rope_theta"});
     add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
     add_f32("attention.layer_norm_epsilon", {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"});
     add_u32("expert_count", {"num_local_experts", "num_experts"}, false);
     add_u32("expert_used_count", {"num_experts_per_tok", "num_experts_per_token"}, false);
     add_u32("attention.key_length", {"head_dim"}, false);
     add_u32("attention.value_length", {"head_dim"}, false);
+    add_file_type();
     if (arch == "llama") {
         add_u32("vocab_size", {"vocab_size"}, false);
         const nlohmann::json* head_dim = find_hparam(hp, {"head_dim"});

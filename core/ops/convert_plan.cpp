@@ -9,6 +9,7 @@
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
 #include "weightstream/header_parser.h"
+#include "weightstream/hf_general.h"
 #include "weightstream/model_json.h"
 #include "weightstream/quant_recipe.h"
 #include "weightstream/quantize.h"
@@ -221,6 +222,56 @@ Status check_readable(const std::vector<uint8_t>& header, uint64_t file_size, Fo
     return ok_status();
 }
 
+std::string general_name(const std::vector<MetadataEntry>& kv) {
+    for (const MetadataEntry& e : kv) {
+        if (e.key == "general.name") return e.value.str;
+    }
+    return std::string();
+}
+
+// The tokenizer of a Hugging Face checkpoint, appended to *kv, and the check on the way out. An error (with the
+// sentence saying it last in *warnings) refuses the conversion.
+Status plan_vocab(const ConvertOptions& options, const HfConfig& hf, const std::string& name,
+                  std::vector<MetadataEntry>* kv, std::vector<std::string>* warnings) {
+    const char* no_tokenizer = "no tokenizer written (tokenizer.ggml.*): llama.cpp cannot load the file without one";
+    if (!options.vocab_files) {
+        warnings->push_back(no_tokenizer);
+        return ok_status();
+    }
+    std::string chkhsh;
+    Result<HfVocab> vocab = hf_vocab(*options.vocab_files, hf, name, &chkhsh);
+    if (!vocab.ok()) {
+        const Status& s = vocab.status();
+        if (s.code == Error::kUnsupported && s.what == std::string("tokenizer.model")) {
+            warnings->push_back(std::string(no_tokenizer) +
+                                "; there is no tokenizer.model or tokenizer.json beside the checkpoint");
+            return ok_status();
+        }
+        if (s.code == Error::kUnsupported && !chkhsh.empty() && s.what != std::string("model.type")) {
+            // The converter's words, with the hash to add to its table.
+            warnings->push_back(std::string("cannot convert the tokenizer: ") + s.what + " (chkhsh " + chkhsh +
+                                ": a pre-tokenizer llama.cpp does not know)");
+            return make_error(Error::kUnsupported, 0, "tokenizer.json");
+        }
+        std::string where =
+            (s.what == std::string("tokenizer.model") ? " (byte " : " (entry ") + std::to_string(s.offset) + ")";
+        if (s.what == std::string("config.json.vocab_size")) {
+            where = ": the tokenizer has more tokens than config.json's vocab_size (" + std::to_string(s.offset) + ")";
+        }
+        warnings->push_back(std::string("cannot convert the tokenizer: ") + error_name(s.code) + " in " + s.what +
+                            where);
+        return s;
+    }
+    for (std::string& w : vocab.value().warnings) warnings->push_back(std::move(w));
+    const std::string check = hf_vocab_check(vocab.value(), *options.vocab_files);
+    if (!check.empty()) {
+        warnings->push_back(check);
+        if (options.strict_tokenizer) return make_error(Error::kBadKey, 0, "tokenizer.check");
+    }
+    for (MetadataEntry& e : vocab.value().metadata) kv->push_back(std::move(e));
+    return ok_status();
+}
+
 // Lists at most three names, as a warning quotes them.
 std::string some_names(const std::vector<std::string>& names) {
     std::string list;
@@ -379,9 +430,18 @@ Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& o
 
     plan.metadata = plan_metadata(in, target, &warnings);
     if (hf) {
-        // convert_hf_to_gguf.py's keys first; the checkpoint's own __metadata__ ("format": "pt") is not kept.
+        // convert_hf_to_gguf.py's keys, in its order; the checkpoint's own __metadata__ ("format": "pt") is not
+        // kept: general.architecture, general.* from the folder's name, the hyperparameters, the tokenizer, and
+        // general.quantization_version (GGML_QNT_VERSION) last.
         plan.metadata = hf_hparams(*hf, &warnings);
-        set_value(&plan.metadata, "general.quantization_version", u32_value(2));  // GGML_QNT_VERSION
+        std::vector<MetadataEntry> general = hf_general_metadata(options.model_name, *hf, out_tensors);
+        plan.metadata.insert(plan.metadata.begin() + 1, std::make_move_iterator(general.begin()),
+                             std::make_move_iterator(general.end()));
+        Status vocab = plan_vocab(options, *hf, general_name(plan.metadata), &plan.metadata, &warnings);
+        if (!vocab.ok()) {
+            return refuse(ConvertRefusal::About::kTokenizer, -1, vocab, warnings.empty() ? "" : warnings.back());
+        }
+        set_value(&plan.metadata, "general.quantization_version", u32_value(2));
     }
     // general.file_type (GGUF only; safetensors carries GGUF metadata as text, as it was): kept when every
     // tensor is copied from a GGUF that has it; otherwise the llama_ftype of the result, as

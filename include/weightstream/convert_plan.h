@@ -24,8 +24,11 @@
 //     general.quantization_version 2 is added with quantized output.
 // A safetensors checkpoint whose config.json names a family hf_names.h knows is converted as convert_hf_to_gguf.py
 // converts it (hf_checkpoint.h): GGUF tensor names (tensors the converter drops are dropped, with a warning), q/k
-// rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by general.architecture
-// and the family's hyperparameters from config.json (hf_hparams()).
+// rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by what the converter
+// writes, in its order: general.architecture, general.type / name / size_label ... (hf_general_metadata()), the
+// family's hyperparameters from config.json with general.file_type among them (hf_hparams()), the tokenizer
+// (hf_vocab()), general.quantization_version. The written tokenizer is checked against the source's on a fixed
+// text (hf_vocab_check()): a difference is a warning, or with strict_tokenizer a refusal.
 // Metadata: GGUF -> safetensors writes every key as a string (arrays as JSON text); safetensors -> GGUF writes
 // string keys, with general.alignment read back as the u32 ggml requires. split.* keys are dropped (the output is
 // one file). A big-endian GGUF's data is written little-endian.
@@ -37,6 +40,7 @@
 
 #include "weightstream/dtype.h"
 #include "weightstream/hf_checkpoint.h"
+#include "weightstream/hf_vocab.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_info.h"
 #include "weightstream/status.h"
@@ -67,6 +71,17 @@ struct ConvertOptions {
     // load the file.
     std::string config_name = "config.json";
     std::string config_problem;
+    // With hf: the tokenizer files beside the checkpoint (hf_vocab.h; config.json's bytes among them), or nullptr
+    // for none. Their tokenizer.* keys are written as convert_hf_to_gguf.py writes them (hf_vocab()); without
+    // files, or for a tokenizer hf_vocab() does not convert (kUnsupported), the file is written without a
+    // tokenizer, with a warning; files that are malformed or contradict config.json are refused (kTokenizer).
+    const HfVocabFiles* vocab_files = nullptr;
+    // With hf: the checkpoint folder's name (its last path component), for general.name and the other general.*
+    // keys the converter derives from it (hf_general.h).
+    std::string model_name;
+    // With a tokenizer written: the check on the way out (hf_vocab_check()) refuses the conversion when the written
+    // tokenizer and the source's disagree (kTokenizer), rather than warning.
+    bool strict_tokenizer = false;
 };
 
 struct ConvertTensor {
@@ -93,9 +108,10 @@ struct ConvertPlan {
 // Why plan_conversion() refused, beyond its Status.
 struct ConvertRefusal {
     enum class About {
-        kTensor,  // input tensor `tensor`: Status::offset is in its file
-        kConfig,  // config.json lacks what tensor `tensor` needs
-        kOutput,  // the output as a whole cannot be written (Status::offset is in the output)
+        kTensor,     // input tensor `tensor`: Status::offset is in its file
+        kConfig,     // config.json lacks what tensor `tensor` needs
+        kOutput,     // the output as a whole cannot be written (Status::offset is in the output)
+        kTokenizer,  // the tokenizer files (Status::what names the file, offset the entry or id)
     };
     About about = About::kOutput;
     int64_t tensor = -1;  // index into the input's tensors, or -1
@@ -110,6 +126,8 @@ struct ConvertRefusal {
 //   (kTooLarge "tensor.name"), a quantized type that needs an imatrix entry the imatrix lacks (kUnsupported
 //   "imatrix") -- kTensor, at the tensor's entry (TensorInfo::info_offset);
 //   a Q/K permutation without head counts in config.json (kBadKey "config.num_attention_heads", kConfig);
+//   tokenizer files hf_vocab() refuses, or (strict_tokenizer) a written tokenizer that tokenizes the check text
+//   differently from the source's (kTokenizer);
 //   a layout error of the writers, or a header the strict reader would reject (their Status, kOutput).
 // `in`, options.imatrix and options.hf are read only here but for the importance values, which the plan points
 // into. Safe on any ModelInfo.

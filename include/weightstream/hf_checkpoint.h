@@ -55,9 +55,10 @@ std::string hf_config_problem(const Status& refused, const std::string& name);
 
 // The GGUF metadata convert_hf_to_gguf.py writes from config.json for config.family (which must not be empty):
 // general.architecture, then the family's hyperparameters (TextModel.set_gguf_parameters, and LlamaModel's
-// vocab_size and rope.dimension_count), typed as gguf-py types them. A hyperparameter llama.cpp requires that
-// config.json lacks is left out with a line in *warnings; so is one its GGUF type cannot hold (a head_dim of
-// 2^32 or -1 for a uint32, 1e39 for a float32), never written wrapped or as Inf.
+// vocab_size and rope.dimension_count; GemmaModel's and Phi3MiniModel's own lists), typed as gguf-py types them,
+// with general.file_type where the converter writes it among them (value 0: the plan sets it). A hyperparameter
+// llama.cpp requires that config.json lacks is left out with a line in *warnings; so is one its GGUF type cannot
+// hold (a head_dim of 2^32 or -1 for a uint32, 1e39 for a float32), never written wrapped or as Inf.
 std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::string>* warnings);
 
 // The rows of one head for the Q/K permutation of a tensor of `rows` outer rows by `heads` heads; kBadShape

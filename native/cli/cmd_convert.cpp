@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
-// `convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--threads N]`: GGUF <-> safetensors
-// (OUT's extension picks the format; same-format conversions work too), and a Hugging Face checkpoint with its
-// config.json -> GGUF as convert_hf_to_gguf.py writes it. TYPE is f32, f16, bf16 or any ggml type this build
+// `convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--threads N] [--strict-tokenizer]`: GGUF <->
+// safetensors (OUT's extension picks the format; same-format conversions work too), and a Hugging Face checkpoint with
+// its config.json -> GGUF as convert_hf_to_gguf.py writes it. TYPE is f32, f16, bf16 or any ggml type this build
 // quantizes to (q8_0, q4_k, iq2_xxs, ...; GGUF only). What each tensor becomes is the core's plan
 // (weightstream/convert_plan.h); the conversion is the core's ConvertJob (weightstream/convert_job.h), run by the
 // job driver (io/job_driver.h): the header, then every tensor copied in pieces or a window of rows at a time, so
 // memory stays around one window whatever the model size. This file reads the files (config.json beside IN, the
-// imatrix, the model), says what llama.cpp would still need (the tokenizer, which this command does not convert;
-// a checkpoint with Hugging Face names and no usable config.json), and writes through OutputFile (a temporary
-// file renamed over OUT when complete).
-#include <sys/stat.h>
-
+// imatrix, the model, and for a Hugging Face checkpoint the tokenizer files and chat template beside it), warns
+// what the plan warns (a tokenizer it does not convert, one that tokenizes differently from the source's --
+// --strict-tokenizer refuses that --, no usable config.json), and writes through OutputFile (a temporary file
+// renamed over OUT when complete).
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -32,12 +31,6 @@ namespace {
 std::string dir_of(const std::string& path) {
     const size_t slash = path.rfind('/');
     return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
-
-// Whether something is at `path`, without opening it (a FIFO there would block an open).
-bool file_exists(const std::string& path) {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0;
 }
 
 // f32, f16, bf16 or a quantized ggml type name (case-insensitive).
@@ -82,7 +75,7 @@ void print_convert_json(const std::string& out_path, const ModelInfo& in, const 
 
 int cmd_convert(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, joined({"--allow-requantize", "--json"}, kSplitFlags),
+    if (!parse_args(argv, joined({"--allow-requantize", "--json", "--strict-tokenizer"}, kSplitFlags),
                     joined({"--dtype", "--imatrix", "--threads"}, kSplitValued), &args)) {
         return kExitUsage;
     }
@@ -133,6 +126,7 @@ int cmd_convert(const std::vector<std::string>& argv) {
     if (!load(in_path, false, &model, &status)) return status;
 
     // A Hugging Face checkpoint: config.json beside it (the plan names, transforms and warns by it).
+    // And the tokenizer files beside it (the plan converts them as the converter does).
     HfCheckpointFiles checkpoint;
     if (model.info.format == Format::kSafetensors && target == Format::kGguf) checkpoint.read(in_path);
 
@@ -143,21 +137,14 @@ int cmd_convert(const std::vector<std::string>& argv) {
     options.imatrix = &imatrix;
     checkpoint.apply(&options);
     options.config_name = dir_of(in_path) + "config.json";
+    options.strict_tokenizer = args.has("--strict-tokenizer");
     ConvertRefusal refusal;
     Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info, options, &refusal);
     if (!made.ok()) return fail_conversion(model, in_path, made.status(), refusal);
     ConvertJob& job = *made.value();
     const ConvertPlan& plan = job.plan();
-    std::vector<std::string> warnings = plan.warnings;
-    // What llama.cpp still needs that this command does not write.
-    if (plan.hf) {
-        const std::string tokenizer = dir_of(in_path) + "tokenizer.json";
-        warnings.push_back(std::string("no tokenizer written (tokenizer.ggml.*): llama.cpp cannot load the file "
-                                       "without one; ") +
-                           (file_exists(tokenizer) ? tokenizer + " is there, but this command does not convert it "
-                                                                 "(convert_hf_to_gguf.py does)"
-                                                   : "convert_hf_to_gguf.py converts tokenizer.json"));
-    }
+    std::vector<std::string> warnings = checkpoint.vocab_problems;
+    warnings.insert(warnings.end(), plan.warnings.begin(), plan.warnings.end());
     for (const std::string& w : warnings) warn(w);
 
     int written = kExitOk;

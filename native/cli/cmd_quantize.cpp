@@ -102,7 +102,9 @@ uint64_t total_out_bytes(const QuantPlan& plan) {
 
 int cmd_quantize(const std::vector<std::string>& argv) {
     Args args;
-    if (!parse_args(argv, joined({"--pure", "--leave-output-tensor", "--allow-requantize", "--json"}, kSplitFlags),
+    if (!parse_args(argv,
+                    joined({"--pure", "--leave-output-tensor", "--allow-requantize", "--json", "--strict-tokenizer"},
+                           kSplitFlags),
                     joined({"--type", "--imatrix", "--threads", "--tensor-type", "--output-tensor-type",
                             "--token-embedding-type"},
                            kSplitValued),
@@ -185,10 +187,12 @@ int cmd_quantize(const std::vector<std::string>& argv) {
         convert.target = Format::kGguf;
         convert.dtype = hf_auto_dtype(model.info);
         checkpoint.apply(&convert);
+        convert.strict_tokenizer = args.has("--strict-tokenizer");
         ConvertRefusal refusal;
         Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info, convert, &refusal);
         if (!made.ok()) return fail_conversion(model, model_path, made.status(), refusal);
         conversion = std::move(made).value();
+        for (const std::string& w : checkpoint.vocab_problems) warn(w);
         for (const std::string& w : conversion->plan().warnings) warn(w);
     }
     // What the quantization reads: the model, or the file the conversion would write.

@@ -1,25 +1,45 @@
 // SPDX-License-Identifier: MIT
-// config.json beside a Hugging Face safetensors model, read for `diff` and `convert`: the file I/O only; the
-// parsing and its limits are the core's (include/weightstream/hf_checkpoint.h), as for the package.
+// The files beside a Hugging Face safetensors model, read for `diff` and `convert`: config.json and the tokenizer
+// files (hf_vocab.h). The file I/O only; the parsing and its limits are the core's (hf_checkpoint.h, hf_vocab.h),
+// as for the package.
 #pragma once
 
+#include <array>
 #include <string>
+#include <vector>
 
 #include "io/model.h"
 #include "weightstream/convert_plan.h"
 #include "weightstream/hf_checkpoint.h"
+#include "weightstream/hf_vocab.h"
 
 namespace ws::cli {
 
 enum class ConfigFile {
-    kMissing,   // no config.json in the model's folder (or it cannot be opened)
+    kMissing,   // no such file in the model's folder (or it cannot be opened)
     kUnusable,  // there, but not a regular file, too large, too deep or not a JSON object: *problem says which
     kRead,      // parsed into *out
 };
 
 // Reads DIR/config.json, DIR being the folder of `model_path` (a safetensors file or its index). *problem (for
-// kUnusable) is a sentence naming the file, for a warning.
-ConfigFile read_hf_config(const std::string& model_path, HfConfig* out, std::string* problem);
+// kUnusable) is a sentence naming the file, for a warning. *bytes (when given) receives the file's bytes.
+ConfigFile read_hf_config(const std::string& model_path, HfConfig* out, std::string* problem,
+                          std::string* bytes = nullptr);
+
+// The tokenizer files (kHfVocabFileNames) beside `model_path`, each read as config.json is: opened without
+// blocking, regular files only (anything else is skipped, with a sentence in *problems), at most
+// kHfTokenizerFileMaxBytes + 1 bytes (the core refuses a larger one). `files` views `bytes`.
+struct HfVocabFileSet {
+    std::array<std::string, sizeof kHfVocabFileNames / sizeof kHfVocabFileNames[0]> bytes;
+    std::string config;  // config.json's bytes
+    HfVocabFiles files;
+    bool any = false;  // some tokenizer file was read
+};
+void read_hf_vocab_files(const std::string& model_path, HfVocabFileSet* out, std::vector<std::string>* problems);
+
+// The name of the folder holding `model_path` (its last component, after resolving "." and links), for
+// general.name; "" when it cannot be resolved.
+std::string model_folder_name(const std::string& model_path);
 
 // A checkpoint given as its folder: the folder's model.safetensors.index.json, else its model.safetensors, in
 // *model_path; false when `path` is a folder with neither (*model_path: `path` itself when it is not a folder).
@@ -30,12 +50,16 @@ bool checkpoint_model_path(const std::string& path, std::string* model_path);
 struct HfCheckpointFiles {
     ConfigFile config_file = ConfigFile::kMissing;
     HfConfig config;
-    std::string config_path;     // DIR/config.json
-    std::string config_problem;  // kUnusable: why, as a sentence naming the file
+    std::string config_path;                  // DIR/config.json
+    std::string config_problem;               // kUnusable: why, as a sentence naming the file
+    HfVocabFileSet vocab;                     // the tokenizer files, read when config.json was
+    std::vector<std::string> vocab_problems;  // tokenizer files skipped, as sentences for warnings
+    std::string model_name;                   // the folder's name, for general.name
 
     // Reads them beside model_path (a safetensors file or its index).
     void read(const std::string& model_path);
-    // Points `options` at them (options->hf, config_name, config_problem): this object must outlive the plan.
+    // Points `options` at them (options->hf, config_name, config_problem, vocab_files, model_name): this object
+    // must outlive the plan.
     void apply(ConvertOptions* options) const;
 };
 

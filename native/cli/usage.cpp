@@ -87,15 +87,20 @@ constexpr CommandHelp kHelp[] = {
      "                        FILE found, 4 no known digest type, 5 MANIFEST unreadable\n"},
     {"convert",
      "weightstream convert IN OUT [--dtype TYPE] [--allow-requantize] [--imatrix FILE] [--json] [--threads N]\n"
-     "                     [--split-max-tensors N | --split-max-size N(M|G)] [--no-tensor-first-split]",
+     "                     [--strict-tokenizer] [--split-max-tensors N | --split-max-size N(M|G)]\n"
+     "                     [--no-tensor-first-split]",
      "GGUF <-> safetensors by OUT's extension",
      "To safetensors: quantized tensors decoded to F32 (or --dtype f16/bf16), GGUF metadata as strings (arrays\n"
      "as JSON). To GGUF: F32/F16/BF16 kept; BOOL/U8/U16/U32 widen to the next signed type, F8/F6/F4 become F32.\n"
      "As llama.cpp converts: 1-D tensors and norms stay F32 with --dtype; tensors already quantized are kept\n"
      "unless --allow-requantize; general.file_type is the llama_ftype of the result. A safetensors checkpoint\n"
      "with config.json of a known family (llama/mistral, qwen2/qwen3, gemma/gemma2/gemma3, phi3) gets GGUF\n"
-     "names, the Q/K permutation and Gemma norm + 1, and config.json's hyperparameters; warnings say what\n"
-     "llama.cpp still needs (the tokenizer is not converted).\n"
+     "names, the Q/K permutation and Gemma norm + 1, config.json's hyperparameters, general.* and the\n"
+     "tokenizer beside it (tokenizer.model, added_tokens.json, tokenizer_config.json, chat_template.jinja/json;\n"
+     "not yet a tokenizer.json-only one) in convert_hf_to_gguf.py's order and types. The written tokenizer is\n"
+     "checked against the source's on a fixed multilingual text; a difference is a warning naming the first\n"
+     "differing token.\n"
+     "  --strict-tokenizer    that difference is an error, before anything is written\n"
      "  --dtype TYPE          q8_0, q4_k, iq2_xxs, ... (any type this build quantizes to) quantizes float\n"
      "                        tensors whose rows are a multiple of the type's block as ggml does;\n"
      "                        f32/f16/bf16 re-encodes every float and quantized tensor (integers never are)\n"
@@ -143,7 +148,7 @@ constexpr CommandHelp kHelp[] = {
     {"quantize",
      "weightstream quantize IN OUT --type FTYPE [--imatrix FILE] [--threads N] [--tensor-type REGEX=TYPE ...]\n"
      "                      [--pure] [--output-tensor-type TYPE] [--token-embedding-type TYPE]\n"
-     "                      [--leave-output-tensor] [--allow-requantize] [--json]\n"
+     "                      [--leave-output-tensor] [--allow-requantize] [--json] [--strict-tokenizer]\n"
      "                      [--split-max-tensors N | --split-max-size N(M|G)] [--no-tensor-first-split]",
      "llama-quantize's recipes (Q4_K_M, Q8_0, IQ2_XXS, ...)",
      "The same tensor types, order, metadata and bytes as llama-quantize writes for the same input and options,\n"

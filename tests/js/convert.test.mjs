@@ -117,19 +117,50 @@ async function sameAsCli(input, to, args = [], cliInput = input) {
     return { ...expected, warnings: progress.warnings };
 }
 
-describe("Hugging Face checkpoints to GGUF: the CLI's bytes", () => {
+describe("Hugging Face checkpoints to GGUF: the CLI's bytes, convert_hf_to_gguf.py's bytes", () => {
+    const manifest = JSON.parse(readFileSync(path.join(checkpoints, "manifest.json"), "utf8"));
+    const reference = new Map(manifest.references.map((r) => [r.file, r.sha256]));
     for (const name of CHECKPOINTS) {
         for (const dtype of DTYPES) {
             test(`${name} --dtype ${dtype}`, async () => {
                 const dir = path.join(checkpoints, name);
                 const model = path.join(dir, "model.safetensors");
                 const expected = await sameAsCli(model, "gguf", ["--dtype", dtype]);
-                // The same checkpoint as named files: config.json among them, the tokenizer ignored.
-                const got = await digest(convert(namedFiles(dir), { to: "gguf", dtype }));
+                // The converter's own file (tokenizer, general.*, tensors), byte for byte.
+                assert.equal(expected.sha256, reference.get(`ref/${name}-${dtype}.gguf`));
+                // The same checkpoint as named files: config.json and the tokenizer among them; the folder's name
+                // (general.name comes from it) given, since named files do not say it.
+                const got = await digest(convert(namedFiles(dir), { to: "gguf", dtype, modelName: name }));
                 assert.equal(got.sha256, expected.sha256);
             });
         }
     }
+
+    test("the written tokenizer is checked against the source's: a warning, strictTokenizer an error", async () => {
+        const files = namedFiles(path.join(checkpoints, "tiny-llama-spm")).filter((f) => f.name !== "tokenizer.json");
+        // Another tokenizer.json beside the tokenizer.model: it is the source tokenizer (transformers prefers it).
+        const llama2 = readFileSync(
+            path.join(testData, "..", "..", "node_modules", "@lenml", "tokenizer-llama2", "models", "tokenizer.json"),
+        );
+        files.push({ name: "tokenizer.json", source: new Uint8Array(llama2) });
+        let progress = null;
+        await digest(convert(files, { to: "gguf", dtype: "f16", modelName: "x", onProgress: (p) => (progress = p) }));
+        assert.ok(progress.warnings.some((w) => w.startsWith("the written tokenizer and the source's differ")));
+        const e = await rejection(convert(files, { to: "gguf", dtype: "f16", modelName: "x", strictTokenizer: true }));
+        assert.ok(e instanceof WeightstreamError);
+        assert.match(e.message, /differ on the check text at token \d+/);
+        assert.throws(() => convert(files, { to: "gguf", strictTokenizer: 1 }), TypeError);
+        assert.throws(() => convert(files, { to: "gguf", modelName: 1 }), TypeError);
+    });
+
+    test("malformed tokenizer files are refused before anything is written, with the CLI's code", async () => {
+        const files = namedFiles(path.join(checkpoints, "tiny-phi3")).filter((f) => f.name !== "added_tokens.json");
+        files.push({ name: "added_tokens.json", source: new TextEncoder().encode('{"<x>": -5}') });
+        const e = await rejection(convert(files, { to: "gguf", dtype: "f16", modelName: "tiny-phi3" }));
+        assert.ok(e instanceof WeightstreamError);
+        assert.equal(e.code, "bad_key");
+        assert.equal(e.what, "added_tokens.json");
+    });
 });
 
 describe("GGUF and safetensors: the CLI's bytes", () => {
@@ -208,7 +239,8 @@ describe("a sharded checkpoint, and one served by nginx", () => {
         const index = shardedCheckpoint("tiny-llama-spm");
         const expected = await sameAsCli(index, "gguf", ["--dtype", "q8_0"]);
         assert.doesNotMatch(expected.stderr, /config\.json/);
-        const got = await digest(convert(namedFiles(path.dirname(index)), { to: "gguf", dtype: "q8_0" }));
+        const modelName = path.basename(path.dirname(index)); // general.name's source, as the CLI finds it
+        const got = await digest(convert(namedFiles(path.dirname(index)), { to: "gguf", dtype: "q8_0", modelName }));
         assert.equal(got.sha256, expected.sha256);
     });
 
@@ -369,7 +401,12 @@ describe("weightstream/worker convert()", () => {
                 const files = namedFiles(llama);
                 let progress = null;
                 const got = await digest(
-                    worker.convert(files, { to: "gguf", dtype, onProgress: (p) => (progress = p) }),
+                    worker.convert(files, {
+                        to: "gguf",
+                        dtype,
+                        modelName: "tiny-gemma",
+                        onProgress: (p) => (progress = p),
+                    }),
                 );
                 assert.equal(got.sha256, expected.sha256);
                 assert.equal(progress.written, expected.size);

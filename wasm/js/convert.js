@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // convert(): `weightstream convert` as the core's ConvertJob (include/weightstream/convert_job.h) over a model
 // opened as open() opens it, run by the package's one pump (pump.js). GGUF <-> safetensors, and a Hugging Face
-// checkpoint (with its config.json, checkpoint.js) -> GGUF as convert_hf_to_gguf.py writes it. What each tensor
+// checkpoint (with its config.json and tokenizer files, checkpoint.js) -> GGUF as convert_hf_to_gguf.py writes it. What each tensor
 // becomes is the core's plan (convert_plan.h); this file checks the options, finds config.json, and moves bytes:
 // the header, then every tensor copied in pieces or a window of rows at a time, so memory stays at about one step
 // whatever the model's size. The stream is pulled: nothing past the header is read before the consumer asks.
-import { configBytes, splitConfig } from "./checkpoint.js";
+import { configBytes, modelFolderName, splitConfig, tokenizerBytes } from "./checkpoint.js";
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { openModel } from "./parts.js";
@@ -16,19 +16,30 @@ const OK = 0;
 const TARGETS = ["gguf", "safetensors"];
 
 /**
- * convert()'s own options checked (TypeError): {to, dtype (a name or undefined), allowRequantize}. The dtype name
+ * convert()'s own options checked (TypeError): {to, dtype (a name or undefined), allowRequantize, modelName (a
+ * string or undefined), strictTokenizer}. The dtype name
  * is checked against the core's table when the module is loaded (dtypeId()).
  */
 export function checkConvertOptions(options) {
     if (options === null || typeof options !== "object")
         throw new TypeError('convert(): options with `to` ("gguf" or "safetensors")');
-    const { to, dtype, allowRequantize } = options;
+    const { to, dtype, allowRequantize, modelName, strictTokenizer } = options;
     if (!TARGETS.includes(to)) throw new TypeError(`to: expected "gguf" or "safetensors", got ${to}`);
+    if (modelName !== undefined && typeof modelName !== "string")
+        throw new TypeError(`modelName: expected the checkpoint folder's name, got ${modelName}`);
+    if (strictTokenizer !== undefined && typeof strictTokenizer !== "boolean")
+        throw new TypeError(`strictTokenizer: expected a boolean, got ${strictTokenizer}`);
     if (dtype !== undefined && typeof dtype !== "string")
         throw new TypeError(`dtype: expected a type name ("f16", "bf16", "q8_0", ...), got ${dtype}`);
     if (allowRequantize !== undefined && typeof allowRequantize !== "boolean")
         throw new TypeError(`allowRequantize: expected a boolean, got ${allowRequantize}`);
-    return { to, dtype, allowRequantize: allowRequantize ?? false };
+    return {
+        to,
+        dtype,
+        allowRequantize: allowRequantize ?? false,
+        modelName,
+        strictTokenizer: strictTokenizer ?? false,
+    };
 }
 
 // The dtype id of a name as the CLI's --dtype takes it (the core's ggml name table, any case), or -1 for none.
@@ -46,6 +57,8 @@ function dtypeId(wasm, name) {
 function refusalError(job, status, model) {
     const { about, tensor, why } = job.refusal();
     if (about === "output" && status.what === "dtype") return new TypeError(`dtype: ${why}`);
+    if (about === "tokenizer")
+        return new WeightstreamError(status.name, `${status.what}: ${why}`, { what: status.what });
     if (about !== "tensor") return new WeightstreamError(status.name, why, { what: status.what });
     const error = statusError(status, `tensor "${model.tensors[tensor].name}"`);
     error.message += `: ${why}`;
@@ -60,11 +73,23 @@ async function prepare(wasm, input, options, convert) {
     const model = await openModel(wasm, side.model, { ...options, onProgress: undefined, keepMetadata: true });
     const job = new wasm.ConvertJob();
     try {
-        // config.json is read as the CLI reads it: for a safetensors model converted to GGUF.
+        // config.json is read as the CLI reads it: for a safetensors model converted to GGUF; and with it the
+        // tokenizer files, and the folder's name for general.name.
         const config =
             model.format === "safetensors" && convert.to === "gguf" ? await configBytes(side, options) : null;
+        const tokenizer = config !== null ? await tokenizerBytes(side, options) : {};
+        const name = convert.modelName ?? modelFolderName(side) ?? "";
         const { handle } = model[MODEL_INTERNALS]();
-        const status = job.plan(handle, convert.to, dtype, convert.allowRequantize, config);
+        const status = job.plan(
+            handle,
+            convert.to,
+            dtype,
+            convert.allowRequantize,
+            config,
+            tokenizer,
+            name,
+            convert.strictTokenizer,
+        );
         if (status.code !== OK) throw refusalError(job, status, model);
         return { model, job, planned: job.tensors() };
     } catch (e) {

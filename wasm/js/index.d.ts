@@ -914,8 +914,21 @@ export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
     /** --allow-requantize: requantize tensors already quantized to another quantized dtype (else kept). */
     allowRequantize?: boolean;
     /**
+     * A Hugging Face checkpoint's folder name: general.name and the other general.* keys are derived from it as
+     * convert_hf_to_gguf.py derives them ("tiny-llama-spm" -> "Tiny Llama Spm"). Default: the folder of the first
+     * source's path or of a dropped folder's File (webkitRelativePath), the repository of a Hugging Face URL
+     * (.../ORG/REPO/resolve/REV/FILE), else the URL's folder; "" for sources without one (named sources, bytes), so
+     * give it with those.
+     */
+    modelName?: string;
+    /**
+     * --strict-tokenizer: the written tokenizer and the checkpoint's own (Hugging Face-exact) tokenize a fixed
+     * multilingual text differently is an error (the stream errors before any byte) rather than a warning.
+     */
+    strictTokenizer?: boolean;
+    /**
      * Several sources (a checkpoint's files) keep only model files, as open()'s option does: true by default
-     * here, since a checkpoint's folder brings its tokenizer, which convert() does not convert.
+     * here; config.json and the tokenizer files among them are taken as the checkpoint's side files.
      */
     modelFilesOnly?: boolean;
     /** Aborting errors the stream with the signal's reason. */
@@ -927,12 +940,16 @@ export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
  * Converts a model as `weightstream convert IN OUT.<to> [--dtype D] [--allow-requantize]` does, byte for byte: a
  * stream of the output file. GGUF <-> safetensors (same-format conversions too), and a Hugging Face checkpoint
  * (safetensors with its config.json) -> GGUF as convert_hf_to_gguf.py writes it (GGUF names, Q/K permuted,
- * config.json's hyperparameters; no tokenizer). `source` is what open() takes; config.json is the one given among
- * the sources (a NamedSource or File named "config.json"), else the file beside the first source (a path or URL).
- * From a URL (a Hugging Face `.../resolve/main/model.safetensors` or `.../model.safetensors.index.json`), the files
- * beside it are fetched from the same folder: config.json (a 404 means it is absent; another HTTP error rejects,
- * code "http" with its `status`) and the shards the index names (a name outside the folder, "../x" or a URL, is
- * refused: "bad_json" at weight_map).
+ * general.*, config.json's hyperparameters, the tokenizer: tokenizer.model, added_tokens.json,
+ * tokenizer_config.json, chat_template.jinja / .json; a tokenizer.json-only one is not converted yet, with a
+ * warning). `source` is what open() takes; config.json and each tokenizer file are the one given among the
+ * sources (a NamedSource or File of that name), else the file beside the first source (a path or URL). From a URL
+ * (a Hugging Face `.../resolve/main/model.safetensors` or `.../model.safetensors.index.json`), the files beside it
+ * are fetched from the same folder: config.json and the tokenizer files (a 404 means absent; another HTTP error
+ * rejects, code "http" with its `status`) and the shards the index names (a name outside the folder, "../x" or a
+ * URL, is refused: "bad_json" at weight_map). The written tokenizer is checked against the source's on a fixed
+ * text: a difference is a warning (progress.warnings) naming the first differing token, or with strictTokenizer an
+ * error.
  * The stream is pulled: tensors are read in output order, a piece or a window of rows at a time, whatever the
  * model size. Every chunk is a new array the caller owns. Errors error the stream: bad options as TypeError (a
  * dtype the core cannot encode as, or a quantized dtype for safetensors, too), a refused conversion as

@@ -168,7 +168,7 @@ export async function convertPlan(source, options) {
 // convert()'s options: open()'s (normalized) without convert()'s own. A checkpoint given as its folder's files
 // brings its tokenizer along, which is not a model file.
 function splitConvertOptions(options) {
-    const { to, dtype, allowRequantize, onProgress, ...openOptions } = options;
+    const { to, dtype, allowRequantize, onProgress, modelName, strictTokenizer, ...openOptions } = options;
     return { opts: normalize({ ...openOptions, modelFilesOnly: openOptions.modelFilesOnly ?? true }) };
 }
 
