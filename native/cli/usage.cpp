@@ -93,8 +93,9 @@ constexpr CommandHelp kHelp[] = {
      "as JSON). To GGUF: F32/F16/BF16 kept; BOOL/U8/U16/U32 widen to the next signed type, F8/F6/F4 become F32.\n"
      "As llama.cpp converts: 1-D tensors and norms stay F32 with --dtype; tensors already quantized are kept\n"
      "unless --allow-requantize; general.file_type is the llama_ftype of the result. A safetensors checkpoint\n"
-     "with config.json of a known family (llama/mistral, qwen2/qwen3, gemma/gemma2/gemma3, phi3) gets GGUF\n"
-     "names, the Q/K permutation and Gemma norm + 1, and config.json's hyperparameters; warnings say what\n"
+     "with config.json of a known family (llama/mistral/mixtral, qwen2/qwen3, qwen2-moe/qwen3-moe,\n"
+     "gemma/gemma2/gemma3, phi3) gets GGUF names, the Q/K permutation and Gemma norm + 1, experts stacked\n"
+     "into blk.N.ffn_*_exps, and config.json's hyperparameters; warnings say what\n"
      "llama.cpp still needs (the tokenizer is not converted).\n"
      "  --dtype TYPE          q8_0, q4_k, iq2_xxs, ... (any type this build quantizes to) quantizes float\n"
      "                        tensors whose rows are a multiple of the type's block as ggml does;\n"
@@ -164,8 +165,9 @@ constexpr CommandHelp kHelp[] = {
     {"diff", "weightstream diff A B [--json] [--tensors REGEX] [--max-nmse X] [--threads N]",
      "compares two models tensor by tensor",
      "By name, or a Hugging Face safetensors checkpoint against a GGUF by llama.cpp's conversion rules\n"
-     "(llama/mistral, qwen2/qwen3, gemma/gemma2/gemma3, phi3; the converter's Q/K permutation and Gemma +1\n"
-     "undone first). Per pair: verdict, max_abs, rmse, nmse, cosine, counts and a hint naming a known\n"
+     "(llama/mistral/mixtral, qwen2/qwen3, qwen2-moe/qwen3-moe, gemma/gemma2/gemma3, phi3; the converter's Q/K\n"
+     "permutation and Gemma +1 undone first, each expert against its slice of the stacked tensor). Per pair: verdict, "
+     "max_abs, rmse, nmse, cosine, counts and a hint naming a known\n"
      "conversion mistake that explains a difference.\n"
      "  --tensors REGEX       keeps pairs with a name matching REGEX\n"
      "  --max-nmse X          exits 4 when a compared pair has nmse > X or the verdict non_finite (NaN\n"
