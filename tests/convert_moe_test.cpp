@@ -194,6 +194,40 @@ TEST_CASE("convert writes convert_hf_to_gguf.py's tensors and architecture keys 
     }
 }
 
+TEST_CASE("convert --dtype q4_0 stacks experts as quantize --pure quantizes convert_hf_to_gguf.py's f16 file") {
+    // One pass (checkpoint -> Q4_0) against two (the converter's f16 file, then weightstream quantize, which writes
+    // llama-quantize's bytes: tests/cli_quantize_test.cpp): the stacked tensors agree byte for byte.
+    TempDir dir;
+    const std::pair<const char*, const char*> checkpoints[] = {
+        {"tiny-mixtral", "tiny-mixtral/model.safetensors"},
+        {"tiny-qwen2moe", "tiny-qwen2moe/model.safetensors.index.json"},
+    };
+    for (const auto& [name, source] : checkpoints) {
+        INFO(name);
+        const std::string one = dir.file("one.gguf"), two = dir.file("two.gguf");
+        ok_cli("convert " + quote(moe(source)) + " " + quote(one) + " --dtype q4_0");
+        ok_cli("quantize " + quote(moe(std::string("ref/") + name + "-f16.gguf")) + " " + quote(two) +
+               " --type Q4_0 --pure");
+        const std::vector<uint8_t> a_file = read_file(one), b_file = read_file(two);
+        const ws::ModelInfo a = parse_model_bytes(a_file), b = parse_model_bytes(b_file);
+        std::map<std::string, const ws::TensorInfo*> by_name;
+        for (const ws::TensorInfo& t : b.tensors) by_name[t.name] = &t;
+        size_t stacked = 0;
+        for (const ws::TensorInfo& t : a.tensors) {
+            if (t.name.find("_exps.") == std::string::npos) continue;
+            INFO(t.name);
+            ++stacked;
+            REQUIRE(by_name.count(t.name) == 1);
+            const ws::TensorInfo& u = *by_name[t.name];
+            CHECK(t.dtype == ws::DType::Q4_0);
+            CHECK(u.dtype == ws::DType::Q4_0);
+            REQUIRE(t.nbytes == u.nbytes);
+            CHECK(std::memcmp(a_file.data() + t.offset, b_file.data() + u.offset, size_t(t.nbytes)) == 0);
+        }
+        CHECK(stacked == 6);
+    }
+}
+
 TEST_CASE("ConvertJob reads a stacked tensor a window of one expert at a time, the same bytes for any parts") {
     const std::vector<uint8_t> file = read_file(moe("tiny-mixtral/model.safetensors"));
     const ws::ModelInfo in = parse_model_bytes(file);
