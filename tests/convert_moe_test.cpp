@@ -194,7 +194,7 @@ TEST_CASE("convert writes convert_hf_to_gguf.py's tensors and architecture keys 
     }
 }
 
-TEST_CASE("convert --dtype q4_0 stacks experts as quantize --pure quantizes convert_hf_to_gguf.py's f16 file") {
+TEST_CASE("convert --dtype q4_0 [--imatrix] stacks experts as quantize --pure quantizes the converter's f16 file") {
     // One pass (checkpoint -> Q4_0) against two (the converter's f16 file, then weightstream quantize, which writes
     // llama-quantize's bytes: tests/cli_quantize_test.cpp): the stacked tensors agree byte for byte.
     TempDir dir;
@@ -202,29 +202,54 @@ TEST_CASE("convert --dtype q4_0 stacks experts as quantize --pure quantizes conv
         {"tiny-mixtral", "tiny-mixtral/model.safetensors"},
         {"tiny-qwen2moe", "tiny-qwen2moe/model.safetensors.index.json"},
     };
-    for (const auto& [name, source] : checkpoints) {
-        INFO(name);
-        const std::string one = dir.file("one.gguf"), two = dir.file("two.gguf");
-        ok_cli("convert " + quote(moe(source)) + " " + quote(one) + " --dtype q4_0");
-        ok_cli("quantize " + quote(moe(std::string("ref/") + name + "-f16.gguf")) + " " + quote(two) +
-               " --type Q4_0 --pure");
-        const std::vector<uint8_t> a_file = read_file(one), b_file = read_file(two);
-        const ws::ModelInfo a = parse_model_bytes(a_file), b = parse_model_bytes(b_file);
-        std::map<std::string, const ws::TensorInfo*> by_name;
-        for (const ws::TensorInfo& t : b.tensors) by_name[t.name] = &t;
-        size_t stacked = 0;
-        for (const ws::TensorInfo& t : a.tensors) {
-            if (t.name.find("_exps.") == std::string::npos) continue;
-            INFO(t.name);
-            ++stacked;
-            REQUIRE(by_name.count(t.name) == 1);
-            const ws::TensorInfo& u = *by_name[t.name];
-            CHECK(t.dtype == ws::DType::Q4_0);
-            CHECK(u.dtype == ws::DType::Q4_0);
-            REQUIRE(t.nbytes == u.nbytes);
-            CHECK(std::memcmp(a_file.data() + t.offset, b_file.data() + u.offset, size_t(t.nbytes)) == 0);
+    // An importance matrix (legacy .dat) for tiny-mixtral's stacked tensors: one row per expert, each different,
+    // so that an expert quantized with another's row comes out different.
+    std::vector<uint8_t> dat;
+    auto i32 = [&](int32_t v) {
+        dat.insert(dat.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4);
+    };
+    i32(6);
+    for (int b = 0; b < 2; ++b) {
+        for (const char* kind : {"gate", "down", "up"}) {
+            const std::string name = "blk." + std::to_string(b) + ".ffn_" + kind + "_exps.weight";
+            const int32_t per_row = std::string(kind) == "down" ? 128 : 64;
+            i32(int32_t(name.size()));
+            dat.insert(dat.end(), name.begin(), name.end());
+            i32(1);
+            i32(per_row * 4);
+            for (int32_t k = 0; k < per_row * 4; ++k) {
+                const float v = 0.01f + float((k * 7919 + b * 31) % 997) * (1.0f + float(k / per_row));
+                dat.insert(dat.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4);
+            }
         }
-        CHECK(stacked == 6);
+    }
+    write_file(dir.file("experts.dat"), dat);
+    for (const auto& [name, source] : checkpoints) {
+        for (const std::string& imatrix : {std::string(), " --imatrix " + quote(dir.file("experts.dat"))}) {
+            if (!imatrix.empty() && std::string(name) != "tiny-mixtral") continue;
+            INFO(name << imatrix);
+            const std::string one = dir.file("one.gguf"), two = dir.file("two.gguf");
+            ok_cli("convert " + quote(moe(source)) + " " + quote(one) + " --dtype q4_0" + imatrix);
+            ok_cli("quantize " + quote(moe(std::string("ref/") + name + "-f16.gguf")) + " " + quote(two) +
+                   " --type Q4_0 --pure" + imatrix);
+            const std::vector<uint8_t> a_file = read_file(one), b_file = read_file(two);
+            const ws::ModelInfo a = parse_model_bytes(a_file), b = parse_model_bytes(b_file);
+            std::map<std::string, const ws::TensorInfo*> by_name;
+            for (const ws::TensorInfo& t : b.tensors) by_name[t.name] = &t;
+            size_t stacked = 0;
+            for (const ws::TensorInfo& t : a.tensors) {
+                if (t.name.find("_exps.") == std::string::npos) continue;
+                INFO(t.name);
+                ++stacked;
+                REQUIRE(by_name.count(t.name) == 1);
+                const ws::TensorInfo& u = *by_name[t.name];
+                CHECK(t.dtype == ws::DType::Q4_0);
+                CHECK(u.dtype == ws::DType::Q4_0);
+                REQUIRE(t.nbytes == u.nbytes);
+                CHECK(std::memcmp(a_file.data() + t.offset, b_file.data() + u.offset, size_t(t.nbytes)) == 0);
+            }
+            CHECK(stacked == 6);
+        }
     }
 }
 
