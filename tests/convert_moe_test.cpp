@@ -428,6 +428,19 @@ TEST_CASE("convert refuses a missing expert, an index beyond the count, experts 
          },
          ws::Error::kBadShape, "tensor.expert", l1 + "2.w2.weight",
          "blk.1.ffn_down_exps.weight: expert 3 of 4 is missing from the checkpoint"},
+        {"a block without one kind of experts",
+         [&](auto* infos, auto* data) {
+             for (size_t k = infos->size(); k-- > 0;) {
+                 const std::string& n = (*infos)[k].name;
+                 if (n.rfind("model.layers.0.block_sparse_moe.experts.", 0) == 0 &&
+                     n.find(".w3.") != std::string::npos) {
+                     infos->erase(infos->begin() + long(k));
+                     data->erase(data->begin() + long(k));
+                 }
+             }
+         },
+         ws::Error::kBadShape, "tensor.expert", "model.layers.0.block_sparse_moe.experts.0.w1.weight",
+         "blk.0 has experts of 2 kinds (blk.0.ffn_gate_exps.weight, ...) where the converter stacks 3"},
         {"an expert index beyond the count",
          [&](auto* infos, auto*) { (*infos)[index_of(*infos, l1 + "3.w1.weight")].name = l1 + "4.w1.weight"; },
          ws::Error::kBadShape, "tensor.expert", l1 + "4.w1.weight",

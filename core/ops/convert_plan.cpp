@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
@@ -265,8 +266,14 @@ struct ExpertRefusal {
 struct ExpertGroup {
     std::string name;   // the stacked tensor's GGUF name
     std::string block;  // "blk.N"
-    HfExpert kind;      // order: the kind's place in the block's emission
     std::vector<std::pair<uint64_t, size_t>> experts;
+};
+
+// A block's stacked tensors: their groups by kind order (SIZE_MAX for a kind without experts), and the input index
+// of its last expert tensor.
+struct Block {
+    std::vector<size_t> by_order;
+    size_t last = 0;
 };
 
 // The output tensors of a Hugging Face checkpoint, in convert_hf_to_gguf.py's order: every tensor it converts
@@ -281,6 +288,8 @@ Status hf_sources(const ModelInfo& in, const HfConfig& hf, std::vector<Source>* 
         return s;
     };
     std::vector<ExpertGroup> groups;
+    std::unordered_map<std::string, size_t> group_index;        // a stacked tensor's name -> its group
+    std::unordered_map<std::string, Block> blocks;              // "blk.N" -> its groups
     std::vector<size_t> group_of(in.tensors.size(), SIZE_MAX);  // per input tensor: its group, if an expert
     std::vector<std::string> names(in.tensors.size());
     std::vector<Transform> transforms(in.tensors.size(), Transform::kNone);
@@ -295,12 +304,16 @@ Status hf_sources(const ModelInfo& in, const HfConfig& hf, std::vector<Source>* 
         kept[i] = true;
         if (expert.kinds == 0) continue;
         const std::string& name = names[i];
-        size_t g = 0;
-        while (g < groups.size() && groups[g].name != name) ++g;
-        if (g == groups.size()) {
-            groups.push_back(ExpertGroup{name, name.substr(0, name.find('.', 4)), expert, {}});
+        const auto found = group_index.emplace(name, groups.size());
+        const size_t g = found.first->second;
+        if (found.second) {
+            groups.push_back(ExpertGroup{name, name.substr(0, name.find('.', 4)), {}});
+            Block& block = blocks[groups[g].block];
+            if (block.by_order.empty()) block.by_order.assign(expert.kinds, SIZE_MAX);
+            block.by_order[expert.order] = g;
         }
         groups[g].experts.emplace_back(expert.index, i);
+        blocks[groups[g].block].last = i;
         group_of[i] = g;
     }
     // Every group complete: experts 0 .. expert_count - 1, each once, of one type and shape.
@@ -356,22 +369,15 @@ Status hf_sources(const ModelInfo& in, const HfConfig& hf, std::vector<Source>* 
     }
     // A block's kinds all there (mixtral's three, qwen's three).
     for (const ExpertGroup& group : groups) {
-        uint32_t kinds = 0;
-        for (const ExpertGroup& other : groups) kinds += other.block == group.block;
-        if (kinds != group.kind.kinds) {
+        const Block& block = blocks[group.block];
+        const auto present =
+            std::count_if(block.by_order.begin(), block.by_order.end(), [](size_t g) { return g != SIZE_MAX; });
+        if (static_cast<size_t>(present) != block.by_order.size()) {
             const size_t at = group.experts[0].second;
             return refuse(at, make_error(Error::kBadShape, in.tensors[at].info_offset, "tensor.expert"),
-                          group.block + " has experts of " + std::to_string(kinds) + " kinds (" + group.name +
-                              ", ...) where the converter stacks " + std::to_string(group.kind.kinds),
+                          group.block + " has experts of " + std::to_string(present) + " kinds (" + group.name +
+                              ", ...) where the converter stacks " + std::to_string(block.by_order.size()),
                           ConvertRefusal::About::kTensor);
-        }
-    }
-    // Each block's last expert tensor, where its stacked tensors go.
-    std::vector<size_t> last(groups.size(), 0);
-    for (size_t i = 0; i < in.tensors.size(); ++i) {
-        if (group_of[i] == SIZE_MAX) continue;
-        for (size_t g = 0; g < groups.size(); ++g) {
-            if (groups[g].block == groups[group_of[i]].block) last[g] = i;
         }
     }
     for (size_t i = 0; i < in.tensors.size(); ++i) {
@@ -382,32 +388,32 @@ Status hf_sources(const ModelInfo& in, const HfConfig& hf, std::vector<Source>* 
             sources->push_back(std::move(s));
             continue;
         }
-        if (last[group_of[i]] != i) continue;
-        for (uint32_t order = 0; order < groups[group_of[i]].kind.kinds; ++order) {
-            for (const ExpertGroup& group : groups) {
-                if (group.block != groups[group_of[i]].block || group.kind.order != order) continue;
-                Source s;
-                s.stacked = true;
-                for (const auto& e : group.experts) s.inputs.push_back(e.second);
-                const TensorInfo& e0 = in.tensors[group.experts[0].second];
-                s.info = e0;
-                s.info.name = group.name;
-                const uint32_t n_dims = e0.n_dims;
-                const uint64_t n = group.experts.size();
-                // torch.stack adds the outermost dimension: ne[n_dims] in ggml's order.
-                if (n_dims >= 4 || !e0.full_shape.empty() || n > uint64_t(INT64_MAX) ||
-                    (e0.nbytes && n > UINT64_MAX / e0.nbytes) || (e0.n_elements && n > UINT64_MAX / e0.n_elements)) {
-                    return refuse(group.experts[0].second, make_error(Error::kBadShape, e0.info_offset, "tensor.ne"),
-                                  "cannot stack the " + std::to_string(n) + " experts of " + group.name + " (shape " +
-                                      shape_text(e0) + ") into one GGUF tensor",
-                                  ConvertRefusal::About::kTensor);
-                }
-                s.info.ne[n_dims] = static_cast<int64_t>(n);
-                s.info.n_dims = n_dims + 1;
-                s.info.n_elements = e0.n_elements * n;
-                s.info.nbytes = e0.nbytes * n;
-                sources->push_back(std::move(s));
+        // The block's stacked tensors go where its last expert tensor is, in kind order.
+        const Block& block = blocks[groups[group_of[i]].block];
+        if (block.last != i) continue;
+        for (size_t g : block.by_order) {
+            const ExpertGroup& group = groups[g];
+            Source s;
+            s.stacked = true;
+            for (const auto& e : group.experts) s.inputs.push_back(e.second);
+            const TensorInfo& e0 = in.tensors[group.experts[0].second];
+            s.info = e0;
+            s.info.name = group.name;
+            const uint32_t n_dims = e0.n_dims;
+            const uint64_t n = group.experts.size();
+            // torch.stack adds the outermost dimension: ne[n_dims] in ggml's order.
+            if (n_dims >= 4 || !e0.full_shape.empty() || n > uint64_t(INT64_MAX) ||
+                (e0.nbytes && n > UINT64_MAX / e0.nbytes) || (e0.n_elements && n > UINT64_MAX / e0.n_elements)) {
+                return refuse(group.experts[0].second, make_error(Error::kBadShape, e0.info_offset, "tensor.ne"),
+                              "cannot stack the " + std::to_string(n) + " experts of " + group.name + " (shape " +
+                                  shape_text(e0) + ") into one GGUF tensor",
+                              ConvertRefusal::About::kTensor);
             }
+            s.info.ne[n_dims] = static_cast<int64_t>(n);
+            s.info.n_dims = n_dims + 1;
+            s.info.n_elements = e0.n_elements * n;
+            s.info.nbytes = e0.nbytes * n;
+            sources->push_back(std::move(s));
         }
     }
     return ok_status();
