@@ -3,9 +3,9 @@
 // convert_hf_to_gguf.py converts them: against its own files in tests/data/convert_moe/ref (the tensors -- names,
 // order, types, shapes, bytes -- and the architecture keys; the tokenizer is not compared, see the README there),
 // through the real binary (qwen2-moe's experts split across two shards) and as a job run in-process (each step reads
-// a window of one expert, the same bytes for any number of parts); `diff` pairing each expert with its slice of the
-// stacked tensor; qwen3-moe against today's converter's rules; and the errors: a missing expert, an expert index
-// beyond the count, experts of different shapes or types, no expert count.
+// a window of one expert, the same bytes for any number of parts); one-pass quantize equal to convert then quantize;
+// `diff` pairing each expert with its slice of the stacked tensor; qwen3-moe against today's converter's rules; and the
+// errors: a missing expert, an expert index beyond the count, experts of different shapes or types, no expert count.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -249,6 +249,22 @@ TEST_CASE("convert --dtype q4_0 [--imatrix] stacks experts as quantize --pure qu
                 CHECK(std::memcmp(a_file.data() + t.offset, b_file.data() + u.offset, size_t(t.nbytes)) == 0);
             }
             CHECK(stacked == 6);
+        }
+    }
+}
+
+TEST_CASE("quantize CHECKPOINT in one pass equals convert then quantize for the MoE checkpoints") {
+    // The one-pass quantize reads each stacked tensor's rows through the conversion (ConvertJob::input_rows): from
+    // expert E's tensor for matrix E, in whichever shard holds it.
+    TempDir dir;
+    for (const char* source : {"tiny-mixtral/model.safetensors", "tiny-qwen2moe/model.safetensors.index.json"}) {
+        for (const char* type : {"Q8_0", "Q4_0 --pure", "Q4_K_M"}) {
+            INFO(source << " " << type);
+            const std::string one = dir.file("one.gguf"), mid = dir.file("mid.gguf"), two = dir.file("two.gguf");
+            ok_cli("quantize " + quote(moe(source)) + " " + quote(one) + " --type " + type);
+            ok_cli("convert " + quote(moe(source)) + " " + quote(mid));
+            ok_cli("quantize " + quote(mid) + " " + quote(two) + " --type " + type);
+            CHECK(read_file(one) == read_file(two));
         }
     }
 }
