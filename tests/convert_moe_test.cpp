@@ -386,6 +386,11 @@ TEST_CASE("qwen3-moe converts by today's converter's rules: stacked experts, q/k
     const json report = json::parse(ok_cli("diff " + quote(source) + " " + quote(out) + " --json").out);
     CHECK(report["mapping"] == "hf-to-gguf:qwen3moe");
     CHECK(report["summary"]["identical"] == hf.tensors.size());
+    // The GGUF as A: its rows in its order, a stacked tensor's experts after it.
+    const json reverse = json::parse(ok_cli("diff " + quote(out) + " " + quote(source) + " --json").out);
+    CHECK(reverse["summary"]["identical"] == hf.tensors.size());
+    CHECK(reverse["summary"]["only_a"] == 0);
+    CHECK(reverse["summary"]["only_b"] == 0);
 }
 
 namespace {
