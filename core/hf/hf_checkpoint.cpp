@@ -80,6 +80,7 @@ Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size) {
     if (c.family.empty()) c.family = hf_family(c.text_model_type);
     c.n_head = int_hparam(c.hparams, {"num_attention_heads", "n_head", "n_heads"});
     c.n_head_kv = int_hparam(c.hparams, {"num_key_value_heads", "n_head_kv"});
+    c.n_expert = int_hparam(c.hparams, {"num_local_experts", "num_experts"});
     return c;
 }
 
@@ -206,15 +207,23 @@ std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::s
     add_u32("feed_forward_length", {"intermediate_size", "n_inner", "hidden_dim"}, true);
     add_u32("attention.head_count", {"num_attention_heads", "n_head", "n_heads"}, true);
     add_u32("attention.head_count_kv", {"num_key_value_heads", "n_head_kv"}, false);
-    add_f32("rope.freq_base", {"rope_theta"});
+    const HfFamilyKeys family_keys = hf_family_keys(arch);
+    // GemmaModel.set_gguf_parameters writes its own list, without the rope base (testdata/convert/tiny-gemma).
+    if (family_keys.rope_base) add_f32("rope.freq_base", {"rope_theta"});
     add_f32("attention.layer_norm_rms_epsilon", {"rms_norm_eps"});
     add_f32("attention.layer_norm_epsilon", {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"});
     add_u32("expert_count", {"num_local_experts", "num_experts"}, false);
-    add_u32("expert_used_count", {"num_experts_per_tok", "num_experts_per_token"}, false);
+    add_u32("expert_used_count", {"num_experts_per_tok", "num_experts_per_token", "top_k_experts"}, false);
     add_u32("attention.key_length", {"head_dim"}, false);
     add_u32("attention.value_length", {"head_dim"}, false);
     add_file_type();
-    if (arch == "llama") {
+    // Qwen2MoeModel (and Qwen3MoeModel, its subclass) after TextModel's keys: the experts' and the shared
+    // expert's feed-forward lengths.
+    if (family_keys.moe_lengths) {
+        add_u32("expert_feed_forward_length", {"moe_intermediate_size"}, false);
+        add_u32("expert_shared_feed_forward_length", {"shared_expert_intermediate_size"}, false);
+    }
+    if (family_keys.llama) {
         add_u32("vocab_size", {"vocab_size"}, false);
         const nlohmann::json* head_dim = find_hparam(hp, {"head_dim"});
         const nlohmann::json* hidden = find_hparam(hp, {"hidden_size"});

@@ -141,7 +141,30 @@ struct Link {
     Transform transform = Transform::kNone;
     uint64_t hf_row0 = 0, rows = 0;
     std::string problem;
+    uint64_t gguf_row0 = 0;  // kExpert: the expert's first row in the stacked tensor (in the HF tensor's rows)
 };
+
+// One expert's matrix against the stacked tensor the converter made of its block's experts: the slice
+// [index * rows, (index + 1) * rows) of the stacked tensor's rows of the expert's row length.
+Link link_expert(const ModelInfo& hf, const ModelInfo& gguf, int64_t i, int64_t g, uint64_t index) {
+    const TensorInfo& t = hf.tensors[static_cast<size_t>(i)];
+    Link l;
+    l.hf = i;
+    l.gguf = g;
+    if (g < 0) return l;
+    const TensorInfo& tg = gguf.tensors[static_cast<size_t>(g)];
+    l.transform = Transform::kExpert;
+    if (inner_shape(tg) != t.shape()) {
+        l.problem = "shapes differ: " + shape_text(t.shape()) + " is not one expert of " + shape_text(tg.shape());
+    } else if (index >= outer_rows(tg)) {
+        l.problem = "expert " + std::to_string(index) + " is beyond the " + std::to_string(outer_rows(tg)) +
+                    " experts of the stacked tensor";
+    } else {
+        l.rows = outer_rows(t);
+        l.gguf_row0 = index * l.rows;
+    }
+    return l;
+}
 
 // The links of one HF tensor to the GGUF: the converted tensor, or the parts of a fused one.
 void link_hf_tensor(const ModelInfo& hf, const ModelInfo& gguf, const std::unordered_map<std::string, int64_t>& index,
@@ -426,8 +449,15 @@ ComparePlan pair_models(const ModelInfo& a, const ModelInfo& b, const PairingOpt
         for (size_t i = 0; i < hf.tensors.size(); ++i) {
             std::string name;
             Transform transform = Transform::kNone;
-            if (!hf_to_gguf_name(family, hf.tensors[i].name, &name, &transform)) {
+            HfExpert expert;
+            if (!hf_to_gguf_name(family, hf.tensors[i].name, &name, &transform, &expert)) {
                 links.push_back(Link{static_cast<int64_t>(i), -1, Transform::kNone, 0, 0, ""});
+                continue;
+            }
+            if (expert.kinds > 0) {
+                const auto it = index_gguf.find(name);
+                links.push_back(link_expert(hf, gguf, static_cast<int64_t>(i), it == index_gguf.end() ? -1 : it->second,
+                                            expert.index));
                 continue;
             }
             link_hf_tensor(hf, gguf, index_gguf, static_cast<int64_t>(i), name, transform, n_head, n_head_kv, &links);
@@ -444,6 +474,7 @@ ComparePlan pair_models(const ModelInfo& a, const ModelInfo& b, const PairingOpt
                 p.rows = l.rows;
                 p.row_elements = outer_rows(t) ? t.n_elements / outer_rows(t) : 0;
                 (hf_is_a ? p.a_row0 : p.b_row0) = l.hf_row0;
+                (hf_is_a ? p.b_row0 : p.a_row0) = l.gguf_row0;
                 if (l.transform == Transform::kPermuteQ) p.heads = n_head;
                 if (l.transform == Transform::kPermuteK) p.heads = n_head_kv ? n_head_kv : n_head;
             }

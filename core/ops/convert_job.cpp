@@ -30,9 +30,17 @@ bool permuted(Transform t) {
 
 }  // namespace
 
+// A window whose rows are written as stored (a stacked tensor's expert copied): its output is its input.
+bool ConvertJob::passes_through(const Rows& r) {
+    return !r.encode && !r.swap && r.head_rows == 0;
+}
+
 ConvertJob::ConvertJob(const ModelInfo& in, ConvertPlan plan, std::vector<Rows> rows)
     : in_(in), plan_(std::move(plan)), rows_(std::move(rows)) {
-    for (const ConvertTensor& p : plan_.tensors) total_work_ += in_.tensors[p.input].nbytes;
+    for (const ConvertTensor& p : plan_.tensors) {
+        if (p.experts.empty()) total_work_ += in_.tensors[p.input].nbytes;
+        for (size_t e : p.experts) total_work_ += in_.tensors[e].nbytes;
+    }
 }
 
 Result<std::unique_ptr<ConvertJob>> ConvertJob::make(const ModelInfo& in, const ConvertOptions& options,
@@ -46,11 +54,18 @@ Result<std::unique_ptr<ConvertJob>> ConvertJob::make(const ModelInfo& in, const 
         r.swap = in.big_endian;
         r.encode = p.action == ConvertAction::kEncode || p.transform == Transform::kPlusOne;
         const bool quantized = r.encode && dtype_traits(p.out.dtype).kind == DTypeKind::kQuantized;
-        r.data = p.action == ConvertAction::kWiden             ? Step::kWiden
-                 : r.encode || r.swap || permuted(p.transform) ? Step::kWindow
-                                                               : Step::kCopy;
+        const bool stacked = !p.experts.empty();
+        r.data = p.action == ConvertAction::kWiden                        ? Step::kWiden
+                 : stacked || r.encode || r.swap || permuted(p.transform) ? Step::kWindow
+                                                                          : Step::kCopy;
         bool sound = true;
-        if (r.data == Step::kWindow && permuted(p.transform)) {
+        if (stacked) {
+            // A window is rows of one expert (RowWindows never crosses matrices): matrix E is expert E's tensor.
+            sound = p.action != ConvertAction::kWiden && t.ne[0] > 0 && t.n_elements > 0 && t.n_elements % t.ne[0] == 0;
+            r.row_elements = static_cast<uint64_t>(std::max<int64_t>(1, t.ne[0]));
+            r.rows_per_matrix = t.n_elements / r.row_elements;
+            r.matrices = p.experts.size();
+        } else if (r.data == Step::kWindow && permuted(p.transform)) {
             // Rows are the outermost dimension's, as convert_hf_to_gguf.py's permute() reshapes them.
             const uint64_t outer = static_cast<uint64_t>(t.ne[gguf_n_dims(t.ne) - 1]);
             const Result<uint64_t> head_rows = hf_head_rows(outer, p.heads);
@@ -78,6 +93,9 @@ Result<std::unique_ptr<ConvertJob>> ConvertJob::make(const ModelInfo& in, const 
             if (r.encode) {
                 sound = dtype_bytes_for(t.dtype, r.row_elements, &r.in_row) &&
                         dtype_bytes_for(p.out.dtype, r.row_elements, &r.out_row);
+            } else if (stacked) {
+                sound = dtype_bytes_for(t.dtype, r.row_elements, &r.in_row) && r.in_row * r.rows_per_matrix == t.nbytes;
+                r.out_row = r.in_row;
             } else {
                 r.in_row = r.out_row = r.head_rows ? t.nbytes / r.rows_per_matrix : traits.block_bytes;
             }
@@ -150,8 +168,11 @@ bool ConvertJob::next(JobStep* step) {
             const uint64_t rows = windows_.rows();
             const uint64_t n = rows * r.in_row;
             step->inputs.push_back(input_rows(k_, windows_.first_row(), rows));
+            // A stacked tensor's window is rows of one expert: the step works on that expert's tensor.
+            if (!p.experts.empty()) step->tensor = static_cast<int64_t>(p.experts[size_t(windows_.matrix())]);
             step->work = n;
-            step->max_parts = row_parts(rows, r.granule);
+            // Rows passed through unchanged are the step's output as they are (one part: nothing to run).
+            step->max_parts = passes_through(r) ? 1 : row_parts(rows, r.granule);
             fed_ += n;
             step_ = Step::kWindow;
             if (r.swap || r.head_rows) staged_.resize(static_cast<size_t>(n));
@@ -190,6 +211,10 @@ void ConvertJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
     const Rows& r = rows_[k_];
     uint64_t r0 = 0, r1 = 0;
     part_rows(windows_.rows(), r.granule, part, parts, &r0, &r1);
+    if (passes_through(r)) {
+        piece_ = inputs[0];
+        return;
+    }
     if (r1 <= r0) return;
     // Rows only rearranged are the step's output in staged_; encoded ones in out_ (staged first when rearranged).
     uint8_t* staged = r.swap || r.head_rows ? staged_.data() + r0 * r.in_row : nullptr;
@@ -200,9 +225,12 @@ void ConvertJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
 }
 
 ByteRange ConvertJob::input_rows(size_t k, uint64_t first_row, uint64_t n_rows) const {
-    const TensorInfo& t = in_.tensors[plan_.tensors[k].input];
+    const ConvertTensor& p = plan_.tensors[k];
     const Rows& r = rows_[k];
-    return {t.file_index, t.offset + first_row * r.in_row, n_rows * r.in_row};
+    // A stacked tensor's matrix E is expert E's tensor (the rows asked for lie in one matrix).
+    const uint64_t expert = p.experts.empty() ? 0 : first_row / r.rows_per_matrix;
+    const TensorInfo& t = in_.tensors[p.experts.empty() ? p.input : p.experts[static_cast<size_t>(expert)]];
+    return {t.file_index, t.offset + (first_row - expert * r.rows_per_matrix) * r.in_row, n_rows * r.in_row};
 }
 
 Status ConvertJob::convert_rows(size_t k, const uint8_t* src, uint64_t n_rows, uint64_t matrix, uint8_t* staged,
@@ -227,8 +255,10 @@ Status ConvertJob::convert_rows(size_t k, const uint8_t* src, uint64_t n_rows, u
         src = dst;
     }
     if (!r.encode) return ok_status();
+    // Importance is per matrix of the output (a stacked tensor: per expert).
     const float* imatrix =
-        p.imatrix ? p.imatrix + matrix % static_cast<uint64_t>(t.ne[2]) * static_cast<uint64_t>(t.ne[0]) : nullptr;
+        p.imatrix ? p.imatrix + matrix % static_cast<uint64_t>(p.out.ne[2]) * static_cast<uint64_t>(p.out.ne[0])
+                  : nullptr;
     const RowEncoding e{t.dtype, p.out.dtype, r.row_elements, false, p.transform == Transform::kPlusOne};
     const Status s = encode_rows(e, src, n_rows, imatrix, floats, out);
     return s.ok() ? ok_status() : at_tensor(s);
@@ -258,7 +288,9 @@ Status ConvertJob::complete(ByteSpan* out) {
             last = fed_ == in_.tensors[plan_.tensors[k_].input].nbytes;
             break;
         case Step::kWindow:
-            *out = rows_[k_].encode ? ByteSpan{out_.data(), out_.size()} : ByteSpan{staged_.data(), staged_.size()};
+            *out = rows_[k_].encode            ? ByteSpan{out_.data(), out_.size()}
+                   : passes_through(rows_[k_]) ? piece_
+                                               : ByteSpan{staged_.data(), staged_.size()};
             last = windows_.last();
             break;
     }

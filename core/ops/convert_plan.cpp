@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
@@ -27,8 +29,18 @@ struct Rules {
     // norms, ...: tensor_allows_quantization()) in F32 whatever --outtype is. It applies with a dtype and
     // to a Hugging Face checkpoint; a plain copy keeps every type.
     bool keep_f32 = false;
+    // A Hugging Face checkpoint: convert_hf_to_gguf.py counts dims as stored (numpy's len(shape)), so a [1, 64]
+    // matrix (qwen2-moe's shared_expert_gate) is 2-D and takes the dtype, where ggml_n_dims() and llama-quantize
+    // see one dim.
+    bool stored_dims = false;
     bool allow_requantize = false;
 };
+
+// Whether the F32 rule keeps tensor t in F32 (see Rules::keep_f32).
+bool kept_f32(const TensorInfo& t, const Rules& rules) {
+    if (!rules.stored_dims) return !tensor_allows_quantization(t, false);
+    return t.n_dims < 2 || !tensor_name_allows_quantization(t.name, false);
+}
 
 bool target_holds(Format target, DType t) {
     const DTypeKind kind = dtype_traits(t).kind;
@@ -74,7 +86,7 @@ bool plan_tensor(const TensorInfo& t, const Rules& rules, ConvertTensor* plan, s
     };
     const bool encodable = dtype_decodable(t.dtype) && t.dtype != DType::C64 &&
                            (traits.kind == DTypeKind::kFloat || traits.kind == DTypeKind::kQuantized);
-    if (target == Format::kGguf && rules.keep_f32 && encodable && !tensor_allows_quantization(t, false)) {
+    if (target == Format::kGguf && rules.keep_f32 && encodable && kept_f32(t, rules)) {
         if (t.dtype == DType::F32 || traits.kind == DTypeKind::kQuantized) {
             plan->action = ConvertAction::kCopy;
             return true;
@@ -280,6 +292,184 @@ std::string some_names(const std::vector<std::string>& names) {
     return list;
 }
 
+// A tensor's shape as the messages give it: "[128, 64]", outermost first.
+std::string shape_text(const TensorInfo& t) {
+    std::string text = "[";
+    for (int64_t d : t.shape()) text += (text.size() > 1 ? ", " : "") + std::to_string(d);
+    return text + "]";
+}
+
+// One output tensor before planning: the input tensor it is, or the experts a stacked tensor is made of.
+struct Source {
+    std::vector<size_t> inputs;  // the input tensor, or the experts in expert order
+    bool stacked = false;
+    Transform transform = Transform::kNone;
+    TensorInfo info;  // the tensor as the output will have it before typing: name, type and shape
+};
+
+struct ExpertRefusal {
+    ConvertRefusal::About about = ConvertRefusal::About::kTensor;
+    int64_t tensor = -1;
+    std::string why;
+};
+
+// The experts of one stacked tensor as found: (expert index, input tensor), in input order until sorted.
+struct ExpertGroup {
+    std::string name;   // the stacked tensor's GGUF name
+    std::string block;  // "blk.N"
+    std::vector<std::pair<uint64_t, size_t>> experts;
+};
+
+// A block's stacked tensors: their groups by kind order (SIZE_MAX for a kind without experts), and the input index
+// of its last expert tensor.
+struct Block {
+    std::vector<size_t> by_order;
+    size_t last = 0;
+};
+
+// The output tensors of a Hugging Face checkpoint, in convert_hf_to_gguf.py's order: every tensor it converts
+// under its GGUF name in input order, except that per-expert matrices are stacked, a block's stacked tensors coming
+// where its last expert tensor is, in the family's kind order (modify_tensors collects the experts and yields the
+// stacked tensors when the block is complete). The tensors it drops are named in *dropped. Errors as
+// plan_conversion() documents them for experts, with *refusal.
+Status hf_sources(const ModelInfo& in, const HfConfig& hf, std::vector<Source>* sources,
+                  std::vector<std::string>* dropped, ExpertRefusal* refusal) {
+    auto refuse = [&](size_t tensor, Status s, std::string why, ConvertRefusal::About about) {
+        *refusal = {about, static_cast<int64_t>(tensor), std::move(why)};
+        return s;
+    };
+    std::vector<ExpertGroup> groups;
+    std::unordered_map<std::string, size_t> group_index;        // a stacked tensor's name -> its group
+    std::unordered_map<std::string, Block> blocks;              // "blk.N" -> its groups
+    std::vector<size_t> group_of(in.tensors.size(), SIZE_MAX);  // per input tensor: its group, if an expert
+    std::vector<std::string> names(in.tensors.size());
+    std::vector<Transform> transforms(in.tensors.size(), Transform::kNone);
+    std::vector<bool> kept(in.tensors.size(), false);
+    for (size_t i = 0; i < in.tensors.size(); ++i) {
+        HfExpert expert;
+        expert.kinds = 0;
+        if (!hf_to_gguf_name(hf.family, in.tensors[i].name, &names[i], &transforms[i], &expert)) {
+            dropped->push_back(in.tensors[i].name);
+            continue;
+        }
+        kept[i] = true;
+        if (expert.kinds == 0) continue;
+        const std::string& name = names[i];
+        const auto found = group_index.emplace(name, groups.size());
+        const size_t g = found.first->second;
+        if (found.second) {
+            groups.push_back(ExpertGroup{name, name.substr(0, name.find('.', 4)), {}});
+            Block& block = blocks[groups[g].block];
+            if (block.by_order.empty()) block.by_order.assign(expert.kinds, SIZE_MAX);
+            block.by_order[expert.order] = g;
+        }
+        groups[g].experts.emplace_back(expert.index, i);
+        blocks[groups[g].block].last = i;
+        group_of[i] = g;
+    }
+    // Every group complete: experts 0 .. expert_count - 1, each once, of one type and shape.
+    for (ExpertGroup& group : groups) {
+        const size_t first = group.experts[0].second;
+        if (hf.n_expert <= 0) {
+            return refuse(first, make_error(Error::kBadKey, in.tensors[first].info_offset, "config.num_experts"),
+                          "config.json has no num_local_experts / num_experts: tensor " + in.tensors[first].name +
+                              " is an expert of " + group.name,
+                          ConvertRefusal::About::kConfig);
+        }
+        const uint64_t count = static_cast<uint64_t>(hf.n_expert);
+        for (const auto& e : group.experts) {
+            if (e.first >= count) {
+                const TensorInfo& t = in.tensors[e.second];
+                return refuse(e.second, make_error(Error::kBadShape, t.info_offset, "tensor.expert"),
+                              "tensor " + t.name + ": expert " + std::to_string(e.first) +
+                                  " is beyond config.json's expert count (" + std::to_string(count) + ")",
+                              ConvertRefusal::About::kTensor);
+            }
+        }
+        std::stable_sort(group.experts.begin(), group.experts.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (uint64_t k = 0; k < count; ++k) {
+            if (k < group.experts.size() && group.experts[k].first == k) continue;
+            const bool twice = k < group.experts.size() && k > 0 && group.experts[k].first == k - 1;
+            const size_t at = k < group.experts.size() ? group.experts[k].second : group.experts.back().second;
+            return refuse(at,
+                          make_error(twice ? Error::kDuplicateName : Error::kBadShape, in.tensors[at].info_offset,
+                                     twice ? "tensor.name" : "tensor.expert"),
+                          group.name + ": expert " + std::to_string(twice ? k - 1 : k) +
+                              (twice ? " is there twice (" + in.tensors[at].name + ")"
+                                     : " of " + std::to_string(count) + " is missing from the checkpoint"),
+                          ConvertRefusal::About::kTensor);
+        }
+        const TensorInfo& e0 = in.tensors[group.experts[0].second];
+        for (const auto& e : group.experts) {
+            const TensorInfo& t = in.tensors[e.second];
+            if (t.dtype != e0.dtype) {
+                return refuse(e.second, make_error(Error::kBadType, t.info_offset, "tensor.type"),
+                              "tensor " + t.name + " is " + t.dtype_name() + " but " + e0.name + " is " +
+                                  e0.dtype_name() + ": the experts of " + group.name + " must be of one type",
+                              ConvertRefusal::About::kTensor);
+            }
+            if (!std::equal(t.ne, t.ne + 4, e0.ne) || t.n_dims != e0.n_dims || !t.full_shape.empty() ||
+                t.nbytes != e0.nbytes) {
+                return refuse(e.second, make_error(Error::kBadShape, t.info_offset, "tensor.ne"),
+                              "tensor " + t.name + " has shape " + shape_text(t) + " but " + e0.name + " has " +
+                                  shape_text(e0) + ": the experts of " + group.name + " must be of one shape",
+                              ConvertRefusal::About::kTensor);
+            }
+        }
+    }
+    // A block's kinds all there (mixtral's three, qwen's three).
+    for (const ExpertGroup& group : groups) {
+        const Block& block = blocks[group.block];
+        const auto present =
+            std::count_if(block.by_order.begin(), block.by_order.end(), [](size_t g) { return g != SIZE_MAX; });
+        if (static_cast<size_t>(present) != block.by_order.size()) {
+            const size_t at = group.experts[0].second;
+            return refuse(at, make_error(Error::kBadShape, in.tensors[at].info_offset, "tensor.expert"),
+                          group.block + " has experts of " + std::to_string(present) + " kinds (" + group.name +
+                              ", ...) where the converter stacks " + std::to_string(block.by_order.size()),
+                          ConvertRefusal::About::kTensor);
+        }
+    }
+    for (size_t i = 0; i < in.tensors.size(); ++i) {
+        if (!kept[i]) continue;
+        if (group_of[i] == SIZE_MAX) {
+            Source s{{i}, false, transforms[i], in.tensors[i]};
+            s.info.name = names[i];
+            sources->push_back(std::move(s));
+            continue;
+        }
+        // The block's stacked tensors go where its last expert tensor is, in kind order.
+        const Block& block = blocks[groups[group_of[i]].block];
+        if (block.last != i) continue;
+        for (size_t g : block.by_order) {
+            const ExpertGroup& group = groups[g];
+            Source s;
+            s.stacked = true;
+            for (const auto& e : group.experts) s.inputs.push_back(e.second);
+            const TensorInfo& e0 = in.tensors[group.experts[0].second];
+            s.info = e0;
+            s.info.name = group.name;
+            const uint32_t n_dims = e0.n_dims;
+            const uint64_t n = group.experts.size();
+            // torch.stack adds the outermost dimension: ne[n_dims] in ggml's order.
+            if (n_dims >= 4 || !e0.full_shape.empty() || n > uint64_t(INT64_MAX) ||
+                (e0.nbytes && n > UINT64_MAX / e0.nbytes) || (e0.n_elements && n > UINT64_MAX / e0.n_elements)) {
+                return refuse(group.experts[0].second, make_error(Error::kBadShape, e0.info_offset, "tensor.ne"),
+                              "cannot stack the " + std::to_string(n) + " experts of " + group.name + " (shape " +
+                                  shape_text(e0) + ") into one GGUF tensor",
+                              ConvertRefusal::About::kTensor);
+            }
+            s.info.ne[n_dims] = static_cast<int64_t>(n);
+            s.info.n_dims = n_dims + 1;
+            s.info.n_elements = e0.n_elements * n;
+            s.info.nbytes = e0.nbytes * n;
+            sources->push_back(std::move(s));
+        }
+    }
+    return ok_status();
+}
+
 }  // namespace
 
 const char* convert_action_name(ConvertAction a) {
@@ -325,8 +515,9 @@ Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& o
         if (options.hf) {
             plan.warnings.push_back(options.config_name + ": model_type '" +
                                     utf8_replace_invalid(options.hf->model_type.substr(0, 40)) +
-                                    "' is not a family this converter knows (llama, mistral, qwen2, qwen3, gemma, "
-                                    "gemma2, gemma3, phi3): tensor names kept, no hyperparameters written; llama.cpp "
+                                    "' is not a family this converter knows (llama, mistral, mixtral, qwen2, qwen3, "
+                                    "qwen2_moe, qwen3_moe, gemma, gemma2, gemma3, phi3): tensor names kept, no "
+                                    "hyperparameters written; llama.cpp "
                                     "will not load the file");
         } else if (!options.config_problem.empty()) {
             plan.warnings.push_back(options.config_problem);
@@ -341,23 +532,29 @@ Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& o
     rules.target = target;
     rules.requested = requested;
     rules.keep_f32 = requested != DType::kUnknown || plan.hf;
+    rules.stored_dims = plan.hf;
     rules.allow_requantize = options.allow_requantize;
-    std::vector<TensorInfo> out_tensors;
+    // The output tensors before planning, in output order: each input tensor under its output name, or, for a
+    // Hugging Face checkpoint, under its GGUF name, with a block's experts stacked (hf_sources()).
+    std::vector<Source> sources;
     std::vector<std::string> dropped;
-    for (size_t i = 0; i < in.tensors.size(); ++i) {
-        TensorInfo t = in.tensors[i];
+    if (hf) {
+        ExpertRefusal er;
+        const Status s = hf_sources(in, *hf, &sources, &dropped, &er);
+        if (!s.ok()) return refuse(er.about, er.tensor, s, er.why);
+    } else {
+        for (size_t i = 0; i < in.tensors.size(); ++i)
+            sources.push_back(Source{{i}, false, Transform::kNone, in.tensors[i]});
+    }
+    std::vector<TensorInfo> out_tensors;
+    for (const Source& source : sources) {
+        const size_t i = source.inputs[0];
+        TensorInfo t = source.info;
         const int64_t index = static_cast<int64_t>(i);
-        Transform transform = Transform::kNone;
-        if (hf) {
-            std::string gguf_name;
-            if (!hf_to_gguf_name(hf->family, t.name, &gguf_name, &transform)) {
-                dropped.push_back(t.name);
-                continue;
-            }
-            t.name = gguf_name;
-        }
+        const Transform transform = source.transform;
         ConvertTensor p;
         p.input = i;
+        if (source.stacked) p.experts = source.inputs;
         p.transform = transform;
         if (transform == Transform::kPermuteQ || transform == Transform::kPermuteK) {
             if (hf->n_head <= 0) {

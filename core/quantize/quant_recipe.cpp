@@ -511,8 +511,10 @@ bool decodable_input(DType t) {
 
 // tensor_allows_quantization.
 bool tensor_allows_quantization(const TensorInfo& t, bool leave_output_tensor) {
-    if (gguf_n_dims(t.ne) < 2) return false;
-    const std::string& name = t.name;
+    return gguf_n_dims(t.ne) >= 2 && tensor_name_allows_quantization(t.name, leave_output_tensor);
+}
+
+bool tensor_name_allows_quantization(const std::string& name, bool leave_output_tensor) {
     bool q = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
     q = q && !contains(name, "_norm.weight");
     q = q && (!leave_output_tensor || name != "output.weight");

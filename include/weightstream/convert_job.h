@@ -2,7 +2,9 @@
 // ConvertJob: `weightstream convert` as a job (job.h). The plan (convert_plan.h) gives the output header and every
 // tensor's place, type and action; the steps are then, in output order: the header; per tensor, its bytes
 //   - copied in pieces of kCopyPieceBytes, zero-copy (the step's output is its input), when they pass unchanged;
-//   - in windows of whole rows (job.h's RowWindows, about kConvertWindowElements elements) otherwise: a big-endian
+//   - in windows of whole rows (job.h's RowWindows, about kConvertWindowElements elements) otherwise, and always for
+//     a stacked *_exps tensor, whose matrix E is read from expert E's tensor (a window never crosses two, so a
+//     step reads one range of one expert, in whichever file it is; rows copied as stored are zero-copy): a big-endian
 //     GGUF's swapped, a Q/K tensor's rows permuted (a window is whole heads, so the permutation stays inside it),
 //     decoded, Gemma's + 1 added and encoded as the plan's type (encode_rows(), as QuantizeJob quantizes); a step's
 //     parts are whole rows (whole heads), so the bytes are the same for any number of parts;
@@ -65,7 +67,7 @@ public:
     // (QuantizeJob::make_converted(), the one-pass quantize): tensor k's (plan order) rows, ...
     const Rows& rows(size_t k) const { return rows_[k]; }
     // ... the input bytes rows [first_row, first_row + n_rows) of tensor k are made from (k not widened; whole
-    // granules of rows, inside one matrix), ...
+    // granules of rows, inside one matrix: a stacked tensor's matrix E is read from expert E's tensor), ...
     ByteRange input_rows(size_t k, uint64_t first_row, uint64_t n_rows) const;
     // ... and those rows made from them, as this job writes them: `src` is their input bytes, `out` receives n_rows *
     // out_row bytes; `staged` (n_rows * in_row bytes) is needed when rows are both rearranged (permuted or swapped)
@@ -77,6 +79,7 @@ public:
 
 private:
     ConvertJob(const ModelInfo& in, ConvertPlan plan, std::vector<Rows> rows);
+    static bool passes_through(const Rows& r);
     // Sets up tensor k_ with nothing of it handed out yet.
     void start_tensor();
     Status tensor_error(const Status& s) const;

@@ -24,11 +24,13 @@
 //     general.quantization_version 2 is added with quantized output.
 // A safetensors checkpoint whose config.json names a family hf_names.h knows is converted as convert_hf_to_gguf.py
 // converts it (hf_checkpoint.h): GGUF tensor names (tensors the converter drops are dropped, with a warning), q/k
-// rows permuted by the head counts for llama, Gemma's norms + 1, and the metadata replaced by what the converter
-// writes, in its order: general.architecture, general.type / name / size_label ... (hf_general_metadata()), the
-// family's hyperparameters from config.json with general.file_type among them (hf_hparams()), the tokenizer
-// (hf_vocab()), general.quantization_version. The written tokenizer is checked against the source's on a fixed
-// text (hf_vocab_check()): a difference is a warning, or with strict_tokenizer a refusal.
+// rows permuted by the head counts for llama, Gemma's norms + 1, a Mixture-of-Experts block's per-expert matrices
+// stacked into one 3-D tensor per kind (hf_names.h: in expert order, placed where the converter emits them, at the
+// block's last expert tensor), and the metadata replaced by what the converter writes, in its order:
+// general.architecture, general.type / name / size_label ... (hf_general_metadata()), the family's hyperparameters
+// from config.json with general.file_type among them (hf_hparams()), the tokenizer (hf_vocab()),
+// general.quantization_version. The written tokenizer is checked against the source's on a fixed text
+// (hf_vocab_check()): a difference is a warning, or with strict_tokenizer a refusal.
 // Metadata: GGUF -> safetensors writes every key as a string (arrays as JSON text); safetensors -> GGUF writes
 // string keys, with general.alignment read back as the u32 ggml requires. split.* keys are dropped (the output is
 // one file). A big-endian GGUF's data is written little-endian.
@@ -85,7 +87,10 @@ struct ConvertOptions {
 };
 
 struct ConvertTensor {
-    size_t input = 0;      // index into the input's tensors
+    size_t input = 0;  // index into the input's tensors (a stacked tensor: its expert 0)
+    // A stacked *_exps tensor: the input tensors of its experts, expert E at [E] (each of the same type and shape,
+    // possibly in different files); empty for any other tensor.
+    std::vector<size_t> experts;
     TensorInfo out;        // name, dtype and shape written; offset (absolute, in the output) and nbytes as laid out
     uint64_t padding = 0;  // zero bytes after it (GGUF's alignment)
     ConvertAction action = ConvertAction::kCopy;
@@ -128,6 +133,10 @@ struct ConvertRefusal {
 //   a Q/K permutation without head counts in config.json (kBadKey "config.num_attention_heads", kConfig);
 //   tokenizer files hf_vocab() refuses, or (strict_tokenizer) a written tokenizer that tokenizes the check text
 //   differently from the source's (kTokenizer);
+//   per-expert tensors without an expert count in config.json (kBadKey "config.num_experts", kConfig), an expert
+//   index >= the count or an expert missing (kBadShape "tensor.expert"), an expert whose type or shape differs
+//   from expert 0's (kBadType "tensor.type", kBadShape "tensor.ne"), or a stacked tensor of more than 4 dims or
+//   bytes beyond 2^64 (kBadShape "tensor.ne") -- kTensor, at the offending expert's entry;
 //   a layout error of the writers, or a header the strict reader would reject (their Status, kOutput).
 // `in`, options.imatrix and options.hf are read only here but for the importance values, which the plan points
 // into. Safe on any ModelInfo.

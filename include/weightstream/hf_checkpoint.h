@@ -41,6 +41,7 @@ struct HfConfig {
     std::string family;           // hf_family(model_type), else hf_family(text_model_type); "" when neither
     int64_t n_head = 0;           // num_attention_heads (or n_head, n_heads) when an integer, else 0
     int64_t n_head_kv = 0;        // num_key_value_heads (or n_head_kv) when an integer, else 0 (then n_head applies)
+    int64_t n_expert = 0;         // num_local_experts (or num_experts) when an integer, else 0: the experts stacked
     // The hyperparameters: config.json's object with text_config's entries moved to the top (they win), as the
     // converter's TextModel merges them.
     nlohmann::json hparams = nlohmann::json::object();
@@ -54,11 +55,12 @@ Result<HfConfig> parse_hf_config(const uint8_t* data, size_t size);
 std::string hf_config_problem(const Status& refused, const std::string& name);
 
 // The GGUF metadata convert_hf_to_gguf.py writes from config.json for config.family (which must not be empty):
-// general.architecture, then the family's hyperparameters (TextModel.set_gguf_parameters, and LlamaModel's
-// vocab_size and rope.dimension_count; GemmaModel's and Phi3MiniModel's own lists), typed as gguf-py types them,
-// with general.file_type where the converter writes it among them (value 0: the plan sets it). A hyperparameter
-// llama.cpp requires that config.json lacks is left out with a line in *warnings; so is one its GGUF type cannot
-// hold (a head_dim of 2^32 or -1 for a uint32, 1e39 for a float32), never written wrapped or as Inf.
+// general.architecture, then the family's hyperparameters (TextModel.set_gguf_parameters, then LlamaModel's
+// vocab_size and rope.dimension_count, Qwen2MoeModel's expert_feed_forward_length and
+// expert_shared_feed_forward_length, GemmaModel's and Phi3MiniModel's own lists: hf_family_keys()), typed as gguf-py
+// types them, with general.file_type where the converter writes it among them (value 0: the plan sets it). A
+// hyperparameter llama.cpp requires that config.json lacks is left out with a line in *warnings; so is one its GGUF
+// type cannot hold (a head_dim of 2^32 or -1 for a uint32, 1e39 for a float32), never written wrapped or as Inf.
 std::vector<MetadataEntry> hf_hparams(const HfConfig& config, std::vector<std::string>* warnings);
 
 // The rows of one head for the Q/K permutation of a tensor of `rows` outer rows by `heads` heads; kBadShape

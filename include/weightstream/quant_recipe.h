@@ -135,6 +135,8 @@ struct QuantPlan {
 // embeddings, the small conv/RWKV/multimodal tensors, and output.weight with leave_output_tensor.
 // convert_hf_to_gguf.py keeps the same tensors in F32 whatever --outtype is.
 bool tensor_allows_quantization(const TensorInfo& t, bool leave_output_tensor);
+// Its rules by name only, without the dims check (ggml_n_dims() >= 2, which does not count trailing dims of 1).
+bool tensor_name_allows_quantization(const std::string& name, bool leave_output_tensor);
 
 // llama_model_loader's guess of a file type from its tensors: the type that most tensors have (counted
 // per tensor; the first type to reach the highest count wins a tie), or kUnknown for no tensors.

@@ -3,7 +3,7 @@
 // options the stream's bytes hash to the file the CLI wrote — the shared Hugging Face checkpoints
 // (../shared/testdata/convert) to GGUF in four dtypes, given as a path (config.json beside it) and as named files
 // (config.json and the tokenizer among them); a sharded checkpoint (path and named files) and one served by nginx
-// (URLs); GGUF <-> safetensors; a split GGUF and a sharded safetensors model; the cases of
+// (URLs); the Mixture-of-Experts checkpoints of tests/data/convert_moe (experts stacked); GGUF <-> safetensors; a split GGUF and a sharded safetensors model; the cases of
 // tests/cli_convert_test.cpp (dtype and file type, requantizing, no config.json, an unknown family). Refusals carry
 // the core's code and the CLI's words; bad options are TypeErrors; a signal aborts the stream.
 import assert from "node:assert/strict";
@@ -161,6 +161,23 @@ describe("Hugging Face checkpoints to GGUF: the CLI's bytes, convert_hf_to_gguf.
         assert.equal(e.code, "bad_key");
         assert.equal(e.what, "added_tokens.json");
     });
+});
+
+describe("Mixture-of-Experts checkpoints (tests/data/convert_moe): the CLI's bytes", () => {
+    const moe = path.join(testData, "convert_moe");
+    for (const dtype of ["f16", "q8_0"]) {
+        test(`tiny-mixtral and the sharded tiny-qwen2moe --dtype ${dtype}, as paths and as named files`, async () => {
+            for (const [name, file] of [
+                ["tiny-mixtral", "model.safetensors"],
+                ["tiny-qwen2moe", "model.safetensors.index.json"],
+            ]) {
+                const dir = path.join(moe, name);
+                const expected = await sameAsCli(path.join(dir, file), "gguf", ["--dtype", dtype]);
+                const got = await digest(convert(namedFiles(dir), { to: "gguf", dtype }));
+                assert.equal(got.sha256, expected.sha256);
+            }
+        });
+    }
 });
 
 describe("GGUF and safetensors: the CLI's bytes", () => {

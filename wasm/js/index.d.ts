@@ -624,7 +624,8 @@ export type CompareTransform =
     | "split_v"
     | "split_gate"
     | "split_up"
-    | "vocab_trim";
+    | "vocab_trim"
+    | "expert";
 
 /** A pair's numbers, over the pairs where both values are finite; null where a number is not finite. */
 export interface CompareMetrics {
