@@ -26,7 +26,7 @@
 
 namespace ws {
 
-constexpr uint64_t kCompareWindowElements = uint64_t(1) << 20;  // floats per side per window
+constexpr uint64_t kCompareWindowElements = uint64_t(1) << 19;  // floats per side per window
 constexpr size_t kCompareLanes = 4;                             // pairs compared at a time
 constexpr uint32_t kRequantizeSlices = 8;                       // requantization tasks per lane and step, at most
 
