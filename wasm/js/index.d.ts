@@ -941,9 +941,8 @@ export interface ConvertOptions extends Omit<OpenOptions, "onProgress"> {
  * Converts a model as `weightstream convert IN OUT.<to> [--dtype D] [--allow-requantize]` does, byte for byte: a
  * stream of the output file. GGUF <-> safetensors (same-format conversions too), and a Hugging Face checkpoint
  * (safetensors with its config.json) -> GGUF as convert_hf_to_gguf.py writes it (GGUF names, Q/K permuted,
- * general.*, config.json's hyperparameters, the tokenizer: tokenizer.model, added_tokens.json,
- * tokenizer_config.json, chat_template.jinja / .json; a tokenizer.json-only one is not converted yet, with a
- * warning). `source` is what open() takes; config.json and each tokenizer file are the one given among the
+ * general.*, config.json's hyperparameters, the tokenizer: tokenizer.model or tokenizer.json, added_tokens.json,
+ * tokenizer_config.json, chat_template.jinja / .json). `source` is what open() takes; config.json and each tokenizer file are the one given among the
  * sources (a NamedSource or File of that name), else the file beside the first source (a path or URL). From a URL
  * (a Hugging Face `.../resolve/main/model.safetensors` or `.../model.safetensors.index.json`), the files beside it
  * are fetched from the same folder: config.json and the tokenizer files (a 404 means absent; another HTTP error
