@@ -153,6 +153,16 @@ struct Served {
         write_shards(dir.path, "my model.safetensors.index.json",
                      {{"shard #1 100%.safetensors", {"a.weight"}}, {"shard #2 100%.safetensors", {"b.weight"}}});
         write_split(dir.path, "my split", 2);
+        // A Hugging Face repository's layout: a checkpoint whose config.json and tokenizer are fetched beside its
+        // URL, and one whose config.json the server refuses (a folder by that name: 403).
+        const std::string repo = dir.file("org/tiny-llama-spm/resolve/main");
+        const std::string refused = dir.file("org/refused/resolve/main");
+        REQUIRE(system(("mkdir -p " + quote(repo) + " " + quote(refused + "/config.json")).c_str()) == 0);
+        for (const char* f : {"config.json", "tokenizer.model", "tokenizer_config.json", "model.safetensors"}) {
+            ws_test::write_file(repo + "/" + f,
+                                ws_test::read_file(ws_test::shared_path("convert/tiny-llama-spm/") + f));
+        }
+        ws_test::write_file(refused + "/model.safetensors", ws_test::read_file(repo + "/model.safetensors"));
     }
 };
 
@@ -952,4 +962,30 @@ TEST_CASE("a local model's --json has io only with --io, and then no request") {
     REQUIRE(info.status == 0);
     CHECK(io_of(info)["decoded_bytes"] == 0);
     CHECK(without_io(info.out) == run_cli("info " + quote(path) + " --json").out);
+}
+
+TEST_CASE("convert and quantize of a checkpoint's URL fetch config.json and the tokenizer beside it, as the package") {
+    // general.name comes from the repository in the URL (.../ORG/REPO/resolve/REV/FILE): the converter's own file.
+    const std::string repo = nginx().base() + "/org/tiny-llama-spm/resolve/main";
+    ws_test::TempDir out;
+    const ws_test::CliResult r =
+        run_cli("convert " + quote(repo + "/model.safetensors") + " " + quote(out.file("a.gguf")) + " --dtype f16");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(ws_test::read_file(out.file("a.gguf")) ==
+          ws_test::read_file(ws_test::shared_path("convert/ref/tiny-llama-spm-f16.gguf")));
+    // The one pass too: the bytes of quantize of the converter's F16 file.
+    REQUIRE(run_cli("quantize " + quote(repo + "/model.safetensors") + " " + quote(out.file("q.gguf")) + " --type Q8_0")
+                .status == 0);
+    REQUIRE(run_cli("quantize " + quote(ws_test::shared_path("convert/ref/tiny-llama-spm-f16.gguf")) + " " +
+                    quote(out.file("r.gguf")) + " --type Q8_0")
+                .status == 0);
+    CHECK(ws_test::read_file(out.file("q.gguf")) == ws_test::read_file(out.file("r.gguf")));
+    // A server error for config.json (not a 404) is an error, not a conversion without it; nothing is written.
+    const std::string refused = nginx().base() + "/org/refused/resolve/main/model.safetensors";
+    const ws_test::CliResult e = run_cli("convert " + quote(refused) + " " + quote(out.file("b.gguf")));
+    CHECK(e.status == 3);
+    CHECK(e.err.find("/org/refused/resolve/main/config.json: HTTP 403") != std::string::npos);
+    CHECK(!ws_test::file_exists(out.file("b.gguf")));
+    CHECK(run_cli("diff " + quote(refused) + " " + quote(refused)).status == 3);
 }

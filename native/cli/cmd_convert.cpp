@@ -129,6 +129,7 @@ int cmd_convert(const std::vector<std::string>& argv) {
     // And the tokenizer files beside it (the plan converts them as the converter does).
     HfCheckpointFiles checkpoint;
     if (model.info.format == Format::kSafetensors && target == Format::kGguf) checkpoint.read(in_path);
+    if (!checkpoint.failed.empty()) return fail(kExitIo, checkpoint.failed);
 
     ConvertOptions options;
     options.target = target;

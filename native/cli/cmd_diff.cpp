@@ -30,13 +30,12 @@ namespace {
 
 constexpr int kExitOverThreshold = 4;  // --max-nmse exceeded
 
-// config.json beside a safetensors side, parsed; false when there is none or it is unusable (a warning says
-// which).
-bool read_config(const std::string& model_path, HfConfig* out) {
-    std::string problem;
-    const ConfigFile read = read_hf_config(model_path, out, &problem);
-    if (read == ConfigFile::kUnusable) warn(problem);
-    return read == ConfigFile::kRead;
+// config.json beside a safetensors side: kRead (parsed into *out), kMissing, kUnusable (a warning says which) or
+// kFailed (beside a URL, a server error: *problem says it; the command fails, as the package's compare() does).
+ConfigFile read_config(const std::string& model_path, HfConfig* out, std::string* problem) {
+    const ConfigFile read = read_hf_config(model_path, out, problem);
+    if (read == ConfigFile::kUnusable) warn(*problem);
+    return read;
 }
 
 // Worst first: incomparable, non_finite, then different by nmse (largest first), only_a, only_b, identical.
@@ -170,11 +169,12 @@ int cmd_diff(const std::vector<std::string>& argv) {
     if (!load(args.positional[1], false, &mb, &status)) return status;
     HfConfig config_a, config_b;
     PairingOptions options;
-    if (ma.info.format == Format::kSafetensors && read_config(args.positional[0], &config_a)) {
-        options.config_a = &config_a;
-    }
-    if (mb.info.format == Format::kSafetensors && read_config(args.positional[1], &config_b)) {
-        options.config_b = &config_b;
+    for (const bool b : {false, true}) {
+        if ((b ? mb : ma).info.format != Format::kSafetensors) continue;
+        std::string problem;
+        const ConfigFile read = read_config(args.positional[b ? 1 : 0], b ? &config_b : &config_a, &problem);
+        if (read == ConfigFile::kFailed) return fail(kExitIo, problem);
+        if (read == ConfigFile::kRead) (b ? options.config_b : options.config_a) = b ? &config_b : &config_a;
     }
 
     CompareJob job(ma.info, mb.info, options, {args.positional[0], ma.info.format},

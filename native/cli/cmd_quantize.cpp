@@ -165,6 +165,7 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     std::unique_ptr<ConvertJob> conversion;
     if (model.info.format == Format::kSafetensors) {
         checkpoint.read(model_path);
+        if (!checkpoint.failed.empty()) return fail(kExitIo, checkpoint.failed);
         if (checkpoint.config_file == ConfigFile::kMissing && !model.info.find("general.architecture")) {
             return fail(kExitInvalid, checkpoint.config_path +
                                           ": missing: a Hugging Face checkpoint is quantized through its conversion, "

@@ -19,10 +19,12 @@ enum class ConfigFile {
     kMissing,   // no such file in the model's folder (or it cannot be opened)
     kUnusable,  // there, but not a regular file, too large, too deep or not a JSON object: *problem says which
     kRead,      // parsed into *out
+    kFailed,    // beside a URL: the server answered other than with the file or a 404 (*problem: the URL and why)
 };
 
-// Reads DIR/config.json, DIR being the folder of `model_path` (a safetensors file or its index). *problem (for
-// kUnusable) is a sentence naming the file, for a warning. *bytes (when given) receives the file's bytes.
+// Reads DIR/config.json, DIR being the folder of `model_path` (a safetensors file or its index; for a URL, the
+// sibling URL, as the package fetches it: a 404 is kMissing). *problem (for kUnusable, kFailed) is a sentence naming
+// the file. *bytes (when given) receives the file's bytes.
 ConfigFile read_hf_config(const std::string& model_path, HfConfig* out, std::string* problem,
                           std::string* bytes = nullptr);
 
@@ -33,12 +35,14 @@ struct HfVocabFileSet {
     std::array<std::string, sizeof kHfVocabFileNames / sizeof kHfVocabFileNames[0]> bytes;
     std::string config;  // config.json's bytes
     HfVocabFiles files;
-    bool any = false;  // some tokenizer file was read
+    bool any = false;    // some tokenizer file was read
+    std::string failed;  // beside a URL: a file the server failed to give (the URL and why), or ""
 };
 void read_hf_vocab_files(const std::string& model_path, HfVocabFileSet* out, std::vector<std::string>* problems);
 
-// The name of the folder holding `model_path` (its last component, after resolving "." and links), for
-// general.name; "" when it cannot be resolved.
+// The name of the folder holding `model_path` (its last component, after resolving "." and links; for a URL the
+// package's rule: a Hugging Face URL's repository, else the URL's folder), for general.name; "" when it cannot be
+// resolved.
 std::string model_folder_name(const std::string& model_path);
 
 // A checkpoint given as its folder: the folder's model.safetensors.index.json, else its model.safetensors, in
@@ -54,7 +58,8 @@ struct HfCheckpointFiles {
     std::string config_problem;               // kUnusable: why, as a sentence naming the file
     HfVocabFileSet vocab;                     // the tokenizer files, read when config.json was
     std::vector<std::string> vocab_problems;  // tokenizer files skipped, as sentences for warnings
-    std::string model_name;                   // the folder's name, for general.name
+    std::string model_name;                   // the folder's name (a Hugging Face URL's repository), for general.name
+    std::string failed;                       // beside a URL: a file the server failed to give, or "" (an error)
 
     // Reads them beside model_path (a safetensors file or its index).
     void read(const std::string& model_path);
