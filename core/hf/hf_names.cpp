@@ -202,6 +202,15 @@ std::string hf_family(const std::string& arch) {
     return f ? f->name : "";
 }
 
+std::string hf_known_model_types() {
+    std::string list;
+    for (const Family& f : kFamilies) {
+        list += (list.empty() ? "" : ", ") + std::string(f.name);
+        for (const char* alias : f.aliases) list += std::string(", ") + alias;
+    }
+    return list;
+}
+
 HfFamilyKeys hf_family_keys(const std::string& family) {
     const Family* f = find_family(family);
     return f && family == f->name ? f->keys : HfFamilyKeys{false, false, false};

@@ -515,10 +515,9 @@ Result<ConvertPlan> plan_conversion(const ModelInfo& in, const ConvertOptions& o
         if (options.hf) {
             plan.warnings.push_back(options.config_name + ": model_type '" +
                                     utf8_replace_invalid(options.hf->model_type.substr(0, 40)) +
-                                    "' is not a family this converter knows (llama, mistral, mixtral, qwen2, qwen3, "
-                                    "qwen2_moe, qwen3_moe, gemma, gemma2, gemma3, phi3): tensor names kept, no "
-                                    "hyperparameters written; llama.cpp "
-                                    "will not load the file");
+                                    "' is not a family this converter knows (" + hf_known_model_types() +
+                                    "): tensor names kept, no hyperparameters written; llama.cpp will not load the "
+                                    "file");
         } else if (!options.config_problem.empty()) {
             plan.warnings.push_back(options.config_problem);
         } else if (hf_named) {

@@ -50,6 +50,8 @@ bool transform_from_name(const std::string& name, Transform* out);
 // qwen2_moe), "qwen3moe" (qwen3_moe), "gemma", "gemma2", "gemma3" (also for gemma3_text), "phi3"; "" when the
 // table does not know it.
 std::string hf_family(const std::string& arch);
+// Every config.json model_type the table knows, in its order, ", "-separated (for the messages that name them).
+std::string hf_known_model_types();
 
 // What the converter's model class writes beyond TextModel's hyperparameters, per family (hf_hparams()).
 struct HfFamilyKeys {

@@ -20,6 +20,7 @@
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/convert_job.h"
+#include "weightstream/hf_names.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_json.h"
 #include "weightstream/quant_recipe.h"
@@ -179,8 +180,8 @@ int cmd_quantize(const std::vector<std::string>& argv) {
                                           ? "architectures[0] '" + printable(c.architecture, 60) + "'"
                                           : std::string("no model_type");
             return fail(kExitInvalid, checkpoint.config_path + ": " + named +
-                                          ": not an architecture this converter knows (llama, mistral, qwen2, "
-                                          "qwen3, gemma, gemma2, gemma3, phi3)");
+                                          ": not an architecture this converter knows (" + hf_known_model_types() +
+                                          ")");
         }
     }
     if (checkpoint.config_file == ConfigFile::kRead) {
