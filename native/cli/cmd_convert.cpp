@@ -28,11 +28,6 @@
 namespace ws::cli {
 namespace {
 
-std::string dir_of(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
-
 // f32, f16, bf16 or a quantized ggml type name (case-insensitive).
 bool parse_dtype(const std::string& s, DType* out) {
     DType t;
@@ -137,7 +132,6 @@ int cmd_convert(const std::vector<std::string>& argv) {
     options.allow_requantize = args.has("--allow-requantize");
     options.imatrix = &imatrix;
     checkpoint.apply(&options);
-    options.config_name = dir_of(in_path) + "config.json";
     options.strict_tokenizer = args.has("--strict-tokenizer");
     ConvertRefusal refusal;
     Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info, options, &refusal);

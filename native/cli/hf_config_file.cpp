@@ -177,7 +177,7 @@ void HfCheckpointFiles::read(const std::string& model_path) {
 
 void HfCheckpointFiles::apply(ConvertOptions* options) const {
     options->hf = config_file == ConfigFile::kRead ? &config : nullptr;
-    options->config_name = config_path;
+    if (!config_path.empty()) options->config_name = config_path;  // read(): the name the warnings give
     options->config_problem = config_problem;
     options->vocab_files = vocab.any ? &vocab.files : nullptr;
     options->model_name = model_name;

@@ -99,18 +99,21 @@ async function prepare(wasm, input, options, convert) {
     }
 }
 
-// The output file, chunk by chunk: every chunk is a new Uint8Array the consumer owns.
-async function* run(input, options, convert) {
-    const { signal, onProgress } = convert;
-    throwIfAborted(signal);
+// prepare() with the module loaded, after the signal is checked; its failures as the package reports them.
+async function prepared(input, options, convert) {
+    throwIfAborted(convert.signal);
     const wasm = await loadWasm();
-    let prepared;
     try {
-        prepared = await prepare(wasm, input, options, convert);
+        return await prepare(wasm, input, options, convert);
     } catch (e) {
         throw wasmFailure(e);
     }
-    const { model, job, planned } = prepared;
+}
+
+// The output file, chunk by chunk: every chunk is a new Uint8Array the consumer owns.
+async function* run(input, options, convert) {
+    const { signal, onProgress } = convert;
+    const { model, job, planned } = await prepared(input, options, convert);
     try {
         yield* pumpToFile(
             job,
@@ -132,15 +135,7 @@ async function* run(input, options, convert) {
  * plan_conversion()), before anything is converted. `options` and `convert` as for convertStream().
  */
 export async function convertPlan(input, options, convert) {
-    throwIfAborted(convert.signal);
-    const wasm = await loadWasm();
-    let prepared;
-    try {
-        prepared = await prepare(wasm, input, options, convert);
-    } catch (e) {
-        throw wasmFailure(e);
-    }
-    const { model, job, planned } = prepared;
+    const { model, job, planned } = await prepared(input, options, convert);
     try {
         return {
             to: convert.to,
