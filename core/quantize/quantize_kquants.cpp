@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "decode/dequant_internal.h"
+#include "quantize/group_search.h"
 #include "quantize/quantize_internal.h"
 #include "weightstream/quant_blocks.h"
 
@@ -577,19 +578,19 @@ void q45_K_ref_scales(const float* x, uint8_t* L, uint8_t* scales_out, ggml_half
     // Q4_K: rmin -1, 20 steps; Q5_K: rmin -0.5, 15 steps.
     constexpr float rmin = kNmax == 15 ? -1.f : -0.5f;
     constexpr int nstep = kNmax == 15 ? 20 : 15;
-    uint8_t Laux[32];
-    float weights[32];
+    float weights[QK_K];
     float mins[QK_K / 32];
     float scales[QK_K / 32];
-    float max_scale = 0;
-    float max_min = 0;
     for (int j = 0; j < QK_K / 32; ++j) {
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
         const float av_x = std::sqrt(sum_x2 / 32);
-        for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(x[32 * j + l]);
-        scales[j] =
-            make_qkx2_quants(32, kNmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, false);
+        for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(x[32 * j + l]);
+    }
+    detail::group_searches().qkx2(QK_K / 32, 32, kNmax, x, weights, L, scales, mins, rmin, 0.1f, nstep, false);
+    float max_scale = 0;
+    float max_min = 0;
+    for (int j = 0; j < QK_K / 32; ++j) {
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
     }
@@ -612,10 +613,9 @@ void q45_K_ref_scales(const float* x, uint8_t* L, uint8_t* scales_out, ggml_half
 template <int kNmax>
 void q45_K_impl_scales(const float* x, const float* qw_block, uint8_t* L, uint8_t* scales_out, ggml_half* dh,
                        ggml_half* dminh) {
-    uint8_t Laux[32];
     uint8_t Ls[QK_K / 32];
     uint8_t Lm[QK_K / 32];
-    float weights[32];
+    float weights[QK_K];
     float sw[QK_K / 32];
     float mins[QK_K / 32];
     float scales[QK_K / 32];
@@ -623,12 +623,14 @@ void q45_K_impl_scales(const float* x, const float* qw_block, uint8_t* L, uint8_
     const float sigma2 = 2 * sum_sq(x, QK_K) / QK_K;
     for (int j = 0; j < QK_K / 32; ++j) {
         const float* qw = qw_block + 32 * j;
-        for (int l = 0; l < 32; ++l) weights[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
+        float* w = weights + 32 * j;
+        for (int l = 0; l < 32; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
         float sumw = 0;
-        for (int l = 0; l < 32; ++l) sumw += weights[l];
+        for (int l = 0; l < 32; ++l) sumw += w[l];
         sw[j] = sumw;
-        scales[j] = make_qkx3_quants(32, kNmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36);
     }
+    // make_qkx3_quants (quantize_internal.h: the same search as make_qkx2_quants with weights).
+    detail::group_searches().qkx2(QK_K / 32, 32, kNmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
 
     const float d_block = detail::make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
     const float m_block = detail::make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
@@ -682,10 +684,10 @@ void quantize_row_q6_K(const float* x, uint8_t* y, int64_t n, const float* quant
         float scales[QK_K / 16];
         float max_scale = 0;
         float max_abs_scale = 0;
+        detail::group_searches().qx(QK_K / 16, 16, 32, x, L, quant_weights ? quant_weights + QK_K * i : nullptr,
+                                    scales);
         for (int ib = 0; ib < QK_K / 16; ++ib) {
-            const float* qw = quant_weights ? quant_weights + QK_K * i + 16 * ib : nullptr;
-            const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, qw);
-            scales[ib] = scale;
+            const float scale = scales[ib];
             const float abs_scale = std::fabs(scale);
             if (abs_scale > max_abs_scale) {
                 max_abs_scale = abs_scale;

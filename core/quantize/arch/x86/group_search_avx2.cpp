@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// The k-quants' group searches for AVX2 + F16C CPUs: group_lanes.h at eight lanes. This file alone is compiled
+// with -mavx2 -mf16c (core/CMakeLists.txt), without FMA, and only runs after group_searches() has checked the
+// CPU.
+#include "quantize/group_search.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+
+#include "quantize/group_lanes.h"
+
+namespace ws {
+namespace detail {
+
+const GroupSearches kAvx2GroupSearches = {qkx2_groups<8>, qx_groups<8>};
+
+}  // namespace detail
+}  // namespace ws
+
+#endif

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#include "quantize/group_search.h"
+
+#include "decode/dequant_internal.h"
+#include "quantize/quantize_internal.h"
+
+namespace ws {
+namespace detail {
+namespace {
+
+void qkx2_scalar(int groups, int n, int nmax, const float* x, const float* w, uint8_t* L, float* scales, float* mins,
+                 float rmin, float rdelta, int nstep, bool use_mad) {
+    uint8_t Laux[32];
+    for (int g = 0; g < groups; ++g) {
+        scales[g] =
+            make_qkx2_quants(n, nmax, x + g * n, w + g * n, L + g * n, &mins[g], Laux, rmin, rdelta, nstep, use_mad);
+    }
+}
+
+void qx_scalar(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales) {
+    for (int g = 0; g < groups; ++g)
+        scales[g] = make_qx_quants(n, nmax, x + g * n, L + g * n, qw ? qw + g * n : nullptr);
+}
+
+const GroupSearches kScalarGroupSearches = {qkx2_scalar, qx_scalar};
+
+const GroupSearches& choose() {
+#if defined(__wasm_simd128__)
+    return kSimd128GroupSearches;
+#else
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+    if (x86_features().avx2_f16c) return kAvx2GroupSearches;
+#endif
+    return kScalarGroupSearches;
+#endif
+}
+
+}  // namespace
+
+const GroupSearches& group_searches() {
+    static const GroupSearches& chosen = choose();
+    return chosen;
+}
+
+const GroupSearches& scalar_group_searches() {
+    return kScalarGroupSearches;
+}
+
+}  // namespace detail
+}  // namespace ws

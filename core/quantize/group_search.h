@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// The k-quants' per-group scale searches over many groups at once: what quantize_kquants.cpp calls instead of
+// make_qkx2_quants / make_qx_quants group by group. Each entry gives, for every group, exactly the bytes and
+// floats of the scalar search (quantize_internal.h), which stays the oracle and the fallback; the SIMD builds
+// run one group per lane (group_lanes.h).
+#pragma once
+
+#include <cstdint>
+
+namespace ws {
+namespace detail {
+
+struct GroupSearches {
+    // make_qkx2_quants on `groups` consecutive groups of n values: group g is x[g n .. g n + n) with weights
+    // w[g n ...], and gets its quants in L[g n ...], its scale in scales[g] and its negated min in mins[g].
+    // n <= 32; groups is a multiple of 8.
+    void (*qkx2)(int groups, int n, int nmax, const float* x, const float* w, uint8_t* L, float* scales, float* mins,
+                 float rmin, float rdelta, int nstep, bool use_mad);
+    // make_qx_quants on `groups` consecutive groups of n values (weights qw[g n ...], or x^2 when qw is nullptr):
+    // quants in L[g n ...], scale in scales[g]. n <= 32; groups is a multiple of 8.
+    void (*qx)(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales);
+};
+
+// The fastest searches this CPU runs (AVX2 on x86 when it has it, SIMD128 in the wasm build, else the scalar
+// ones), chosen once.
+const GroupSearches& group_searches();
+
+// The scalar searches, group after group (the oracle tests compare the others with).
+const GroupSearches& scalar_group_searches();
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+extern const GroupSearches kAvx2GroupSearches;  // arch/x86/group_search_avx2.cpp, AVX2 + F16C CPUs only
+#endif
+#if defined(__wasm_simd128__)
+extern const GroupSearches kSimd128GroupSearches;  // arch/wasm/group_search_simd128.cpp
+#endif
+
+}  // namespace detail
+}  // namespace ws
