@@ -417,15 +417,14 @@ void quantize_row_q2_K_ref(const float* x, uint8_t* y, int64_t k) {
     constexpr float q4scale = 15.f;
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
         uint8_t L[QK_K];
-        uint8_t Laux[16];
-        float weights[16];
+        float weights[QK_K];
         float mins[QK_K / 16];
         float scales[QK_K / 16];
+        for (int l = 0; l < QK_K; ++l) weights[l] = std::fabs(x[l]);
+        detail::group_searches().qkx2(QK_K / 16, 16, 3, x, weights, L, scales, mins, -0.5f, 0.1f, 15, true);
         float max_scale = 0;  // as the min is subtracted, scales are >= 0
         float max_min = 0;
         for (int j = 0; j < QK_K / 16; ++j) {
-            for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
-            scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
@@ -466,20 +465,21 @@ void quantize_row_q2_K_ref(const float* x, uint8_t* y, int64_t k) {
 void quantize_row_q2_K_impl(const float* x, uint8_t* y, int64_t n, const float* quant_weights) {
     for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
         uint8_t L[QK_K];
-        uint8_t Laux[16];
         float mins[QK_K / 16];
         float scales[QK_K / 16];
         float sw[QK_K / 16] = {};
-        float weight[16];
+        float weights[QK_K];
         uint8_t Ls[QK_K / 16], Lm[QK_K / 16];
 
         const float sigma2 = sum_sq(x, QK_K) / QK_K;
         for (int j = 0; j < QK_K / 16; ++j) {
             const float* qw = quant_weights + QK_K * i + 16 * j;
-            for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
-            for (int l = 0; l < 16; ++l) sw[j] += weight[l];
-            scales[j] = make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36);
+            float* w = weights + 16 * j;
+            for (int l = 0; l < 16; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            for (int l = 0; l < 16; ++l) sw[j] += w[l];
         }
+        // make_qkx3_quants (quantize_internal.h: the same search as make_qkx2_quants with weights).
+        detail::group_searches().qkx2(QK_K / 16, 16, 3, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
 
         block_q2_K b;
         b.d = fp32_to_fp16(detail::make_qp_quants(QK_K / 16, 15, scales, Ls, sw));
@@ -543,19 +543,20 @@ void quantize_row_q3_K_impl(const float* x, uint8_t* y, int64_t n, const float* 
     for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
         int8_t L[QK_K];
         float scales[QK_K / 16];
-        float weight[16];
+        float weights[QK_K];
         float sw[QK_K / 16];
         int8_t Ls[QK_K / 16];
 
         const float sigma2 = 2 * sum_sq(x, QK_K) / QK_K;
         for (int j = 0; j < QK_K / 16; ++j) {
             const float* qw = quant_weights + QK_K * i + 16 * j;
-            for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            float* w = weights + 16 * j;
+            for (int l = 0; l < 16; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
             float sumw = 0;
-            for (int l = 0; l < 16; ++l) sumw += weight[l];
+            for (int l = 0; l < 16; ++l) sumw += w[l];
             sw[j] = sumw;
-            scales[j] = make_qx_quants(16, 4, x + 16 * j, L + 16 * j, weight);
         }
+        detail::group_searches().qx(QK_K / 16, 16, 4, x, L, weights, scales);
 
         block_q3_K b;
         std::memset(b.scales, 0, sizeof b.scales);
