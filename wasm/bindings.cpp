@@ -647,6 +647,64 @@ bool read_config(const val& bytes, HfConfig* out) {
     return true;
 }
 
+// A Hugging Face checkpoint's side files as the conversion takes them (ConvertOptions::hf, config_problem,
+// vocab_files): config: config.json's bytes (a Uint8Array) or null; tokenizer: {name: bytes} of the tokenizer files
+// found (kHfVocabFileNames). A config.json that is not usable is said in config_problem, as the CLI says it. The
+// options point into this object, which must outlive their use (ConvertJob::make() reads them only while planning).
+class CheckpointFiles {
+public:
+    void apply(const val& config, const val& tokenizer, ConvertOptions* options) {
+        if (config.isNull() || config.isUndefined()) return;
+        copy_from_js(config, &config_bytes_);
+        Result<HfConfig> parsed = parse_hf_config(config_bytes_.data(), config_bytes_.size());
+        if (!parsed.ok()) {
+            options->config_problem = hf_config_problem(parsed.status(), options->config_name);
+            return;
+        }
+        hf_ = std::move(parsed).value();
+        options->hf = &hf_;
+        files_.config = std::string_view(reinterpret_cast<const char*>(config_bytes_.data()), config_bytes_.size());
+        bool any_file = false;
+        for (size_t k = 0; k < file_bytes_.size(); ++k) {
+            const val bytes = tokenizer[std::string(kHfVocabFileNames[k])];
+            if (bytes.isUndefined() || bytes.isNull()) continue;
+            copy_from_js(bytes, &file_bytes_[k]);
+            *hf_vocab_file_slot(&files_, kHfVocabFileNames[k]) =
+                std::string_view(reinterpret_cast<const char*>(file_bytes_[k].data()), file_bytes_[k].size());
+            any_file = any_file || !file_bytes_[k].empty();
+        }
+        options->vocab_files = any_file ? &files_ : nullptr;
+    }
+
+private:
+    HfConfig hf_;
+    std::vector<uint8_t> config_bytes_;
+    std::vector<std::vector<uint8_t>> file_bytes_ = std::vector<std::vector<uint8_t>>(std::size(kHfVocabFileNames));
+    HfVocabFiles files_;
+};
+
+// Why a conversion was refused (convert_plan.h's ConvertRefusal): {about ("tensor", "config", "tokenizer" or
+// "output"), tensor (index into the input model's tensors, or -1), why (in words)}.
+val refusal_to_js(const ConvertRefusal& refusal) {
+    val r = val::object();
+    const char* about = refusal.about == ConvertRefusal::About::kTensor      ? "tensor"
+                        : refusal.about == ConvertRefusal::About::kConfig    ? "config"
+                        : refusal.about == ConvertRefusal::About::kTokenizer ? "tokenizer"
+                                                                             : "output";
+    r.set("about", std::string(about));
+    r.set("tensor", double(refusal.tensor));
+    r.set("why", refusal.why);
+    return r;
+}
+
+// The general.name a file's metadata holds (a string), or "" without one.
+std::string general_name(const std::vector<MetadataEntry>& metadata) {
+    for (const MetadataEntry& e : metadata) {
+        if (e.key == "general.name" && e.value.type == ValueType::kString) return e.value.str;
+    }
+    return std::string();
+}
+
 // compare(): CompareJob over two open models. config_a, config_b: the bytes of config.json beside a
 // safetensors side (Uint8Array), or null; a file that is not a usable config is ignored, as the CLI ignores it.
 // Both models must stay open while the job lives.
@@ -724,9 +782,118 @@ public:
 
     // recipe: {ftype, pure, leaveOutputTensor, allowRequantize, outputTensorType, tokenEmbeddingType (dtype ids,
     // -1: not given), overrides: [{pattern, type}]}; matcher(index, name): whether override `index` matches
-    // (called during plan() only).
+    // (called during planning only). Plans quantizing the model as it is.
     JsStatus plan(const Model& model, const val& recipe, const val& matcher) {
+        refused_ = false;
+        return plan_quantization(model.info(), recipe, matcher, nullptr);
+    }
+    // plan() for a safetensors model with what was found beside it (config: config.json's bytes or null;
+    // tokenizer: {name: bytes}; model_name: the checkpoint folder's name; strict: --strict-tokenizer), as `quantize
+    // CHECKPOINT` plans: a Hugging Face checkpoint in one pass (QuantizeJob::one_pass_source(), then
+    // make_converted() over the conversion to hf_auto_dtype()), else the model as it is. After an error, refused()
+    // says whether the checkpoint or its conversion was refused (refusal() says why), else failedTensor() applies.
+    JsStatus plan_checkpoint(const Model& model, const val& recipe, const val& matcher, const val& config,
+                             const val& tokenizer, const std::string& model_name, bool strict) {
+        refused_ = false;
+        refusal_ = ConvertRefusal();
         const ModelInfo& info = model.info();
+        CheckpointFiles files;  // read by make() only
+        ConvertOptions convert;
+        files.apply(config, tokenizer, &convert);
+        bool one_pass = false;
+        const Status source = QuantizeJob::one_pass_source(info, convert, &one_pass, &refusal_.why);
+        if (!source.ok()) {
+            refused_ = true;
+            refusal_.about = ConvertRefusal::About::kConfig;
+            return to_js(source);
+        }
+        if (!one_pass) return plan_quantization(info, recipe, matcher, nullptr);
+        convert.target = Format::kGguf;
+        convert.dtype = hf_auto_dtype(info);
+        convert.model_name = model_name;
+        convert.strict_tokenizer = strict;
+        Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(info, convert, &refusal_);
+        if (!made.ok()) {
+            refused_ = true;
+            return to_js(made.status());
+        }
+        std::unique_ptr<ConvertJob> conversion = std::move(made).value();
+        Result<ModelInfo> view = converted_model(conversion->plan());
+        if (!view.ok()) return to_js(view.status());
+        converted_ = std::move(view).value();
+        conversion_warnings_ = conversion->plan().warnings;
+        source_bytes_.clear();
+        for (const ConvertTensor& t : conversion->plan().tensors) {
+            uint64_t n = 0;
+            if (t.experts.empty()) n = info.tensors[t.input].nbytes;
+            for (size_t e : t.experts) n += info.tensors[e].nbytes;
+            source_bytes_.push_back(double(n));
+        }
+        return plan_quantization(converted_, recipe, matcher, std::move(conversion));
+    }
+    // After plan_checkpoint() failed: whether the checkpoint or its conversion was refused, and why
+    // (refusal_to_js(); about "config" for the checkpoint).
+    bool refused() const { return refused_; }
+    val refusal() const { return refusal_to_js(refusal_); }
+    // After plan() failed: the tensor its error is about, or "".
+    std::string failed_tensor() const { return failed_tensor_; }
+
+    double file_size() const { return double(quantize_->plan().layout.file_size); }
+    double header_size() const { return double(quantize_->plan().layout.header.size()); }
+    // The output's bits per weight as llama.cpp will report it (model_facts.h's TensorTotals over the planned
+    // tensors).
+    double bits_per_weight() const {
+        TensorTotals totals;
+        for (const PlannedTensor& p : quantize_->plan().tensors) totals.add(p.out);
+        return totals.bits_per_weight();
+    }
+    double fallbacks() const { return quantize_->plan().n_fallback; }
+    // One pass: the conversion's warnings, then the quantization's (the CLI's order).
+    val warnings() const {
+        val list = val::array();
+        for (const std::string& w : conversion_warnings_) list.call<void>("push", w);
+        for (const std::string& w : quantize_->plan().warnings) list.call<void>("push", w);
+        return list;
+    }
+    // The general.name the output will hold (one pass: the conversion's, from modelName), or "".
+    std::string model_name() const { return general_name(quantize_->plan().metadata); }
+    // [{input (index into the model's tensors: the one the tensor's bytes are read from, one pass: the checkpoint's
+    // it is converted from, a stacked tensor's expert 0), name and shape (outermost first) as written, inputBytes
+    // (the model's bytes it is made from), quantize, type, inType (the type quantized from: one pass, the
+    // conversion's), wanted, fallback, requantize, imatrix, offset (absolute, in the output), nbytes, padding}] in
+    // output order.
+    val tensors() const {
+        const QuantPlan& plan = quantize_->plan();
+        val list = val::array();
+        for (size_t i = 0; i < plan.tensors.size(); ++i) {
+            const PlannedTensor& p = plan.tensors[i];
+            val t = val::object();
+            t.set("input", double(quantize_->source_tensor(p)));
+            t.set("name", p.out.name);
+            val shape = val::array();
+            for (int64_t d : p.out.shape()) shape.call<void>("push", double(d));
+            t.set("shape", shape);
+            t.set("inputBytes",
+                  source_bytes_.empty() ? double(input_->tensors[p.input_index].nbytes) : source_bytes_[p.input_index]);
+            t.set("quantize", p.quantize);
+            t.set("type", std::string(dtype_name(p.out.dtype)));
+            t.set("inType", std::string(dtype_name(p.in_type)));
+            t.set("wanted", std::string(dtype_name(p.wanted)));
+            t.set("fallback", p.fallback);
+            t.set("requantize", p.requantize);
+            t.set("imatrix", p.imatrix != nullptr);
+            t.set("offset", double(p.out.offset));
+            t.set("nbytes", double(p.out.nbytes));
+            t.set("padding", double(plan.layout.tensor_padding[i]));
+            list.call<void>("push", t);
+        }
+        return list;
+    }
+
+private:
+    // Plans quantizing `in` (the model, or the file `conversion` would write), as plan() describes.
+    JsStatus plan_quantization(const ModelInfo& in, const val& recipe, const val& matcher,
+                               std::unique_ptr<ConvertJob> conversion) {
         failed_tensor_.clear();
         RecipeOptions options;
         options.ftype = static_cast<Ftype>(recipe["ftype"].as<uint32_t>());
@@ -752,65 +919,38 @@ public:
             options.imatrix = &imatrix_;
             options.imatrix_path = imatrix_path_;
         }
-        Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(info, options);
+        const bool one_pass = conversion != nullptr;
+        Result<std::unique_ptr<QuantizeJob>> made =
+            one_pass ? QuantizeJob::make_converted(in, std::move(conversion), options) : QuantizeJob::make(in, options);
         if (!made.ok()) {
             const Status& s = made.status();
-            for (const TensorInfo& t : info.tensors) {
+            for (const TensorInfo& t : in.tensors) {
                 if (t.info_offset == s.offset && s.offset != 0) failed_tensor_ = t.name;
             }
             return to_js(s);
         }
         quantize_ = std::move(made).value();
         job_ = quantize_.get();
+        input_ = &in;
+        if (!one_pass) {
+            conversion_warnings_.clear();
+            source_bytes_.clear();
+        }
         return to_js(ok_status());
     }
-    // After plan() failed: the tensor its error is about, or "".
-    std::string failed_tensor() const { return failed_tensor_; }
 
-    double file_size() const { return double(quantize_->plan().layout.file_size); }
-    double header_size() const { return double(quantize_->plan().layout.header.size()); }
-    // The output's bits per weight as llama.cpp will report it (model_facts.h's TensorTotals over the planned
-    // tensors).
-    double bits_per_weight() const {
-        TensorTotals totals;
-        for (const PlannedTensor& p : quantize_->plan().tensors) totals.add(p.out);
-        return totals.bits_per_weight();
-    }
-    double fallbacks() const { return quantize_->plan().n_fallback; }
-    val warnings() const {
-        val list = val::array();
-        for (const std::string& w : quantize_->plan().warnings) list.call<void>("push", w);
-        return list;
-    }
-    // [{input (index into the model's tensors), quantize, type, inType, wanted, fallback, requantize, imatrix,
-    // offset (absolute, in the output), nbytes, padding}] in output order.
-    val tensors() const {
-        const QuantPlan& plan = quantize_->plan();
-        val list = val::array();
-        for (size_t i = 0; i < plan.tensors.size(); ++i) {
-            const PlannedTensor& p = plan.tensors[i];
-            val t = val::object();
-            t.set("input", double(p.input_index));
-            t.set("quantize", p.quantize);
-            t.set("type", std::string(dtype_name(p.out.dtype)));
-            t.set("inType", std::string(dtype_name(p.in_type)));
-            t.set("wanted", std::string(dtype_name(p.wanted)));
-            t.set("fallback", p.fallback);
-            t.set("requantize", p.requantize);
-            t.set("imatrix", p.imatrix != nullptr);
-            t.set("offset", double(p.out.offset));
-            t.set("nbytes", double(p.out.nbytes));
-            t.set("padding", double(plan.layout.tensor_padding[i]));
-            list.call<void>("push", t);
-        }
-        return list;
-    }
-
-private:
     Imatrix imatrix_;  // referred to by the plan
     std::string imatrix_path_;
     bool has_imatrix_ = false;
     std::string failed_tensor_;
+    bool refused_ = false;
+    ConvertRefusal refusal_;
+    // One pass: the file the conversion would write (what the job plans from), the conversion's warnings, and per
+    // converted tensor the bytes of the checkpoint's tensors it is made from.
+    ModelInfo converted_;
+    std::vector<std::string> conversion_warnings_;
+    std::vector<double> source_bytes_;
+    const ModelInfo* input_ = nullptr;  // what the job plans from (the model, or converted_)
     std::unique_ptr<QuantizeJob> quantize_;
 };
 
@@ -887,32 +1027,8 @@ public:
         }
         if (dtype >= 0) options.dtype = static_cast<DType>(static_cast<uint32_t>(dtype));
         options.allow_requantize = allow_requantize;
-        HfConfig hf;  // read by make() only, as are the files' bytes
-        std::vector<uint8_t> config_bytes;
-        std::vector<std::vector<uint8_t>> file_bytes(std::size(kHfVocabFileNames));
-        HfVocabFiles files;
-        bool any_file = false;
-        if (!config.isNull() && !config.isUndefined()) {
-            copy_from_js(config, &config_bytes);
-            Result<HfConfig> parsed = parse_hf_config(config_bytes.data(), config_bytes.size());
-            if (parsed.ok()) {
-                hf = std::move(parsed).value();
-                options.hf = &hf;
-                files.config =
-                    std::string_view(reinterpret_cast<const char*>(config_bytes.data()), config_bytes.size());
-                for (size_t k = 0; k < file_bytes.size(); ++k) {
-                    const val bytes = tokenizer[std::string(kHfVocabFileNames[k])];
-                    if (bytes.isUndefined() || bytes.isNull()) continue;
-                    copy_from_js(bytes, &file_bytes[k]);
-                    *hf_vocab_file_slot(&files, kHfVocabFileNames[k]) =
-                        std::string_view(reinterpret_cast<const char*>(file_bytes[k].data()), file_bytes[k].size());
-                    any_file = any_file || !file_bytes[k].empty();
-                }
-            } else {
-                options.config_problem = hf_config_problem(parsed.status(), options.config_name);
-            }
-        }
-        options.vocab_files = any_file ? &files : nullptr;
+        CheckpointFiles files;  // read by make() only
+        files.apply(config, tokenizer, &options);
         options.model_name = model_name;
         options.strict_tokenizer = strict;
         Result<std::unique_ptr<ConvertJob>> made = ConvertJob::make(model.info(), options, &refusal_);
@@ -921,21 +1037,12 @@ public:
         job_ = convert_.get();
         return to_js(ok_status());
     }
-    // After plan() failed: {about ("tensor", "config", "tokenizer" or "output"), tensor (index into the model's
-    // tensors, or -1), why (in words)} (convert_plan.h's ConvertRefusal).
-    val refusal() const {
-        val r = val::object();
-        const char* about = refusal_.about == ConvertRefusal::About::kTensor      ? "tensor"
-                            : refusal_.about == ConvertRefusal::About::kConfig    ? "config"
-                            : refusal_.about == ConvertRefusal::About::kTokenizer ? "tokenizer"
-                                                                                  : "output";
-        r.set("about", std::string(about));
-        r.set("tensor", double(refusal_.tensor));
-        r.set("why", refusal_.why);
-        return r;
-    }
+    // After plan() failed: why (refusal_to_js()).
+    val refusal() const { return refusal_to_js(refusal_); }
 
     double file_size() const { return double(convert_->plan().file_size); }
+    // The general.name the output will hold (a checkpoint's: from modelName, as the converter derives it), or "".
+    std::string model_name() const { return general_name(convert_->plan().metadata); }
     val warnings() const {
         val list = val::array();
         for (const std::string& w : convert_->plan().warnings) list.call<void>("push", w);
@@ -1369,6 +1476,10 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .constructor<>()
         .function("setImatrix", &JsQuantizeJob::set_imatrix)
         .function("plan", &JsQuantizeJob::plan)
+        .function("planCheckpoint", &JsQuantizeJob::plan_checkpoint)
+        .function("refused", &JsQuantizeJob::refused)
+        .function("refusal", &JsQuantizeJob::refusal)
+        .function("modelName", &JsQuantizeJob::model_name)
         .function("failedTensor", &JsQuantizeJob::failed_tensor)
         .function("fileSize", &JsQuantizeJob::file_size)
         .function("headerSize", &JsQuantizeJob::header_size)
@@ -1386,6 +1497,7 @@ EMSCRIPTEN_BINDINGS(weightstream) {
         .function("plan", &JsConvertJob::plan)
         .function("refusal", &JsConvertJob::refusal)
         .function("fileSize", &JsConvertJob::file_size)
+        .function("modelName", &JsConvertJob::model_name)
         .function("warnings", &JsConvertJob::warnings)
         .function("tensors", &JsConvertJob::tensors);
     class_<JsEditJob, base<JsJob>>("EditJob")

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The Convert view: a Hugging Face checkpoint (a dropped or picked folder, picked files, or a URL: a repository, or
 // its model.safetensors / model.safetensors.index.json) to GGUF as `weightstream convert` writes it, in a type
-// (F32, F16, BF16, Q8_0). The plan the core makes (convertPlan(), wasm/js/convert.js: every tensor's GGUF name and
-// type, the output's exact size) is shown before anything is converted; main.js plans, runs convert() in the
-// package's worker, saves the output (save.js) and opens it. This view only shows what it is given: every name and
+// (F32, F16, BF16, Q8_0), or quantized by a llama-quantize recipe in one pass as `weightstream quantize CHECKPOINT`
+// writes it. The plan the core makes (convertPlan() or quantizePlan(): every tensor's GGUF name and type, the
+// output's exact size, its general.name) is shown before anything is converted; main.js plans, runs convert() or
+// quantize() in the package's worker, saves the output (save.js) and opens it. This view only shows what it is given: every name and
 // message goes in as text (dom.js). Which files make the checkpoint is the package's to decide: every file of the
 // folder is handed over.
 import { clear, el } from "./dom.js";
@@ -13,7 +14,7 @@ import { formatBytes, formatInt, formatShape } from "./format.js";
 /** The types convert() writes a checkpoint in (its dtype option), the first the default. */
 export const CONVERT_TYPES = ["F16", "BF16", "Q8_0", "F32"];
 const DEFAULT_TYPE = "F16";
-// The value of a llama-quantize recipe in the type list (listed, not converted to: see recipeRefusal()).
+// The value of a llama-quantize recipe in the type list.
 const RECIPE = "recipe:";
 
 /**
@@ -39,18 +40,6 @@ export function checkpointUrls(text, base) {
         candidate.hash = "";
         return candidate.href;
     });
-}
-
-/** The folder a URL's checkpoint is in, by name: the repository of .../ORG/REPO/resolve/REV/FILE, else the folder. */
-export function urlFolderName(href) {
-    const parts = new URL(href).pathname.split("/").filter(Boolean);
-    const resolve = parts.lastIndexOf("resolve");
-    const name = resolve >= 1 ? parts[resolve - 1] : parts.at(-2);
-    try {
-        return name === undefined ? undefined : decodeURIComponent(name);
-    } catch {
-        return name;
-    }
 }
 
 /**
@@ -161,7 +150,7 @@ export class ConvertView {
             urlInput,
             el("button", { type: "submit", text: "Load", attrs: { "data-testid": "convert-url-load" } }),
         );
-        this.#recipes = el("optgroup", { label: "llama-quantize recipes (one pass: not yet)" });
+        this.#recipes = el("optgroup", { label: "llama-quantize recipes (one pass)" });
         this.#typeSelect = el(
             "select",
             {
@@ -191,7 +180,8 @@ export class ConvertView {
                 "p",
                 { class: "muted" },
                 "A Hugging Face checkpoint (config.json and model.safetensors, or its shards with " +
-                    "model.safetensors.index.json) written as GGUF, as llama.cpp's convert_hf_to_gguf.py writes it. " +
+                    "model.safetensors.index.json) written as GGUF, as llama.cpp's convert_hf_to_gguf.py writes it, or " +
+                    "quantized by a llama-quantize recipe in one pass (the two steps' file, without the intermediate). " +
                     "Drop its folder here, choose it, or give its URL. Files are read in this browser: nothing is uploaded.",
             ),
             el(
@@ -256,7 +246,7 @@ export class ConvertView {
         return v.startsWith(RECIPE) ? { recipe: v.slice(RECIPE.length) } : { dtype: v };
     }
 
-    /** The plan on show (convertPlan()'s), or null. */
+    /** The plan on show (convertPlan()'s or quantizePlan()'s), or null. */
     get plan() {
         return this.#plan;
     }
@@ -286,18 +276,25 @@ export class ConvertView {
         this.#summary.dataset.state = "planning";
     }
 
-    /** convertPlan()'s answer for `type`: the output's size and every tensor's name and type, before starting. */
+    /**
+     * The plan for `type`, before starting: convertPlan()'s (a convert type) or quantizePlan()'s (a recipe): the
+     * output's size and every tensor's name and type.
+     */
     setPlan(plan, type, running) {
         this.#clearPlan();
         this.#plan = plan;
         this.#start.disabled = running;
-        const encoded = plan.tensors.filter((t) => t.action !== "copy").length;
+        // A tensor the output changes: re-encoded by the conversion, or quantized by the recipe.
+        const recipe = plan.to === undefined;
+        const changed = (t) => (recipe ? t.quantize : t.action !== "copy");
+        const n = plan.tensors.filter(changed).length;
         Object.assign(this.#summary.dataset, { state: "planned", size: String(plan.fileSize), type });
         clear(
             this.#summary,
             el("strong", { text: `GGUF, ${type}: ${formatBytes(plan.fileSize)}` }),
             ` (${formatInt(plan.fileSize)} bytes) from ${formatBytes(plan.inputSize)} of tensors; ` +
-                `${formatInt(plan.tensors.length)} tensors, ${formatInt(encoded)} re-encoded`,
+                `${formatInt(plan.tensors.length)} tensors, ${formatInt(n)} ${recipe ? "quantized" : "re-encoded"}` +
+                (recipe && plan.bitsPerWeight !== null ? `, ${plan.bitsPerWeight.toFixed(2)} bits per weight` : ""),
             plan.warnings.map((w) => [el("br"), el("span", { class: "muted", text: `warning: ${w}` })]),
         );
         const mix = new Map();
@@ -322,7 +319,7 @@ export class ConvertView {
                     el("td", { class: "c-name c-from muted", text: t.inName === t.name ? "" : t.inName }),
                     el("td", { class: "num c-shape", text: formatShape(t.shape) }),
                     el("td", { class: "mono c-stored", text: t.inType }),
-                    el("td", { class: t.action === "copy" ? "mono" : "mono convert-to", text: t.type }),
+                    el("td", { class: changed(t) ? "mono convert-to" : "mono", text: t.type }),
                     el("td", { class: "num", text: formatBytes(t.nbytes) }),
                 ),
             ),
@@ -335,18 +332,6 @@ export class ConvertView {
         const { code } = bannerParts(error);
         Object.assign(this.#summary.dataset, { state: "failed", code });
         clear(this.#summary, el("strong", { class: "error-code", text: code }), " ", String(error?.message ?? error));
-    }
-
-    /** A llama-quantize recipe chosen: listed, not yet made from a checkpoint in one pass. */
-    setRecipe(recipe) {
-        this.#clearPlan();
-        Object.assign(this.#summary.dataset, { state: "refused", type: recipe });
-        clear(
-            this.#summary,
-            el("strong", { text: `${recipe}: not in one pass yet.` }),
-            " Quantizing a checkpoint directly (without the intermediate file) is not in this version: convert it " +
-                `to F16 or BF16 here, and in the model that opens, Quantize… makes ${recipe} from it.`,
-        );
     }
 
     /** Whether Start can be pressed: a plan on show and nothing running. */

@@ -7,7 +7,7 @@ import { WeightstreamWorker } from "weightstream/worker";
 import { $, el, clear } from "./dom.js";
 import { bannerParts } from "./errors.js";
 import { CompareDetail, CompareView } from "./compare_view.js";
-import { ConvertView, checkpointUrls, droppedFolder, urlFolderName } from "./convert_view.js";
+import { ConvertView, checkpointUrls, droppedFolder } from "./convert_view.js";
 import { EditView, editedName } from "./edit_view.js";
 import { absQuantile } from "./heatmap.js";
 import { formatBytes, formatCount, formatDuration, formatInt } from "./format.js";
@@ -652,7 +652,8 @@ async function quantizeAndSave() {
 
 const convertSection = $("#convert");
 // What the Convert view converts: {sources (to try in order: a repository's index, then its model.safetensors;
-// one once planned), label, name (the checkpoint folder's name, or undefined)}.
+// one once planned), label, name (the checkpoint folder's name when the files do not say it, or undefined: a URL's
+// is the package's to find)}.
 let checkpoint = null;
 let convertPlanning = null; // the AbortController of the plan in flight
 let converting = null; // the AbortController of the run in flight
@@ -712,23 +713,37 @@ function setCheckpointUrl(text) {
         showError({ code: "bad_source", message: `not a checkpoint URL: ${text}: ${error.message}` });
         return;
     }
-    checkpoint = { sources, label: text, name: urlFolderName(sources[0]) };
+    checkpoint = { sources, label: text, name: undefined };
     convertView.setSource(sources.length > 1 ? `Repository ${text}` : `URL ${text}`, { url: sources[0] });
     planCheckpoint();
 }
 
-function convertOptions(dtype, signal) {
-    return { ...OPEN_OPTIONS, to: "gguf", dtype: dtype.toLowerCase(), modelName: checkpoint.name, signal };
+// The package's options for the chosen type (the view's choice): convert() to a dtype, or quantize() by a recipe,
+// the one pass.
+function checkpointOptions(target, choice, signal) {
+    const common = { ...OPEN_OPTIONS, modelName: target.name, signal };
+    if (choice.recipe) return { ...common, type: choice.recipe };
+    return { ...common, to: "gguf", dtype: choice.dtype.toLowerCase() };
+}
+
+// The name the saved file is given: llama.cpp's naming of a converted model (its general.name with "-" for spaces
+// and slashes, then the type), from the general.name the core will write.
+function checkpointOutputName(plan, target, type) {
+    const name = (plan.modelName ?? target.name ?? "").trim().replace(/[\s/\\]+/g, "-");
+    return `${name || "model"}-${type}.gguf`;
 }
 
 // The plan of the first of the checkpoint's sources that is there (an HTTP 404 moves on to the next); the
 // checkpoint keeps that one.
-async function planFirstFound(target, dtype, signal) {
+async function planFirstFound(target, choice, signal) {
     const repository = target.sources.length > 1;
     for (;;) {
         const [source, ...rest] = target.sources;
         try {
-            const plan = await worker.convertPlan(source, convertOptions(dtype, signal));
+            const options = checkpointOptions(target, choice, signal);
+            const plan = await (choice.recipe
+                ? worker.quantizePlan(source, options)
+                : worker.convertPlan(source, options));
             target.sources = [source];
             return plan;
         } catch (error) {
@@ -743,22 +758,19 @@ async function planFirstFound(target, dtype, signal) {
     }
 }
 
-// The core's plan for the chosen type (every tensor's GGUF name and type, the output's size), made in the worker
-// from the checkpoint's headers and config.json: shown before anything is converted.
+// The core's plan for the chosen type or recipe (every tensor's GGUF name and type, the output's size), made in the
+// worker from the checkpoint's headers and config.json: shown before anything is converted.
 async function planCheckpoint() {
     if (!checkpoint) return;
     convertPlanning?.abort();
     const choice = convertView.choice;
-    if (choice.recipe) {
-        convertView.setRecipe(choice.recipe);
-        return;
-    }
     const controller = (convertPlanning = new AbortController());
     convertView.planning();
     try {
         worker ??= new WeightstreamWorker();
-        const plan = await planFirstFound(checkpoint, choice.dtype, controller.signal);
-        if (convertPlanning === controller) convertView.setPlan(plan, choice.dtype, converting !== null);
+        const plan = await planFirstFound(checkpoint, choice, controller.signal);
+        if (convertPlanning === controller)
+            convertView.setPlan(plan, choice.recipe ?? choice.dtype, converting !== null);
     } catch (error) {
         if (error?.code === "worker") worker = null;
         if (convertPlanning === controller && !isAbort(error)) convertView.setPlanError(error);
@@ -767,14 +779,16 @@ async function planCheckpoint() {
     }
 }
 
-// Converts the checkpoint in the worker, saves the output (save.js: through the File System Access API as it is
-// made, else as a download; a cancel saves nothing), then opens what was saved in the page.
+// Converts the checkpoint in the worker (to a dtype, or quantized by a recipe in one pass), saves the output (save.js:
+// through the File System Access API as it is made, else as a download; a cancel saves nothing), then opens what was
+// saved in the page.
 async function convertAndSave() {
     const plan = convertView.plan;
     const target = checkpoint;
-    const { dtype } = convertView.choice;
-    if (!plan || !target || !dtype || converting) return;
-    const name = `${target.name || "model"}-${dtype}.gguf`;
+    const choice = convertView.choice;
+    const type = choice.recipe ?? choice.dtype;
+    if (!plan || !target || converting) return;
+    const name = checkpointOutputName(plan, target, type);
     const controller = (converting = new AbortController());
     const signal = controller.signal;
     let progress = null;
@@ -785,13 +799,15 @@ async function convertAndSave() {
         const saved = await saveAs(
             name,
             () => {
-                progress = startProgress(`Converting ${target.label} to ${dtype}`, () => controller.abort());
+                const doing = choice.recipe ? "Quantizing" : "Converting";
+                progress = startProgress(`${doing} ${target.label} to ${type}`, () => controller.abort());
                 started = performance.now();
                 convertView.setRunning(true);
-                convertView.setStatus("running", `Converting to ${dtype}…`);
+                convertView.setStatus("running", `${doing} to ${type}…`);
                 worker ??= new WeightstreamWorker();
-                return worker.convert(target.sources[0], {
-                    ...convertOptions(dtype, signal),
+                const run = choice.recipe ? worker.quantize.bind(worker) : worker.convert.bind(worker);
+                return run(target.sources[0], {
+                    ...checkpointOptions(target, choice, signal),
                     onProgress: (p) => {
                         written = p.written;
                         progress.update(

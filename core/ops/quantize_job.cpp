@@ -6,7 +6,9 @@
 #include "ops/copy_piece.h"
 #include "ops/row_encoder.h"
 #include "weightstream/convert_job.h"
+#include "weightstream/hf_names.h"
 #include "weightstream/quantize.h"
+#include "weightstream/utf8.h"
 
 namespace ws {
 
@@ -66,6 +68,36 @@ Result<std::unique_ptr<QuantizeJob>> QuantizeJob::make_converted(const ModelInfo
         }
     }
     return std::unique_ptr<QuantizeJob>(new QuantizeJob(converted, std::move(plan), std::move(conversion)));
+}
+
+Status QuantizeJob::one_pass_source(const ModelInfo& in, const ConvertOptions& found, bool* converted,
+                                    std::string* why) {
+    *converted = false;
+    why->clear();
+    if (in.format != Format::kSafetensors) return ok_status();
+    if (!found.hf && !found.config_problem.empty()) {
+        *why = found.config_problem;
+        return make_error(Error::kUnsupported, 0, "config.json");
+    }
+    if (!found.hf) {
+        if (in.find("general.architecture")) return ok_status();
+        *why = found.config_name +
+               ": missing: a Hugging Face checkpoint is quantized through its conversion, which needs config.json "
+               "(the architecture, the head counts)";
+        return make_error(Error::kUnsupported, 0, "config.json");
+    }
+    const HfConfig& c = *found.hf;
+    if (c.family.empty()) {
+        const std::string named =
+            !c.model_type.empty()     ? "model_type '" + utf8_replace_invalid(c.model_type.substr(0, 40)) + "'"
+            : !c.architecture.empty() ? "architectures[0] '" + utf8_replace_invalid(c.architecture.substr(0, 60)) + "'"
+                                      : std::string("no model_type");
+        *why = found.config_name + ": " + named + ": not an architecture this converter knows (" +
+               hf_known_model_types() + ")";
+        return make_error(Error::kUnsupported, 0, "config.model_type");
+    }
+    *converted = true;
+    return ok_status();
 }
 
 size_t QuantizeJob::source_tensor(const PlannedTensor& p) const {

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "weightstream/job.h"
@@ -29,6 +30,7 @@
 namespace ws {
 
 class ConvertJob;
+struct ConvertOptions;
 
 constexpr uint64_t kQuantizeWindowElements = uint64_t(1) << 22;  // floats per window of rows
 
@@ -48,6 +50,15 @@ public:
     static Result<std::unique_ptr<QuantizeJob>> make_converted(const ModelInfo& converted,
                                                                std::unique_ptr<ConvertJob> conversion,
                                                                const RecipeOptions& options);
+    // The one pass's first decision, for a safetensors model `in` and what was found beside it (`found`: hf,
+    // config_name and config_problem, as the conversion takes them): *converted true when it is quantized through
+    // its conversion (config.json names a family the converter knows: a Hugging Face checkpoint), false when it is
+    // quantized as it is (no config.json, general.architecture among its metadata: the safetensors file of
+    // `convert x.gguf y.safetensors`; and any model that is not safetensors). Otherwise a refusal, before anything
+    // is planned, *why a sentence naming found.config_name: kUnsupported "config.json" (missing beside tensors
+    // without general.architecture, or unusable: found.config_problem), kUnsupported "config.model_type" (a family
+    // the converter does not know, named with the known ones). Safe on any input.
+    static Status one_pass_source(const ModelInfo& in, const ConvertOptions& found, bool* converted, std::string* why);
     ~QuantizeJob() override;
 
     // The index of the tensor whose bytes planned tensor p is made from, in the model the driver reads: p's input

@@ -20,7 +20,6 @@
 #include "io/mapped_file.h"
 #include "io/tensor_io.h"
 #include "weightstream/convert_job.h"
-#include "weightstream/hf_names.h"
 #include "weightstream/imatrix.h"
 #include "weightstream/model_json.h"
 #include "weightstream/quant_recipe.h"
@@ -164,27 +163,16 @@ int cmd_quantize(const std::vector<std::string>& argv) {
     // is when it carries GGUF names and general.architecture, as `convert x.gguf y.safetensors` writes it).
     HfCheckpointFiles checkpoint;
     std::unique_ptr<ConvertJob> conversion;
+    bool one_pass = false;
     if (model.info.format == Format::kSafetensors) {
         checkpoint.read(model_path);
         if (!checkpoint.failed.empty()) return fail(kExitIo, checkpoint.failed);
-        if (checkpoint.config_file == ConfigFile::kMissing && !model.info.find("general.architecture")) {
-            return fail(kExitInvalid, checkpoint.config_path +
-                                          ": missing: a Hugging Face checkpoint is quantized through its conversion, "
-                                          "which needs config.json (the architecture, the head counts)");
-        }
-        if (checkpoint.config_file == ConfigFile::kUnusable) return fail(kExitInvalid, checkpoint.config_problem);
-        if (checkpoint.config_file == ConfigFile::kRead && checkpoint.config.family.empty()) {
-            const HfConfig& c = checkpoint.config;
-            const std::string named = !c.model_type.empty() ? "model_type '" + printable(c.model_type, 40) + "'"
-                                      : !c.architecture.empty()
-                                          ? "architectures[0] '" + printable(c.architecture, 60) + "'"
-                                          : std::string("no model_type");
-            return fail(kExitInvalid, checkpoint.config_path + ": " + named +
-                                          ": not an architecture this converter knows (" + hf_known_model_types() +
-                                          ")");
-        }
+        ConvertOptions found;
+        checkpoint.apply(&found);
+        std::string why;
+        if (!QuantizeJob::one_pass_source(model.info, found, &one_pass, &why).ok()) return fail(kExitInvalid, why);
     }
-    if (checkpoint.config_file == ConfigFile::kRead) {
+    if (one_pass) {
         ConvertOptions convert;
         convert.target = Format::kGguf;
         convert.dtype = hf_auto_dtype(model.info);

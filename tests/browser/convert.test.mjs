@@ -4,8 +4,10 @@
 // repository URL or dropped as files shows the core's plan before anything runs (every tensor's GGUF name and type
 // and size, the output's exact size: `weightstream convert --json`'s), and the bytes the page saves (through
 // showSaveFilePicker, stubbed here with an in-memory file, or as a download) are the bytes `weightstream convert`
-// writes for the same folder and type; the result then opens in the page. A llama-quantize recipe is listed and
-// refused in words; a bad checkpoint shows the package's error; tensor and folder names full of markup stay text.
+// writes for the same folder and type; the result then opens in the page. A llama-quantize recipe runs the one pass:
+// its plan is `weightstream quantize CHECKPOINT --json`'s and the saved bytes that command's file. The saved file is
+// named from the general.name the core writes. A bad checkpoint shows the package's error; tensor and folder names
+// full of markup stay text.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -61,6 +63,26 @@ async function cliOutput(type) {
     }
     return cliOutputs.get(type);
 }
+
+// What `weightstream quantize FOLDER OUT --type TYPE --json` (the one pass) writes: {sha256, size, tensors}.
+const quantizeOutputs = new Map();
+async function cliQuantizeOutput(type) {
+    if (!quantizeOutputs.has(type)) {
+        const out = path.join(tmp, `cli-one-pass-${type}.gguf`);
+        const { stdout } = await run(cliPath, ["quantize", folder, out, "--type", type, "--json"]);
+        const bytes = readFileSync(out);
+        const json = JSON.parse(stdout);
+        quantizeOutputs.set(type, {
+            sha256: sha256(bytes),
+            size: bytes.length,
+            tensors: json.tensors.map((t) => [t.name, t.dtype, t.bytes]),
+        });
+    }
+    return quantizeOutputs.get(type);
+}
+
+// The saved file's name: the general.name the conversion writes ("Tiny Llama Spm"), as llama.cpp names files.
+const SAVED = "Tiny-Llama-Spm";
 
 // Replaces showSaveFilePicker with one whose file is in memory: window.__saved records the suggested name, the
 // chunks written, and whether the stream was closed (saved) or aborted; the handle's getFile() reads it back.
@@ -157,22 +179,29 @@ describe("Convert…", () => {
             assert.equal(embd.inName, "model.embed_tokens.weight");
             assert.match(embd.text, /model\.embed_tokens\.weight/);
             assert.match(await page.textContent('[data-testid="convert-summary"]'), /21 tensors, \d+ re-encoded/);
-            // A recipe of llama-quantize is listed, refused in words until quantizing in one pass exists.
+            // The recipes of llama-quantize are listed; one planned is the one pass's plan.
             const recipes = await page.$$eval('[data-testid="convert-type"] optgroup option', (os) =>
                 os.map((o) => o.textContent),
             );
             assert.ok(recipes.includes("Q4_K_M") && !recipes.includes("F16"), String(recipes));
             await page.selectOption('[data-testid="convert-type"]', "recipe:Q4_K_M");
-            assert.equal(await waitForSummary(page, ["refused"]), "refused");
-            assert.match(await page.textContent('[data-testid="convert-summary"]'), /Q4_K_M: not in one pass yet.*F16/);
-            assert.equal(await page.isDisabled('[data-testid="convert-start"]'), true);
+            assert.equal(await waitForSummary(page, ["planned", "failed"], "Q4_K_M"), "planned");
+            const quantized = await cliQuantizeOutput("Q4_K_M");
+            const recipePlan = await shownPlan(page);
+            assert.equal(recipePlan.size, quantized.size);
+            assert.deepEqual(recipePlan.tensors, quantized.tensors);
+            assert.match(
+                await page.textContent('[data-testid="convert-summary"]'),
+                /21 tensors, 16 quantized, [\d.]+ bits per weight/,
+            );
+            assert.equal(await page.isDisabled('[data-testid="convert-start"]'), false);
             await page.selectOption('[data-testid="convert-type"]', "F16");
             assert.equal(await waitForSummary(page, ["planned"], "F16"), "planned");
 
             await page.click('[data-testid="convert-start"]');
             await waitForStatus(page, "done");
             assert.deepEqual(await savedFile(page), {
-                name: `${NAME}-F16.gguf`,
+                name: `${SAVED}-F16.gguf`,
                 size: expected.size,
                 sha256: expected.sha256,
                 closed: true,
@@ -214,13 +243,46 @@ describe("Convert…", () => {
                 page.waitForEvent("download", { timeout: 60000 }),
                 page.click('[data-testid="convert-start"]'),
             ]);
-            assert.equal(download.suggestedFilename(), `${NAME}-Q8_0.gguf`);
+            assert.equal(download.suggestedFilename(), `${SAVED}-Q8_0.gguf`);
             const bytes = readFileSync(await download.path());
             assert.equal(bytes.length, expected.size);
             assert.equal(sha256(bytes), expected.sha256);
             await waitForStatus(page, "done");
             assert.equal(await page.getAttribute('[data-testid="convert-status"]', "data-saved"), "download");
             await waitForModel(page, TENSORS);
+            assert.deepEqual(problems, []);
+        } finally {
+            await context.close();
+        }
+    });
+
+    test("a recipe from a repository URL: the one pass saved through the picker is the CLI's file; it opens", async () => {
+        const expected = await cliQuantizeOutput("Q4_K_M");
+        const { page, context, problems } = await h.newPage();
+        try {
+            await stubSavePicker(page);
+            await openConvert(page);
+            await page.fill('[data-testid="convert-url-input"]', `${h.url}models/org/${NAME}`);
+            await page.click('[data-testid="convert-url-load"]');
+            assert.equal(await waitForSummary(page, ["planned", "failed"], "F16"), "planned");
+            await page.selectOption('[data-testid="convert-type"]', "recipe:Q4_K_M");
+            assert.equal(await waitForSummary(page, ["planned", "failed"], "Q4_K_M"), "planned");
+            assert.equal((await shownPlan(page)).size, expected.size);
+            await page.click('[data-testid="convert-start"]');
+            await waitForStatus(page, "done");
+            assert.deepEqual(await savedFile(page), {
+                name: `${SAVED}-Q4_K_M.gguf`,
+                size: expected.size,
+                sha256: expected.sha256,
+                closed: true,
+                aborted: false,
+            });
+            assert.match(
+                await page.textContent('[data-testid="convert-status"]'),
+                /^Saved Tiny-Llama-Spm-Q4_K_M\.gguf/,
+            );
+            await waitForModel(page, TENSORS);
+            assert.match(await page.textContent("#model-headline"), /^GGUF v3 · llama · .* · 21 tensors$/);
             assert.deepEqual(problems, []);
         } finally {
             await context.close();

@@ -52,9 +52,12 @@ function dtypeId(wasm, name) {
     return id;
 }
 
-// The error of a refused plan, in the words the CLI prints: a tensor's status then why, else why. A dtype the
-// core cannot encode as (or not in the target format) is a bad option, as it is the CLI's usage error.
-function refusalError(job, status, model) {
+/**
+ * The error of a refused conversion (job.refusal(): the ConvertJob's, or a one-pass QuantizeJob's), in the words the
+ * CLI prints: a tensor's status then why, else why. A dtype the core cannot encode as (or not in the target format)
+ * is a bad option, as it is the CLI's usage error.
+ */
+export function refusalError(job, status, model) {
     const { about, tensor, why } = job.refusal();
     if (about === "output" && status.what === "dtype") return new TypeError(`dtype: ${why}`);
     if (about === "tokenizer")
@@ -140,6 +143,7 @@ export async function convertPlan(input, options, convert) {
         return {
             to: convert.to,
             fileSize: job.fileSize(),
+            modelName: job.modelName() || null,
             inputSize: planned.reduce((sum, p) => sum + Number(model.tensors[p.input].nbytes), 0),
             warnings: job.warnings(),
             tensors: planned.map((p) => {

@@ -801,6 +801,18 @@ export interface QuantizeOptions extends Omit<OpenOptions, "onProgress"> {
     leaveOutputTensor?: boolean;
     /** --allow-requantize: quantize from an already quantized input. */
     allowRequantize?: boolean;
+    /**
+     * A Hugging Face checkpoint's folder name, for the general.* keys its conversion writes: as ConvertOptions's
+     * (a path's folder, a URL's repository by default; give it with named sources and bytes).
+     */
+    modelName?: string;
+    /** --strict-tokenizer, for a Hugging Face checkpoint: as ConvertOptions's. */
+    strictTokenizer?: boolean;
+    /**
+     * Several sources (a checkpoint's files) keep only model files: true by default here, as for convert();
+     * config.json and the tokenizer files among them are taken as the checkpoint's side files.
+     */
+    modelFilesOnly?: boolean;
     /** Aborting errors the stream with the signal's reason. */
     signal?: AbortSignal;
     onProgress?: (progress: QuantizeProgress) => void;
@@ -808,7 +820,15 @@ export interface QuantizeOptions extends Omit<OpenOptions, "onProgress"> {
 
 /**
  * Quantizes a model as llama-quantize does (include/weightstream/quant_recipe.h): a stream of the output GGUF, the bytes
- * `weightstream quantize IN OUT --type ...` writes for the same options. `source` is what open() takes. The
+ * `weightstream quantize IN OUT --type ...` writes for the same options. `source` is what open() takes, or a Hugging
+ * Face checkpoint as convert() takes it (named files, a folder's path, a model.safetensors(.index.json) URL; its
+ * config.json and tokenizer files read as convert() reads them): the one pass, the bytes of convert() to the
+ * checkpoint's float type (convert_hf_to_gguf.py's --outtype auto: F16 from an F16 checkpoint, else BF16) then
+ * quantize(), without the intermediate file; each tensor's rows are read from the checkpoint and converted on the
+ * way. A safetensors model with no config.json is quantized as it is when it has general.architecture (a file
+ * convert() wrote from a GGUF); otherwise it is refused, WeightstreamError "unsupported" with `what` "config.json" (no
+ * config.json, or an unusable one) or "config.model_type" (an architecture the converter does not know, named with
+ * the known ones); a conversion refused is convert()'s error. The
  * stream is pulled: tensors are read one at a time, in output order, through the model's sources (a forward
  * stream works when that order is the file's), and a tensor goes through WebAssembly a row window at a time
  * (at most 4 Mi floats, its input bytes and its output), whatever the model size. Every chunk is a new array
@@ -831,10 +851,12 @@ export interface QuantizeFileTypeInfo {
 export function quantizeFileTypes(): Promise<QuantizeFileTypeInfo[]>;
 
 export interface QuantizePlannedTensor {
+    /** Its name in the output (from a checkpoint: its GGUF name), and the input tensor its bytes are read from. */
     name: string;
-    /** The input's dimensions, outermost first (the output keeps them). */
+    inName: string;
+    /** Its dimensions, outermost first (the output keeps the input's; from a checkpoint, the conversion's). */
     shape: number[];
-    /** The stored type in the input, and the type written. */
+    /** The type quantized from (the input's stored type; from a checkpoint, the conversion's), and the type written. */
     inType: TensorDType;
     type: DTypeName;
     /** false: the input bytes are copied (norms, biases, a tensor already of its type, ...). */
@@ -845,7 +867,7 @@ export interface QuantizePlannedTensor {
     requantize: boolean;
     /** Whether the importance matrix has an entry for it (and it is used). */
     imatrix: boolean;
-    /** Stored bytes read from the input. */
+    /** Stored bytes read from the input (from a checkpoint: of the tensors it is made from, all experts of a stacked one). */
     inputBytes: number;
     /** Absolute offset and size of its data in the output. */
     offset: number;
@@ -866,8 +888,11 @@ export interface QuantizePlan {
     headerSize: number;
     /** Input bytes of the tensors, in all (QuantizeProgress.total). */
     inputSize: number;
+    /** The general.name the output holds (from a checkpoint: the one its conversion writes), or null. */
+    modelName: string | null;
     /** Tensors whose row length needed llama-quantize's fallback type. */
     fallbacks: number;
+    /** What the CLI warns about: from a checkpoint, the conversion's warnings first. */
     warnings: string[];
     /** In output order. */
     tensors: QuantizePlannedTensor[];
@@ -981,6 +1006,11 @@ export interface ConvertPlan {
     fileSize: number;
     /** Input bytes of the tensors, in all (ConvertProgress.total). */
     inputSize: number;
+    /**
+     * The general.name the output holds, or null: a checkpoint's, as the converter derives it from modelName
+     * ("tiny-llama-spm" -> "Tiny Llama Spm"), to name the output file by.
+     */
+    modelName: string | null;
     /** The core's warnings about the plan, as ConvertProgress.warnings. */
     warnings: string[];
     tensors: ConvertPlannedTensor[];

@@ -115,7 +115,9 @@ export async function quantizePlan(source, options) {
 
 export { quantizeFileTypes };
 
-// quantize()'s options split into open()'s (normalized) and the recipe's.
+// quantize()'s options split into open()'s (normalized) and the recipe's (with a checkpoint's: modelName,
+// strictTokenizer). A checkpoint given as its folder's files brings config.json and its tokenizer along, which are
+// not model files.
 function splitQuantizeOptions(options) {
     const {
         type,
@@ -126,11 +128,13 @@ function splitQuantizeOptions(options) {
         allowRequantize,
         outputTensorType,
         tokenEmbeddingType,
+        modelName,
+        strictTokenizer,
         onProgress, // quantize()'s own, not open()'s
         ...openOptions
     } = options;
     return {
-        opts: normalize(openOptions),
+        opts: normalize({ ...openOptions, modelFilesOnly: openOptions.modelFilesOnly ?? true }),
         recipe: {
             type,
             imatrix,
@@ -140,6 +144,8 @@ function splitQuantizeOptions(options) {
             allowRequantize,
             outputTensorType,
             tokenEmbeddingType,
+            modelName,
+            strictTokenizer,
         },
     };
 }

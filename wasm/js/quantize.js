@@ -4,6 +4,8 @@
 // reports. The job's plan gives the output's size and every tensor's place and type; its steps then read the
 // stored bytes a row window (or a piece of a copied tensor) at a time and give the output in order. The stream
 // is pulled: nothing is read before the consumer asks for bytes, and one step's bytes are held at a time.
+import { configBytes, modelFolderName, splitConfig, tokenizerBytes } from "./checkpoint.js";
+import { refusalError } from "./convert.js";
 import { WeightstreamError, statusError, throwIfAborted } from "./errors.js";
 import { MODEL_INTERNALS } from "./model.js";
 import { namePattern } from "./name_pattern.js";
@@ -78,6 +80,9 @@ function recipeOf(wasm, options) {
         throw new TypeError(
             `type: expected a llama-quantize file type (Q4_K_M, Q8_0, IQ2_XXS, ...), got ${options.type}`,
         );
+    if (options.modelName !== undefined && typeof options.modelName !== "string")
+        throw new TypeError(`modelName: expected the checkpoint folder's name, got ${options.modelName}`);
+    checkBoolean("strictTokenizer", options.strictTokenizer);
     const { list, regexps } = checkOverrides(wasm, options.overrides);
     return {
         recipe: {
@@ -131,12 +136,33 @@ async function prepare(wasm, source, options, quantizeOptions) {
 async function openAndPlan(wasm, source, options, quantizeOptions, recipe, regexps) {
     const imatrixBytes =
         quantizeOptions.imatrix === undefined ? null : await readImatrix(quantizeOptions.imatrix, options);
-    const model = await openModel(wasm, source, { ...options, onProgress: undefined, keepMetadata: true });
+    const side = splitConfig(source);
+    const model = await openModel(wasm, side.model, { ...options, onProgress: undefined, keepMetadata: true });
     const quantizer = new wasm.QuantizeJob();
     try {
         if (imatrixBytes) check(quantizer.setImatrix(imatrixBytes, imatrixName(quantizeOptions.imatrix)), "imatrix");
         const { handle } = model[MODEL_INTERNALS]();
-        const status = quantizer.plan(handle, recipe, (i, name) => regexps[i].test(name));
+        const matcher = (i, name) => regexps[i].test(name);
+        let status;
+        if (model.format === "safetensors") {
+            // Perhaps a Hugging Face checkpoint: its side files are read as convert() reads them, and the core
+            // decides whether it is quantized through its conversion (the one pass) or as it is.
+            const config = await configBytes(side, options);
+            const tokenizer = config !== null ? await tokenizerBytes(side, options) : {};
+            const name = quantizeOptions.modelName ?? modelFolderName(side) ?? "";
+            status = quantizer.planCheckpoint(
+                handle,
+                recipe,
+                matcher,
+                config,
+                tokenizer,
+                name,
+                quantizeOptions.strictTokenizer ?? false,
+            );
+            if (status.code !== OK && quantizer.refused()) throw refusalError(quantizer, status, model);
+        } else {
+            status = quantizer.plan(handle, recipe, matcher);
+        }
         if (status.code !== OK) {
             const tensor = quantizer.failedTensor();
             throw statusError(status, tensor ? `tensor "${tensor}"` : "");
@@ -168,26 +194,25 @@ export async function quantizePlan(source, options, quantizeOptions) {
             fileSize: quantizer.fileSize(),
             bitsPerWeight: Number.isNaN(quantizer.bitsPerWeight()) ? null : quantizer.bitsPerWeight(),
             headerSize: quantizer.headerSize(),
-            inputSize,
+            inputSize: planned.reduce((sum, p) => sum + p.inputBytes, 0),
+            modelName: quantizer.modelName() || null,
             fallbacks: quantizer.fallbacks(),
             warnings: quantizer.warnings(),
-            tensors: planned.map((p) => {
-                const t = model.tensors[p.input];
-                return {
-                    name: t.name,
-                    shape: t.shape.map(Number),
-                    inType: p.inType,
-                    type: p.type,
-                    quantize: p.quantize,
-                    wanted: p.wanted,
-                    fallback: p.fallback,
-                    requantize: p.requantize,
-                    imatrix: p.imatrix,
-                    inputBytes: Number(t.nbytes),
-                    offset: p.offset,
-                    nbytes: p.nbytes,
-                };
-            }),
+            tensors: planned.map((p) => ({
+                name: p.name,
+                inName: model.tensors[p.input].name,
+                shape: p.shape,
+                inType: p.inType,
+                type: p.type,
+                quantize: p.quantize,
+                wanted: p.wanted,
+                fallback: p.fallback,
+                requantize: p.requantize,
+                imatrix: p.imatrix,
+                inputBytes: p.inputBytes,
+                offset: p.offset,
+                nbytes: p.nbytes,
+            })),
         };
     } finally {
         releaseJob(quantizer);
@@ -213,8 +238,13 @@ async function* run(source, options, quantizeOptions) {
     }
     const { model, quantizer, planned } = prepared;
     try {
-        const names = planned.map((p) => model.tensors[p.input].name);
-        yield* pumpToFile(quantizer, model, planned, names, { signal, onProgress });
+        yield* pumpToFile(
+            quantizer,
+            model,
+            planned,
+            planned.map((p) => p.name),
+            { signal, onProgress },
+        );
     } catch (e) {
         throw wasmFailure(e);
     } finally {
