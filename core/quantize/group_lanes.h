@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "quantize/quantize_internal.h"  // kGroupMaxEps only: its inline functions are not called here
 
@@ -45,15 +46,13 @@ struct Lanes {
     using F = typename LaneTypes<W>::F;
     using I = typename LaneTypes<W>::I;
 
-    static F splat(float v) {
-        F r = {};
-        for (int l = 0; l < W; ++l) r[l] = v;
-        return r;
-    }
-    static I splat_i(int32_t v) {
-        I r = {};
-        for (int l = 0; l < W; ++l) r[l] = v;
-        return r;
+    static F splat(float v) { return splat_of<F>(v, std::make_index_sequence<W>()); }
+    static I splat_i(int32_t v) { return splat_of<I>(v, std::make_index_sequence<W>()); }
+    // A vector of W copies, as a literal: clang's wasm backend builds a lane-by-lane loop through memory for
+    // `r[l] = v` (a store-forwarding stall per lane, slower than the scalar code) but a splat for this.
+    template <typename V, typename T, size_t... lane>
+    static V splat_of(T v, std::index_sequence<lane...>) {
+        return V{(static_cast<void>(lane), v)...};
     }
     // m is a lane mask (all ones or zeros, as comparisons give): a where set, b elsewhere.
     static F select(I m, F a, F b) {
@@ -81,11 +80,11 @@ struct Lanes {
 
     // Lane l of out[i] = src[l * n + i] for i < n: W groups of n values, one group per lane.
     static void transpose_in(const float* src, int n, F* out) {
-        for (int i = 0; i < n; ++i) {
-            F v = {};
-            for (int l = 0; l < W; ++l) v[l] = src[l * n + i];
-            out[i] = v;
-        }
+        for (int i = 0; i < n; ++i) out[i] = gather(src + i, n, std::make_index_sequence<W>());
+    }
+    template <size_t... lane>
+    static F gather(const float* p, int stride, std::index_sequence<lane...>) {
+        return F{p[static_cast<int>(lane) * stride]...};
     }
 
     // make_qkx2_quants for the W groups of n values at x (weights w), one per lane; L gets W groups of n quants.
