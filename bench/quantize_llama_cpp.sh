@@ -16,7 +16,7 @@ mkdir -p $W; IN=${IN:-$W/f16.gguf}
 PARAMS=$($BIN info $IN --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["facts"]["parameter_count"])')
 # secs LABEL CMD...: runs CMD, prints its wall seconds.
 secs() { s=$(date +%s.%N); "$@" >/dev/null 2>$W/err.txt || { cat $W/err.txt >&2; exit 1; }; e=$(date +%s.%N); echo "$s $e" | awk '{printf "%.3f", $2 - $1}'; }
-best() { echo "$1 $2" | awk '{print ($1 == "" || $2 < $1) ? $2 : $1}'; }
+best() { if [ -z "$1" ]; then echo "$2"; else echo "$1 $2" | awk '{print ($2 < $1) ? $2 : $1}'; fi; }
 mbs() { echo "$PARAMS $1" | awk '{printf "%.1f", $1 * 4 / 1e6 / $2}'; }
 echo "input: $IN, $PARAMS parameters; best of $ROUNDS rounds; MB/s of float32 input"
 echo "| type | llama-quantize 1t | weightstream 1t | weightstream 2t | wasm (Node) | 1t / llama-quantize | 2t / 1t | wasm / 1t |"
