@@ -2,8 +2,8 @@
 // The quantize benchmark shared by `weightstream bench --quantize` (native/cli/cmd_bench.cpp) and the wasm build
 // under Node (wasm/bench_bindings.cpp, bench/wasm_bench.mjs): one input per type (realistic weights, and an
 // importance matrix where ggml reads one), its reference bytes, a check of the timed quantizer against them,
-// and the timer. Every quantizer in include/weightstream/quantize.h is ggml's scalar reference code today, so the
-// figure this reports IS the reference path's; a faster path, once there is one, is timed against it here.
+// and the timer. It times quantize_rows() as this build and CPU run it (the k-quants' scale searches on SIMD lanes
+// where there are lanes); that those give ggml's bytes is tests/quantize_test.cpp's and quantize_simd_test.cpp's job.
 #pragma once
 
 #include <cstdint>

@@ -11,8 +11,7 @@
 //           (`weightstream bench --quantize --json --threads 2 --type T`) and wasm on one
 //           (build/wasm/weightstream_bench.js: benchQuantize), both over bench/quantize_bench.h (the same weights,
 //           best of 5), rounds alternating as for decode; wasm/native is over native's 1-thread figure. The
-//           wasm bytes must hash as native's. Every quantizer is ggml's scalar reference code (no faster path
-//           yet): the figures are the reference path's, natively and in wasm.
+//           wasm bytes must hash as native's. Both run the quantizers their build has (SIMD scale searches).
 //   parse   ggml-vocab-deepseek-llm.gguf (102,400 tokens, 99,757 merges) into model.metadata, against
 //           @huggingface/gguf on the same bytes in the same run (both from memory; and both from the file).
 //   stream  a generated GGUF of >= 1 GiB (written to a temporary folder, deleted after) through model.stream()
@@ -232,9 +231,8 @@ async function quantize(rounds) {
 
 function printQuantize(q) {
     console.log(
-        `\n== quantize: MB/s of float32 input, best of ${REPS}, median of ${q.rounds} rounds (${q.cpu}); every ` +
-            "quantizer is ggml's scalar reference code (no faster path yet), so these are the reference path's " +
-            "figures; wasm bytes checked equal to native's",
+        `\n== quantize: MB/s of float32 input, best of ${REPS}, median of ${q.rounds} rounds (${q.cpu}); ` +
+            "the quantizers each build runs (SIMD scale searches); wasm bytes checked equal to native's",
     );
     const t = `native ${q.threads}t`;
     console.log(
