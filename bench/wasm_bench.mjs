@@ -222,7 +222,7 @@ async function quantize(rounds) {
         cpu,
         rounds,
         threads: QUANTIZE_THREADS,
-        path: "reference",
+        path: "fastest",
         cases: rows,
         min_ratio: Math.min(...rows.map((r) => r.ratio)),
         median_ratio: median(rows.map((r) => r.ratio)),

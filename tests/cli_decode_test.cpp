@@ -1022,11 +1022,11 @@ TEST_CASE("bench --type times one type, its fast kernel checked against the scal
     CHECK(r.err == "weightstream: error: --threads needs a number from 1 to 1024, not 'abc'\n");
 }
 
-TEST_CASE("bench --quantize --type times one type's reference quantizer, the threaded bytes checked first") {
+TEST_CASE("bench --quantize --type times one type's quantizer, the threaded bytes checked first") {
     json report = json_cli("bench --quantize --json --threads 2 --type Q8_0");
     CHECK_FALSE(report.contains("results"));  // no decode section
     const json& q = report["quantize"];
-    CHECK(q["path"] == "reference");
+    CHECK(q["path"] == "fastest");
     CHECK(q["threads"] == 2);
     CHECK(q["row_elements"] == 4096);
     REQUIRE(q["results"].size() == 2);  // Q8_0 ignores an importance matrix: without one, on 1 then 2 threads
