@@ -61,11 +61,12 @@ struct Lanes {
     static I select_i(I m, I a, I b) { return (a & m) | (b & ~m); }
     static F fabs(F v) { return reinterpret_cast<F>(reinterpret_cast<I>(v) & splat_i(0x7fffffff)); }
     static F to_float(I v) { return __builtin_convertvector(v, F); }
+    // std::max(lo, std::min(hi, v)) per lane (vector ?: becomes the targets' integer min and max).
     static I clamp(I v, int32_t lo, int32_t hi) {
-        v = select_i(v < splat_i(lo), splat_i(lo), v);  // std::max(lo, ...)
-        return select_i(v > splat_i(hi), splat_i(hi), v);
+        const I l = splat_i(lo), h = splat_i(hi);
+        v = v < l ? l : v;
+        return v > h ? h : v;
     }
-    static I min_i(I v, int32_t hi) { return select_i(v > splat_i(hi), splat_i(hi), v); }
     // ggml's nearest_int, lane by lane (quantize_internal.h).
     static I nearest_int(F v) {
         const F t = v + splat(12582912.f);
