@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The k-quants' scale searches run one group per SIMD lane, W groups at once, written once over GCC/clang
-// vector extensions and compiled for each target by the file that includes it (arch/x86: AVX2, 8 lanes;
-// arch/wasm: SIMD128, 4 lanes per register). Included by exactly one file per build, everything here has
+// The quantizers' scale searches (the k-quants', IQ4_NL/IQ4_XS's) run one group per SIMD lane, W groups at once,
+// written once over GCC/clang vector extensions and compiled for each target by the file that includes it (arch/x86:
+// AVX2, 8 lanes; arch/wasm: SIMD128, 4 lanes per register). Included by exactly one file per build, everything here has
 // internal linkage, so no inline function compiled for AVX2 can be picked by the linker for baseline code.
 //
 // Why the bytes are ggml's: every lane performs its group's scalar operations (quantize_internal.h) on the same
@@ -16,6 +16,7 @@
 #include <cstring>
 #include <utility>
 
+#include "decode/iquant_tables.h"
 #include "quantize/quantize_internal.h"  // kGroupMaxEps only: its inline functions are not called here
 
 namespace ws {
@@ -39,6 +40,23 @@ template <>
 struct LaneTypes<16> {
     typedef float F __attribute__((vector_size(64)));
     typedef int32_t I __attribute__((vector_size(64)));
+};
+
+// The midpoints of kvalues_iq4nl's 15 neighbouring pairs. best_index_int8 picks between the values lo <= x < hi
+// around x by comparing x - lo < hi - x in float. Near each midpoint both differences are exact (|x| >= 4.5 there
+// and the half-gaps are at most 12, so x's ulp divides them and they fit 24 bits), so there the comparison is the
+// exact one, x < (lo + hi) / 2; and it is monotone in x (rounding is). Hence best_index_int8(x) is the number of
+// midpoints m with !(x < m): x <= -127 counts none, x >= 113 all 15, and NaN all 15, the last index, as ggml's
+// binary search ends for NaN. (quantize_simd_test checks every float of [-128, 128] around the midpoints.)
+constexpr float kIq4Mid[15] = {
+    (kvalues_iq4nl[0] + kvalues_iq4nl[1]) / 2.f,   (kvalues_iq4nl[1] + kvalues_iq4nl[2]) / 2.f,
+    (kvalues_iq4nl[2] + kvalues_iq4nl[3]) / 2.f,   (kvalues_iq4nl[3] + kvalues_iq4nl[4]) / 2.f,
+    (kvalues_iq4nl[4] + kvalues_iq4nl[5]) / 2.f,   (kvalues_iq4nl[5] + kvalues_iq4nl[6]) / 2.f,
+    (kvalues_iq4nl[6] + kvalues_iq4nl[7]) / 2.f,   (kvalues_iq4nl[7] + kvalues_iq4nl[8]) / 2.f,
+    (kvalues_iq4nl[8] + kvalues_iq4nl[9]) / 2.f,   (kvalues_iq4nl[9] + kvalues_iq4nl[10]) / 2.f,
+    (kvalues_iq4nl[10] + kvalues_iq4nl[11]) / 2.f, (kvalues_iq4nl[11] + kvalues_iq4nl[12]) / 2.f,
+    (kvalues_iq4nl[12] + kvalues_iq4nl[13]) / 2.f, (kvalues_iq4nl[13] + kvalues_iq4nl[14]) / 2.f,
+    (kvalues_iq4nl[14] + kvalues_iq4nl[15]) / 2.f,
 };
 
 template <int W>
@@ -209,6 +227,60 @@ struct Lanes {
             for (int i = 0; i < n; ++i) L[l * n + i] = static_cast<int8_t>(flat[l] ? 0 : Lb[i][l] + nmax);
         }
     }
+
+    // best_index_int8(16, kvalues_iq4nl, x), lane by lane (kIq4Mid says why).
+    static I iq4_index(F x) {
+        I n = splat_i(15);
+        for (int k = 0; k < 15; ++k) n += x < splat(kIq4Mid[k]);  // a true comparison is -1
+        return n;
+    }
+    // kvalues_iq4nl[best_index_int8(16, kvalues_iq4nl, x)] as a float, lane by lane.
+    static F iq4_value(F x) {
+        F q = splat(kvalues_iq4nl[0]);
+        for (int k = 0; k < 15; ++k) q = select(x < splat(kIq4Mid[k]), q, splat(kvalues_iq4nl[k + 1]));
+        return q;
+    }
+
+    // iq4_block_scale (quantize_misc.cpp) for the W blocks of 32 values at x (weights w), one per lane.
+    static void iq4_scale(const float* x, const float* w, float* scales) {
+        constexpr int ntry = 7;
+        F X[32], Wt[32];
+        transpose_in(x, 32, X);
+        transpose_in(w, 32, Wt);
+        const F zero = splat(0.f);
+        F amax = zero, max = zero;
+        for (int j = 0; j < 32; ++j) {
+            const F ax = fabs(X[j]);
+            const I larger = ax > amax;
+            amax = select(larger, ax, amax);
+            max = select(larger, X[j], max);
+        }
+        const I flat = amax < splat(kGroupMaxEps);  // these lanes return 0
+        F d = -max / splat(static_cast<float>(kvalues_iq4nl[0]));
+        F id = splat(1.f) / d;
+        F sumqx = zero, sumq2 = zero;
+        for (int j = 0; j < 32; ++j) {
+            const F q = iq4_value(id * X[j]);
+            sumqx += Wt[j] * q * X[j];
+            sumq2 += Wt[j] * q * q;
+        }
+        d = select(sumq2 > zero, sumqx / sumq2, zero);
+        F best = d * sumqx;
+        for (int itry = -ntry; itry <= ntry; ++itry) {
+            id = splat(static_cast<float>(itry + kvalues_iq4nl[0])) / max;
+            sumqx = sumq2 = zero;
+            for (int j = 0; j < 32; ++j) {
+                const F q = iq4_value(id * X[j]);
+                sumqx += Wt[j] * q * X[j];
+                sumq2 += Wt[j] * q * q;
+            }
+            const I better = (sumq2 > zero) & (sumqx * sumqx > best * sumq2);
+            d = select(better, sumqx / sumq2, d);
+            best = select(better, d * sumqx, best);
+        }
+        d = select(flat, zero, d);
+        for (int l = 0; l < W; ++l) scales[l] = d[l];
+    }
 };
 
 template <int W>
@@ -223,6 +295,36 @@ template <int W>
 void qx_groups(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales) {
     for (int g = 0; g < groups; g += W) {
         Lanes<W>::qx(n, nmax, x + g * n, L + g * n, qw ? qw + g * n : nullptr, scales + g);
+    }
+}
+
+template <int W>
+void iq4_scales_groups(int groups, const float* x, const float* w, float* scales) {
+    int g = 0;
+    for (; g + W <= groups; g += W) Lanes<W>::iq4_scale(x + 32 * g, w + 32 * g, scales + g);
+    if (g == groups) return;
+    // The last groups % W blocks, padded with all-zero blocks (whose scales are dropped).
+    float xt[32 * W] = {}, wt[32 * W] = {}, st[W];
+    std::memcpy(xt, x + 32 * g, sizeof(float) * 32 * (groups - g));
+    std::memcpy(wt, w + 32 * g, sizeof(float) * 32 * (groups - g));
+    Lanes<W>::iq4_scale(xt, wt, st);
+    std::memcpy(scales + g, st, sizeof(float) * (groups - g));
+}
+
+// Lane-parallel along the values, not the blocks: W neighbouring values of one block share its ids[g].
+template <int W>
+void iq4_indices_groups(int groups, const float* x, const float* ids, uint8_t* L) {
+    static_assert(32 % W == 0, "a block is whole vectors");
+    using F = typename Lanes<W>::F;
+    using I = typename Lanes<W>::I;
+    for (int g = 0; g < groups; ++g) {
+        const F id = Lanes<W>::splat(ids[g]);
+        for (int j = 32 * g; j < 32 * g + 32; j += W) {
+            F v;
+            std::memcpy(&v, x + j, sizeof v);
+            const I n = Lanes<W>::iq4_index(id * v);
+            for (int l = 0; l < W; ++l) L[j + l] = static_cast<uint8_t>(n[l]);
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 #include "quantize/group_search.h"
 
 #include "decode/dequant_internal.h"
+#include "decode/iquant_tables.h"
 #include "quantize/quantize_internal.h"
 
 namespace ws {
@@ -22,7 +23,17 @@ void qx_scalar(int groups, int n, int nmax, const float* x, int8_t* L, const flo
         scales[g] = make_qx_quants(n, nmax, x + g * n, L + g * n, qw ? qw + g * n : nullptr);
 }
 
-const GroupSearches kScalarGroupSearches = {qkx2_scalar, qx_scalar};
+void iq4_scales_scalar(int groups, const float* x, const float* w, float* scales) {
+    for (int g = 0; g < groups; ++g) scales[g] = iq4_block_scale(x + 32 * g, w + 32 * g);
+}
+
+void iq4_indices_scalar(int groups, const float* x, const float* ids, uint8_t* L) {
+    for (int j = 0; j < 32 * groups; ++j) {
+        L[j] = static_cast<uint8_t>(best_index_int8(16, kvalues_iq4nl, ids[j / 32] * x[j]));
+    }
+}
+
+const GroupSearches kScalarGroupSearches = {qkx2_scalar, qx_scalar, iq4_scales_scalar, iq4_indices_scalar};
 
 const GroupSearches& choose() {
 #if defined(__wasm_simd128__)

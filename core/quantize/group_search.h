@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The k-quants' per-group scale searches over many groups at once: what quantize_kquants.cpp calls instead of
-// make_qkx2_quants / make_qx_quants group by group. Each entry gives, for every group, exactly the bytes and
+// The quantizers' per-group scale searches over many groups at once: what quantize_kquants.cpp calls instead of
+// make_qkx2_quants / make_qx_quants group by group, and quantize_misc.cpp instead of IQ4_NL/IQ4_XS's search and
+// nearest-value lookups block by block. Each entry gives, for every group, exactly the bytes and
 // floats of the scalar search (quantize_internal.h), which stays the oracle and the fallback; the SIMD builds
 // run one group per lane (group_lanes.h).
 #pragma once
@@ -19,6 +20,12 @@ struct GroupSearches {
     // make_qx_quants on `groups` consecutive groups of n values (weights qw[g n ...], or x^2 when qw is nullptr):
     // quants in L[g n ...], scale in scales[g]. n <= 32; groups is a multiple of 8.
     void (*qx)(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales);
+    // iq4_block_scale (quantize_internal.h) on `groups` consecutive 32-value blocks: block g is x[32 g ..
+    // 32 g + 32) with weights w[32 g ...], its scale goes to scales[g]. Any groups >= 0.
+    void (*iq4_scales)(int groups, const float* x, const float* w, float* scales);
+    // best_index_int8(16, kvalues_iq4nl, ids[g] * x[j]) into L[j] for the 32 values j of each of `groups`
+    // consecutive blocks (block g: j in [32 g, 32 g + 32)). Any groups >= 0.
+    void (*iq4_indices)(int groups, const float* x, const float* ids, uint8_t* L);
 };
 
 // The fastest searches this CPU runs (AVX2 on x86 when it has it, SIMD128 in the wasm build, else the scalar

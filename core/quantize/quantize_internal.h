@@ -74,6 +74,16 @@ inline float make_qkx3_quants(int n, int nmax, const float* x, const float* weig
     return make_qkx2_quants(n, nmax, x, weights, L, the_min, Laux, rmin, rdelta, nstep, false);
 }
 
+// ggml's best_index_int8: the index of the nearest of the n ascending values (binary search; a tie goes up; NaN
+// gives the last index).
+int best_index_int8(int n, const int8_t* val, float x);
+
+// quantize_row_iq4_nl_impl's scale search (ntry = 7) for one block of 32 values x with weights w: the scale whose
+// kvalues_iq4nl quants minimise the weighted squared error over 2 * 7 + 1 trial scales and the first guess; 0
+// when the block's largest magnitude is below kGroupMaxEps. The group searches (group_search.h) run it on many
+// blocks at once.
+float iq4_block_scale(const float* x, const float* w);
+
 // Row entry points, ggml_quantize_chunk's dispatch for one row: without an imatrix quantize_row_<type>_ref, with
 // one the importance-weighted search (quantize_row_<type>_impl) where ggml has one.
 // quantize_legacy.cpp

@@ -8,6 +8,7 @@
 
 #include "decode/dequant_internal.h"
 #include "decode/iquant_tables.h"
+#include "quantize/group_search.h"
 #include "quantize/quantize_internal.h"
 #include "weightstream/quant_blocks.h"
 
@@ -19,133 +20,68 @@ using detail::kGroupMaxEps;
 using detail::nearest_int;
 using detail::store_block;
 
-// ggml's best_index_int8: the index of the nearest of the n ascending values (binary search; a tie goes up; NaN
-// gives the last index).
-int best_index_int8(int n, const int8_t* val, float x) {
-    if (x <= val[0]) return 0;
-    if (x >= val[n - 1]) return n - 1;
-    int ml = 0, mu = n - 1;
-    while (mu - ml > 1) {
-        const int mav = (ml + mu) / 2;
-        if (x < val[mav]) {
-            mu = mav;
-        } else {
-            ml = mav;
-        }
-    }
-    return x - static_cast<float>(val[mu - 1]) < static_cast<float>(val[mu]) - x ? mu - 1 : mu;
-}
-
 // ---- IQ4_NL / IQ4_XS -----------------------------------------------------------------------------------------
 
-constexpr int kIq4Ntry = 7;  // ggml_quantize_chunk's scale search: 2 * 7 + 1 trial scales per 32-block
+// The packed nibbles of n / 32 blocks of 32 indices: byte j of a block holds index j low, index j + 16 high.
+void pack_iq4(int n, const uint8_t* L, uint8_t* q4) {
+    for (int i = 0; i < n / 32; ++i) {
+        for (int j = 0; j < 16; ++j) q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
+    }
+}
 
-// ggml's quantize_row_iq4_nl_impl with ntry = 7 for one super-block of super_block_size (32 for IQ4_NL, 256 for
-// IQ4_XS) values in 32-blocks. Writes the f16 scale to *dh, the packed indices to q4 and, for IQ4_XS, the 6-bit
-// block scales to *scales_h / scales_l (untouched for IQ4_NL). qw: the super-block's imatrix weights or nullptr.
-void quantize_iq4_superblock(int super_block_size, const float* x, ggml_half* dh, uint8_t* q4, uint16_t* scales_h,
-                             uint8_t* scales_l, const float* qw) {
+// ggml's quantize_row_iq4_nl_impl with ntry = 7 for one IQ4_XS super-block of QK_K values in 32-blocks: writes
+// the f16 scale to *dh, the packed indices to q4 and the 6-bit block scales to *scales_h / scales_l. qw: the
+// super-block's imatrix weights or nullptr. (ggml's function also serves IQ4_NL, one 32-block per super-block:
+// quantize_iq4_nl below runs that case for many blocks at once.)
+void quantize_iq4_xs_superblock(const float* x, ggml_half* dh, uint8_t* q4, uint16_t* scales_h, uint8_t* scales_l,
+                                const float* qw) {
     constexpr int block_size = 32;
-    const int8_t* values = kvalues_iq4nl;
-    float scales[QK_K / 32];
-    float weight[32];
+    constexpr int nb = QK_K / block_size;
+    float scales[nb];
+    float weight[QK_K];
+    float ids[nb];
     uint8_t L[QK_K];
 
     float sigma2 = 0;
-    for (int j = 0; j < super_block_size; ++j) sigma2 += x[j] * x[j];
-    sigma2 *= 2.f / static_cast<float>(super_block_size);
+    for (int j = 0; j < QK_K; ++j) sigma2 += x[j] * x[j];
+    sigma2 *= 2.f / static_cast<float>(QK_K);
+    if (qw) {
+        for (int j = 0; j < QK_K; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + x[j] * x[j]);
+    } else {
+        for (int j = 0; j < QK_K; ++j) weight[j] = x[j] * x[j];
+    }
+    // ggml also stores each block's indices at its first trial scale; the final pass below replaces them all.
+    detail::group_searches().iq4_scales(nb, x, weight, scales);
 
     float max_scale = 0, amax_scale = 0;
-    const int nb = super_block_size / block_size;
     for (int ib = 0; ib < nb; ++ib) {
-        const float* xb = x + ib * block_size;
-        uint8_t* Lb = L + ib * block_size;
-        if (qw) {
-            const float* qwb = qw + ib * block_size;
-            for (int j = 0; j < block_size; ++j) weight[j] = qwb[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
-        } else {
-            for (int j = 0; j < block_size; ++j) weight[j] = xb[j] * xb[j];
-        }
-        float amax = 0, max = 0;
-        for (int j = 0; j < block_size; ++j) {
-            const float ax = std::fabs(xb[j]);
-            if (ax > amax) {
-                amax = ax;
-                max = xb[j];
-            }
-        }
-        if (amax < kGroupMaxEps) {
-            scales[ib] = 0;
-            continue;
-        }
-        float d = -max / static_cast<float>(values[0]);
-        float id = 1 / d;
-        float sumqx = 0, sumq2 = 0;
-        for (int j = 0; j < block_size; ++j) {
-            const float al = id * xb[j];
-            const int l = best_index_int8(16, values, al);
-            Lb[j] = static_cast<uint8_t>(l);
-            const float q = values[l];
-            const float w = weight[j];
-            sumqx += w * q * xb[j];
-            sumq2 += w * q * q;
-        }
-        d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
-        float best = d * sumqx;
-        for (int itry = -kIq4Ntry; itry <= kIq4Ntry; ++itry) {
-            id = static_cast<float>(itry + values[0]) / max;
-            sumqx = sumq2 = 0;
-            for (int j = 0; j < block_size; ++j) {
-                const float al = id * xb[j];
-                const float q = values[best_index_int8(16, values, al)];
-                const float w = weight[j];
-                sumqx += w * q * xb[j];
-                sumq2 += w * q * q;
-            }
-            if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
-                d = sumqx / sumq2;
-                best = d * sumqx;
-            }
-        }
-        scales[ib] = d;
-        const float abs_d = std::fabs(d);
+        const float abs_d = std::fabs(scales[ib]);
         if (abs_d > amax_scale) {
             amax_scale = abs_d;
-            max_scale = d;
+            max_scale = scales[ib];
         }
     }
 
-    if (nb > 1) {
-        *scales_h = 0;
-        const float d = -max_scale / 32;
-        *dh = fp32_to_fp16(d);
-        const float id = d != 0.0f ? 1 / d : 0.f;
-        for (int ib = 0; ib < nb; ++ib) {
-            const int l = std::max(-32, std::min(31, nearest_int(id * scales[ib])));
-            const float dl = d * static_cast<float>(l);
-            const float idl = dl != 0.0f ? 1 / dl : 0.f;
-            uint8_t* Lb = L + ib * block_size;
-            const float* xb = x + ib * block_size;
-            for (int j = 0; j < block_size; ++j) Lb[j] = static_cast<uint8_t>(best_index_int8(16, values, idl * xb[j]));
-            const uint32_t lb = static_cast<uint32_t>(l + 32);
-            const uint8_t l_l = static_cast<uint8_t>(lb & 0xf);
-            const uint32_t l_h = lb >> 4;
-            if (ib % 2 == 0) {
-                scales_l[ib / 2] = l_l;
-            } else {
-                scales_l[ib / 2] = static_cast<uint8_t>(scales_l[ib / 2] | (l_l << 4));
-            }
-            *scales_h = static_cast<uint16_t>(*scales_h | (l_h << (2 * (ib % 8))));
+    *scales_h = 0;
+    const float d = -max_scale / 32;
+    *dh = fp32_to_fp16(d);
+    const float id = d != 0.0f ? 1 / d : 0.f;
+    for (int ib = 0; ib < nb; ++ib) {
+        const int l = std::max(-32, std::min(31, nearest_int(id * scales[ib])));
+        const float dl = d * static_cast<float>(l);
+        ids[ib] = dl != 0.0f ? 1 / dl : 0.f;
+        const uint32_t lb = static_cast<uint32_t>(l + 32);
+        const uint8_t l_l = static_cast<uint8_t>(lb & 0xf);
+        const uint32_t l_h = lb >> 4;
+        if (ib % 2 == 0) {
+            scales_l[ib / 2] = l_l;
+        } else {
+            scales_l[ib / 2] = static_cast<uint8_t>(scales_l[ib / 2] | (l_l << 4));
         }
-    } else {
-        *dh = fp32_to_fp16(scales[0]);
-        const float id = scales[0] != 0.0f ? 1 / scales[0] : 0;
-        for (int j = 0; j < super_block_size; ++j) L[j] = static_cast<uint8_t>(best_index_int8(16, values, id * x[j]));
+        *scales_h = static_cast<uint16_t>(*scales_h | (l_h << (2 * (ib % 8))));
     }
-
-    for (int i = 0; i < super_block_size / 32; ++i) {
-        for (int j = 0; j < 16; ++j) q4[16 * i + j] = static_cast<uint8_t>(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
-    }
+    detail::group_searches().iq4_indices(nb, x, ids, L);
+    pack_iq4(QK_K, L, q4);
 }
 
 // ---- ternary -------------------------------------------------------------------------------------------------
@@ -365,21 +301,102 @@ void quantize_row_q2_0(const float* x, uint8_t* y, int64_t k) {
 
 namespace detail {
 
+// ggml's best_index_int8 (declared in quantize_internal.h).
+int best_index_int8(int n, const int8_t* val, float x) {
+    if (x <= val[0]) return 0;
+    if (x >= val[n - 1]) return n - 1;
+    int ml = 0, mu = n - 1;
+    while (mu - ml > 1) {
+        const int mav = (ml + mu) / 2;
+        if (x < val[mav]) {
+            mu = mav;
+        } else {
+            ml = mav;
+        }
+    }
+    return x - static_cast<float>(val[mu - 1]) < static_cast<float>(val[mu]) - x ? mu - 1 : mu;
+}
+
+float iq4_block_scale(const float* x, const float* w) {
+    constexpr int ntry = 7;
+    const int8_t* values = kvalues_iq4nl;
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; ++j) {
+        const float ax = std::fabs(x[j]);
+        if (ax > amax) {
+            amax = ax;
+            max = x[j];
+        }
+    }
+    if (amax < kGroupMaxEps) return 0;
+    float d = -max / static_cast<float>(values[0]);
+    float id = 1 / d;
+    float sumqx = 0, sumq2 = 0;
+    for (int j = 0; j < 32; ++j) {
+        const float q = values[best_index_int8(16, values, id * x[j])];
+        sumqx += w[j] * q * x[j];
+        sumq2 += w[j] * q * q;
+    }
+    d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
+    float best = d * sumqx;
+    for (int itry = -ntry; itry <= ntry; ++itry) {
+        id = static_cast<float>(itry + values[0]) / max;
+        sumqx = sumq2 = 0;
+        for (int j = 0; j < 32; ++j) {
+            const float q = values[best_index_int8(16, values, id * x[j])];
+            sumqx += w[j] * q * x[j];
+            sumq2 += w[j] * q * q;
+        }
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            d = sumqx / sumq2;
+            best = d * sumqx;
+        }
+    }
+    return d;
+}
+
+// ggml's quantize_row_iq4_nl_impl with ntry = 7 and one 32-block per super-block, kChunk blocks at a time so the
+// group searches see many.
 void quantize_iq4_nl(const float* x, uint8_t* y, int64_t n, const float* imatrix) {
-    for (int64_t ibl = 0; ibl < n / QK4_NL; ++ibl) {
-        block_iq4_nl b;
-        uint16_t unused_h;
-        quantize_iq4_superblock(QK4_NL, x + QK4_NL * ibl, &b.d, b.qs, &unused_h, nullptr,
-                                imatrix ? imatrix + QK4_NL * ibl : nullptr);
-        store_block(y, ibl, b);
+    constexpr int kChunk = 32;
+    float weight[kChunk * QK4_NL];
+    float scales[kChunk];
+    float ids[kChunk];
+    uint8_t L[kChunk * QK4_NL];
+    const int64_t nblocks = n / QK4_NL;
+    for (int64_t ib0 = 0; ib0 < nblocks; ib0 += kChunk) {
+        const int nb = static_cast<int>(std::min<int64_t>(kChunk, nblocks - ib0));
+        const float* xc = x + QK4_NL * ib0;
+        for (int ib = 0; ib < nb; ++ib) {
+            const float* xb = xc + QK4_NL * ib;
+            float* w = weight + QK4_NL * ib;
+            if (imatrix) {
+                float sigma2 = 0;
+                for (int j = 0; j < QK4_NL; ++j) sigma2 += xb[j] * xb[j];
+                sigma2 *= 2.f / static_cast<float>(QK4_NL);
+                const float* qw = imatrix + QK4_NL * (ib0 + ib);
+                for (int j = 0; j < QK4_NL; ++j) w[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
+            } else {
+                for (int j = 0; j < QK4_NL; ++j) w[j] = xb[j] * xb[j];
+            }
+        }
+        group_searches().iq4_scales(nb, xc, weight, scales);
+        for (int ib = 0; ib < nb; ++ib) ids[ib] = scales[ib] != 0.0f ? 1 / scales[ib] : 0;
+        group_searches().iq4_indices(nb, xc, ids, L);
+        for (int ib = 0; ib < nb; ++ib) {
+            block_iq4_nl b;
+            b.d = fp32_to_fp16(scales[ib]);
+            pack_iq4(QK4_NL, L + QK4_NL * ib, b.qs);
+            store_block(y, ib0 + ib, b);
+        }
     }
 }
 
 void quantize_iq4_xs(const float* x, uint8_t* y, int64_t n, const float* imatrix) {
     for (int64_t ibl = 0; ibl < n / QK_K; ++ibl) {
         block_iq4_xs b;
-        quantize_iq4_superblock(QK_K, x + QK_K * ibl, &b.d, b.qs, &b.scales_h, b.scales_l,
-                                imatrix ? imatrix + QK_K * ibl : nullptr);
+        quantize_iq4_xs_superblock(x + QK_K * ibl, &b.d, b.qs, &b.scales_h, b.scales_l,
+                                   imatrix ? imatrix + QK_K * ibl : nullptr);
         store_block(y, ibl, b);
     }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The k-quants' group searches for the wasm build (-msimd128): group_lanes.h at eight lanes, each vector two
+// The quantizers' group searches for the wasm build (-msimd128): group_lanes.h at eight lanes, each vector two
 // SIMD128 registers, which keeps two independent chains of additions and divisions in flight.
 #include "quantize/group_search.h"
 
@@ -10,7 +10,7 @@
 namespace ws {
 namespace detail {
 
-const GroupSearches kSimd128GroupSearches = {qkx2_groups<8>, qx_groups<8>};
+const GroupSearches kSimd128GroupSearches = {qkx2_groups<8>, qx_groups<8>, iq4_scales_groups<8>, iq4_indices_groups<8>};
 
 }  // namespace detail
 }  // namespace ws

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The k-quants' group searches for AVX2 + F16C CPUs: group_lanes.h at eight lanes. This file alone is compiled
+// The quantizers' group searches for AVX2 + F16C CPUs: group_lanes.h at eight lanes. This file alone is compiled
 // with -mavx2 -mf16c (core/CMakeLists.txt), without FMA, and only runs after group_searches() has checked the
 // CPU.
 #include "quantize/group_search.h"
@@ -11,7 +11,7 @@
 namespace ws {
 namespace detail {
 
-const GroupSearches kAvx2GroupSearches = {qkx2_groups<8>, qx_groups<8>};
+const GroupSearches kAvx2GroupSearches = {qkx2_groups<8>, qx_groups<8>, iq4_scales_groups<8>, iq4_indices_groups<8>};
 
 }  // namespace detail
 }  // namespace ws
