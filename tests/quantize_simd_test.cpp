@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "decode/dequant_internal.h"
+#include "decode/iquant_tables.h"
 #include "quantize/group_search.h"
+#include "quantize/quantize_internal.h"
 
 namespace {
 
@@ -73,6 +75,28 @@ struct Qkx2Case {
     bool use_mad, weights_from_x;  // weights |x| (Q2_K) or av_x + |x| (Q4_K/Q5_K) style, else random imatrix-like
 };
 
+// IQ4_NL/IQ4_XS's weights: x^2 (no imatrix), imatrix * sqrt(sigma2 + x^2) over a super-block, or plain random.
+// IQ4 blocks: the kinds of fill_group, every fifth block scaled to just above GROUP_MAX_EPS (its x^2 weights and
+// their products with the quants are subnormal).
+void fill_iq4_blocks(int groups, int shift, std::vector<float>& x, std::mt19937_64& rng) {
+    for (int g = 0; g < groups; ++g) {
+        fill_group((g + shift) % kKinds, &x[g * 32], 32, rng);
+        if (g % 5 == 4) {
+            for (int i = 0; i < 32; ++i) x[g * 32 + i] *= 1e-12f;
+        }
+    }
+}
+
+void iq4_weights(int style, const std::vector<float>& x, std::vector<float>& w, std::mt19937_64& rng) {
+    std::uniform_real_distribution<float> uniform(0.f, 4.f);
+    float sigma2 = 0;
+    for (float v : x) sigma2 += v * v;
+    sigma2 *= 2.f / static_cast<float>(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        w[i] = style == 0 ? x[i] * x[i] : style == 1 ? uniform(rng) * std::sqrt(sigma2 + x[i] * x[i]) : uniform(rng);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("group searches: make_qkx2_quants lanes give the scalar bytes for every kind of group in every lane") {
@@ -129,6 +153,90 @@ TEST_CASE("group searches: make_qx_quants lanes give the scalar bytes for every 
             CHECK(same_bits(s_fast, s_ref));
         }
     }
+}
+
+TEST_CASE("group searches: the IQ4 scale search lanes give the scalar scales for every kind of block, any count") {
+    std::mt19937_64 rng(11);
+    // 8 and 16: whole lane sets; the others end in a padded partial set (IQ4_NL's rows of any block count).
+    for (int groups : {8, 16, 1, 3, 13, 33}) {
+        for (int style = 0; style < 3; ++style) {
+            for (int shift = 0; shift < kKinds; ++shift) {
+                const size_t total = static_cast<size_t>(groups) * 32;
+                std::vector<float> x(total), w(total);
+                fill_iq4_blocks(groups, shift, x, rng);
+                iq4_weights(style, x, w, rng);
+                if (shift == 1) w[5] = kNaN;  // a NaN weight too
+                std::vector<float> s_fast(groups + 1, 7.f), s_ref(groups + 1, 7.f);
+                ws::detail::group_searches().iq4_scales(groups, x.data(), w.data(), s_fast.data());
+                ws::detail::scalar_group_searches().iq4_scales(groups, x.data(), w.data(), s_ref.data());
+                INFO("groups " << groups << " weights " << style << " shift " << shift);
+                CHECK(same_bits(s_fast, s_ref));  // the one past the end untouched too
+            }
+        }
+    }
+}
+
+TEST_CASE("group searches: the IQ4 index lanes give best_index_int8's indices for every kind of block and scale") {
+    std::mt19937_64 rng(13);
+    const float odd_ids[] = {0.f, -0.f, kInf, -kInf, kNaN, 1e-40f, 3e38f, 1.f, -1.f};
+    for (int groups : {8, 1, 5, 24}) {
+        for (int shift = 0; shift < kKinds; ++shift) {
+            const size_t total = static_cast<size_t>(groups) * 32;
+            std::vector<float> x(total), w(total), scales(groups), ids(groups);
+            fill_iq4_blocks(groups, shift, x, rng);
+            iq4_weights(0, x, w, rng);
+            ws::detail::scalar_group_searches().iq4_scales(groups, x.data(), w.data(), scales.data());
+            for (int g = 0; g < groups; ++g) {
+                // the quantizers' ids (1 / scale) in most blocks, every odd one somewhere
+                ids[g] = (g + shift) % 3 == 0 ? odd_ids[(g + shift) % 9] : scales[g] != 0.f ? 1 / scales[g] : 0.f;
+            }
+            std::vector<uint8_t> L_fast(total + 1, 0xcd), L_ref(total + 1, 0xcd);
+            ws::detail::group_searches().iq4_indices(groups, x.data(), ids.data(), L_fast.data());
+            ws::detail::scalar_group_searches().iq4_indices(groups, x.data(), ids.data(), L_ref.data());
+            INFO("groups " << groups << " shift " << shift);
+            CHECK(same_bits(L_fast, L_ref));
+        }
+    }
+}
+
+TEST_CASE("group searches: the IQ4 index lanes agree with best_index_int8 on every float near each midpoint") {
+    // best_index_int8 rounds x - lo and hi - x; the lanes count midpoints (group_lanes.h): they differ, if
+    // anywhere, next to a midpoint. Every float within 2^18 ulps of each one, the ends of the table, the
+    // specials, and random bit patterns.
+    std::vector<float> x;
+    const int8_t* v = ws::kvalues_iq4nl;
+    for (int k = 0; k < 16; ++k) {
+        const float centres[] = {static_cast<float>(v[k]), k < 15 ? (v[k] + v[k + 1]) / 2.f : 113.f};
+        for (float c : centres) {
+            float up = c, down = c;
+            for (int i = 0; i < (1 << 18); ++i) {
+                x.push_back(up);
+                x.push_back(down);
+                up = std::nextafter(up, kInf);
+                down = std::nextafter(down, -kInf);
+            }
+        }
+    }
+    for (float s : {kInf, -kInf, kNaN, -kNaN, 0.f, -0.f, 1e-45f, -1e-45f, 3e38f, -3e38f}) x.push_back(s);
+    std::mt19937 rng(17);
+    for (int i = 0; i < (1 << 20); ++i) {
+        const uint32_t bits = static_cast<uint32_t>(rng());
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        x.push_back(f);
+    }
+    x.resize((x.size() + 31) / 32 * 32, 0.f);
+    const int groups = static_cast<int>(x.size() / 32);
+    const std::vector<float> ids(groups, 1.f);
+    std::vector<uint8_t> L_fast(x.size()), L_ref(x.size());
+    ws::detail::group_searches().iq4_indices(groups, x.data(), ids.data(), L_fast.data());
+    for (size_t i = 0; i < x.size(); ++i) L_ref[i] = static_cast<uint8_t>(ws::detail::best_index_int8(16, v, x[i]));
+    size_t first_mismatch = x.size();
+    for (size_t i = 0; i < x.size() && first_mismatch == x.size(); ++i) {
+        if (L_fast[i] != L_ref[i]) first_mismatch = i;
+    }
+    INFO("first mismatch at x = " << (first_mismatch < x.size() ? x[first_mismatch] : 0.f));
+    CHECK(first_mismatch == x.size());
 }
 
 TEST_CASE("group searches: the SIMD searches are the ones chosen where the CPU has them") {
