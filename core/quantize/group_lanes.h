@@ -47,7 +47,7 @@ struct LaneTypes<16> {
 // and the half-gaps are at most 12, so x's ulp divides them and they fit 24 bits), so there the comparison is the
 // exact one, x < (lo + hi) / 2; and it is monotone in x (rounding is). Hence best_index_int8(x) is the number of
 // midpoints m with !(x < m): x <= -127 counts none, x >= 113 all 15, and NaN all 15, the last index, as ggml's
-// binary search ends for NaN. (quantize_simd_test checks every float of [-128, 128] around the midpoints.)
+// binary search ends for NaN. (quantize_simd_test checks every float within 2^18 ulps of each midpoint.)
 constexpr float kIq4Mid[15] = {
     (kvalues_iq4nl[0] + kvalues_iq4nl[1]) / 2.f,   (kvalues_iq4nl[1] + kvalues_iq4nl[2]) / 2.f,
     (kvalues_iq4nl[2] + kvalues_iq4nl[3]) / 2.f,   (kvalues_iq4nl[3] + kvalues_iq4nl[4]) / 2.f,
