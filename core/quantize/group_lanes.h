@@ -228,22 +228,35 @@ struct Lanes {
         }
     }
 
+    // kIq4Mid and kvalues_iq4nl splatted, built once per call of the searches below: built in the loops they are
+    // lane inserts gcc does not hoist.
+    struct Iq4Table {
+        F mid[15];
+        F value[16];
+    };
+    static Iq4Table iq4_table() {
+        Iq4Table t;
+        for (int k = 0; k < 15; ++k) t.mid[k] = splat(kIq4Mid[k]);
+        for (int k = 0; k < 16; ++k) t.value[k] = splat(kvalues_iq4nl[k]);
+        return t;
+    }
     // best_index_int8(16, kvalues_iq4nl, x), lane by lane (kIq4Mid says why).
-    static I iq4_index(F x) {
+    static I iq4_index(const Iq4Table& t, F x) {
         I n = splat_i(15);
-        for (int k = 0; k < 15; ++k) n += x < splat(kIq4Mid[k]);  // a true comparison is -1
+        for (int k = 0; k < 15; ++k) n += x < t.mid[k];  // a true comparison is -1
         return n;
     }
     // kvalues_iq4nl[best_index_int8(16, kvalues_iq4nl, x)] as a float, lane by lane.
-    static F iq4_value(F x) {
-        F q = splat(kvalues_iq4nl[0]);
-        for (int k = 0; k < 15; ++k) q = select(x < splat(kIq4Mid[k]), q, splat(kvalues_iq4nl[k + 1]));
+    static F iq4_value(const Iq4Table& t, F x) {
+        F q = t.value[0];
+        for (int k = 0; k < 15; ++k) q = select(x < t.mid[k], q, t.value[k + 1]);
         return q;
     }
 
     // iq4_block_scale (quantize_misc.cpp) for the W blocks of 32 values at x (weights w), one per lane.
     static void iq4_scale(const float* x, const float* w, float* scales) {
         constexpr int ntry = 7;
+        const Iq4Table t = iq4_table();
         F X[32], Wt[32];
         transpose_in(x, 32, X);
         transpose_in(w, 32, Wt);
@@ -260,7 +273,7 @@ struct Lanes {
         F id = splat(1.f) / d;
         F sumqx = zero, sumq2 = zero;
         for (int j = 0; j < 32; ++j) {
-            const F q = iq4_value(id * X[j]);
+            const F q = iq4_value(t, id * X[j]);
             sumqx += Wt[j] * q * X[j];
             sumq2 += Wt[j] * q * q;
         }
@@ -270,7 +283,7 @@ struct Lanes {
             id = splat(static_cast<float>(itry + kvalues_iq4nl[0])) / max;
             sumqx = sumq2 = zero;
             for (int j = 0; j < 32; ++j) {
-                const F q = iq4_value(id * X[j]);
+                const F q = iq4_value(t, id * X[j]);
                 sumqx += Wt[j] * q * X[j];
                 sumq2 += Wt[j] * q * q;
             }
@@ -317,12 +330,13 @@ void iq4_indices_groups(int groups, const float* x, const float* ids, uint8_t* L
     static_assert(32 % W == 0, "a block is whole vectors");
     using F = typename Lanes<W>::F;
     using I = typename Lanes<W>::I;
+    const typename Lanes<W>::Iq4Table t = Lanes<W>::iq4_table();
     for (int g = 0; g < groups; ++g) {
         const F id = Lanes<W>::splat(ids[g]);
         for (int j = 32 * g; j < 32 * g + 32; j += W) {
             F v;
             std::memcpy(&v, x + j, sizeof v);
-            const I n = Lanes<W>::iq4_index(id * v);
+            const I n = Lanes<W>::iq4_index(t, id * v);
             for (int l = 0; l < W; ++l) L[j + l] = static_cast<uint8_t>(n[l]);
         }
     }
