@@ -97,15 +97,31 @@ void iq4_weights(int style, const std::vector<float>& x, std::vector<float>& w, 
     }
 }
 
+// Every SIMD table this machine runs, not only the one group_searches() picks (AVX2 and AVX-512 both, where the
+// CPU has both).
+std::vector<const ws::detail::GroupSearches*> fast_tables() {
+    std::vector<const ws::detail::GroupSearches*> out;
+#if defined(__wasm_simd128__)
+    out.push_back(&ws::detail::kSimd128GroupSearches);
+#elif defined(__x86_64__) || defined(__i386__)
+    if (ws::detail::x86_features().avx2_f16c) out.push_back(&ws::detail::kAvx2GroupSearches);
+    if (ws::detail::x86_features().avx512dq_vl) out.push_back(&ws::detail::kAvx512GroupSearches);
+#endif
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("group searches: make_qkx2_quants lanes give the scalar bytes for every kind of group in every lane") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
     const Qkx2Case cases[] = {
         {8, 32, 15, -1.f, 0.1f, 20, false, true},     // Q4_K
         {8, 32, 31, -0.5f, 0.1f, 15, false, true},    // Q5_K
         {8, 32, 15, -0.9f, 0.05f, 36, false, false},  // Q4_K/Q5_K with an imatrix (make_qkx3_quants)
         {16, 16, 3, -0.5f, 0.1f, 15, true, true},     // Q2_K
         {16, 16, 3, -0.9f, 0.05f, 36, false, false},  // Q2_K with an imatrix
+        {24, 32, 15, -1.f, 0.1f, 20, false, true},    // tails: a last set of lanes half padded ...
+        {3, 16, 3, -0.5f, 0.1f, 15, true, true},      // ... and fewer groups than lanes
     };
     std::mt19937_64 rng(42);
     std::uniform_real_distribution<float> uniform(0.f, 4.f);
@@ -118,8 +134,8 @@ TEST_CASE("group searches: make_qkx2_quants lanes give the scalar bytes for ever
             if (shift == 1) w[3] = kNaN;  // a NaN weight too
             std::vector<uint8_t> L_fast(total, 0xcd), L_ref(total, 0xab);
             std::vector<float> s_fast(c.groups), s_ref(c.groups), m_fast(c.groups), m_ref(c.groups);
-            ws::detail::group_searches().qkx2(c.groups, c.n, c.nmax, x.data(), w.data(), L_fast.data(), s_fast.data(),
-                                              m_fast.data(), c.rmin, c.rdelta, c.nstep, c.use_mad);
+            fast.qkx2(c.groups, c.n, c.nmax, x.data(), w.data(), L_fast.data(), s_fast.data(), m_fast.data(), c.rmin,
+                      c.rdelta, c.nstep, c.use_mad);
             ws::detail::scalar_group_searches().qkx2(c.groups, c.n, c.nmax, x.data(), w.data(), L_ref.data(),
                                                      s_ref.data(), m_ref.data(), c.rmin, c.rdelta, c.nstep, c.use_mad);
             INFO("n " << c.n << " nmax " << c.nmax << " nstep " << c.nstep << " shift " << shift);
@@ -131,10 +147,12 @@ TEST_CASE("group searches: make_qkx2_quants lanes give the scalar bytes for ever
 }
 
 TEST_CASE("group searches: make_qx_quants lanes give the scalar bytes for every kind of group in every lane") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
     struct {
         int groups, n, nmax;
         bool weighted;
-    } const cases[] = {{16, 16, 32, false}, {16, 16, 32, true}, {16, 16, 4, true}, {8, 32, 4, false}};
+    } const cases[] = {{16, 16, 32, false}, {16, 16, 32, true}, {16, 16, 4, true},
+                       {8, 32, 4, false},   {24, 16, 32, true}, {5, 16, 32, false}};
     std::mt19937_64 rng(7);
     std::uniform_real_distribution<float> uniform(0.f, 4.f);
     for (const auto& c : cases) {
@@ -146,7 +164,7 @@ TEST_CASE("group searches: make_qx_quants lanes give the scalar bytes for every 
             const float* qw = c.weighted ? w.data() : nullptr;
             std::vector<int8_t> L_fast(total, 0x5d), L_ref(total, 0x3b);
             std::vector<float> s_fast(c.groups), s_ref(c.groups);
-            ws::detail::group_searches().qx(c.groups, c.n, c.nmax, x.data(), L_fast.data(), qw, s_fast.data());
+            fast.qx(c.groups, c.n, c.nmax, x.data(), L_fast.data(), qw, s_fast.data());
             ws::detail::scalar_group_searches().qx(c.groups, c.n, c.nmax, x.data(), L_ref.data(), qw, s_ref.data());
             INFO("n " << c.n << " nmax " << c.nmax << " weighted " << c.weighted << " shift " << shift);
             CHECK(same_bits(L_fast, L_ref));
@@ -156,6 +174,7 @@ TEST_CASE("group searches: make_qx_quants lanes give the scalar bytes for every 
 }
 
 TEST_CASE("group searches: the IQ4 scale search lanes give the scalar scales for every kind of block, any count") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
     std::mt19937_64 rng(11);
     // 8 and 16: whole lane sets; the others end in a padded partial set (IQ4_NL's rows of any block count).
     for (int groups : {8, 16, 1, 3, 13, 33}) {
@@ -167,7 +186,7 @@ TEST_CASE("group searches: the IQ4 scale search lanes give the scalar scales for
                 iq4_weights(style, x, w, rng);
                 if (shift == 1) w[5] = kNaN;  // a NaN weight too
                 std::vector<float> s_fast(groups + 1, 7.f), s_ref(groups + 1, 7.f);
-                ws::detail::group_searches().iq4_scales(groups, x.data(), w.data(), s_fast.data());
+                fast.iq4_scales(groups, x.data(), w.data(), s_fast.data());
                 ws::detail::scalar_group_searches().iq4_scales(groups, x.data(), w.data(), s_ref.data());
                 INFO("groups " << groups << " weights " << style << " shift " << shift);
                 CHECK(same_bits(s_fast, s_ref));  // the one past the end untouched too
@@ -177,6 +196,7 @@ TEST_CASE("group searches: the IQ4 scale search lanes give the scalar scales for
 }
 
 TEST_CASE("group searches: the IQ4 index lanes give best_index_int8's indices for every kind of block and scale") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
     std::mt19937_64 rng(13);
     const float odd_ids[] = {0.f, -0.f, kInf, -kInf, kNaN, 1e-40f, 3e38f, 1.f, -1.f};
     for (int groups : {8, 1, 5, 24}) {
@@ -191,7 +211,7 @@ TEST_CASE("group searches: the IQ4 index lanes give best_index_int8's indices fo
                 ids[g] = (g + shift) % 3 == 0 ? odd_ids[(g + shift) % 9] : scales[g] != 0.f ? 1 / scales[g] : 0.f;
             }
             std::vector<uint8_t> L_fast(total + 1, 0xcd), L_ref(total + 1, 0xcd);
-            ws::detail::group_searches().iq4_indices(groups, x.data(), ids.data(), L_fast.data());
+            fast.iq4_indices(groups, x.data(), ids.data(), L_fast.data());
             ws::detail::scalar_group_searches().iq4_indices(groups, x.data(), ids.data(), L_ref.data());
             INFO("groups " << groups << " shift " << shift);
             CHECK(same_bits(L_fast, L_ref));
@@ -200,6 +220,7 @@ TEST_CASE("group searches: the IQ4 index lanes give best_index_int8's indices fo
 }
 
 TEST_CASE("group searches: the IQ4 index lanes agree with best_index_int8 on every float near each midpoint") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
     // best_index_int8 rounds x - lo and hi - x; the lanes count midpoints (group_lanes.h): they differ, if
     // anywhere, next to a midpoint. Every float within 2^18 ulps of each one, the ends of the table, the
     // specials, and random bit patterns.
@@ -229,7 +250,7 @@ TEST_CASE("group searches: the IQ4 index lanes agree with best_index_int8 on eve
     const int groups = static_cast<int>(x.size() / 32);
     const std::vector<float> ids(groups, 1.f);
     std::vector<uint8_t> L_fast(x.size()), L_ref(x.size());
-    ws::detail::group_searches().iq4_indices(groups, x.data(), ids.data(), L_fast.data());
+    fast.iq4_indices(groups, x.data(), ids.data(), L_fast.data());
     for (size_t i = 0; i < x.size(); ++i) L_ref[i] = static_cast<uint8_t>(ws::detail::best_index_int8(16, v, x[i]));
     size_t first_mismatch = x.size();
     for (size_t i = 0; i < x.size() && first_mismatch == x.size(); ++i) {
@@ -243,6 +264,10 @@ TEST_CASE("group searches: the SIMD searches are the ones chosen where the CPU h
 #if defined(__wasm_simd128__)
     CHECK(&ws::detail::group_searches() == &ws::detail::kSimd128GroupSearches);
 #elif defined(__x86_64__) || defined(__i386__)
-    if (ws::detail::x86_features().avx2_f16c) CHECK(&ws::detail::group_searches() == &ws::detail::kAvx2GroupSearches);
+    if (ws::detail::x86_features().avx512dq_vl) {
+        CHECK(&ws::detail::group_searches() == &ws::detail::kAvx512GroupSearches);
+    } else if (ws::detail::x86_features().avx2_f16c) {
+        CHECK(&ws::detail::group_searches() == &ws::detail::kAvx2GroupSearches);
+    }
 #endif
 }

@@ -338,19 +338,40 @@ struct Lanes {
     }
 };
 
+// The group searches over any number of groups: W at a time, then the last groups % W padded with all-zero
+// groups (the flat case of each search) whose results are dropped.
 template <int W>
 void qkx2_groups(int groups, int n, int nmax, const float* x, const float* w, uint8_t* L, float* scales, float* mins,
                  float rmin, float rdelta, int nstep, bool use_mad) {
-    for (int g = 0; g < groups; g += W) {
+    int g = 0;
+    for (; g + W <= groups; g += W) {
         Lanes<W>::qkx2(n, nmax, x + g * n, w + g * n, L + g * n, scales + g, mins + g, rmin, rdelta, nstep, use_mad);
     }
+    if (g == groups) return;
+    const size_t tail = sizeof(float) * static_cast<size_t>((groups - g) * n);
+    float xt[32 * W] = {}, wt[32 * W] = {}, st[W], mt[W];
+    uint8_t Lt[32 * W];
+    std::memcpy(xt, x + g * n, tail);
+    std::memcpy(wt, w + g * n, tail);
+    Lanes<W>::qkx2(n, nmax, xt, wt, Lt, st, mt, rmin, rdelta, nstep, use_mad);
+    std::memcpy(L + g * n, Lt, static_cast<size_t>((groups - g) * n));
+    std::memcpy(scales + g, st, sizeof(float) * (groups - g));
+    std::memcpy(mins + g, mt, sizeof(float) * (groups - g));
 }
 
 template <int W>
 void qx_groups(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales) {
-    for (int g = 0; g < groups; g += W) {
-        Lanes<W>::qx(n, nmax, x + g * n, L + g * n, qw ? qw + g * n : nullptr, scales + g);
-    }
+    int g = 0;
+    for (; g + W <= groups; g += W) Lanes<W>::qx(n, nmax, x + g * n, L + g * n, qw ? qw + g * n : nullptr, scales + g);
+    if (g == groups) return;
+    const size_t tail = sizeof(float) * static_cast<size_t>((groups - g) * n);
+    float xt[32 * W] = {}, wt[32 * W] = {}, st[W];
+    int8_t Lt[32 * W];
+    std::memcpy(xt, x + g * n, tail);
+    if (qw) std::memcpy(wt, qw + g * n, tail);
+    Lanes<W>::qx(n, nmax, xt, Lt, qw ? wt : nullptr, st);
+    std::memcpy(L + g * n, Lt, static_cast<size_t>((groups - g) * n));
+    std::memcpy(scales + g, st, sizeof(float) * (groups - g));
 }
 
 template <int W>

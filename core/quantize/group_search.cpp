@@ -40,6 +40,7 @@ const GroupSearches& choose() {
     return kSimd128GroupSearches;
 #else
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+    if (x86_features().avx512dq_vl) return kAvx512GroupSearches;
     if (x86_features().avx2_f16c) return kAvx2GroupSearches;
 #endif
     return kScalarGroupSearches;

@@ -14,11 +14,11 @@ namespace detail {
 struct GroupSearches {
     // make_qkx2_quants on `groups` consecutive groups of n values: group g is x[g n .. g n + n) with weights
     // w[g n ...], and gets its quants in L[g n ...], its scale in scales[g] and its negated min in mins[g].
-    // n <= 32; groups is a multiple of 8.
+    // n <= 32, any groups >= 0.
     void (*qkx2)(int groups, int n, int nmax, const float* x, const float* w, uint8_t* L, float* scales, float* mins,
                  float rmin, float rdelta, int nstep, bool use_mad);
     // make_qx_quants on `groups` consecutive groups of n values (weights qw[g n ...], or x^2 when qw is nullptr):
-    // quants in L[g n ...], scale in scales[g]. n <= 32; groups is a multiple of 8.
+    // quants in L[g n ...], scale in scales[g]. n <= 32, any groups >= 0.
     void (*qx)(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales);
     // iq4_block_scale (quantize_internal.h) on `groups` consecutive 32-value blocks: block g is x[32 g ..
     // 32 g + 32) with weights w[32 g ...], its scale goes to scales[g]. Any groups >= 0.
@@ -28,15 +28,16 @@ struct GroupSearches {
     void (*iq4_indices)(int groups, const float* x, const float* ids, uint8_t* L);
 };
 
-// The fastest searches this CPU runs (AVX2 on x86 when it has it, SIMD128 in the wasm build, else the scalar
-// ones), chosen once.
+// The fastest searches this CPU runs (on x86 AVX-512 at 16 lanes, else AVX2 at 8, when it has them; SIMD128 in
+// the wasm build; else the scalar ones), chosen once.
 const GroupSearches& group_searches();
 
 // The scalar searches, group after group (the oracle tests compare the others with).
 const GroupSearches& scalar_group_searches();
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
-extern const GroupSearches kAvx2GroupSearches;  // arch/x86/group_search_avx2.cpp, AVX2 + F16C CPUs only
+extern const GroupSearches kAvx2GroupSearches;    // arch/x86/group_search_avx2.cpp, AVX2 + F16C CPUs only
+extern const GroupSearches kAvx512GroupSearches;  // arch/x86/group_search_avx512.cpp, AVX-512 F/DQ/VL CPUs only
 #endif
 #if defined(__wasm_simd128__)
 extern const GroupSearches kSimd128GroupSearches;  // arch/wasm/group_search_simd128.cpp

@@ -572,106 +572,115 @@ void quantize_row_q3_K_impl(const float* x, uint8_t* y, int64_t n, const float* 
 
 // ---- Q4_K / Q5_K ---------------------------------------------------------------------------------------------
 
-// The reference path of both: make_qkx2_quants per 32-group with av_x + |x| weights, 6-bit scales and mins
-// relative to the largest of each, then requantization against the stored values.
-template <int kNmax>
-void q45_K_ref_scales(const float* x, uint8_t* L, uint8_t* scales_out, ggml_half* dh, ggml_half* dminh) {
+// Super-blocks whose groups one search call takes: 16 groups of 32, so the widest lanes (AVX-512's sixteen) are
+// full; the groups are independent, so batching changes no byte.
+constexpr int kSearchSuperBlocks = 2;
+
+// The reference path of both, for nb <= kSearchSuperBlocks super-blocks at x: make_qkx2_quants per 32-group with
+// av_x + |x| weights, 6-bit scales and mins relative to the largest of each super-block, then requantization
+// against the stored values. Fills L and each block's scales, d and dmin.
+template <int kNmax, typename Block>
+void q45_K_ref_scales(int nb, const float* x, uint8_t* L, Block* blocks) {
     // Q4_K: rmin -1, 20 steps; Q5_K: rmin -0.5, 15 steps.
     constexpr float rmin = kNmax == 15 ? -1.f : -0.5f;
     constexpr int nstep = kNmax == 15 ? 20 : 15;
-    float weights[QK_K];
-    float mins[QK_K / 32];
-    float scales[QK_K / 32];
-    for (int j = 0; j < QK_K / 32; ++j) {
+    float weights[kSearchSuperBlocks * QK_K];
+    float mins[kSearchSuperBlocks * QK_K / 32];
+    float scales[kSearchSuperBlocks * QK_K / 32];
+    for (int j = 0; j < nb * QK_K / 32; ++j) {
         float sum_x2 = 0;
         for (int l = 0; l < 32; ++l) sum_x2 += x[32 * j + l] * x[32 * j + l];
         const float av_x = std::sqrt(sum_x2 / 32);
         for (int l = 0; l < 32; ++l) weights[32 * j + l] = av_x + std::fabs(x[32 * j + l]);
     }
-    detail::group_searches().qkx2(QK_K / 32, 32, kNmax, x, weights, L, scales, mins, rmin, 0.1f, nstep, false);
-    float max_scale = 0;
-    float max_min = 0;
-    for (int j = 0; j < QK_K / 32; ++j) {
-        if (scales[j] > max_scale) max_scale = scales[j];
-        if (mins[j] > max_min) max_min = mins[j];
+    detail::group_searches().qkx2(nb * QK_K / 32, 32, kNmax, x, weights, L, scales, mins, rmin, 0.1f, nstep, false);
+    for (int k = 0; k < nb; ++k) {
+        const float* sc = scales + k * QK_K / 32;
+        const float* mn = mins + k * QK_K / 32;
+        float max_scale = 0;
+        float max_min = 0;
+        for (int j = 0; j < QK_K / 32; ++j) {
+            if (sc[j] > max_scale) max_scale = sc[j];
+            if (mn[j] > max_min) max_min = mn[j];
+        }
+        const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+        const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+        uint8_t ls[QK_K / 32], lm[QK_K / 32];
+        for (int j = 0; j < QK_K / 32; ++j) {
+            ls[j] = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_scale * sc[j])));
+            lm[j] = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_min * mn[j])));
+        }
+        Block& b = blocks[k];
+        pack_scale_min_k4(ls, lm, b.scales);
+        b.d = fp32_to_fp16(max_scale / 63.f);
+        b.dmin = fp32_to_fp16(max_min / 63.f);
+        requantize_k4(x + k * QK_K, b.scales, b.d, b.dmin, kNmax, L + k * QK_K);
     }
-
-    const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-    const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-    uint8_t ls[QK_K / 32], lm[QK_K / 32];
-    for (int j = 0; j < QK_K / 32; ++j) {
-        ls[j] = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_scale * scales[j])));
-        lm[j] = std::min<uint8_t>(63, static_cast<uint8_t>(nearest_int(inv_min * mins[j])));
-    }
-    pack_scale_min_k4(ls, lm, scales_out);
-    *dh = fp32_to_fp16(max_scale / 63.f);
-    *dminh = fp32_to_fp16(max_min / 63.f);
-    requantize_k4(x, scales_out, *dh, *dminh, kNmax, L);
 }
 
-// The importance-weighted path of both: make_qkx3_quants per 32-group, then the scales and mins themselves
-// quantized by make_qp_quants weighted by each group's total weight. Q5_K clamps the 6-bit values, Q4_K not.
-template <int kNmax>
-void q45_K_impl_scales(const float* x, const float* qw_block, uint8_t* L, uint8_t* scales_out, ggml_half* dh,
-                       ggml_half* dminh) {
-    uint8_t Ls[QK_K / 32];
-    uint8_t Lm[QK_K / 32];
-    float weights[QK_K];
-    float sw[QK_K / 32];
-    float mins[QK_K / 32];
-    float scales[QK_K / 32];
-
-    const float sigma2 = 2 * sum_sq(x, QK_K) / QK_K;
-    for (int j = 0; j < QK_K / 32; ++j) {
-        const float* qw = qw_block + 32 * j;
-        float* w = weights + 32 * j;
-        for (int l = 0; l < 32; ++l) w[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
-        float sumw = 0;
-        for (int l = 0; l < 32; ++l) sumw += w[l];
-        sw[j] = sumw;
+// The importance-weighted path of both, for nb <= kSearchSuperBlocks super-blocks: make_qkx3_quants per
+// 32-group, then each super-block's scales and mins themselves quantized by make_qp_quants weighted by each
+// group's total weight. Q5_K clamps the 6-bit values, Q4_K not.
+template <int kNmax, typename Block>
+void q45_K_impl_scales(int nb, const float* x, const float* qw_blocks, uint8_t* L, Block* blocks) {
+    float weights[kSearchSuperBlocks * QK_K];
+    float sw[kSearchSuperBlocks * QK_K / 32];
+    float mins[kSearchSuperBlocks * QK_K / 32];
+    float scales[kSearchSuperBlocks * QK_K / 32];
+    for (int k = 0; k < nb; ++k) {
+        const float* xk = x + k * QK_K;
+        const float sigma2 = 2 * sum_sq(xk, QK_K) / QK_K;
+        for (int j = 0; j < QK_K / 32; ++j) {
+            const float* qw = qw_blocks + k * QK_K + 32 * j;
+            float* w = weights + k * QK_K + 32 * j;
+            for (int l = 0; l < 32; ++l) w[l] = qw[l] * std::sqrt(sigma2 + xk[32 * j + l] * xk[32 * j + l]);
+            float sumw = 0;
+            for (int l = 0; l < 32; ++l) sumw += w[l];
+            sw[k * QK_K / 32 + j] = sumw;
+        }
     }
     // make_qkx3_quants (quantize_internal.h: the same search as make_qkx2_quants with weights).
-    detail::group_searches().qkx2(QK_K / 32, 32, kNmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
-
-    const float d_block = detail::make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
-    const float m_block = detail::make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
-    if (kNmax == 31) {
-        for (int j = 0; j < QK_K / 32; ++j) {
-            Ls[j] = std::min<uint8_t>(63, Ls[j]);
-            Lm[j] = std::min<uint8_t>(63, Lm[j]);
+    detail::group_searches().qkx2(nb * QK_K / 32, 32, kNmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
+    for (int k = 0; k < nb; ++k) {
+        uint8_t Ls[QK_K / 32];
+        uint8_t Lm[QK_K / 32];
+        const float d_block = detail::make_qp_quants(QK_K / 32, 63, scales + k * QK_K / 32, Ls, sw + k * QK_K / 32);
+        const float m_block = detail::make_qp_quants(QK_K / 32, 63, mins + k * QK_K / 32, Lm, sw + k * QK_K / 32);
+        if (kNmax == 31) {
+            for (int j = 0; j < QK_K / 32; ++j) {
+                Ls[j] = std::min<uint8_t>(63, Ls[j]);
+                Lm[j] = std::min<uint8_t>(63, Lm[j]);
+            }
         }
-    }
-    pack_scale_min_k4(Ls, Lm, scales_out);
-    *dh = fp32_to_fp16(d_block);
-    *dminh = fp32_to_fp16(m_block);
-    requantize_k4(x, scales_out, *dh, *dminh, kNmax, L);
-}
-
-void quantize_row_q4_K(const float* x, uint8_t* y, int64_t n, const float* quant_weights) {
-    for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
-        uint8_t L[QK_K];
-        block_q4_K b;
-        if (quant_weights) {
-            q45_K_impl_scales<15>(x, quant_weights + QK_K * i, L, b.scales, &b.d, &b.dmin);
-        } else {
-            q45_K_ref_scales<15>(x, L, b.scales, &b.d, &b.dmin);
-        }
-        pack_q4_K_quants(L, b.qs);
-        store_block(y, i, b);
+        Block& b = blocks[k];
+        pack_scale_min_k4(Ls, Lm, b.scales);
+        b.d = fp32_to_fp16(d_block);
+        b.dmin = fp32_to_fp16(m_block);
+        requantize_k4(x + k * QK_K, b.scales, b.d, b.dmin, kNmax, L + k * QK_K);
     }
 }
 
-void quantize_row_q5_K(const float* x, uint8_t* y, int64_t n, const float* quant_weights) {
-    for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
-        uint8_t L[QK_K];
-        block_q5_K b;
+void pack_q4_K(const uint8_t* L, block_q4_K& b) {
+    pack_q4_K_quants(L, b.qs);
+}
+
+// Q4_K (kNmax 15) and Q5_K (31): kSearchSuperBlocks super-blocks at a time.
+template <int kNmax, typename Block, void (*pack)(const uint8_t*, Block&)>
+void quantize_row_q45_K(const float* x, uint8_t* y, int64_t n, const float* quant_weights) {
+    const int64_t nsb = n / QK_K;
+    for (int64_t i = 0; i < nsb; i += kSearchSuperBlocks) {
+        const int nb = static_cast<int>(std::min<int64_t>(kSearchSuperBlocks, nsb - i));
+        uint8_t L[kSearchSuperBlocks * QK_K];
+        Block b[kSearchSuperBlocks];
         if (quant_weights) {
-            q45_K_impl_scales<31>(x, quant_weights + QK_K * i, L, b.scales, &b.d, &b.dmin);
+            q45_K_impl_scales<kNmax>(nb, x + QK_K * i, quant_weights + QK_K * i, L, b);
         } else {
-            q45_K_ref_scales<31>(x, L, b.scales, &b.d, &b.dmin);
+            q45_K_ref_scales<kNmax>(nb, x + QK_K * i, L, b);
         }
-        pack_q5_K_quants(L, b);
-        store_block(y, i, b);
+        for (int k = 0; k < nb; ++k) {
+            pack(L + QK_K * k, b[k]);
+            store_block(y, i + k, b[k]);
+        }
     }
 }
 
@@ -727,11 +736,11 @@ void quantize_q3_K(const float* x, uint8_t* y, int64_t n, const float* imatrix) 
 }
 
 void quantize_q4_K(const float* x, uint8_t* y, int64_t n, const float* imatrix) {
-    quantize_row_q4_K(x, y, n, imatrix);
+    quantize_row_q45_K<15, block_q4_K, pack_q4_K>(x, y, n, imatrix);
 }
 
 void quantize_q5_K(const float* x, uint8_t* y, int64_t n, const float* imatrix) {
-    quantize_row_q5_K(x, y, n, imatrix);
+    quantize_row_q45_K<31, block_q5_K, pack_q5_K_quants>(x, y, n, imatrix);
 }
 
 void quantize_q6_K(const float* x, uint8_t* y, int64_t n, const float* imatrix) {

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// The k-quants' group searches for AVX-512 CPUs: group_lanes.h at sixteen lanes, measured 1.7x the eight AVX2
+// lanes on the same machine (the searches wait on their chains of additions, and one instruction now carries
+// sixteen groups' links). IQ4's searches stay at eight lanes (their AVX2 lookups). This file alone is compiled
+// with -mavx512f -mavx512dq -mavx512vl -mf16c (core/CMakeLists.txt), without FMA, and only runs after
+// group_searches() has checked the CPU.
+#include "quantize/group_search.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__EMSCRIPTEN__)
+
+#include "quantize/group_lanes.h"
+
+namespace ws {
+namespace detail {
+
+const GroupSearches kAvx512GroupSearches = {qkx2_groups<16>, qx_groups<16>, iq4_scales_groups<8>,
+                                            iq4_indices_groups<8>};
+
+}  // namespace detail
+}  // namespace ws
+
+#endif
