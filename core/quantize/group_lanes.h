@@ -179,6 +179,57 @@ struct Lanes {
         }
     }
 
+    // make_q3_quants for the W groups of n values at x, one per lane. Its coordinate descent stops when a pass
+    // changes nothing: a lane whose pass changed nothing would change nothing again (same state, same pass), so
+    // the lanes run until none changes, and each stops where the scalar search stops.
+    static void q3(int n, int nmax, const float* x, int8_t* L, float* scales) {
+        F X[32] = {}, Wt[32] = {};
+        I Lq[32];
+        transpose_in(x, n, X);
+        for (int i = 0; i < n; ++i) Wt[i] = X[i] * X[i];
+        const F zero = splat(0.f);
+        F max = zero, amax = zero;
+        for (int i = 0; i < n; ++i) {
+            const F ax = fabs(X[i]);
+            const I larger = ax > amax;
+            amax = select(larger, ax, amax);
+            max = select(larger, X[i], max);
+        }
+        const I flat = amax < splat(kGroupMaxEps);  // these lanes return L = 0, scale 0
+        const F iscale = splat(static_cast<float>(-nmax)) / max;
+        F sumlx = zero, suml2 = zero;
+        for (int i = 0; i < n; ++i) {
+            Lq[i] = clamp(nearest_int(iscale * X[i]), -nmax, nmax - 1);
+            const F fl = to_float(Lq[i]);
+            sumlx += Wt[i] * X[i] * fl;
+            suml2 += Wt[i] * fl * fl;
+        }
+        for (int itry = 0; itry < 5; ++itry) {
+            I changed = splat_i(0);
+            for (int i = 0; i < n; ++i) {
+                const F li = to_float(Lq[i]);
+                const F slx_without = sumlx - Wt[i] * X[i] * li;
+                const F sl2_without = suml2 - Wt[i] * li * li;
+                const I new_l = clamp(nearest_int(X[i] * sl2_without / slx_without), -nmax, nmax - 1);
+                const F fl = to_float(new_l);
+                const F slx = slx_without + Wt[i] * X[i] * fl;
+                const F sl2 = sl2_without + Wt[i] * fl * fl;
+                const I take =
+                    (slx_without > zero) & (new_l != Lq[i]) & (sl2 > zero) & (slx * slx * suml2 > sumlx * sumlx * sl2);
+                Lq[i] = select_i(take, new_l, Lq[i]);
+                sumlx = select(take, slx, sumlx);
+                suml2 = select(take, sl2, suml2);
+                changed |= take;
+            }
+            if (!any(changed)) break;
+        }
+        const F scale = select((suml2 > zero) & ~flat, sumlx / suml2, zero);
+        for (int l = 0; l < W; ++l) {
+            scales[l] = scale[l];
+            for (int i = 0; i < n; ++i) L[l * n + i] = static_cast<int8_t>(flat[l] ? 0 : Lq[i][l] + nmax);
+        }
+    }
+
     // make_qx_quants for the W groups of n values at x (weights qw, or x^2 when qw is nullptr), one per lane.
     static void qx(int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales) {
         F X[32] = {}, Wt[32] = {};
@@ -370,6 +421,19 @@ void qx_groups(int groups, int n, int nmax, const float* x, int8_t* L, const flo
     std::memcpy(xt, x + g * n, tail);
     if (qw) std::memcpy(wt, qw + g * n, tail);
     Lanes<W>::qx(n, nmax, xt, Lt, qw ? wt : nullptr, st);
+    std::memcpy(L + g * n, Lt, static_cast<size_t>((groups - g) * n));
+    std::memcpy(scales + g, st, sizeof(float) * (groups - g));
+}
+
+template <int W>
+void q3_groups(int groups, int n, int nmax, const float* x, int8_t* L, float* scales) {
+    int g = 0;
+    for (; g + W <= groups; g += W) Lanes<W>::q3(n, nmax, x + g * n, L + g * n, scales + g);
+    if (g == groups) return;
+    float xt[32 * W] = {}, st[W];
+    int8_t Lt[32 * W];
+    std::memcpy(xt, x + g * n, sizeof(float) * static_cast<size_t>((groups - g) * n));
+    Lanes<W>::q3(n, nmax, xt, Lt, st);
     std::memcpy(L + g * n, Lt, static_cast<size_t>((groups - g) * n));
     std::memcpy(scales + g, st, sizeof(float) * (groups - g));
 }

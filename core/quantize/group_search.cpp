@@ -33,7 +33,11 @@ void iq4_indices_scalar(int groups, const float* x, const float* ids, uint8_t* L
     }
 }
 
-const GroupSearches kScalarGroupSearches = {qkx2_scalar, qx_scalar, iq4_scales_scalar, iq4_indices_scalar};
+void q3_scalar(int groups, int n, int nmax, const float* x, int8_t* L, float* scales) {
+    for (int g = 0; g < groups; ++g) scales[g] = make_q3_quants(n, nmax, x + g * n, L + g * n);
+}
+
+const GroupSearches kScalarGroupSearches = {qkx2_scalar, qx_scalar, q3_scalar, iq4_scales_scalar, iq4_indices_scalar};
 
 const GroupSearches& choose() {
 #if defined(__wasm_simd128__)

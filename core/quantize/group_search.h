@@ -20,6 +20,9 @@ struct GroupSearches {
     // make_qx_quants on `groups` consecutive groups of n values (weights qw[g n ...], or x^2 when qw is nullptr):
     // quants in L[g n ...], scale in scales[g]. n <= 32, any groups >= 0.
     void (*qx)(int groups, int n, int nmax, const float* x, int8_t* L, const float* qw, float* scales);
+    // make_q3_quants (quantize_kquants.cpp) on `groups` consecutive groups of n values: quants in L[g n ...],
+    // scale in scales[g]. n <= 32, any groups >= 0.
+    void (*q3)(int groups, int n, int nmax, const float* x, int8_t* L, float* scales);
     // iq4_block_scale (quantize_internal.h) on `groups` consecutive 32-value blocks: block g is x[32 g ..
     // 32 g + 32) with weights w[32 g ...], its scale goes to scales[g]. Any groups >= 0.
     void (*iq4_scales)(int groups, const float* x, const float* w, float* scales);

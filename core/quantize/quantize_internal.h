@@ -66,6 +66,10 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
                        float rmin, float rdelta, int nstep, bool use_mad);
 
+// ggml's make_q3_quants with do_rmse (Q3_K without an imatrix): signed quants in [-nmax, nmax) by coordinate
+// descent on the x^2-weighted fit, returned biased by nmax (an all-zero group gives L = 0). Returns the scale.
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L);
+
 // ggml's make_qkx3_quants with weights given, as all its callers do. With weights it differs from
 // make_qkx2_quants only in rejecting `max <= min` instead of `max == min`, and since max >= x[0] >= min (or both
 // are NaN, which both tests let through) the two tests agree: one search serves both.

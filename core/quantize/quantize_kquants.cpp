@@ -197,19 +197,9 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* q
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-}  // namespace detail
-
-namespace {
-
-using detail::kGroupMaxEps;
-using detail::make_qkx2_quants;
-using detail::make_qkx3_quants;
-using detail::make_qx_quants;
-using detail::nearest_int;
-using detail::store_block;
-
-// ggml's make_q3_quants with do_rmse (its only use, Q3_K without imatrix): signed quants in [-nmax, nmax) found by
-// coordinate descent on the x^2-weighted fit, returned biased by nmax (an all-zero group gives L = 0, unbiased).
+// ggml's make_q3_quants with do_rmse (its only use, Q3_K without imatrix; quantize_internal.h): signed quants in
+// [-nmax, nmax) found by coordinate descent on the x^2-weighted fit, returned biased by nmax (an all-zero group gives L
+// = 0, unbiased).
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
     float max = 0;
     float amax = 0;
@@ -261,6 +251,17 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
     for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::kGroupMaxEps;
+using detail::make_qkx2_quants;
+using detail::make_qkx3_quants;
+using detail::make_qx_quants;
+using detail::nearest_int;
+using detail::store_block;
 
 // Four 2-bit quants per byte: within each 128 elements, byte l holds elements l, l+32, l+64, l+96 (low first).
 void pack_2bit(const uint8_t* L, uint8_t* qs) {
@@ -510,8 +511,8 @@ void quantize_row_q3_K_ref(const float* x, uint8_t* y, int64_t k) {
         float scales[QK_K / 16];
         float max_scale = 0;
         float amax = 0;
+        detail::group_searches().q3(QK_K / 16, 16, 4, x, L, scales);
         for (int j = 0; j < QK_K / 16; ++j) {
-            scales[j] = make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
             const float scale = std::fabs(scales[j]);
             if (scale > amax) {
                 amax = scale;
