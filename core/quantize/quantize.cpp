@@ -5,15 +5,11 @@
 
 #include "quantize/quantize_internal.h"
 #include "quantize/quantize_iquants.h"
+#include "quantize/row_kernels.h"
 #include "weightstream/dequant.h"
 
 namespace ws {
 namespace {
-
-void store_le16(uint8_t* p, uint16_t v) {
-    p[0] = static_cast<uint8_t>(v);
-    p[1] = static_cast<uint8_t>(v >> 8);
-}
 
 // ggml_quantize_chunk's float types: F32 copied as bits, F16 as ggml_fp32_to_fp16_row, BF16 as
 // ggml_fp32_to_bf16_row_ref.
@@ -21,10 +17,10 @@ void quantize_f32(const float* x, uint8_t* y, int64_t n, const float*) {
     if (n) std::memcpy(y, x, static_cast<size_t>(n) * sizeof(float));
 }
 void quantize_f16(const float* x, uint8_t* y, int64_t n, const float*) {
-    for (int64_t i = 0; i < n; ++i) store_le16(y + 2 * i, fp32_to_fp16(x[i]));
+    detail::row_kernels().f16(x, y, n);
 }
 void quantize_bf16(const float* x, uint8_t* y, int64_t n, const float*) {
-    for (int64_t i = 0; i < n; ++i) store_le16(y + 2 * i, fp32_to_bf16(x[i]));
+    detail::row_kernels().bf16(x, y, n);
 }
 
 // The i-quants (quantize_iquants.h) take rows in bulk; the table takes one row at a time.

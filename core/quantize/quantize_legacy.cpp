@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "quantize/quantize_internal.h"
+#include "quantize/row_kernels.h"
 #include "weightstream/quant_blocks.h"
 #include "weightstream/quantize.h"
 
@@ -187,7 +188,7 @@ void block_weights(const float* xb, const float* qw, float sigma2, float* weight
 namespace detail {
 
 void quantize_q8_0(const float* x, uint8_t* y, int64_t n, const float*) {
-    quantize_row_q8_0_ref(x, y, n);
+    row_kernels().q8_0(x, y, n);
 }
 
 void quantize_q4_0(const float* x, uint8_t* y, int64_t n, const float* imatrix) {
