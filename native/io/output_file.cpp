@@ -26,6 +26,10 @@ namespace {
 // input that shrank happen in our memcpy (a SIGBUS the input's handler reports) instead of in write(2),
 // which would return EFAULT and be mistaken for an output error.
 constexpr size_t kBufferBytes = size_t(1) << 20;
+// Written bytes are handed to the disk (sync_file_range, SYNC_FILE_RANGE_WRITE: start the writeback, do not wait)
+// every this many, so that commit()'s fsync waits for the last few only instead of the whole file: writing back
+// a 250 MB output at the end took 0.15 s, a serial step that no thread count shortens.
+constexpr uint64_t kWritebackBytes = uint64_t(8) << 20;
 constexpr int kMaxTemporaryFiles = 64;  // concurrent outputs of one process
 constexpr int kNameAttempts = 100;      // random names tried before giving up
 
@@ -359,6 +363,13 @@ bool OutputFile::flush() {
         done += static_cast<size_t>(n);
     }
     buffered_ = 0;
+    written_ += done;
+    if (!direct_ && written_ - handed_ >= kWritebackBytes) {
+        // Only a hint (the pages are written back anyway): its failure is fsync's to report.
+        (void)::sync_file_range(fd_, static_cast<off_t>(handed_), static_cast<off_t>(written_ - handed_),
+                                SYNC_FILE_RANGE_WRITE);
+        handed_ = written_;
+    }
     return true;
 }
 

@@ -93,6 +93,8 @@ private:
     bool committed_ = false;
     std::vector<uint8_t> buffer_;  // bytes not yet written
     size_t buffered_ = 0;
+    uint64_t written_ = 0;  // bytes flush() has written, in order
+    uint64_t handed_ = 0;   // of those, the first handed_ are handed to the disk (sync_file_range)
     std::string error_;
 };
 
