@@ -1192,3 +1192,49 @@ TEST_CASE("a --trace FILE that is not a trace is never replaced (a model given t
     const std::vector<uint8_t> t = ws_test::read_file(trace);
     CHECK(std::string(t.begin(), t.end()).find("\"traceEvents\"") != std::string::npos);
 }
+
+TEST_CASE("quantize on several threads reports a full disk and bad input as on one thread") {
+    // With several threads the output is written on a thread of its own while the next step runs: a write that
+    // fails there, or a tensor's bad data while a write is pending, must give the error one thread gives. Each
+    // tensor gives 1 MiB of Q8_0 and more, so writes fail mid-run, not only at the last flush.
+    ws_test::TempDir dir;
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+    spec.kvs.push_back({"llama.block_count", ws_test::val_u32(1)});
+    std::vector<float> values(1024 * 1024);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
+    std::vector<uint8_t> rows(values.size() * 4);
+    std::memcpy(rows.data(), values.data(), rows.size());
+    std::vector<uint8_t> nan_rows = rows;
+    const uint32_t nan = 0x7fc00000u;
+    std::memcpy(&nan_rows[4 * 5000], &nan, 4);
+    for (const char* name : {"attn_q", "attn_k", "attn_v"}) {
+        spec.tensors.push_back({"blk.0." + std::string(name) + ".weight", 0, {1024, 1024}, rows});
+    }
+    const std::string good = dir.file("good.gguf");
+    ws_test::write_file(good, ws_test::build_gguf(spec).bytes);
+    spec.tensors[1].data = nan_rows;
+    const std::string bad = dir.file("bad.gguf");
+    ws_test::write_file(bad, ws_test::build_gguf(spec).bytes);
+
+    for (const std::string& in : {good, bad}) {
+        const std::string to_file = "quantize " + quote(in) + " " + quote(dir.file("q.gguf")) + " --type Q8_0";
+        const std::string to_full = "quantize " + quote(in) + " - --type Q8_0";
+        const ws_test::CliResult file1 = run_cli(to_file + " --threads 1", "", 60);
+        const ws_test::CliResult full1 = run_cli(to_full + " --threads 1 >/dev/full", "", 60);
+        if (in == good) {
+            CHECK(full1.status == 3);
+            CHECK(full1.err == "weightstream: error: cannot write -: No space left on device\n");
+        }
+        CHECK(file1.status == (in == good ? 0 : 1));
+        for (const char* threads : {"2", "3"}) {
+            INFO(in << " threads " << threads);
+            const ws_test::CliResult file = run_cli(to_file + " --threads " + threads, "", 60);
+            CHECK(file.status == file1.status);
+            CHECK(file.err == file1.err);
+            const ws_test::CliResult full = run_cli(to_full + " --threads " + threads + " >/dev/full", "", 60);
+            CHECK(full.status == full1.status);
+            CHECK(full.err == full1.err);
+        }
+    }
+}
