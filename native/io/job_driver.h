@@ -2,7 +2,8 @@
 // The native driver of the core's jobs (weightstream/job.h): every command that runs a job runs it here. It
 // feeds each step the bytes it asks for — a span of the mapping for a local file (no copy), the range fetched
 // for a file at a URL, a stream's next bytes —, runs the step's parts on up to `threads` threads (the job's bytes
-// do not depend on how many), and hands the step's output to `write` in order. While a step runs, the inputs of the
+// do not depend on how many), and hands the step's output to `write` in order (with several threads, on a thread
+// of its own while the next step runs). While a step runs, the inputs of the
 // step after it (JobStep::next_inputs) that lie in files at URLs are fetched on a thread of their own, so that the
 // network and the work overlap (memory: two steps' inputs).
 #pragma once
@@ -34,7 +35,8 @@ struct DriveOptions {
     // convert) then does not stay resident.
     bool drop_pages = false;
     // The output, in order, with the output file it belongs to (JobStep::output); false stops the run (kOutput:
-    // the caller knows why).
+    // the caller knows why). With threads > 1 it is called on a writer thread of the driver's (one call at a time,
+    // all before drive() returns) with a copy of the step's output, while the next step runs.
     std::function<bool(uint32_t output, const uint8_t*, size_t)> write;
     // After each step: the step, done (its work counts toward job.total_work()).
     std::function<void(const JobStep&)> progress;
