@@ -3,8 +3,9 @@
 // elements at a time.
 // - Q8_0: as the AVX2 kernel (arch/x86/row_kernels_avx2.cpp): a block with a NaN takes the scalar path, else the
 //   largest magnitude is a max in any order; x * id rounded half away from zero by truncating and stepping away
-//   from zero when the dropped fraction is >= 0.5 (exact for every float). wasm's conversion saturates, so values
-//   outside the int32 range and NaN are given float_to_int32's INT32_MIN explicitly; the low byte is kept.
+//   from zero when the dropped fraction is >= 0.5 (exact for every float). wasm's conversion saturates where x86's
+//   gives INT32_MIN, so the blocks whose quants can leave the int32 range (an Inf in the block, 1/d overflowing)
+//   take the scalar path too; the low byte is kept.
 // - F16: wasm has no conversion instruction, so fp32_to_fp16's own float trick, lane by lane (the same float
 //   multiplications and addition, the same integer arithmetic).
 // - BF16: fp32_to_bf16's integer arithmetic, lane by lane.
@@ -15,6 +16,7 @@
 #include <wasm_simd128.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "weightstream/dequant.h"
@@ -25,15 +27,12 @@ namespace ws {
 namespace detail {
 namespace {
 
-// float_to_int32(roundf(q)) for four values (see the file comment).
+// (int32_t)roundf(q) for four values of magnitude below 2^31 (see the file comment).
 inline v128_t round_to_int32(v128_t q) {
     const v128_t t = wasm_f32x4_trunc(q);
     const v128_t away = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(q, t)), wasm_f32x4_splat(0.5f));
     const v128_t step = wasm_v128_or(wasm_f32x4_splat(1.0f), wasm_v128_and(q, wasm_f32x4_splat(-0.0f)));
-    const v128_t r = wasm_f32x4_add(t, wasm_v128_and(away, step));
-    const v128_t in_range = wasm_v128_and(wasm_f32x4_ge(r, wasm_f32x4_splat(-2147483648.0f)),
-                                          wasm_f32x4_lt(r, wasm_f32x4_splat(2147483648.0f)));
-    return wasm_v128_bitselect(wasm_i32x4_trunc_sat_f32x4(r), wasm_i32x4_splat(INT32_MIN), in_range);
+    return wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_add(t, wasm_v128_and(away, step)));
 }
 
 void q8_0(const float* x, uint8_t* y, int64_t k) {
@@ -50,16 +49,18 @@ void q8_0(const float* x, uint8_t* y, int64_t k) {
             nan = wasm_v128_or(nan, wasm_f32x4_ne(v[j], v[j]));
             m = wasm_f32x4_max(m, wasm_f32x4_abs(v[j]));
         }
-        if (wasm_v128_any_true(nan)) {
-            quantize_row_q8_0_ref(xb, yb, QK8_0);
-            continue;
-        }
         // Without NaN, the reference's running MAX() is the largest magnitude, in any order.
         const float amax = std::max(std::max(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
                                     std::max(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
-
         const float d = amax / ((1 << 7) - 1);
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        // With a finite amax and id, every x * id is within about 127 of zero and the conversion is in range. A NaN
+        // (MAX()'s order), an Inf in the block or a d so small that 1/d overflows (NaN/Inf quants, whose int8 is
+        // x86's) take the scalar path.
+        if (wasm_v128_any_true(nan) || amax == INFINITY || id == INFINITY) {
+            quantize_row_q8_0_ref(xb, yb, QK8_0);
+            continue;
+        }
         const uint16_t dh = fp32_to_fp16(d);
         yb[0] = static_cast<uint8_t>(dh);
         yb[1] = static_cast<uint8_t>(dh >> 8);
