@@ -99,6 +99,19 @@ TEST_CASE("q8_0 kernel rounds exact halves away from zero as roundf does") {
     x[40] = std::nextafter(2.5f, 3.0f);
     x[41] = std::nextafter(-2.5f, -3.0f);
     same_q8_0(x);
+    // Every half from 0.5 to 126.5 and its two neighbours, both signs, block by block (127 first: d = id = 1).
+    std::vector<float> halves;
+    for (int k = 0; k < 127; ++k) {
+        const float h = static_cast<float>(k) + 0.5f;
+        for (float v : {h, std::nextafter(h, 0.0f), std::nextafter(h, 200.0f)}) {
+            if (halves.size() % 32 == 0) halves.push_back(127.0f);
+            halves.push_back(v);
+            if (halves.size() % 32 == 0) halves.push_back(127.0f);
+            halves.push_back(-v);
+        }
+    }
+    while (halves.size() % 32 != 0) halves.push_back(0.0f);
+    same_q8_0(halves);
 }
 
 TEST_CASE("q8_0 kernel follows the reference through NaN and Inf anywhere in a block") {

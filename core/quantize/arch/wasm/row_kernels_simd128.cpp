@@ -2,10 +2,9 @@
 // Q8_0 and the F16/BF16 outputs for the wasm build (-msimd128): each its scalar reference's operations on four
 // elements at a time.
 // - Q8_0: as the AVX2 kernel (arch/x86/row_kernels_avx2.cpp): a block with a NaN takes the scalar path, else the
-//   largest magnitude is a max in any order; x * id rounded half away from zero by truncating and stepping away
-//   from zero when the dropped fraction is >= 0.5 (exact for every float). wasm's conversion saturates where x86's
-//   gives INT32_MIN, so the blocks whose quants can leave the int32 range (an Inf in the block, 1/d overflowing)
-//   take the scalar path too; the low byte is kept.
+//   largest magnitude is a max in any order; x * id rounded half away from zero as the AVX2 kernel does. wasm's
+//   conversion saturates where x86's gives INT32_MIN, so the blocks whose quants can leave the int32 range (an Inf in
+//   the block, 1/d overflowing) take the scalar path too; the low byte is kept.
 // - F16: wasm has no conversion instruction, so fp32_to_fp16's own float trick, lane by lane (the same float
 //   multiplications and addition, the same integer arithmetic).
 // - BF16: fp32_to_bf16's integer arithmetic, lane by lane.
@@ -29,10 +28,8 @@ namespace {
 
 // (int32_t)roundf(q) for four values of magnitude below 2^31 (see the file comment).
 inline v128_t round_to_int32(v128_t q) {
-    const v128_t t = wasm_f32x4_trunc(q);
-    const v128_t away = wasm_f32x4_ge(wasm_f32x4_abs(wasm_f32x4_sub(q, t)), wasm_f32x4_splat(0.5f));
-    const v128_t step = wasm_v128_or(wasm_f32x4_splat(1.0f), wasm_v128_and(q, wasm_f32x4_splat(-0.0f)));
-    return wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_add(t, wasm_v128_and(away, step)));
+    const v128_t half = wasm_v128_or(wasm_v128_and(q, wasm_f32x4_splat(-0.0f)), wasm_f32x4_splat(0.49999997f));
+    return wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_add(q, half));
 }
 
 void q8_0(const float* x, uint8_t* y, int64_t k) {
@@ -47,7 +44,7 @@ void q8_0(const float* x, uint8_t* y, int64_t k) {
         for (int j = 0; j < 8; ++j) {
             v[j] = wasm_v128_load(xb + 4 * j);
             nan = wasm_v128_or(nan, wasm_f32x4_ne(v[j], v[j]));
-            m = wasm_f32x4_max(m, wasm_f32x4_abs(v[j]));
+            m = wasm_f32x4_pmax(m, wasm_f32x4_abs(v[j]));  // maxps: a NaN block is not computed here
         }
         // Without NaN, the reference's running MAX() is the largest magnitude, in any order.
         const float amax = std::max(std::max(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),

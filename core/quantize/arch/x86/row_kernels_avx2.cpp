@@ -2,9 +2,9 @@
 // Q8_0 and the F16/BF16 outputs for AVX2 + F16C CPUs (functions built for that target, called only after
 // row_kernels() has checked the CPU). Each is its scalar reference's operations on eight elements at once:
 // - Q8_0: the block's largest magnitude (ggml's MAX() order matters only with a NaN: such a block takes the
-//   scalar path), d and 1/d in scalar as the reference computes them, x * id rounded half away from zero
-//   (truncate, then step away from zero when the dropped fraction is >= 0.5: exact for every float), and
-//   cvttps2dq, which gives float_to_int32's INT32_MIN for NaN and out-of-range values, keeping the low byte;
+//   scalar path), d and 1/d in scalar as the reference computes them, x * id rounded half away from zero (plus
+//   0.5 - 2^-25 with its sign, truncated: roundf for every float in the int32 range), and cvttps2dq, which
+//   gives float_to_int32's INT32_MIN for NaN and out-of-range values, keeping the low byte;
 // - F16: vcvtps2ph rounding to nearest even is fp32_to_fp16 for every non-NaN float (overflow to Inf,
 //   subnormals kept); a NaN becomes 0x7e00 with its sign, as the reference drops the payload;
 // - BF16: fp32_to_bf16's integer arithmetic, lane by lane.
@@ -25,16 +25,13 @@ namespace ws {
 namespace detail {
 namespace {
 
-// roundf(q) as an int32, as float_to_int32(std::round(q)) gives it. q - trunc(q) is exact, so the comparison
-// with 0.5 decides exactly as roundf does; trunc(q) +- 1 is exact below 2^24 and not reached above (the
-// fraction is 0 there). NaN and +-Inf stay NaN/Inf and become INT32_MIN, as out-of-range values do.
+// roundf(q) as an int32, as float_to_int32(std::round(q)) gives it: q plus the float just below 0.5 with q's
+// sign, truncated, is roundf(q) for every float below 2^31 in magnitude (checked for all 2^32 bit patterns: the
+// sum rounds up to the next integer exactly when q's fraction is 0.5 or more). NaN, +-Inf and larger values stay
+// NaN/Inf/out of range and become INT32_MIN.
 WS_AVX2 inline __m256i round_to_int32(__m256 q) {
-    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-    const __m256 t = _mm256_round_ps(q, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256 fraction = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(q, t));
-    const __m256 away = _mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-    const __m256 step = _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(q, sign_bit));
-    return _mm256_cvttps_epi32(_mm256_add_ps(t, _mm256_and_ps(away, step)));
+    const __m256 half = _mm256_or_ps(_mm256_and_ps(q, _mm256_set1_ps(-0.0f)), _mm256_set1_ps(0.49999997f));
+    return _mm256_cvttps_epi32(_mm256_add_ps(q, half));
 }
 
 WS_AVX2 void q8_0(const float* x, uint8_t* y, int64_t k) {
