@@ -88,6 +88,8 @@ private:
     bool staged() const;
     // The source tensor of tensor k_ (source_tensor()).
     const TensorInfo& source() const;
+    // Makes floats_ hold at least n floats.
+    void grow_floats(uint64_t n);
 
     const ModelInfo& in_;
     QuantPlan plan_;
@@ -111,7 +113,7 @@ private:
     // The current step: what it is (a window: windows_'s current one).
     Step step_ = Step::kHeader;
     ByteSpan piece_;                   // a copied piece: its bytes (the step's input)
-    std::vector<float> floats_;        // a window, decoded
+    std::vector<float> floats_;        // a window, decoded (at least; grow_floats())
     std::vector<uint8_t> staged_;      // converting: a window rearranged before it is encoded
     std::vector<uint8_t> mid_;         // converting: a window as the conversion writes it (a copied one: the output)
     std::vector<uint8_t> out_;         // a window, quantized
