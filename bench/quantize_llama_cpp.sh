@@ -14,8 +14,9 @@ TYPES=${*:-Q4_K_M Q5_K_M Q6_K Q8_0 Q2_K IQ4_XS}
 mkdir -p $W; IN=${IN:-$W/f16.gguf}
 [ -f $IN ] || python3 "$(dirname "$0")/make_f16_llama.py" $IN 2
 PARAMS=$($BIN info $IN --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["facts"]["parameter_count"])')
-# secs LABEL CMD...: runs CMD, prints its wall seconds.
-secs() { s=$(date +%s.%N); "$@" >/dev/null 2>$W/err.txt || { cat $W/err.txt >&2; exit 1; }; e=$(date +%s.%N); echo "$s $e" | awk '{printf "%.3f", $2 - $1}'; }
+# secs OUT CMD...: deletes OUT (freeing an old file's blocks is not the tool's time), runs CMD, prints its wall
+# seconds.
+secs() { rm -f "$1"; shift; s=$(date +%s.%N); "$@" >/dev/null 2>$W/err.txt || { cat $W/err.txt >&2; exit 1; }; e=$(date +%s.%N); echo "$s $e" | awk '{printf "%.3f", $2 - $1}'; }
 best() { if [ -z "$1" ]; then echo "$2"; else echo "$1 $2" | awk '{print ($2 < $1) ? $2 : $1}'; fi; }
 mbs() { echo "$PARAMS $1" | awk '{printf "%.1f", $1 * 4 / 1e6 / $2}'; }
 echo "input: $IN, $PARAMS parameters; best of $ROUNDS rounds; MB/s of float32 input"
@@ -24,10 +25,10 @@ echo "|---|---|---|---|---|---|---|---|"
 for T in $TYPES; do
   ll=; w1=; w2=; wa=
   for r in $(seq $ROUNDS); do
-    ll=$(best "$ll" $(secs env LD_LIBRARY_PATH=$LL/build/bin $LL/build/bin/llama-quantize $IN $W/ll.gguf $T 1))
-    w1=$(best "$w1" $(secs $BIN quantize $IN $W/w1.gguf --type $T --threads 1))
-    w2=$(best "$w2" $(secs $BIN quantize $IN $W/w2.gguf --type $T --threads 2))
-    wa=$(best "$wa" $(secs node "$(dirname "$0")/package_ops.mjs" . quantize $IN $T $W/wa.gguf))
+    ll=$(best "$ll" $(secs $W/ll.gguf env LD_LIBRARY_PATH=$LL/build/bin $LL/build/bin/llama-quantize $IN $W/ll.gguf $T 1))
+    w1=$(best "$w1" $(secs $W/w1.gguf $BIN quantize $IN $W/w1.gguf --type $T --threads 1))
+    w2=$(best "$w2" $(secs $W/w2.gguf $BIN quantize $IN $W/w2.gguf --type $T --threads 2))
+    wa=$(best "$wa" $(secs $W/wa.gguf node "$(dirname "$0")/package_ops.mjs" . quantize $IN $T $W/wa.gguf))
   done
   n=$(sha256sum $W/ll.gguf $W/w1.gguf $W/w2.gguf $W/wa.gguf | awk '{print $1}' | sort -u | wc -l)
   [ $n -eq 1 ] || { echo "$T: outputs differ" >&2; sha256sum $W/ll.gguf $W/w1.gguf $W/w2.gguf $W/wa.gguf >&2; exit 1; }
