@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The quantizers' scale searches (the k-quants', IQ4_NL/IQ4_XS's) run one group per SIMD lane, W groups at once,
-// written once over GCC/clang vector extensions and compiled for each target by the file that includes it (arch/x86:
-// AVX2, 8 lanes; arch/wasm: SIMD128, 4 lanes per register). Included by exactly one file per build, everything here has
-// internal linkage, so no inline function compiled for AVX2 can be picked by the linker for baseline code.
+// written once over GCC/clang vector extensions and compiled for each target by the files that include it (arch/x86:
+// AVX2 at 8 lanes, AVX-512 at 16; arch/wasm: SIMD128 at 8, a pair of registers per vector). Everything here has
+// internal linkage, so no inline function compiled for AVX2 or AVX-512 can be picked by the linker for baseline
+// code.
 //
 // Why the bytes are ggml's: every lane performs its group's scalar operations (quantize_internal.h) on the same
 // operands in the same order — sums accumulated i = 0, 1, ... per lane, products and quotients as the source

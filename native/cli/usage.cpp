@@ -222,7 +222,7 @@ constexpr CommandHelp kHelp[] = {
      "  --hash                hash's GB/s of tensor bytes against decoding alone, 1 and N threads, medians of R\n"
      "                        (10) alternating rounds; without FILE on a generated 1.1 GiB GGUF (Q4_K, Q8_0,\n"
      "                        F16, F32) written to $TMPDIR and removed after\n"
-     "  --quantize            quantize MB/s of float32 input per type (the scalar reference path), with and\n"
+     "  --quantize            quantize MB/s of float32 input per type (the quantizers this CPU runs), with and\n"
      "                        without an importance matrix, 1 and N threads (bytes checked first)\n"
      "  --type NAME           one type only\n"
      "  --json                the figures as JSON\n"},
