@@ -31,11 +31,6 @@ namespace {
 template <int W>
 struct LaneTypes;
 template <>
-struct LaneTypes<4> {
-    typedef float F __attribute__((vector_size(16)));
-    typedef int32_t I __attribute__((vector_size(16)));
-};
-template <>
 struct LaneTypes<8> {
     typedef float F __attribute__((vector_size(32)));
     typedef int32_t I __attribute__((vector_size(32)));

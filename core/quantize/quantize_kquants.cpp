@@ -257,8 +257,6 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
 namespace {
 
 using detail::kGroupMaxEps;
-using detail::make_qkx2_quants;
-using detail::make_qkx3_quants;
 using detail::make_qx_quants;
 using detail::nearest_int;
 using detail::store_block;
