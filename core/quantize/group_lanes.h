@@ -105,6 +105,20 @@ struct Lanes {
         return F{p[static_cast<int>(lane) * stride]...};
     }
 
+    // The largest |X[i]| of each lane, with in *max the X[i] it came from (the first of equals), as make_qx_quants,
+    // make_q3_quants and the IQ4 scale search find it.
+    static F signed_absmax(const F* X, int n, F* max) {
+        F amax = splat(0.f);
+        *max = amax;
+        for (int i = 0; i < n; ++i) {
+            const F ax = fabs(X[i]);
+            const I larger = ax > amax;
+            amax = select(larger, ax, amax);
+            *max = select(larger, X[i], *max);
+        }
+        return amax;
+    }
+
     // make_qkx2_quants for the W groups of n values at x (weights w), one per lane; L gets W groups of n quants.
     static void qkx2(int n, int nmax, const float* x, const float* w, uint8_t* L, float* scales, float* mins,
                      float rmin, float rdelta, int nstep, bool use_mad) {
@@ -184,14 +198,8 @@ struct Lanes {
         transpose_in(x, n, X);
         for (int i = 0; i < n; ++i) Wt[i] = X[i] * X[i];
         const F zero = splat(0.f);
-        F max = zero, amax = zero;
-        for (int i = 0; i < n; ++i) {
-            const F ax = fabs(X[i]);
-            const I larger = ax > amax;
-            amax = select(larger, ax, amax);
-            max = select(larger, X[i], max);
-        }
-        const I flat = amax < splat(kGroupMaxEps);  // these lanes return L = 0, scale 0
+        F max;
+        const I flat = signed_absmax(X, n, &max) < splat(kGroupMaxEps);  // these lanes return L = 0, scale 0
         const F iscale = splat(static_cast<float>(-nmax)) / max;
         F sumlx = zero, suml2 = zero;
         for (int i = 0; i < n; ++i) {
@@ -237,14 +245,8 @@ struct Lanes {
             for (int i = 0; i < n; ++i) Wt[i] = X[i] * X[i];
         }
         const F zero = splat(0.f);
-        F max = zero, amax = zero;
-        for (int i = 0; i < n; ++i) {
-            const F ax = fabs(X[i]);
-            const I larger = ax > amax;
-            amax = select(larger, ax, amax);
-            max = select(larger, X[i], max);
-        }
-        const I flat = amax < splat(kGroupMaxEps);  // these lanes return L = 0, scale 0
+        F max;
+        const I flat = signed_absmax(X, n, &max) < splat(kGroupMaxEps);  // these lanes return L = 0, scale 0
         F iscale = splat(static_cast<float>(-nmax)) / max;
         F sumlx = zero, suml2 = zero;
         for (int i = 0; i < n; ++i) {
@@ -350,14 +352,8 @@ struct Lanes {
         transpose_in(x, 32, X);
         transpose_in(w, 32, Wt);
         const F zero = splat(0.f);
-        F amax = zero, max = zero;
-        for (int j = 0; j < 32; ++j) {
-            const F ax = fabs(X[j]);
-            const I larger = ax > amax;
-            amax = select(larger, ax, amax);
-            max = select(larger, X[j], max);
-        }
-        const I flat = amax < splat(kGroupMaxEps);  // these lanes return 0
+        F max;
+        const I flat = signed_absmax(X, 32, &max) < splat(kGroupMaxEps);  // these lanes return 0
         F d = -max / splat(static_cast<float>(kvalues_iq4nl[0]));
         F id = splat(1.f) / d;
         F sumqx = zero, sumq2 = zero;

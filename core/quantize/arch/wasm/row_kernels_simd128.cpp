@@ -92,14 +92,20 @@ inline v128_t fp32_to_fp16_x4(v128_t f) {
     return wasm_v128_or(wasm_u32x4_shr(sign, 16), wasm_v128_bitselect(wasm_i32x4_splat(0x7e00), nonsign, nan));
 }
 
-void f16(const float* x, uint8_t* y, int64_t n) {
+// n floats to 16-bit codes, eight at a time by `four` (the codes in each 32-bit lane), the rest by `tail`.
+template <v128_t (*four)(v128_t)>
+void to_16_bits(const float* x, uint8_t* y, int64_t n, void (*tail)(const float*, uint8_t*, int64_t)) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const v128_t a = fp32_to_fp16_x4(wasm_v128_load(x + i));
-        const v128_t b = fp32_to_fp16_x4(wasm_v128_load(x + i + 4));
+        const v128_t a = four(wasm_v128_load(x + i));
+        const v128_t b = four(wasm_v128_load(x + i + 4));
         wasm_v128_store(y + 2 * i, wasm_u16x8_narrow_i32x4(a, b));  // each lane 0..0xffff: no saturation
     }
-    scalar_row_kernels().f16(x + i, y + 2 * i, n - i);
+    tail(x + i, y + 2 * i, n - i);
+}
+
+void f16(const float* x, uint8_t* y, int64_t n) {
+    to_16_bits<fp32_to_fp16_x4>(x, y, n, scalar_row_kernels().f16);
 }
 
 // fp32_to_bf16 (weightstream/dequant.h) for four values.
@@ -112,13 +118,7 @@ inline v128_t fp32_to_bf16_x4(v128_t u) {
 }
 
 void bf16(const float* x, uint8_t* y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const v128_t a = fp32_to_bf16_x4(wasm_v128_load(x + i));
-        const v128_t b = fp32_to_bf16_x4(wasm_v128_load(x + i + 4));
-        wasm_v128_store(y + 2 * i, wasm_u16x8_narrow_i32x4(a, b));  // each lane 0..0xffff: no saturation
-    }
-    scalar_row_kernels().bf16(x + i, y + 2 * i, n - i);
+    to_16_bits<fp32_to_bf16_x4>(x, y, n, scalar_row_kernels().bf16);
 }
 
 }  // namespace
