@@ -4,7 +4,9 @@
 // CompareJob gives the same report either way; a truncated file ends a quantize job with truncated and makes a
 // compared pair incomparable.
 #include <catch2/catch.hpp>
+#include <cstring>
 
+#include "support/gguf_builder.h"
 #include "support/job_runner.h"
 #include "support/parse_model.h"
 #include "support/recipe_runs.h"
@@ -63,6 +65,66 @@ TEST_CASE("QuantizeJob refuses a truncated file and a big-endian one") {
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.status().code == Error::kUnsupported);
     CHECK(std::string(refused.status().what) == "endianness");
+}
+
+TEST_CASE("QuantizeJob names the next step that reads, as it then reads it") {
+    // The driver reads a step's next_inputs while the step runs: they must be the inputs of the next step that
+    // has any (the header and padding steps read nothing), across copied, quantized (in several windows) and
+    // padded tensors.
+    ws_test::GgufSpec spec;
+    spec.kvs.push_back({"general.architecture", ws_test::val_str("llama")});
+    spec.kvs.push_back({"llama.block_count", ws_test::val_u32(1)});
+    auto floats = [](size_t n) {
+        std::vector<uint8_t> b(n * 4);
+        for (size_t i = 0; i < n; ++i) {
+            const float v = static_cast<float>(static_cast<int>(i % 97) - 48) / 64.f;
+            std::memcpy(b.data() + 4 * i, &v, 4);
+        }
+        return b;
+    };
+    const int64_t rows = static_cast<int64_t>(kQuantizeWindowElements / 4096) * 2 + 3;  // three windows
+    spec.tensors.push_back({"blk.0.attn_norm.weight", 0, {5}, floats(5)});              // copied, then padded
+    spec.tensors.push_back({"blk.0.ffn_up.weight", 0, {4096, rows}, floats(4096 * static_cast<size_t>(rows))});
+    spec.tensors.push_back({"blk.0.ffn_norm.weight", 0, {7}, floats(7)});
+    spec.tensors.push_back({"blk.0.attn_q.weight", 0, {64, 4}, floats(256)});
+    const std::vector<uint8_t> bytes = ws_test::build_gguf(spec).bytes;
+    const ModelInfo in = ws_test::parse_model_bytes(bytes);
+    RecipeOptions options;
+    REQUIRE(ftype_from_name("Q8_0", &options.ftype));
+    Result<std::unique_ptr<QuantizeJob>> made = QuantizeJob::make(in, options);
+    REQUIRE(made.ok());
+    QuantizeJob& job = *made.value();
+    JobStep step;
+    std::vector<ByteRange> announced;
+    size_t reading = 0, without = 0;
+    uint64_t written = 0;
+    while (job.next(&step)) {
+        if (!step.inputs.empty()) {
+            if (reading++ > 0) {
+                REQUIRE(announced.size() == step.inputs.size());
+                CHECK(announced[0].source == step.inputs[0].source);
+                CHECK(announced[0].offset == step.inputs[0].offset);
+                CHECK(announced[0].size == step.inputs[0].size);
+            }
+            announced = step.next_inputs;
+        } else if (reading > 0) {
+            ++without;
+            REQUIRE(step.next_inputs.size() == announced.size());  // a padding step: the same guess again
+            if (!announced.empty()) CHECK(step.next_inputs[0].offset == announced[0].offset);
+        }
+        std::vector<ByteSpan> inputs;
+        for (const ByteRange& r : step.inputs) inputs.push_back({bytes.data() + r.offset, r.size});
+        job.run(inputs.data(), 0, 1);
+        ByteSpan out;
+        REQUIRE(job.complete(&out).ok());
+        written += out.size;
+    }
+    CHECK(announced.empty());  // the last step that reads knows it is the last
+    CHECK(reading == 2 + 3 + 1);
+    CHECK(without >= 2);  // the norms' paddings
+    // Looking ahead moved nothing: each quantized tensor counted once, every byte handed out.
+    CHECK(job.quantized() == 2);
+    CHECK(written == job.plan().layout.file_size);
 }
 
 TEST_CASE("CompareJob's report does not depend on the parts; a truncated side is incomparable") {

@@ -105,116 +105,91 @@ size_t QuantizeJob::source_tensor(const PlannedTensor& p) const {
 }
 
 bool QuantizeJob::converting() const {
-    return conversion_ && conversion_->rows(plan_.tensors[k_].input_index).data != ConvertJob::Step::kCopy;
+    return conversion_ && conversion_->rows(plan_.tensors[at_.k].input_index).data != ConvertJob::Step::kCopy;
 }
 
 bool QuantizeJob::staged() const {
-    const ConvertJob::Rows& c = conversion_->rows(plan_.tensors[k_].input_index);
+    const ConvertJob::Rows& c = conversion_->rows(plan_.tensors[at_.k].input_index);
     return c.encode && (c.swap || c.head_rows);
 }
 
 const TensorInfo& QuantizeJob::source() const {
-    return conversion_ ? conversion_->input().tensors[source_tensor(plan_.tensors[k_])]
-                       : in_.tensors[plan_.tensors[k_].input_index];
+    return conversion_ ? conversion_->input().tensors[source_tensor(plan_.tensors[at_.k])]
+                       : in_.tensors[plan_.tensors[at_.k].input_index];
 }
 
 void QuantizeJob::start_tensor() {
-    fed_ = written_ = 0;
-    padded_ = false;
-    windows_ = RowWindows();
-    if (k_ >= plan_.tensors.size()) return;
-    const PlannedTensor& p = plan_.tensors[k_];
+    at_.fed = at_.written = 0;
+    at_.padded = false;
+    at_.windows = RowWindows();
+    if (at_.k >= plan_.tensors.size()) return;
+    const PlannedTensor& p = plan_.tensors[at_.k];
     const TensorInfo& t = in_.tensors[p.input_index];
     if (!p.quantize) {
         // Made by the conversion: in windows of its rows, as ConvertJob makes them (copied otherwise).
         if (!converting()) return;
         const ConvertJob::Rows& c = conversion_->rows(p.input_index);
-        conv_rows_ = 1;
-        src_row_ = c.in_row;
-        out_row_ = c.out_row;
-        windows_ = RowWindows(c.rows_per_matrix, c.matrices, c.row_elements, c.granule, kQuantizeWindowElements);
+        at_.conv_rows = 1;
+        at_.src_row = c.in_row;
+        at_.out_row = c.out_row;
+        at_.windows = RowWindows(c.rows_per_matrix, c.matrices, c.row_elements, c.granule, kQuantizeWindowElements);
         return;
     }
     const uint64_t ne0 = static_cast<uint64_t>(t.ne[0]);
-    dtype_bytes_for(t.dtype, ne0, &in_row_);  // checked by make()
-    dtype_bytes_for(p.out.dtype, ne0, &out_row_);
+    dtype_bytes_for(t.dtype, ne0, &at_.in_row);  // checked by make()
+    dtype_bytes_for(p.out.dtype, ne0, &at_.out_row);
     uint64_t granule = 1;
-    conv_rows_ = 1;
-    src_row_ = in_row_;
+    at_.conv_rows = 1;
+    at_.src_row = at_.in_row;
     if (conversion_) {
         const ConvertJob::Rows& c = conversion_->rows(p.input_index);
-        conv_rows_ = ne0 / c.row_elements;  // checked by make_converted()
-        src_row_ = conv_rows_ * c.in_row;
+        at_.conv_rows = ne0 / c.row_elements;  // checked by make_converted()
+        at_.src_row = at_.conv_rows * c.in_row;
         granule = c.granule;  // a head of a permuted matrix, whose rows are ne[0] elements
     }
-    windows_ = RowWindows(static_cast<uint64_t>(t.ne[1]), static_cast<uint64_t>(t.ne[2] * t.ne[3]), ne0, granule,
-                          kQuantizeWindowElements);
+    at_.windows = RowWindows(static_cast<uint64_t>(t.ne[1]), static_cast<uint64_t>(t.ne[2] * t.ne[3]), ne0, granule,
+                             kQuantizeWindowElements);
 }
 
-void QuantizeJob::grow_floats(uint64_t n) {
-    // Scratch the decoder overwrites: only grown, since a vector zeroes what it grows by (16 MiB for a window after a
-    // tensor's short last one, a serial step measured at 4% of a Q8_0 run).
-    if (floats_.size() < n) floats_.resize(static_cast<size_t>(n));
-}
-
-bool QuantizeJob::next(JobStep* step) {
+bool QuantizeJob::advance(JobStep* step) {
     *step = JobStep();
-    if (failed_) return false;
-    if (!started_) {
-        started_ = true;
-        k_ = 0;
+    if (!at_.started) {
+        at_.started = true;
+        at_.k = 0;
         start_tensor();
-        step_ = Step::kHeader;
-        part_status_.assign(1, ok_status());
+        at_.step = Step::kHeader;
         return true;
     }
-    for (; k_ < plan_.tensors.size(); ++k_, start_tensor()) {
-        const PlannedTensor& p = plan_.tensors[k_];
+    for (; at_.k < plan_.tensors.size(); ++at_.k, start_tensor()) {
+        const PlannedTensor& p = plan_.tensors[at_.k];
         const TensorInfo& s = source();
         step->tensor = static_cast<int64_t>(source_tensor(p));
-        if (!p.quantize && !converting() && fed_ < s.nbytes) {
+        if (!p.quantize && !converting() && at_.fed < s.nbytes) {
             // A piece of whole blocks (validate_row_data takes whole blocks), as stored (one pass: as the conversion
             // passes it unchanged).
-            step->inputs.push_back(copy_piece(s, fed_, dtype_traits(s.dtype).block_bytes));
+            step->inputs.push_back(copy_piece(s, at_.fed, dtype_traits(s.dtype).block_bytes));
             step->work = step->inputs[0].size;
-            fed_ += step->work;
-            step_ = Step::kCopy;
-            part_status_.assign(1, ok_status());
+            at_.fed += step->work;
+            at_.step = Step::kCopy;
             return true;
         }
-        if ((p.quantize || converting()) && windows_.next()) {
-            const uint64_t rows = windows_.rows();
-            const uint64_t n = rows * src_row_;
+        if ((p.quantize || converting()) && at_.windows.next()) {
+            const uint64_t rows = at_.windows.rows();
+            const uint64_t first = at_.windows.first_row();
             step->inputs.push_back(
-                conversion_
-                    ? conversion_->input_rows(p.input_index, windows_.first_row() * conv_rows_, rows * conv_rows_)
-                    : ByteRange{s.file_index, s.offset + windows_.first_row() * src_row_, n});
-            step->work = n;
-            step->max_parts = row_parts(rows, windows_.granule());
-            fed_ += n;
-            if (converting()) {
-                if (staged()) staged_.resize(static_cast<size_t>(n));
-                mid_.resize(static_cast<size_t>(rows * (p.quantize ? in_row_ : out_row_)));
-            }
-            if (p.quantize) {
-                step_ = Step::kWindow;
-                grow_floats(rows * static_cast<uint64_t>(in_.tensors[p.input_index].ne[0]));
-                out_.resize(static_cast<size_t>(rows * out_row_));
-            } else {
-                step_ = Step::kRows;
-                const ConvertJob::Rows& c = conversion_->rows(p.input_index);
-                if (c.encode) grow_floats(rows * c.row_elements);  // only encoding decodes
-            }
-            part_status_.assign(step->max_parts, ok_status());
+                conversion_ ? conversion_->input_rows(p.input_index, first * at_.conv_rows, rows * at_.conv_rows)
+                            : ByteRange{s.file_index, s.offset + first * at_.src_row, rows * at_.src_row});
+            step->work = rows * at_.src_row;
+            step->max_parts = row_parts(rows, at_.windows.granule());
+            at_.fed += step->work;
+            at_.step = p.quantize ? Step::kWindow : Step::kRows;
             return true;
         }
-        if (padded_) continue;
-        padded_ = true;  // the tensor's data is all handed out
-        if (p.quantize) ++quantized_;
-        if (plan_.layout.tensor_padding[k_] > 0) {
-            zeros_.assign(static_cast<size_t>(plan_.layout.tensor_padding[k_]), 0);
-            step_ = Step::kPadding;
-            part_status_.assign(1, ok_status());
+        if (at_.padded) continue;
+        at_.padded = true;  // the tensor's data is all handed out
+        if (p.quantize) ++at_.quantized;
+        if (plan_.layout.tensor_padding[at_.k] > 0) {
+            at_.step = Step::kPadding;
             return true;
         }
     }
@@ -222,13 +197,47 @@ bool QuantizeJob::next(JobStep* step) {
     return false;
 }
 
+bool QuantizeJob::next(JobStep* step) {
+    if (failed_ || !advance(step)) {
+        *step = JobStep();
+        return false;
+    }
+    part_status_.assign(step->max_parts, ok_status());
+    const PlannedTensor* p = at_.k < plan_.tensors.size() ? &plan_.tensors[at_.k] : nullptr;
+    if (at_.step == Step::kWindow || at_.step == Step::kRows) {
+        const uint64_t rows = at_.windows.rows();
+        if (converting()) {
+            if (staged()) staged_.set_size(static_cast<size_t>(rows * at_.src_row));
+            mid_.set_size(static_cast<size_t>(rows * (p->quantize ? at_.in_row : at_.out_row)));
+        }
+        if (p->quantize) {
+            floats_.set_size(static_cast<size_t>(rows * static_cast<uint64_t>(in_.tensors[p->input_index].ne[0])));
+            out_.set_size(static_cast<size_t>(rows * at_.out_row));
+        } else {
+            const ConvertJob::Rows& c = conversion_->rows(p->input_index);
+            if (c.encode) floats_.set_size(static_cast<size_t>(rows * c.row_elements));  // only encoding decodes
+        }
+    } else if (at_.step == Step::kPadding) {
+        zeros_.assign(static_cast<size_t>(plan_.layout.tensor_padding[at_.k]), 0);
+    }
+    // The next step that reads something, for the driver to read while this one runs: the same moves from a copy
+    // of where the job is.
+    const Position now = at_;
+    JobStep after;
+    while (advance(&after) && after.inputs.empty()) {
+    }
+    step->next_inputs = std::move(after.inputs);
+    at_ = now;
+    return true;
+}
+
 void QuantizeJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
-    if (step_ == Step::kHeader || step_ == Step::kPadding) return;
-    const PlannedTensor& p = plan_.tensors[k_];
+    if (at_.step == Step::kHeader || at_.step == Step::kPadding) return;
+    const PlannedTensor& p = plan_.tensors[at_.k];
     const TensorInfo& t = in_.tensors[p.input_index];
     const uint64_t at = source().offset;  // where problems with the data are reported
     Status& status = part_status_[part];
-    if (step_ == Step::kCopy) {
+    if (at_.step == Step::kCopy) {
         // Copied as stored; llama-quantize's loader still checks the values.
         piece_ = inputs[0];
         if (!validate_row_data(t.dtype, piece_.data, piece_.size)) {
@@ -237,18 +246,18 @@ void QuantizeJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
         return;
     }
     uint64_t r0 = 0, r1 = 0;
-    part_rows(windows_.rows(), windows_.granule(), part, parts, &r0, &r1);
+    part_rows(at_.windows.rows(), at_.windows.granule(), part, parts, &r0, &r1);
     if (r1 <= r0) return;
-    const uint8_t* src = inputs[0].data + r0 * src_row_;
+    const uint8_t* src = inputs[0].data + r0 * at_.src_row;
     if (converting()) {
         // The rows as the conversion writes them, then checked as llama-quantize's loader checks the file's.
         const ConvertJob::Rows& c = conversion_->rows(p.input_index);
-        const uint64_t mid_row = p.quantize ? in_row_ : out_row_;
+        const uint64_t mid_row = p.quantize ? at_.in_row : at_.out_row;
         uint8_t* mid = mid_.data() + r0 * mid_row;
         const Status s =
-            conversion_->convert_rows(p.input_index, src, (r1 - r0) * conv_rows_, windows_.matrix(),
-                                      staged() ? staged_.data() + r0 * src_row_ : nullptr,
-                                      c.encode ? floats_.data() + r0 * conv_rows_ * c.row_elements : nullptr, mid);
+            conversion_->convert_rows(p.input_index, src, (r1 - r0) * at_.conv_rows, at_.windows.matrix(),
+                                      staged() ? staged_.data() + r0 * at_.src_row : nullptr,
+                                      c.encode ? floats_.data() + r0 * at_.conv_rows * c.row_elements : nullptr, mid);
         if (!s.ok()) {
             status = s;
             return;
@@ -263,10 +272,11 @@ void QuantizeJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
     }
     const uint64_t n_per_row = static_cast<uint64_t>(t.ne[0]);
     const float* imatrix =
-        p.imatrix ? p.imatrix->values.data() + windows_.matrix() % static_cast<uint64_t>(t.ne[2]) * n_per_row : nullptr;
+        p.imatrix ? p.imatrix->values.data() + at_.windows.matrix() % static_cast<uint64_t>(t.ne[2]) * n_per_row
+                  : nullptr;
     const RowEncoding e{t.dtype, p.out.dtype, n_per_row, true, false};
     const Status s =
-        encode_rows(e, src, r1 - r0, imatrix, floats_.data() + r0 * n_per_row, out_.data() + r0 * out_row_);
+        encode_rows(e, src, r1 - r0, imatrix, floats_.data() + r0 * n_per_row, out_.data() + r0 * at_.out_row);
     if (!s.ok()) status = make_error(s.code, at, s.what);
 }
 
@@ -277,7 +287,7 @@ Status QuantizeJob::complete(ByteSpan* out) {
         failed_ = true;
         return problem;
     }
-    switch (step_) {
+    switch (at_.step) {
         case Step::kHeader:
             *out = {plan_.layout.header.data(), plan_.layout.header.size()};
             return ok_status();
@@ -294,10 +304,10 @@ Status QuantizeJob::complete(ByteSpan* out) {
             *out = {mid_.data(), mid_.size()};
             break;
     }
-    written_ += out->size;
-    const PlannedTensor& p = plan_.tensors[k_];
-    const bool last = step_ == Step::kCopy ? fed_ == source().nbytes : windows_.last();
-    if (last && written_ != p.out.nbytes) {
+    at_.written += out->size;
+    const PlannedTensor& p = plan_.tensors[at_.k];
+    const bool last = at_.step == Step::kCopy ? at_.fed == source().nbytes : at_.windows.last();
+    if (last && at_.written != p.out.nbytes) {
         failed_ = true;
         return make_error(Error::kInternal, source().offset, "quantize: output size");
     }

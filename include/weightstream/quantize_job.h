@@ -26,6 +26,7 @@
 #include "weightstream/job.h"
 #include "weightstream/model_info.h"
 #include "weightstream/quant_recipe.h"
+#include "weightstream/window_buffer.h"
 
 namespace ws {
 
@@ -67,7 +68,7 @@ public:
 
     const QuantPlan& plan() const { return plan_; }
     // Tensors quantized (not copied) so far.
-    size_t quantized() const { return quantized_; }
+    size_t quantized() const { return at_.quantized; }
 
     bool next(JobStep* step) override;
     void run(const ByteSpan* inputs, uint32_t part, uint32_t parts) override;
@@ -78,45 +79,50 @@ private:
     enum class Step { kHeader, kCopy, kWindow, kRows, kPadding };  // kRows: a copied tensor made by the conversion
     QuantizeJob(const ModelInfo& in, QuantPlan plan, std::unique_ptr<ConvertJob> conversion);
     static Result<QuantPlan> checked_plan(const ModelInfo& in, const RecipeOptions& options);
-    // Sets up tensor k_ (its rows' sizes and window) with nothing of it handed out yet.
+    // Moves at_ to the next step, its inputs, work, parts and tensor in *step; false when there is none. Touches
+    // nothing but at_ (next() also looks ahead with it).
+    bool advance(JobStep* step);
+    // Sets up tensor at_.k (its rows' sizes and window) with nothing of it handed out yet.
     void start_tensor();
-    // Whether tensor k_ is read through the conversion, rows made by it (else: its stored bytes, from the input or,
+    // Whether tensor at_.k is read through the conversion, rows made by it (else: its stored bytes, from the input or,
     // one pass, from the checkpoint as they pass the conversion unchanged).
     bool converting() const;
-    // Converting tensor k_: whether its rows are rearranged before they are encoded (ConvertJob::convert_rows()'s
+    // Converting tensor at_.k: whether its rows are rearranged before they are encoded (ConvertJob::convert_rows()'s
     // `staged`).
     bool staged() const;
-    // The source tensor of tensor k_ (source_tensor()).
+    // The source tensor of tensor at_.k (source_tensor()).
     const TensorInfo& source() const;
-    // Makes floats_ hold at least n floats.
-    void grow_floats(uint64_t n);
 
     const ModelInfo& in_;
     QuantPlan plan_;
     std::unique_ptr<ConvertJob> conversion_;  // one pass: the conversion the rows are read through, else null
     uint64_t total_work_ = 0;
-    size_t quantized_ = 0;
 
-    // Where the job is: before the header (started_ false), or in tensor k_ (plan order), of which fed_ input
-    // bytes were handed out and written_ output bytes completed; a quantized one at windows_'s window; padded_
-    // once its padding was handed out.
-    bool started_ = false;
-    size_t k_ = 0;
-    uint64_t fed_ = 0, written_ = 0;
-    bool padded_ = false;
-    uint64_t in_row_ = 0, out_row_ = 0;  // a quantized tensor's bytes per row, in and out
-    // Converting: conversion rows per window row (a quantized tensor's rows are ne[0] elements; a copied one's are
-    // the conversion's), and a window row's bytes in the checkpoint.
-    uint64_t conv_rows_ = 1, src_row_ = 0;
-    RowWindows windows_;
+    // Where the job is: before the header (started false), or in tensor k (plan order), of which fed input bytes
+    // were handed out and written output bytes completed; a quantized one at windows's window; padded once its
+    // padding was handed out; at step, the current step's kind (a window: windows's current one). next()
+    // moves it, and looks one step ahead from a copy.
+    struct Position {
+        bool started = false;
+        size_t k = 0;
+        uint64_t fed = 0, written = 0;
+        bool padded = false;
+        uint64_t in_row = 0, out_row = 0;  // a quantized tensor's bytes per row, in and out
+        // Converting: conversion rows per window row (a quantized tensor's rows are ne[0] elements; a copied
+        // one's are the conversion's), and a window row's bytes in the checkpoint.
+        uint64_t conv_rows = 1, src_row = 0;
+        RowWindows windows;
+        Step step = Step::kHeader;
+        size_t quantized = 0;  // tensors whose data was all handed out, quantized
+    };
+    Position at_;
 
-    // The current step: what it is (a window: windows_'s current one).
-    Step step_ = Step::kHeader;
+    // The current step's data.
     ByteSpan piece_;                   // a copied piece: its bytes (the step's input)
-    std::vector<float> floats_;        // a window, decoded (at least; grow_floats())
-    std::vector<uint8_t> staged_;      // converting: a window rearranged before it is encoded
-    std::vector<uint8_t> mid_;         // converting: a window as the conversion writes it (a copied one: the output)
-    std::vector<uint8_t> out_;         // a window, quantized
+    WindowBuffer<float> floats_;       // a window, decoded
+    WindowBuffer<uint8_t> staged_;     // converting: a window rearranged before it is encoded
+    WindowBuffer<uint8_t> mid_;        // converting: a window as the conversion writes it (a copied one: the output)
+    WindowBuffer<uint8_t> out_;        // a window, quantized
     std::vector<uint8_t> zeros_;       // padding
     std::vector<Status> part_status_;  // each part's problem (run() of part i writes entry i only)
     bool failed_ = false;

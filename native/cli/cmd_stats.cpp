@@ -118,7 +118,6 @@ int cmd_stats(const std::vector<std::string>& argv) {
     Progress progress("stats", job.total_work());
     DriveOptions options;
     options.threads = std::min(threads, kStatsMaxParts);
-    options.drop_pages = true;  // each byte is read once (unless named twice): the model need not stay resident
     // A decode span per request, from when the one before it ended: requests run one after another.
     uint64_t started = io_now_us();
     options.progress = [&](const JobStep& step) {

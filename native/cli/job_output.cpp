@@ -79,7 +79,6 @@ int write_job_outputs(Job& job, const LoadedModel& model, const std::vector<std:
     int64_t last_tensor = -1;
     DriveOptions options;
     options.threads = threads;
-    options.drop_pages = true;
     options.write = [&](uint32_t k, const uint8_t* bytes, size_t n) {
         if (k >= outs.size() || k < current) {
             out_error = "internal error: output " + std::to_string(k) + " out of order";

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "io/job_driver.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,20 +10,12 @@
 #include <thread>
 
 #include "io/stream_input.h"
+#include "weightstream/window_buffer.h"
 
 namespace ws {
 namespace {
 
 constexpr uint32_t kPartsPerThread = 4;
-
-// Drops the whole pages of [p, p + n) from this process (a read-only file mapping: they are re-read from the
-// file if touched again).
-void drop_pages(const uint8_t* p, uint64_t n) {
-    static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const uintptr_t first = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-    const uintptr_t last = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
-    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-}
 
 // Runs the parts of one step at a time: the calling thread and up to threads - 1 workers, kept for the whole
 // job (a step can be a few milliseconds of work, so threads are not started per step).
@@ -162,23 +153,48 @@ private:
     std::thread thread_;
 };
 
-// Reads range r of source s into *out: a span of the mapping, the range fetched, or a stream's next bytes.
-bool read_input(const JobSource& s, const ByteRange& r, TensorBytes* out, LoadError* error) {
-    if (!s.stream) return s.model->read_range(s.file, r.offset, r.size, out, error);
-    if (!read_stream_range(s.model->paths[s.file], s.stream, r.offset, r.size, &out->buffer, error)) return false;
-    out->data = out->buffer.data();
+// One input of a step, as read_input() left it: a local file's range copied into `copied`, or a remote range or a
+// stream's bytes in `fetched`; `data` the first byte. Both buffers are kept from step to step (their memory
+// reused: windows are of one size).
+struct InputBytes {
+    TensorBytes fetched;
+    WindowBuffer<uint8_t> copied;
+    const uint8_t* data = nullptr;
+};
+
+// Reads range r of source s into *in: a local file's bytes copied (MappedFile::read_at says why not a span of
+// the mapping), the range fetched, or a stream's next bytes.
+bool read_input(const JobSource& s, const ByteRange& r, InputBytes* in, LoadError* error) {
+    static const uint8_t kNoBytes = 0;  // an empty range's bytes: somewhere, not nullptr
+    in->data = nullptr;
+    if (s.stream) {
+        if (!read_stream_range(s.model->paths[s.file], s.stream, r.offset, r.size, &in->fetched.buffer, error)) {
+            return false;
+        }
+        in->data = r.size > 0 ? in->fetched.buffer.data() : &kNoBytes;
+        return true;
+    }
+    if (s.model->local(s.file)) {
+        in->copied.set_size(static_cast<size_t>(r.size));
+        if (!s.model->copy_range(s.file, r.offset, r.size, in->copied.data(), error)) return false;
+        in->data = r.size > 0 ? in->copied.data() : &kNoBytes;
+        return true;
+    }
+    if (!s.model->read_range(s.file, r.offset, r.size, &in->fetched, error)) return false;
+    in->data = in->fetched.data;
     return true;
 }
 
-// The inputs of the step after the running one that lie in files at URLs, fetched on a thread of their own while
-// the step runs. A guess: the next step takes what equals its own inputs; a failed fetch, or one not asked for,
-// is dropped, and the fetch in order says why.
+// The inputs of the step after the running one, read on a thread of their own while the step runs: those in
+// files at URLs (the network and the work overlap), and with several threads those in local files too (the copy
+// is then off the steps' serial path). A guess: the next step takes what equals its own inputs; a failed read, or
+// one not asked for, is dropped, and the read in order says why.
 class FetchAhead {
 public:
-    explicit FetchAhead(const std::vector<JobSource>& sources) : sources_(sources) {}
+    FetchAhead(const std::vector<JobSource>& sources, bool local) : sources_(sources), local_(local) {}
     ~FetchAhead() { join(); }
 
-    // Starts fetching `ranges` (those of remote sources), dropping what was fetched before.
+    // Starts reading `ranges` (those of remote sources, and of local ones if asked), dropping what was read before.
     void start(const std::vector<ByteRange>& ranges) {
         join();
         ranges_.clear();
@@ -186,29 +202,28 @@ public:
             if (r.source >= sources_.size()) continue;
             const JobSource& s = sources_[r.source];
             const LoadedModel& m = *s.model;
-            if (!s.stream && s.file < m.remotes.size() && m.remotes[s.file] && !m.files[s.file].is_stream()) {
-                ranges_.push_back(r);
-            }
+            if (s.stream || s.file >= m.files.size() || m.files[s.file].is_stream()) continue;
+            if (m.local(s.file) ? local_ : true) ranges_.push_back(r);
         }
         if (ranges_.empty()) return;
-        bytes_.assign(ranges_.size(), TensorBytes());
+        if (bytes_.size() < ranges_.size()) bytes_.resize(ranges_.size());
         fetched_ = 0;
         thread_ = std::thread([this] {
-            LoadError ignored;  // the fetch in order says why
+            LoadError ignored;  // the read in order says why
             while (fetched_ < ranges_.size() &&
                    read_input(sources_[ranges_[fetched_].source], ranges_[fetched_], &bytes_[fetched_], &ignored)) {
                 ++fetched_;
             }
         });
     }
-    // r's bytes into *out when they were fetched ahead.
-    bool take(const ByteRange& r, TensorBytes* out) {
+    // r's bytes into *in when they were read ahead (what *in held goes to the next read ahead).
+    bool take(const ByteRange& r, InputBytes* in) {
         join();
         for (size_t i = 0; i < fetched_; ++i) {
             const ByteRange& a = ranges_[i];
             if (a.source != r.source || a.offset != r.offset || a.size != r.size || !bytes_[i].data) continue;
-            std::swap(*out, bytes_[i]);  // the buffer moves, and data with it
-            bytes_[i] = TensorBytes();
+            std::swap(*in, bytes_[i]);  // the buffers move, and data with them
+            bytes_[i].data = nullptr;
             return true;
         }
         return false;
@@ -220,8 +235,9 @@ private:
     }
 
     const std::vector<JobSource>& sources_;
+    const bool local_;
     std::vector<ByteRange> ranges_;
-    std::vector<TensorBytes> bytes_;
+    std::vector<InputBytes> bytes_;
     size_t fetched_ = 0;  // ranges_[0, fetched_) are in bytes_
     std::thread thread_;
 };
@@ -237,7 +253,7 @@ std::vector<JobSource> sources_of(const LoadedModel& model) {
 DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOptions& options) {
     DriveResult result;
     PartRunner runner(std::max(1u, options.threads));
-    FetchAhead ahead(sources);
+    FetchAhead ahead(sources, runner.threads() > 1);
     // One thread keeps the write in order between the steps (a command told to use one thread uses one).
     std::unique_ptr<OutputWriter> writer;
     if (options.write && runner.threads() > 1) writer = std::make_unique<OutputWriter>(options.write);
@@ -252,7 +268,7 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
         return r;
     };
     JobStep step;
-    std::vector<TensorBytes> held;
+    std::vector<InputBytes> held;
     std::vector<ByteSpan> inputs;
     while (job.next(&step)) {
         held.resize(step.inputs.size());
@@ -310,11 +326,6 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
                          : options.write(step.output, out.data, static_cast<size_t>(out.size)))) {
                 result.kind = DriveResult::Kind::kOutput;
                 return result;
-            }
-        }
-        if (options.drop_pages) {
-            for (size_t i = 0; i < step.inputs.size(); ++i) {
-                if (held[i].data && held[i].buffer.empty()) drop_pages(held[i].data, step.inputs[i].size);
             }
         }
         if (options.progress) options.progress(step);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The native driver of the core's jobs (weightstream/job.h): every command that runs a job runs it here. It
-// feeds each step the bytes it asks for — a span of the mapping for a local file (no copy), the range fetched
-// for a file at a URL, a stream's next bytes —, runs the step's parts on up to `threads` threads (the job's bytes
-// do not depend on how many), and hands the step's output to `write` in order (with several threads, on a thread
-// of its own while the next step runs). While a step runs, the inputs of the
-// step after it (JobStep::next_inputs) that lie in files at URLs are fetched on a thread of their own, so that the
-// network and the work overlap (memory: two steps' inputs).
+// feeds each step the bytes it asks for — a local file's range read into a buffer (pread: MappedFile::read_at
+// says why not the mapping), the range fetched for a file at a URL, a stream's next bytes —, runs the step's
+// parts on up to `threads` threads (the job's bytes do not depend on how many), and hands the step's output to
+// `write` in order (with several threads, on a thread of its own while the next step runs). While a step runs,
+// the inputs of the step after it (JobStep::next_inputs) are read on a thread of their own, those in files at
+// URLs always (the network and the work overlap), local ones with several threads (memory: two steps' inputs;
+// the page cache is the kernel's, so a model read front to back never becomes resident in the process).
 #pragma once
 
 #include <cstdint>
@@ -31,9 +32,6 @@ std::vector<JobSource> sources_of(const LoadedModel& model);
 
 struct DriveOptions {
     unsigned threads = 1;
-    // Give a mapped input's pages back once its step is done: a model read once front to back (quantize,
-    // convert) then does not stay resident.
-    bool drop_pages = false;
     // The output, in order, with the output file it belongs to (JobStep::output); false stops the run (kOutput:
     // the caller knows why). With threads > 1 it is called on a writer thread of the driver's (one call at a time,
     // all before drive() returns) with a copy of the step's output, while the next step runs.

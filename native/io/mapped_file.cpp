@@ -108,6 +108,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         buffer_ = std::move(other.buffer_);
         data_ = mapped_ ? other.data_ : buffer_.data();
         fd_ = other.fd_;
+        read_fd_ = other.read_fd_;
         position_ = other.position_;
         unread_ = std::move(other.unread_);
         other.data_ = nullptr;
@@ -115,6 +116,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         other.mapped_ = false;
         other.slot_ = -1;
         other.fd_ = -1;
+        other.read_fd_ = -1;
     }
     return *this;
 }
@@ -125,6 +127,8 @@ void MappedFile::reset() {
     if (mapped_ && size_ > 0) munmap(const_cast<uint8_t*>(data_), size_);
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    if (read_fd_ >= 0) ::close(read_fd_);
+    read_fd_ = -1;
     data_ = nullptr;
     size_ = 0;
     mapped_ = false;
@@ -165,7 +169,7 @@ bool MappedFile::open(const std::string& path, std::string* error) {
     }
     void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
-        ::close(fd);
+        read_fd_ = fd;  // kept for read_at()
         data_ = static_cast<const uint8_t*>(p);
         mapped_ = true;
         slot_ = register_mapping(p, size_, path);
@@ -191,6 +195,27 @@ bool MappedFile::open(const std::string& path, std::string* error) {
     data_ = buffer_.data();
     size_ = buffer_.size();
     return true;
+}
+
+int64_t MappedFile::read_at(uint64_t offset, uint8_t* buf, uint64_t n, std::string* error) const {
+    if (!mapped_) {
+        const uint64_t got = offset < size_ ? std::min(n, size_ - offset) : 0;
+        if (got > 0) std::memcpy(buf, data_ + offset, static_cast<size_t>(got));
+        return static_cast<int64_t>(got);
+    }
+    uint64_t done = 0;
+    while (done < n) {
+        const ssize_t r = ::pread(read_fd_, buf + done, static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 30)),
+                                  static_cast<off_t>(offset + done));
+        if (r == 0) break;
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            *error = std::strerror(errno);
+            return -1;
+        }
+        done += static_cast<uint64_t>(r);
+    }
+    return static_cast<int64_t>(done);
 }
 
 void MappedFile::open_stream(int fd) {

@@ -42,6 +42,11 @@ public:
     uint64_t size() const { return size_; }
     // True when data() is a file mapping (whose pages can be dropped once read), false for a read buffer.
     bool mapped() const { return mapped_; }
+    // A regular file's bytes [offset, offset + n) copied into buf: how many there were (fewer where the file now
+    // ends: it shrank), or -1 with *error set. A mapped file is read with pread(): streaming a file through a
+    // buffer is several times faster than touching its mapping where page faults are dear (a VM: 0.07 s against
+    // 0.28 s for 446 MiB in the page cache here), and a file that shrinks gives a short read, not SIGBUS.
+    int64_t read_at(uint64_t offset, uint8_t* buf, uint64_t n, std::string* error) const;
     // Which file this is (device and inode), for refusing to write over an input.
     const FileIdentity& identity() const { return identity_; }
 
@@ -64,6 +69,7 @@ private:
     FileIdentity identity_;
     std::vector<uint8_t> buffer_;  // the bytes of a regular file that could not be mapped
     int fd_ = -1;                  // a stream's descriptor
+    int read_fd_ = -1;             // a mapped file's descriptor, for read_at()
     uint64_t position_ = 0;
     std::vector<uint8_t> unread_;  // bytes given back, returned before reading the descriptor again
 };

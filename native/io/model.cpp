@@ -260,6 +260,21 @@ bool LoadedModel::read_range(size_t file, uint64_t offset, uint64_t nbytes, Tens
     return true;
 }
 
+bool LoadedModel::copy_range(size_t file, uint64_t offset, uint64_t nbytes, uint8_t* buf, LoadError* error) const {
+    const MappedFile& f = files[file];
+    if (offset > f.size() || nbytes > f.size() - offset) {
+        error->file = paths[file];
+        error->status = make_error(Error::kTruncated, offset, "tensor.data");
+        return false;
+    }
+    std::string why;
+    const int64_t got = f.read_at(offset, buf, nbytes, &why);
+    if (got < 0) return source_failed(paths[file], Error::kIo, why, error);
+    if (static_cast<uint64_t>(got) != nbytes)
+        return source_failed(paths[file], Error::kSourceChanged, "it shrank", error);
+    return true;
+}
+
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error) {
     *model = LoadedModel();
     const bool url = is_url(path);

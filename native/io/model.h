@@ -65,6 +65,14 @@ struct LoadedModel {
     // source error (the file is a stream, which cannot seek: not_seekable; its URL could not be read or
     // changed), or truncated when the range lies outside the file.
     bool read_range(size_t file, uint64_t offset, uint64_t nbytes, TensorBytes* out, LoadError* error) const;
+    // Whether file `file` is local and regular (not at a URL, not a stream): what copy_range() reads.
+    bool local(size_t file) const {
+        return file < files.size() && !(file < remotes.size() && remotes[file]) && !files[file].is_stream();
+    }
+    // Bytes [offset, offset + nbytes) of the local file `file` copied into buf (MappedFile::read_at). False with
+    // *error set: truncated when the range lies outside the file, source_changed when the file shrank since it
+    // was opened, io when it cannot be read.
+    bool copy_range(size_t file, uint64_t offset, uint64_t nbytes, uint8_t* buf, LoadError* error) const;
 };
 
 bool load_model(const std::string& path, const ParseOptions& options, LoadedModel* model, LoadError* error);
