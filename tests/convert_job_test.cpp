@@ -204,6 +204,24 @@ TEST_CASE("ConvertJob writes the same bytes for any number of parts per step, an
                 for (const ws::JobStep& s : run.steps) {
                     for (const ws::ByteRange& r : s.inputs) CHECK(r.size <= 4 * ws::kConvertWindowElements);
                 }
+                // Each step that reads names the next one's inputs (the driver reads them while it runs); the
+                // last names none.
+                std::vector<const ws::JobStep*> reading;
+                for (const ws::JobStep& s : run.steps) {
+                    if (!s.inputs.empty()) reading.push_back(&s);
+                }
+                REQUIRE(reading.size() > 1);
+                for (size_t i = 0; i < reading.size(); ++i) {
+                    const std::vector<ws::ByteRange>& next = reading[i]->next_inputs;
+                    const std::vector<ws::ByteRange> none;
+                    const std::vector<ws::ByteRange>& want = i + 1 < reading.size() ? reading[i + 1]->inputs : none;
+                    REQUIRE(next.size() == want.size());
+                    for (size_t j = 0; j < next.size(); ++j) {
+                        CHECK(next[j].source == want[j].source);
+                        CHECK(next[j].offset == want[j].offset);
+                        CHECK(next[j].size == want[j].size);
+                    }
+                }
             } else {
                 CHECK(run.bytes == first);
             }

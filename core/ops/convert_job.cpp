@@ -117,77 +117,67 @@ Result<std::unique_ptr<ConvertJob>> ConvertJob::make(const ModelInfo& in, const 
 }
 
 void ConvertJob::start_tensor() {
-    fed_ = written_ = 0;
-    padded_ = false;
-    windows_ = RowWindows();
-    if (k_ >= plan_.tensors.size() || rows_[k_].data != Step::kWindow) return;
-    const Rows& r = rows_[k_];
-    windows_ = RowWindows(r.rows_per_matrix, r.matrices, r.row_elements, r.granule, kConvertWindowElements);
+    at_.fed = at_.written = 0;
+    at_.padded = false;
+    at_.windows = RowWindows();
+    if (at_.k >= plan_.tensors.size() || rows_[at_.k].data != Step::kWindow) return;
+    const Rows& r = rows_[at_.k];
+    at_.windows = RowWindows(r.rows_per_matrix, r.matrices, r.row_elements, r.granule, kConvertWindowElements);
 }
 
 Status ConvertJob::tensor_error(const Status& s) const {
-    return make_error(s.code, in_.tensors[plan_.tensors[k_].input].info_offset, s.what);
+    return make_error(s.code, in_.tensors[plan_.tensors[at_.k].input].info_offset, s.what);
 }
 
-bool ConvertJob::next(JobStep* step) {
+bool ConvertJob::advance(JobStep* step) {
     *step = JobStep();
-    if (failed_) return false;
-    part_status_.assign(1, ok_status());
-    if (!started_) {
-        started_ = true;
-        k_ = 0;
+    if (!at_.started) {
+        at_.started = true;
+        at_.k = 0;
         start_tensor();
-        step_ = Step::kHeader;
+        at_.step = Step::kHeader;
         return true;
     }
-    for (; k_ < plan_.tensors.size(); ++k_, start_tensor()) {
-        const ConvertTensor& p = plan_.tensors[k_];
+    for (; at_.k < plan_.tensors.size(); ++at_.k, start_tensor()) {
+        const ConvertTensor& p = plan_.tensors[at_.k];
         const TensorInfo& t = in_.tensors[p.input];
-        const Rows& r = rows_[k_];
+        const Rows& r = rows_[at_.k];
         step->tensor = static_cast<int64_t>(p.input);
-        if (r.data == Step::kCopy && fed_ < t.nbytes) {
-            step->inputs.push_back(copy_piece(t, fed_));
+        if (r.data == Step::kCopy && at_.fed < t.nbytes) {
+            step->inputs.push_back(copy_piece(t, at_.fed));
             step->work = step->inputs[0].size;
-            fed_ += step->work;
-            step_ = Step::kCopy;
+            at_.fed += step->work;
+            at_.step = Step::kCopy;
             return true;
         }
-        if (r.data == Step::kWiden && fed_ < t.nbytes) {
+        if (r.data == Step::kWiden && at_.fed < t.nbytes) {
             const uint32_t in_size = dtype_traits(t.dtype).block_bytes;
-            const uint64_t first = fed_ / in_size;
-            step_elements_ = std::min(kConvertWindowElements, t.n_elements - first);
-            const uint64_t n = step_elements_ * in_size;
-            step->inputs.push_back({t.file_index, t.offset + fed_, n});
+            const uint64_t first = at_.fed / in_size;
+            at_.step_elements = std::min(kConvertWindowElements, t.n_elements - first);
+            const uint64_t n = at_.step_elements * in_size;
+            step->inputs.push_back({t.file_index, t.offset + at_.fed, n});
             step->work = n;
-            fed_ += n;
-            out_.resize(static_cast<size_t>(step_elements_ * dtype_traits(p.out.dtype).block_bytes));
-            step_ = Step::kWiden;
+            at_.fed += n;
+            at_.step = Step::kWiden;
             return true;
         }
-        if (windows_.next()) {
-            const uint64_t rows = windows_.rows();
+        if (at_.windows.next()) {
+            const uint64_t rows = at_.windows.rows();
             const uint64_t n = rows * r.in_row;
-            step->inputs.push_back(input_rows(k_, windows_.first_row(), rows));
+            step->inputs.push_back(input_rows(at_.k, at_.windows.first_row(), rows));
             // A stacked tensor's window is rows of one expert: the step works on that expert's tensor.
-            if (!p.experts.empty()) step->tensor = static_cast<int64_t>(p.experts[size_t(windows_.matrix())]);
+            if (!p.experts.empty()) step->tensor = static_cast<int64_t>(p.experts[size_t(at_.windows.matrix())]);
             step->work = n;
             // Rows passed through unchanged are the step's output as they are (one part: nothing to run).
             step->max_parts = passes_through(r) ? 1 : row_parts(rows, r.granule);
-            fed_ += n;
-            step_ = Step::kWindow;
-            if (r.swap || r.head_rows) staged_.resize(static_cast<size_t>(n));
-            if (r.encode) {
-                floats_.resize(static_cast<size_t>(rows * r.row_elements));
-                out_.resize(static_cast<size_t>(rows * r.out_row));
-            }
-            part_status_.assign(step->max_parts, ok_status());
+            at_.fed += n;
+            at_.step = Step::kWindow;
             return true;
         }
-        if (padded_) continue;
-        padded_ = true;  // the tensor's data is all handed out
+        if (at_.padded) continue;
+        at_.padded = true;  // the tensor's data is all handed out
         if (p.padding > 0) {
-            zeros_.assign(static_cast<size_t>(p.padding), 0);
-            step_ = Step::kPadding;
+            at_.step = Step::kPadding;
             return true;
         }
     }
@@ -195,22 +185,53 @@ bool ConvertJob::next(JobStep* step) {
     return false;
 }
 
+bool ConvertJob::next(JobStep* step) {
+    if (failed_ || !advance(step)) {
+        *step = JobStep();
+        return false;
+    }
+    part_status_.assign(step->max_parts, ok_status());
+    if (at_.step == Step::kWiden) {
+        out_.set_size(
+            static_cast<size_t>(at_.step_elements * dtype_traits(plan_.tensors[at_.k].out.dtype).block_bytes));
+    } else if (at_.step == Step::kWindow) {
+        const Rows& r = rows_[at_.k];
+        const uint64_t rows = at_.windows.rows();
+        if (r.swap || r.head_rows) staged_.set_size(static_cast<size_t>(rows * r.in_row));
+        if (r.encode) {
+            floats_.set_size(static_cast<size_t>(rows * r.row_elements));
+            out_.set_size(static_cast<size_t>(rows * r.out_row));
+        }
+    } else if (at_.step == Step::kPadding) {
+        zeros_.assign(static_cast<size_t>(plan_.tensors[at_.k].padding), 0);
+    }
+    // The next step that reads something, for the driver to read while this one runs: the same moves from a copy
+    // of where the job is.
+    const Position now = at_;
+    JobStep after;
+    while (advance(&after) && after.inputs.empty()) {
+    }
+    step->next_inputs = std::move(after.inputs);
+    at_ = now;
+    return true;
+}
+
 void ConvertJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
-    if (step_ == Step::kHeader || step_ == Step::kPadding) return;
-    const ConvertTensor& p = plan_.tensors[k_];
+    if (at_.step == Step::kHeader || at_.step == Step::kPadding) return;
+    const ConvertTensor& p = plan_.tensors[at_.k];
     const TensorInfo& t = in_.tensors[p.input];
     Status& status = part_status_[part];
-    if (step_ == Step::kCopy) {
+    if (at_.step == Step::kCopy) {
         piece_ = inputs[0];
         return;
     }
-    if (step_ == Step::kWiden) {
-        widen(t.dtype, inputs[0].data, step_elements_, out_.data());
+    if (at_.step == Step::kWiden) {
+        widen(t.dtype, inputs[0].data, at_.step_elements, out_.data());
         return;
     }
-    const Rows& r = rows_[k_];
+    const Rows& r = rows_[at_.k];
     uint64_t r0 = 0, r1 = 0;
-    part_rows(windows_.rows(), r.granule, part, parts, &r0, &r1);
+    part_rows(at_.windows.rows(), r.granule, part, parts, &r0, &r1);
     if (passes_through(r)) {
         piece_ = inputs[0];
         return;
@@ -218,7 +239,7 @@ void ConvertJob::run(const ByteSpan* inputs, uint32_t part, uint32_t parts) {
     if (r1 <= r0) return;
     // Rows only rearranged are the step's output in staged_; encoded ones in out_ (staged first when rearranged).
     uint8_t* staged = r.swap || r.head_rows ? staged_.data() + r0 * r.in_row : nullptr;
-    const Status s = convert_rows(k_, inputs[0].data + r0 * r.in_row, r1 - r0, windows_.matrix(), staged,
+    const Status s = convert_rows(at_.k, inputs[0].data + r0 * r.in_row, r1 - r0, at_.windows.matrix(), staged,
                                   r.encode ? floats_.data() + r0 * r.row_elements : nullptr,
                                   r.encode ? out_.data() + r0 * r.out_row : staged);
     if (!s.ok()) status = s;
@@ -272,7 +293,7 @@ Status ConvertJob::complete(ByteSpan* out) {
         return problem;
     }
     bool last = false;
-    switch (step_) {
+    switch (at_.step) {
         case Step::kHeader:
             *out = {plan_.header.data(), plan_.header.size()};
             return ok_status();
@@ -281,22 +302,22 @@ Status ConvertJob::complete(ByteSpan* out) {
             return ok_status();
         case Step::kCopy:
             *out = piece_;
-            last = fed_ == in_.tensors[plan_.tensors[k_].input].nbytes;
+            last = at_.fed == in_.tensors[plan_.tensors[at_.k].input].nbytes;
             break;
         case Step::kWiden:
             *out = {out_.data(), out_.size()};
-            last = fed_ == in_.tensors[plan_.tensors[k_].input].nbytes;
+            last = at_.fed == in_.tensors[plan_.tensors[at_.k].input].nbytes;
             break;
         case Step::kWindow:
-            *out = rows_[k_].encode            ? ByteSpan{out_.data(), out_.size()}
-                   : passes_through(rows_[k_]) ? piece_
-                                               : ByteSpan{staged_.data(), staged_.size()};
-            last = windows_.last();
+            *out = rows_[at_.k].encode            ? ByteSpan{out_.data(), out_.size()}
+                   : passes_through(rows_[at_.k]) ? piece_
+                                                  : ByteSpan{staged_.data(), staged_.size()};
+            last = at_.windows.last();
             break;
     }
-    written_ += out->size;
-    const ConvertTensor& p = plan_.tensors[k_];
-    if (last && written_ != p.out.nbytes) {
+    at_.written += out->size;
+    const ConvertTensor& p = plan_.tensors[at_.k];
+    if (last && at_.written != p.out.nbytes) {
         failed_ = true;
         return tensor_error(make_error(Error::kInternal, 0, "convert: output size"));
     }
@@ -305,7 +326,7 @@ Status ConvertJob::complete(ByteSpan* out) {
 
 Status ConvertJob::unreadable(const ByteRange&) {
     failed_ = true;
-    return make_error(Error::kTruncated, in_.tensors[plan_.tensors[k_].input].offset, "tensor.data");
+    return make_error(Error::kTruncated, in_.tensors[plan_.tensors[at_.k].input].offset, "tensor.data");
 }
 
 }  // namespace ws

@@ -26,6 +26,7 @@
 #include "weightstream/convert_plan.h"
 #include "weightstream/job.h"
 #include "weightstream/model_info.h"
+#include "weightstream/window_buffer.h"
 
 namespace ws {
 
@@ -80,7 +81,10 @@ public:
 private:
     ConvertJob(const ModelInfo& in, ConvertPlan plan, std::vector<Rows> rows);
     static bool passes_through(const Rows& r);
-    // Sets up tensor k_ with nothing of it handed out yet.
+    // Sets up tensor at_.k with nothing of it handed out yet.
+    // Moves at_ to the next step, its inputs, work, parts and tensor in *step; false when there is none. Touches
+    // nothing but at_ (next() also looks ahead with it).
+    bool advance(JobStep* step);
     void start_tensor();
     Status tensor_error(const Status& s) const;
 
@@ -89,22 +93,26 @@ private:
     std::vector<Rows> rows_;  // per planned tensor
     uint64_t total_work_ = 0;
 
-    // Where the job is: before the header (started_ false), or in tensor k_ (plan order), of which fed_ input bytes
-    // were handed out and written_ output bytes completed; a windowed one at windows_'s window; padded_ once its
-    // padding was handed out.
-    bool started_ = false;
-    size_t k_ = 0;
-    uint64_t fed_ = 0, written_ = 0;
-    bool padded_ = false;
-    RowWindows windows_;
+    // Where the job is: before the header (started false), or in tensor k (plan order), of which fed input bytes
+    // were handed out and written output bytes completed; a windowed one at windows's window; padded once its
+    // padding was handed out; at step, the current step's kind (a widening one of step_elements elements).
+    // next() moves it, and looks one step ahead from a copy.
+    struct Position {
+        bool started = false;
+        size_t k = 0;
+        uint64_t fed = 0, written = 0;
+        bool padded = false;
+        RowWindows windows;
+        Step step = Step::kHeader;
+        uint64_t step_elements = 0;
+    };
+    Position at_;
 
-    // The current step: what it is, its input (a copied piece), and its buffers.
-    Step step_ = Step::kHeader;
+    // The current step's input (a copied piece) and buffers.
     ByteSpan piece_;
-    uint64_t step_elements_ = 0;       // a widening step's elements
-    std::vector<uint8_t> staged_;      // a window's input, swapped or permuted
-    std::vector<float> floats_;        // a window, decoded
-    std::vector<uint8_t> out_;         // a window's or a widening step's output
+    WindowBuffer<uint8_t> staged_;     // a window's input, swapped or permuted
+    WindowBuffer<float> floats_;       // a window, decoded
+    WindowBuffer<uint8_t> out_;        // a window's or a widening step's output
     std::vector<uint8_t> zeros_;       // padding
     std::vector<Status> part_status_;  // each part's problem (run() of part i writes entry i only)
     bool failed_ = false;
