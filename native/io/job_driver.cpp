@@ -15,7 +15,11 @@
 namespace ws {
 namespace {
 
-constexpr uint32_t kPartsPerThread = 4;
+// Parts per thread a step is cut into (at most: the job caps them), taken by the threads as they come free:
+// parts of unequal cost (compare's lanes, a window's rows of different content, a thread that shares its core
+// with the writer or the read ahead) then even out, and at the step's end a thread waits for at most one small
+// part. 16 measured 2-3.5 % faster than 4 for two-thread k-quants here.
+constexpr uint32_t kPartsPerThread = 16;
 
 // Runs the parts of one step at a time: the calling thread and up to threads - 1 workers, kept for the whole
 // job (a step can be a few milliseconds of work, so threads are not started per step).
@@ -305,8 +309,6 @@ DriveResult drive(Job& job, const std::vector<JobSource>& sources, const DriveOp
         }
         if (!skipped) {
             ahead.start(step.next_inputs);
-            // Up to four parts per thread, taken by the threads as they come free: parts of unequal cost (compare's
-            // lanes, a window's rows of different content) then even out.
             const uint32_t threads = runner.threads();
             runner.run(job, inputs.data(),
                        threads == 1
