@@ -21,10 +21,14 @@ struct RowEncoding {
     bool plus_one = false;        // Gemma's norm weights + 1 on the values, as hf_convert_rows() adds it
 };
 
-// Decodes n_rows rows of e.in at src into `floats` (n_rows * row_elements of them) and encodes them as e.out
-// into dst; imatrix: row_elements importance values for every row, or nullptr. Errors (Status::offset 0, the caller
-// places them): kBadShape "tensor.data" (validate: a NaN/Inf input value or block scale), kBadShape "quantized.data"
-// (validate: an encoded block scale came out non-finite), dequantize()'s and quantize_rows()'s own.
+// Rows are decoded and encoded in runs of about this many floats (at least one row): a run's floats stay in cache.
+constexpr uint64_t kEncodeChunkElements = uint64_t(1) << 15;
+
+// Decodes n_rows rows of e.in at src into `floats` (scratch for min(n_rows, a run's rows) * row_elements of them;
+// n_rows * row_elements always suffice) and encodes them as e.out into dst; imatrix: row_elements importance values for
+// every row, or nullptr. Errors (Status::offset 0, the caller places them): kBadShape "tensor.data" (validate: a
+// NaN/Inf input value or block scale), kBadShape "quantized.data" (validate: an encoded block scale came out
+// non-finite), dequantize()'s and quantize_rows()'s own.
 Status encode_rows(const RowEncoding& e, const uint8_t* src, uint64_t n_rows, const float* imatrix, float* floats,
                    uint8_t* dst);
 
