@@ -336,7 +336,8 @@ function checkRows(rows) {
 /**
  * @internal What the jobs' callers (quantize.js, compare.js, convert.js, edit.js) need of a Model: model[MODEL_INTERNALS]() ->
  * {handle (the core's model), files (how many files the model has: a job's sources), readChunks(file, offset, size,
- * signal) (the bytes [offset, offset + size) of file `file` as they arrive; fewer when the file ends first)}.
+ * signal) (the bytes [offset, offset + size) of file `file` as they arrive; fewer when the file ends first; each
+ * chunk valid only until the next is asked for: the pump copies it into the job first)}.
  */
 export const MODEL_INTERNALS = Symbol("weightstream.modelInternals");
 
@@ -570,6 +571,7 @@ export class Model extends ModelView {
         for await (const chunk of this.#sources[file].read(offset, size, {
             signal,
             chunkSize: this.#options.chunkSize,
+            transient: true,
         })) {
             this.#checkOpen();
             yield chunk;
