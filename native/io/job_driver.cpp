@@ -198,17 +198,23 @@ public:
     FetchAhead(const std::vector<JobSource>& sources, bool local) : sources_(sources), local_(local) {}
     ~FetchAhead() { join(); }
 
-    // Starts reading `ranges` (those of remote sources, and of local ones if asked), dropping what was read before.
+    // Starts reading `ranges` (those of remote sources, and of local ones if asked), dropping what was read before;
+    // the ranges already being read (a step that reads nothing, such as padding, names its successor's again) go on.
     void start(const std::vector<ByteRange>& ranges) {
-        join();
-        ranges_.clear();
+        std::vector<ByteRange> wanted;
         for (const ByteRange& r : ranges) {
             if (r.source >= sources_.size()) continue;
             const JobSource& s = sources_[r.source];
             const LoadedModel& m = *s.model;
             if (s.stream || s.file >= m.files.size() || m.files[s.file].is_stream()) continue;
-            if (m.local(s.file) ? local_ : true) ranges_.push_back(r);
+            if (m.local(s.file) ? local_ : true) wanted.push_back(r);
         }
+        auto same = [](const ByteRange& a, const ByteRange& b) {
+            return a.source == b.source && a.offset == b.offset && a.size == b.size;
+        };
+        if (!wanted.empty() && std::equal(wanted.begin(), wanted.end(), ranges_.begin(), ranges_.end(), same)) return;
+        join();
+        ranges_ = std::move(wanted);
         if (ranges_.empty()) return;
         if (bytes_.size() < ranges_.size()) bytes_.resize(ranges_.size());
         fetched_ = 0;
