@@ -2,6 +2,7 @@
 // The GGUF tokenizer (tokenizer.h: vocab_from_gguf, llama_tokenizer) against llama.cpp's own tokenizer tests: the
 // vocabulary GGUFs of ../shared/testdata/ggml/vocab with their .inp texts and .out ids (test-tokenizer-0's mode:
 // add_special = false, parse_special = false), plus hostile tables and texts.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
@@ -635,6 +636,144 @@ TEST_CASE("every tokenizer.ggml.pre name compiles and tokenizes", "[tokenizer][g
         REQUIRE(r.ok());
         std::vector<int32_t> ids;
         CHECK(r.value()->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+    }
+}
+
+namespace {
+
+// The ends of the pieces a pre-tokenizer cuts text into (UTF-8 byte offsets), through LlamaSplitter.
+std::vector<size_t> piece_ends(const std::string& name, const std::string& text) {
+    ws::LlamaPreTokenizer pre;
+    REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+    ws::LlamaSplitter splitter;
+    REQUIRE(splitter.init(pre.regexes).ok());
+    std::vector<std::pair<size_t, size_t>> pieces;
+    ws::LlamaSplitScratch scratch;
+    splitter.split(text.data(), text.size(), &pieces, &scratch);
+    std::vector<size_t> ends;
+    size_t at = 0;
+    for (const auto& pc : pieces) {
+        CHECK(pc.first == at);  // the pieces cover the text, in order, none empty
+        CHECK(pc.second > pc.first);
+        ends.push_back(pc.second);
+        at = pc.second;
+    }
+    CHECK(at == text.size());
+    return ends;
+}
+
+std::vector<std::string> pieces_of(const std::string& name, const std::string& text) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    for (size_t end : piece_ends(name, text)) {
+        out.push_back(text.substr(at, end - at));
+        at = end;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("pre-tokenizers added after the snapshot cut texts as V8 runs llama.cpp's regexes", "[tokenizer][gguf]") {
+    // tests/text/pretokenizer_oracle.mjs wrote the expected pieces (see tests/data/README.md).
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_pretokenizer_pieces.json"));
+    const auto& texts = data["texts"];
+    size_t checked = 0;
+    for (auto it = data["pieces"].begin(); it != data["pieces"].end(); ++it) {
+        REQUIRE(it.value().size() == texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts[i].get<std::string>();
+            INFO(it.key() << ": text " << i << " '" << text << "'");
+            CHECK(piece_ends(it.key(), text) == it.value()[i].get<std::vector<size_t>>());
+            ++checked;
+        }
+    }
+    CHECK(checked >= 6 * 150);
+}
+
+TEST_CASE("the new pre-tokenizers' splitters on hand-checked texts", "[tokenizer][gguf]") {
+    using V = std::vector<std::string>;
+    // superbpe: digit runs in threes from the right, ASCII digits only
+    CHECK(pieces_of("superbpe", "1234567 x12") == V{"1", "234", "567", " x", "12"});
+    CHECK(pieces_of("superbpe", "\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4") == V{"\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4"});
+    // tiny_aya: a run followed by a word character is not cut by the first regex (the second cuts 3, then 1)
+    CHECK(pieces_of("tiny_aya", "1234 1234x") == V{"1", "234", " ", "123", "4", "x"});
+    CHECK(pieces_of("cohere2moe", "12345.") == V{"12", "345", "."});
+    // kimi-k2: llama.cpp's splitter, not the K2 regex: no case split, Han runs apart, marks are punctuation
+    CHECK(pieces_of("kimi-k2", "HelloWorld's \xE4\xB8\xAD\xE6\x96\x87x 12345") ==
+          V{"HelloWorld's", " ", "\xE4\xB8\xAD\xE6\x96\x87", "x", " ", "123", "45"});
+    CHECK(pieces_of("kimi-k2", "e\xCC\x81!") == V{"e", "\xCC\x81!"});
+    // afmoe: the text before a digit run joins the run's first piece, so "  " is not kept whole
+    CHECK(pieces_of("afmoe", "a  1234") == V{"a", " ", " ", "1", "234"});
+    CHECK(pieces_of("afmoe", "a  ") == V{"a", "  "});
+}
+
+TEST_CASE("the new pre-tokenizers tokenize with llama.cpp's flags", "[tokenizer][gguf]") {
+    // Byte-level tokens of digits, letters and spaces; the merges join neighbours, so a cut between two
+    // characters shows in the ids.
+    ws::VocabTable t;
+    t.model = "gpt2";
+    t.tokens = {"1", "2", "3", "4", "12", "23", "34", "123", "234", "a", "B", "aB", "\xC4\xA0", "\xC4\xA0\xC4\xA0",
+                ","};
+    t.token_types = std::vector<int32_t>(t.tokens.size(), 1);
+    t.merges = {"1 2", "2 3", "3 4", "12 3", "23 4", "a B", "\xC4\xA0 \xC4\xA0"};
+    auto tok_for = [&](const char* pre) {
+        ws::VocabTable u = t;
+        u.pre = pre;
+        return make(u);
+    };
+    using I = std::vector<int32_t>;
+    // gpt-2 keeps "1234" whole: 1 2 -> 12, then 3 4 -> 34 (rank 2 before "12 3")
+    CHECK(ids_of(*tok_for("gpt-2"), "1234") == I{4, 6});
+    CHECK(ids_of(*tok_for("superbpe"), "1234") == I{0, 8});
+    CHECK(ids_of(*tok_for("tiny_aya"), "1234") == I{0, 8});
+    CHECK(ids_of(*tok_for("cohere2moe"), "1234a") == I{7, 3, 9});
+    CHECK(ids_of(*tok_for("afmoe"), "1234") == I{0, 8});
+    CHECK(ids_of(*tok_for("afmoe"), "a  1") == I{9, 12, 12, 0});
+    CHECK(ids_of(*tok_for("kimi-k2"), "aB1234") == I{11, 7, 3});
+    CHECK(ids_of(*tok_for("tiny_aya"), "aB") == I{9, 10});         // its regex splits case; kimi-k2's splitter does not
+    CHECK(ids_of(*tok_for("spark2_5"), "1234") == I{0, 1, 2, 3});  // its last regex is \p{N}
+    CHECK(ids_of(*tok_for("hy_v4"), "1234") == I{7, 3});
+    CHECK(ids_of(*tok_for("ufakzeka"), "1234") == I{0, 1, 2, 3});
+    for (const char* pre :
+         {"superbpe", "tiny_aya", "cohere2moe", "afmoe", "kimi-k2", "spark2_5", "hy_v4", "ufakzeka"}) {
+        INFO(pre);
+        auto tok = tok_for(pre);
+        // none adds a BOS by default, and none cleans " ," on detokenizing (clean_spaces false)
+        CHECK(ids_of(*tok, "a", true) == I{9});
+        CHECK(text_of(*tok, {9, 12, 14}) == "a ,");
+    }
+    CHECK(text_of(*tok_for("gpt-2"), {9, 12, 14}) == "a,");
+}
+
+TEST_CASE("the new splitters are linear: 1 MB of digits, spaces, CJK or mixtures", "[tokenizer][gguf][slow]") {
+    const std::vector<std::string> units = {"1", " ", "\xE4\xB8\xAD", "a1 ", "1a", "\xCC\x81", "'s", "\n "};
+    for (const char* name : {"kimi-k2", "afmoe", "superbpe", "tiny_aya", "spark2_5", "ufakzeka"}) {
+        ws::LlamaPreTokenizer pre;
+        REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+        ws::LlamaSplitter splitter;
+        REQUIRE(splitter.init(pre.regexes).ok());
+        ws::LlamaSplitScratch scratch;
+        std::vector<std::pair<size_t, size_t>> pieces;
+        for (const std::string& unit : units) {
+            std::string large_text, small_text;
+            while (large_text.size() < (size_t(1) << 20)) large_text += unit;
+            while (small_text.size() < (size_t(256) << 10)) small_text += unit;
+            // Best of 5, the sizes interleaved: the machine is shared, and a build beside the test skews one run.
+            double small = 1e9, large = 1e9;
+            for (int k = 0; k < 5; ++k) {
+                for (const std::string* text : {&small_text, &large_text}) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    splitter.split(text->data(), text->size(), &pieces, &scratch);
+                    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                    double& best = text == &small_text ? small : large;
+                    best = std::min(best, s);
+                }
+            }
+            INFO(name << " unit '" << unit << "': 256 KB " << small << " s, 1 MB " << large << " s");
+            CHECK(large < 6.0 * small + 0.01);  // linear is 4x, quadratic 16x; 10 ms for the timer and the caches
+            CHECK(large < 2.0 * kSlowdown);
+        }
     }
 }
 

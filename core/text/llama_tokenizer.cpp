@@ -238,7 +238,7 @@ private:
     void partition(std::string_view text, bool parse_special, std::vector<Fragment>* out) const;
     Status tokenize_spm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_bpe(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
-                        RegexScratch* rx_scratch) const;
+                        LlamaSplitScratch* split_scratch) const;
     Status tokenize_wpm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const;
     Status tokenize_rwkv(std::string_view text, size_t base, std::vector<int32_t>* out) const;
@@ -267,7 +267,7 @@ private:
     bool byte_encode_ = true, escape_whitespaces_ = false, newline_runs_ = false;
 
     // BPE
-    std::vector<Regex> regexes_;
+    LlamaSplitter splitter_;  // the pre-tokenizer's regexes and splitters
     BpeMerges merges_;
     int32_t byte_symbol_[256] = {};                    // the token of each byte's byte-level character, or -1
     std::vector<int32_t> byte_fallback_[256];          // when it has none: the tokens of that character's single bytes
@@ -502,11 +502,7 @@ Status LlamaTokenizer::init(VocabTable t) {
                 if (id >= 0) byte_fallback_[b].push_back(id);
             }
         }
-        for (const char* pattern : pre.regexes) {
-            Result<Regex> r = Regex::compile(pattern);
-            if (!r.ok()) return make_error(Error::kInternal, 0, "llama pre-tokenizer regex");
-            regexes_.push_back(std::move(r).value());
-        }
+        WS_TRY(splitter_.init(pre.regexes));
         if (t.merges.size() > kTokenizerMaxMerges) return make_error(Error::kTooLarge, 0, "tokenizer.ggml.merges");
         merges_.reserve(t.merges.size());
         std::string joined;
@@ -783,7 +779,7 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 out.push_back(bos_);
             }
             BpeScratch scratch;
-            RegexScratch rx_scratch;
+            LlamaSplitScratch split_scratch;
             for (const Fragment& f : frags) {
                 if (f.token >= 0) {
                     out.push_back(f.token);
@@ -796,9 +792,9 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                             escaped.push_back(c);
                         }
                     }
-                    WS_TRY(tokenize_bpe(escaped, &out, &scratch, &rx_scratch));
+                    WS_TRY(tokenize_bpe(escaped, &out, &scratch, &split_scratch));
                 } else {
-                    WS_TRY(tokenize_bpe(text.substr(f.offset, f.length), &out, &scratch, &rx_scratch));
+                    WS_TRY(tokenize_bpe(text.substr(f.offset, f.length), &out, &scratch, &split_scratch));
                 }
             }
             if (add_special && add_eos_) {
@@ -934,7 +930,7 @@ Status LlamaTokenizer::tokenize_spm(std::string_view text, std::vector<int32_t>*
 // re-encoded), split by each regex in turn inside the pieces of the last (the gaps between matches are pieces
 // too), each piece in GPT-2's byte-level alphabet merged by the ranks of the merges.
 Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
-                                    RegexScratch* rx_scratch) const {
+                                    LlamaSplitScratch* split_scratch) const {
     // `norm`: the code points of the text (invalid bytes are U+FFFD, overlong forms shortened) re-encoded, the
     // bytes llama.cpp's words are made of. `rx`: the same with each surrogate (which llama.cpp's decoder lets
     // through as a code point of category Cs) written as U+E000 (Co, three bytes too), which every pattern
@@ -956,34 +952,8 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
     }
 
     // Pieces as [begin, end) byte ranges of norm.
-    std::vector<std::pair<size_t, size_t>> pieces, next;
-    if (!norm.empty()) pieces.push_back({0, norm.size()});
-    for (const Regex& re : regexes_) {
-        next.clear();
-        for (const auto& pc : pieces) {
-            const char* base = rx.data() + pc.first;
-            const size_t size = pc.second - pc.first;
-            size_t gap = 0, from = 0;
-            RegexMatch m;
-            while (from <= size && re.find(base, size, from, &m, rx_scratch)) {
-                if (m.end == m.begin) {
-                    // An empty match adds nothing (llama.cpp: an empty word, no tokens); search on one code
-                    // point further.
-                    if (m.end >= size) break;
-                    size_t len = 1;
-                    while (m.end + len < size && (uint8_t(base[m.end + len]) & 0xC0) == 0x80) ++len;
-                    from = m.end + len;
-                    continue;
-                }
-                if (m.begin > gap) next.push_back({pc.first + gap, pc.first + m.begin});
-                next.push_back({pc.first + m.begin, pc.first + m.end});
-                gap = from = m.end;
-                if (from >= size) break;
-            }
-            if (gap < size) next.push_back({pc.first + gap, pc.first + size});
-        }
-        pieces.swap(next);
-    }
+    std::vector<std::pair<size_t, size_t>> pieces;
+    splitter_.split(rx.data(), rx.size(), &pieces, split_scratch);
 
     std::vector<int32_t> word;
     std::string encoded;
