@@ -746,9 +746,69 @@ TEST_CASE("the new pre-tokenizers tokenize with llama.cpp's flags", "[tokenizer]
     CHECK(text_of(*tok_for("gpt-2"), {9, 12, 14}) == "a,");
 }
 
+TEST_CASE("the whitespace model cuts at whitespace and lower-cases as its normalizer says", "[tokenizer][gguf]") {
+    // jina-embeddings-v2-base-zh's kind: raw UTF-8 symbols (no byte-level alphabet), <0xXX> fallback.
+    ws::VocabTable t;
+    t.model = "whitespace";
+    t.pre = "whitespace";
+    t.tokens = {"a", "b", "ab", "c", "<0x41>", "<0x42>", "\xE4\xB8\xAD"};
+    t.token_types = {1, 1, 1, 1, 6, 6, 1};
+    t.merges = {"a b"};
+    using I = std::vector<int32_t>;
+    {
+        auto tok = make(t);
+        CHECK(tok->description() == "whitespace/whitespace");
+        // U+3000 and the tab are whitespace too, and dropped
+        CHECK(ids_of(*tok,
+                     "ab  c\xE3\x80\x80"
+                     "ab\t\xE4\xB8\xAD") == I{2, 3, 2, 6});
+        CHECK(ids_of(*tok, "AB") == I{4, 5});  // the whitespace pre-tokenizer clears lowercase
+        CHECK(text_of(*tok, {2, 3}) == "abc");
+    }
+    {
+        ws::VocabTable u = t;
+        u.normalizer_lowercase = 1;
+        CHECK(ids_of(*make(u), "AB") == I{2});
+    }
+    {
+        // the same table as a gpt2 model: the text is not cut first, \S+ leaves the spaces as pieces, and a
+        // space (no token, no <0x20>) gives nothing
+        ws::VocabTable u = t;
+        u.model = "gpt2";
+        u.normalizer_lowercase = 1;
+        CHECK(ids_of(*make(u), "AB ab") == I{4, 5, 2});
+    }
+}
+
+TEST_CASE("the hybriddna model writes <dna> sequences as k-mer tokens", "[tokenizer][gguf]") {
+    const std::string m = "\xEE\x80\x80";  // the k-mers' marker, U+E000
+    ws::VocabTable t;
+    t.model = "hybriddna";
+    t.pre = "gpt-2";
+    t.tokens = {"a", "c", "g", "t", "<dna>", "</dna>", "<oov>", "ACGTAC" + m, "GGGAAA" + m, "ACGTAC"};
+    t.token_types = {1, 1, 1, 1, 3, 3, 3, 1, 1, 1};
+    using I = std::vector<int32_t>;
+    auto tok = make(t);
+    // lower case upper-cased, cut in sixes, the last padded with A; around it plain BPE (no merges here)
+    CHECK(ids_of(*tok, "ac<dna>acgtacggg</dna>ga") == I{0, 1, 4, 7, 8, 5, 2, 0});
+    CHECK(ids_of(*tok, "<dna>ACGTNN") == I{4, 6});  // no such k-mer: <oov>; no </dna>: the rest is DNA
+    // with special tokens parsed, <dna> is a token before the session sees the text: plain BPE inside
+    CHECK(ids_of(*tok, "<dna>ac</dna>", false, true) == I{4, 0, 1, 5});
+    // the k-mers' text loses the marker (llama.cpp erases it after <oov>); the base token keeps its text
+    CHECK(tok->piece(7) == "ACGTAC");
+    CHECK(tok->piece(9) == "ACGTAC");
+    CHECK(text_of(*tok, {4, 7, 8, 5}) == "<dna>ACGTACGGGAAA</dna>");
+    // without <oov>: plain BPE ("<", "dna" and ">" have no tokens but "a")
+    ws::VocabTable u = t;
+    u.tokens[6] = "<other>";
+    CHECK(ids_of(*make(u), "<dna>acgtac") == I{0, 0, 1, 2, 3, 0, 1});
+}
+
 TEST_CASE("the new splitters are linear: 1 MB of digits, spaces, CJK or mixtures", "[tokenizer][gguf][slow]") {
     const std::vector<std::string> units = {"1", " ", "\xE4\xB8\xAD", "a1 ", "1a", "\xCC\x81", "'s", "\n "};
-    for (const char* name : {"kimi-k2", "afmoe", "superbpe", "tiny_aya", "spark2_5", "ufakzeka"}) {
+    // The splitters' types (the regex-only ones are in "every pre-tokenizer's regexes split long runs in linear
+    // time").
+    for (const char* name : {"kimi-k2", "afmoe", "superbpe", "tiny_aya"}) {
         ws::LlamaPreTokenizer pre;
         REQUIRE(ws::llama_pre_tokenizer(name, &pre));
         ws::LlamaSplitter splitter;
@@ -759,9 +819,9 @@ TEST_CASE("the new splitters are linear: 1 MB of digits, spaces, CJK or mixtures
             std::string large_text, small_text;
             while (large_text.size() < (size_t(1) << 20)) large_text += unit;
             while (small_text.size() < (size_t(256) << 10)) small_text += unit;
-            // Best of 5, the sizes interleaved: the machine is shared, and a build beside the test skews one run.
+            // Best of 7, the sizes interleaved: the machine is shared, and a build beside the test skews one run.
             double small = 1e9, large = 1e9;
-            for (int k = 0; k < 5; ++k) {
+            for (int k = 0; k < 7; ++k) {
                 for (const std::string* text : {&small_text, &large_text}) {
                     const auto t0 = std::chrono::steady_clock::now();
                     splitter.split(text->data(), text->size(), &pieces, &scratch);

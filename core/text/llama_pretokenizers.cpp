@@ -38,7 +38,7 @@ const char* const kDeepseek3Main =
 const char* const kBloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
 // Types added to llama.cpp after the snapshot (read from ggml-org/llama.cpp's src/llama-vocab.cpp at 00ad355,
 // 2026), including the SentencePiece-style ones (gemma4, sarvam-moe) and those with hand-written splitters
-// (LlamaSplitter). Not here: whitespace (its own session and normalizer) and the hybriddna and plamo2 models.
+// (LlamaSplitter). The whitespace and hybriddna models' sessions are in llama_tokenizer.cpp.
 const char* const kJais2 =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}"
@@ -107,6 +107,7 @@ struct Entry {
     bool ignore_merges, clean_spaces, add_bos, bos_none;
     bool sentencepiece_style = false;  // byte_encode false, escape_whitespaces true
     bool newline_runs = false;
+    bool raw_utf8 = false;  // byte_encode false only (whitespace)
 };
 
 // One entry per pre-tokenizer type.
@@ -145,6 +146,7 @@ enum : int {
     kSuperBpeT,
     kKimiK2T,
     kAfmoeT,
+    kWhitespaceT,
     kCount
 };
 
@@ -194,6 +196,8 @@ const Entry kEntries[kCount] = {
     {"superbpe", {"\\p{N}+", kSuperBpeDigits}, false, false, false, false},
     {"kimi-k2", {kKimiK2Trigger}, false, false, false, false},
     {"afmoe", {kAfmoeDigits, kAfmoeCjk, kAfmoeMain}, false, false, false, false},
+    // jina-embeddings-v2-base-zh; with tokenizer.ggml.model "whitespace" the text is first cut at whitespace
+    {"whitespace", {"\\S+"}, false, true, false, false, false, false, true},
 };
 
 struct Name {
@@ -295,6 +299,7 @@ const Name kNames[] = {
     {"superbpe", kSuperBpeT, -1},
     {"kimi-k2", kKimiK2T, -1},
     {"afmoe", kAfmoeT, -1},
+    {"whitespace", kWhitespaceT, -1},
 };
 
 }  // namespace
@@ -310,9 +315,10 @@ bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out) {
         out->clean_spaces = n.clean_spaces >= 0 ? n.clean_spaces != 0 : e.clean_spaces;
         out->add_bos = e.add_bos;
         out->bos_none = e.bos_none;
-        out->byte_encode = !e.sentencepiece_style;
+        out->byte_encode = !e.sentencepiece_style && !e.raw_utf8;
         out->escape_whitespaces = e.sentencepiece_style;
         out->newline_runs = e.newline_runs;
+        out->lowercase = n.type != kWhitespaceT;
         return true;
     }
     return false;

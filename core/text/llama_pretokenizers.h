@@ -30,6 +30,9 @@ struct LlamaPreTokenizer {
     bool byte_encode = true;
     bool escape_whitespaces = false;
     bool newline_runs = false;  // gemma4: a piece of newlines that is a token is that token, unmerged
+    // The whitespace model's session lower-cases unless tokenizer.ggml.normalizer.lowercase says otherwise
+    // (llama.cpp's normalizer_opts default), except after the whitespace pre-tokenizer, which clears it.
+    bool lowercase = true;
 };
 
 // The pre-tokenizer of a gpt2 (BPE) vocabulary by its tokenizer.ggml.pre ("" is llama.cpp's "default", as is

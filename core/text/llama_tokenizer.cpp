@@ -52,6 +52,8 @@ enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv };
 constexpr size_t kManySpecialTokens = 64;
 
 const char kEscapedSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
+// hybriddna: the suffix (U+E000) of the k-mer tokens, which llama.cpp erases from their text once loaded.
+constexpr std::string_view kDnaMarker = "\xEE\x80\x80";
 
 // llama.cpp's unicode_len_utf8: the length a lead byte announces (1 for a continuation byte).
 size_t utf8_len_of_lead(uint8_t b) {
@@ -225,12 +227,22 @@ public:
     }
     size_t size() const override { return text_.size(); }
     std::string_view piece(int32_t id) const override {
-        return id >= 0 && size_t(id) < text_.size() ? std::string_view(text_[size_t(id)]) : std::string_view();
+        return id >= 0 && size_t(id) < text_.size() ? shown_text(id) : std::string_view();
     }
     TokenKind kind(int32_t id) const override;
     std::string description() const override { return description_; }
 
 private:
+    // A token's text as llama.cpp's id_to_token has it: hybriddna's k-mers (the tokens after <oov>) without their
+    // marker. Lookups use the stored text, marker included.
+    std::string_view shown_text(int32_t id) const {
+        std::string_view t = text_[size_t(id)];
+        if (session_ == BpeSession::kHybridDna && dna_oov_ >= 0 && id > dna_oov_ && t.size() > kDnaMarker.size() &&
+            t.substr(t.size() - kDnaMarker.size()) == kDnaMarker) {
+            t.remove_suffix(kDnaMarker.size());
+        }
+        return t;
+    }
     int32_t find(std::string_view s) const {
         auto it = to_id_.find(s);
         return it == to_id_.end() ? -1 : it->second;
@@ -239,6 +251,10 @@ private:
     Status tokenize_spm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_bpe(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
                         LlamaSplitScratch* split_scratch) const;
+    // A raw text fragment of a BPE vocabulary through the model's session.
+    Status tokenize_bpe_session(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
+                                LlamaSplitScratch* split_scratch) const;
+    void tokenize_dna(std::string_view content, std::vector<int32_t>* out) const;
     Status tokenize_wpm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const;
     Status tokenize_rwkv(std::string_view text, size_t base, std::vector<int32_t>* out) const;
@@ -265,6 +281,13 @@ private:
     bool ignore_merges_ = false, remove_extra_whitespaces_ = false;
     // SentencePiece-style BPE (gemma4): see LlamaPreTokenizer
     bool byte_encode_ = true, escape_whitespaces_ = false, newline_runs_ = false;
+    // llama.cpp's BPE sessions by tokenizer.ggml.model: gpt2's; whitespace's, which cuts the text at whitespace
+    // (dropped) and lower-cases it before BPE; hybriddna's, which writes the text between <dna> and </dna> as
+    // k-mer tokens.
+    enum class BpeSession : uint8_t { kPlain, kWhitespace, kHybridDna };
+    BpeSession session_ = BpeSession::kPlain;
+    bool lowercase_ = false;                                 // the whitespace session's
+    int32_t dna_open_ = -1, dna_close_ = -1, dna_oov_ = -1;  // hybriddna: <dna>, </dna>, <oov>
 
     // BPE
     LlamaSplitter splitter_;  // the pre-tokenizer's regexes and splitters
@@ -314,8 +337,12 @@ Status LlamaTokenizer::init(VocabTable t) {
         bos = 101, unk = 100, sep = 102;
         add_bos = true, clean_spaces_ = true;
         description_ = "bert";
-    } else if (t.model == "gpt2") {
+    } else if (t.model == "gpt2" || t.model == "whitespace" || t.model == "hybriddna") {
+        // whitespace and hybriddna: BPE tokenized through their own sessions (see tokenize())
         type_ = VocabType::kBpe;
+        session_ = t.model == "whitespace"  ? BpeSession::kWhitespace
+                   : t.model == "hybriddna" ? BpeSession::kHybridDna
+                                            : BpeSession::kPlain;
         bos = 11, eos = 11;
         if (!llama_pre_tokenizer(t.pre, &pre)) return make_error(Error::kUnsupported, 0, "tokenizer.ggml.pre");
         clean_spaces_ = pre.clean_spaces;
@@ -325,7 +352,8 @@ Status LlamaTokenizer::init(VocabTable t) {
         newline_runs_ = pre.newline_runs;
         add_bos = pre.add_bos;
         if (pre.bos_none) bos = -1;
-        description_ = "gpt2/" + (t.pre.empty() ? std::string("default") : t.pre);
+        lowercase_ = t.normalizer_lowercase >= 0 ? t.normalizer_lowercase != 0 : pre.lowercase;
+        description_ = t.model + "/" + (t.pre.empty() ? std::string("default") : t.pre);
     } else if (t.model == "t5") {
         type_ = VocabType::kUgm;
         eos = 1, unk = 2;
@@ -561,6 +589,11 @@ Status LlamaTokenizer::init(VocabTable t) {
         ugm_unknown_score_ = min_score - 10.0f;
     }
 
+    if (session_ == BpeSession::kHybridDna) {
+        dna_open_ = find("<dna>");
+        dna_close_ = find("</dna>");
+        dna_oov_ = find("<oov>");
+    }
     pieces_.resize(n);
     for (size_t i = 0; i < n; ++i) pieces_[i] = compute_piece(int32_t(i));
     return ok_status();
@@ -568,7 +601,7 @@ Status LlamaTokenizer::init(VocabTable t) {
 
 // token_to_piece(special = true) without the cache (llama_vocab::impl::token_to_piece's switch).
 std::string LlamaTokenizer::compute_piece(int32_t id) const {
-    const std::string& s = text_[size_t(id)];
+    const std::string s(shown_text(id));
     const uint32_t a = attr_[size_t(id)];
     const uint32_t special = kAttrUnknown | kAttrControl;
     switch (type_) {
@@ -792,9 +825,9 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                             escaped.push_back(c);
                         }
                     }
-                    WS_TRY(tokenize_bpe(escaped, &out, &scratch, &split_scratch));
+                    WS_TRY(tokenize_bpe_session(escaped, &out, &scratch, &split_scratch));
                 } else {
-                    WS_TRY(tokenize_bpe(text.substr(f.offset, f.length), &out, &scratch, &split_scratch));
+                    WS_TRY(tokenize_bpe_session(text.substr(f.offset, f.length), &out, &scratch, &split_scratch));
                 }
             }
             if (add_special && add_eos_) {
@@ -924,6 +957,74 @@ Status LlamaTokenizer::tokenize_spm(std::string_view text, std::vector<int32_t>*
         }
     }
     return ok_status();
+}
+
+Status LlamaTokenizer::tokenize_bpe_session(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
+                                            LlamaSplitScratch* split_scratch) const {
+    switch (session_) {
+        case BpeSession::kPlain:
+            return tokenize_bpe(text, out, scratch, split_scratch);
+        case BpeSession::kWhitespace: {
+            // llm_tokenizer_whitespace_session: the code points (invalid bytes are U+FFFD) cut at White_Space,
+            // which is dropped, each segment lower-cased (simple mapping) when the normalizer says so.
+            std::string segment;
+            const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
+            for (size_t i = 0; i <= text.size();) {
+                uint32_t cp = 0x20;
+                size_t len = 1;
+                if (i < text.size()) cp = unicode_next_lossy(p + i, text.size() - i, &len);
+                i += len;
+                if (unicode_is_white_space(cp)) {
+                    if (!segment.empty()) WS_TRY(tokenize_bpe(segment, out, scratch, split_scratch));
+                    segment.clear();
+                    continue;
+                }
+                utf8_append(lowercase_ ? unicode_to_lower(cp) : cp, &segment);
+            }
+            return ok_status();
+        }
+        case BpeSession::kHybridDna: {
+            // llm_tokenizer_hybriddna_session: without its three tokens, plain BPE.
+            if (dna_open_ < 0 || dna_close_ < 0 || dna_oov_ < 0) return tokenize_bpe(text, out, scratch, split_scratch);
+            static constexpr std::string_view kOpen = "<dna>", kClose = "</dna>";
+            size_t pos = 0;
+            while (pos < text.size()) {
+                const size_t start = text.find(kOpen, pos);
+                if (start == std::string_view::npos) {
+                    WS_TRY(tokenize_bpe(text.substr(pos), out, scratch, split_scratch));
+                    break;
+                }
+                if (start > pos) WS_TRY(tokenize_bpe(text.substr(pos, start - pos), out, scratch, split_scratch));
+                out->push_back(dna_open_);
+                const size_t content = start + kOpen.size();
+                const size_t end = text.find(kClose, content);
+                tokenize_dna(text.substr(content, (end == std::string_view::npos ? text.size() : end) - content), out);
+                if (end == std::string_view::npos) break;
+                out->push_back(dna_close_);
+                pos = end + kClose.size();
+            }
+            return ok_status();
+        }
+    }
+    return ok_status();
+}
+
+// emit_dna_kmers: ASCII letters upper-cased, cut into 6-byte k-mers (the last padded with 'A'), each the token of
+// the k-mer with the marker U+E000 appended (what keeps k-mer tokens apart from the same letters in the BPE
+// vocabulary), else <oov>.
+void LlamaTokenizer::tokenize_dna(std::string_view content, std::vector<int32_t>* out) const {
+    constexpr size_t k = 6;
+    std::string kmer;
+    for (size_t i = 0; i < content.size(); i += k) {
+        kmer.assign(content.substr(i, k));
+        for (char& c : kmer) {
+            if (c >= 'a' && c <= 'z') c = char(c - 32);
+        }
+        kmer.append(k - kmer.size(), 'A');
+        kmer += kDnaMarker;
+        const int32_t id = find(kmer);
+        out->push_back(id >= 0 ? id : dna_oov_);
+    }
 }
 
 // llm_tokenizer_bpe_session::tokenize with unicode_regex_split: the text as llama.cpp sees it (its code points,

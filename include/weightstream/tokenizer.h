@@ -98,8 +98,9 @@ struct VocabTable {
     int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
     // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
     int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
-    std::string chat_template;  // tokenizer.chat_template ("" when absent)
-    std::string name;           // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
+    int8_t normalizer_lowercase = -1;  // tokenizer.ggml.normalizer.lowercase (read by the whitespace model)
+    std::string chat_template;         // tokenizer.chat_template ("" when absent)
+    std::string name;                  // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
 };
 
 // The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type (the types
