@@ -831,7 +831,9 @@ TEST_CASE("the new splitters are linear: 1 MB of digits, spaces, CJK or mixtures
                 }
             }
             INFO(name << " unit '" << unit << "': 256 KB " << small << " s, 1 MB " << large << " s");
-            CHECK(large < 6.0 * small + 0.01);  // linear is 4x, quadratic 16x; 10 ms for the timer and the caches
+            // Linear is 4x and quadratic 16x. Measured here: 3.5-4x, up to 8x when the 256 KB run's pieces (4 MB
+            // for "1a") stay in the cache and the 1 MB run's (16 MB) do not.
+            CHECK(large < 9.0 * small + 0.01);
             CHECK(large < 2.0 * kSlowdown);
         }
     }
@@ -1157,4 +1159,243 @@ TEST_CASE("many special tokens: the partition stays fast and gives the same frag
     CHECK(unit == std::vector<int32_t>{5, 3, 8 + 77, 3, 4, 8 + 99999, 2, 6});
     REQUIRE(ids.size() % unit.size() == 0);
     CHECK(std::equal(unit.begin(), unit.end(), ids.begin()));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// plamo2 (llm_tokenizer_plamo2): hand-checked ids, and a differential check against llama.cpp's own algorithm (its
+// table of every suffix of every token, walked from the end of the text) written out naively here.
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "weightstream/utf8.h"
+
+namespace {
+
+// A plamo2 table: <unk> <s> </s> <pad>, the 256 byte tokens, then `pieces` (text, score).
+ws::VocabTable plamo2_table(const std::vector<std::pair<std::string, float>>& pieces) {
+    ws::VocabTable t;
+    t.model = "plamo2";
+    t.tokens = {"<unk>", "<s>", "</s>", "<pad>"};
+    t.token_types = {2, 3, 3, 3};
+    t.scores = {0, 0, 0, 0};
+    static const char hex[] = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) {
+        t.tokens.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+        t.token_types.push_back(6);
+        t.scores.push_back(0);
+    }
+    for (const auto& p : pieces) {
+        t.tokens.push_back(p.first);
+        t.token_types.push_back(1);
+        t.scores.push_back(p.second);
+    }
+    return t;
+}
+
+std::vector<uint32_t> code_points(const std::string& s) {
+    std::vector<uint32_t> out;
+    for (size_t i = 0; i < s.size();) {
+        size_t len = 1;
+        int32_t cp = ws::utf8_next(reinterpret_cast<const uint8_t*>(s.data()) + i, s.size() - i, &len);
+        out.push_back(uint32_t(cp));
+        i += len;
+    }
+    return out;
+}
+
+std::string utf8_of(const std::vector<uint32_t>& cps, size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) ws::utf8_append(cps[i], &s);
+    return s;
+}
+
+// llm_tokenizer_plamo2::build and ::encode, step by step (valid UTF-8 only).
+std::vector<int32_t> plamo2_reference(const ws::VocabTable& t, const std::string& text) {
+    const int32_t kInvalid = -20000000, kUnknown = -10000000;
+    std::map<std::string, float> suffix_to_score;
+    std::map<std::string, int32_t> token_to_id;
+    std::vector<int32_t> bytes(256, 0);
+    for (size_t id = 0; id < t.tokens.size(); ++id) {
+        const std::string& text_i = t.tokens[id];
+        token_to_id[text_i] = int32_t(id);
+        if (t.token_types[id] == 6) {
+            bytes[size_t(std::stoi(text_i.substr(3, 2), nullptr, 16))] = int32_t(id);
+            continue;
+        }
+        suffix_to_score[text_i] = t.scores[id];
+        const auto cps = code_points(text_i);
+        for (size_t i = 1; i < cps.size(); ++i) {
+            const std::string suffix = utf8_of(cps, i, cps.size());
+            if (!suffix_to_score.count(suffix)) suffix_to_score[suffix] = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    std::vector<std::string> suffixes;
+    for (const auto& p : suffix_to_score) suffixes.push_back(p.first);
+    suffixes.push_back("");
+    std::sort(suffixes.begin(), suffixes.end(), [](const std::string& a, const std::string& b) {
+        return std::string(a.rbegin(), a.rend()) < std::string(b.rbegin(), b.rend());
+    });
+    std::map<std::string, int32_t> suffix_to_id;
+    std::map<int64_t, int32_t> to_suffix_id;
+    std::vector<std::array<int32_t, 4>> table;  // piece length, token id, score, piece id
+    for (const std::string& suffix : suffixes) {
+        suffix_to_id[suffix] = int32_t(table.size());
+        const auto cps = code_points(suffix);
+        if (!cps.empty()) {
+            const int64_t code = int64_t(cps[0]) << 32 | suffix_to_id[utf8_of(cps, 1, cps.size())];
+            to_suffix_id[code] = int32_t(table.size());
+        }
+        for (size_t len = cps.size(); len > 0; --len) {
+            const std::string piece = utf8_of(cps, 0, len);
+            auto it = suffix_to_score.find(piece);
+            if (it == suffix_to_score.end()) continue;
+            auto tok = token_to_id.find(piece);
+            const int32_t score = std::isfinite(it->second) ? int32_t(std::round(it->second * 1e4)) : kInvalid;
+            // the piece id of a longer piece is set later in the suffix order: look it up when walking
+            table.push_back({int32_t(len), tok != token_to_id.end() ? tok->second : -1, score, -1});
+            table.back()[3] = suffix_to_id.count(piece) ? suffix_to_id[piece] : -1;
+        }
+        table.push_back({1, -1, kUnknown, 0});
+    }
+    // piece ids of pieces that sort after their suffix row were not known yet
+    {
+        size_t row = 0;
+        for (const std::string& suffix : suffixes) {
+            const auto cps = code_points(suffix);
+            for (size_t len = cps.size(); len > 0; --len) {
+                const std::string piece = utf8_of(cps, 0, len);
+                if (!suffix_to_score.count(piece)) continue;
+                table[row++][3] = suffix_to_id[piece];
+            }
+            ++row;
+        }
+    }
+    auto data = code_points(text);
+    if (!data.empty() && data[0] == 0xFEFF) data.erase(data.begin());
+    const size_t n = data.size();
+    std::vector<int64_t> scores(n + 1, int64_t(1) << 60);
+    scores[n] = 0;
+    std::vector<std::array<int32_t, 2>> path(n + 1, {0, 0});  // length, token
+    int32_t suffix_id = 0;
+    for (size_t i = n; i-- > 0;) {
+        const uint32_t c = data[i];
+        for (size_t p = size_t(suffix_id); p < table.size(); ++p) {
+            auto it = to_suffix_id.find(int64_t(c) << 32 | table[p][3]);
+            suffix_id = it != to_suffix_id.end() ? it->second : 0;
+            if (suffix_id > 0 || table[p][2] == kUnknown) break;
+        }
+        for (size_t p = size_t(suffix_id); p < table.size(); ++p) {
+            const int32_t score = table[p][2];
+            if (score > kInvalid) {
+                const int64_t s = scores[i + size_t(table[p][0])] - score;
+                if (s < scores[i]) {
+                    scores[i] = s;
+                    path[i] = {table[p][0], table[p][1]};
+                }
+            }
+            if (score == kUnknown) break;
+        }
+    }
+    std::vector<int32_t> ids;
+    for (size_t pos = 0; pos < n; pos += size_t(path[pos][0])) {
+        if (path[pos][1] >= 0) {
+            ids.push_back(path[pos][1]);
+        } else {
+            std::string s;
+            ws::utf8_append(data[pos], &s);
+            for (char b : s) ids.push_back(bytes[uint8_t(b)]);
+        }
+    }
+    return ids;
+}
+
+}  // namespace
+
+TEST_CASE("plamo2: the cheapest pieces, byte tokens for the rest, no BOS", "[tokenizer][gguf]") {
+    // ids: 0-3 specials, 4 + b the byte tokens, then 260 a, 261 b, 262 ab, 263 abc, 264 c, 265 bc, 266 x, 267 y,
+    // 268 xy
+    ws::VocabTable t = plamo2_table(
+        {{"a", -1}, {"b", -1}, {"ab", -1.5f}, {"abc", -5}, {"c", -1}, {"bc", -1}, {"x", -1}, {"y", -1}, {"xy", -2}});
+    t.add_bos = 1;  // llama.cpp adds no BOS to plamo2 texts anyway
+    auto tok = make(t);
+    using I = std::vector<int32_t>;
+    CHECK(ids_of(*tok, "abc", true) == I{260, 265});  // a + bc: 20000, against ab + c 25000, abc 50000
+    CHECK(ids_of(*tok, "abd") == I{262, 4 + 'd'});    // d is no piece: its byte
+    CHECK(ids_of(*tok, "xy") == I{268});              // a tie keeps the longer piece
+    CHECK(ids_of(*tok,
+                 "\xEF\xBB\xBF"
+                 "a") == I{260});                              // a leading BOM is dropped
+    CHECK(ids_of(*tok, "\xC3\xA9") == I{4 + 0xC3, 4 + 0xA9});  // é: its UTF-8 bytes
+    CHECK(ids_of(*tok,
+                 "\xFF"
+                 "a") == I{4 + 0xEF, 4 + 0xBF, 4 + 0xBD, 260});  // an invalid byte is U+FFFD
+    CHECK(ids_of(*tok, "a<s>", false, true) == I{260, 1});
+    CHECK(ids_of(*tok, "a<s>", false, false) == I{260, 1});  // <s> is a piece too (score 0: the cheapest)
+    CHECK(text_of(*tok, {262, 4 + 'd', 4 + 0xC3, 4 + 0xA9}) == "abd\xC3\xA9");
+    CHECK(tok->description() == "plamo2");
+    // a missing byte token: llama.cpp refuses the table
+    ws::VocabTable u = t;
+    u.tokens[4 + 0x41] = "A";
+    u.token_types[4 + 0x41] = 1;
+    auto r = ws::llama_tokenizer(u);
+    CHECK(r.status().code == ws::Error::kBadKey);
+}
+
+TEST_CASE("plamo2 gives the ids of llama.cpp's suffix-table algorithm on random tables and texts",
+          "[tokenizer][gguf]") {
+    std::mt19937 rng(2026);
+    const std::vector<std::string> alphabet = {"a", "b", "c", "\xC3\xA9", "\xE4\xB8\xAD", " "};
+    size_t compared = 0;
+    for (int round = 0; round < 200; ++round) {
+        std::vector<std::pair<std::string, float>> pieces;
+        std::vector<std::string> seen;
+        const int n_pieces = 1 + int(rng() % 25);
+        for (int k = 0; k < n_pieces; ++k) {
+            std::string s;
+            const int len = 1 + int(rng() % 4);
+            for (int j = 0; j < len; ++j) s += alphabet[rng() % (alphabet.size() - 1)];
+            if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
+            seen.push_back(s);
+            pieces.push_back({s, -float(1 + rng() % 8) / 2.0f});  // ties are common
+        }
+        const ws::VocabTable t = plamo2_table(pieces);
+        auto tok = make(t);
+        for (int k = 0; k < 10; ++k) {
+            std::string text;
+            const int len = int(rng() % 30);
+            for (int j = 0; j < len; ++j) text += alphabet[rng() % alphabet.size()];
+            INFO("round " << round << " text '" << text << "'");
+            CHECK(ids_of(*tok, text) == plamo2_reference(t, text));
+            ++compared;
+        }
+    }
+    CHECK(compared == 2000);
+}
+
+TEST_CASE("plamo2 on 1 MB: linear with short pieces, a clear error when long pieces make it too costly",
+          "[tokenizer][gguf][slow]") {
+    std::vector<std::pair<std::string, float>> pieces;
+    for (int len = 1; len <= 16; ++len) pieces.push_back({std::string(size_t(len), 'a'), -float(len)});
+    const std::string text(size_t(1) << 20, 'a');
+    {
+        auto tok = make(plamo2_table(pieces));
+        std::vector<int32_t> ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        REQUIRE(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO(s << " s");
+        CHECK(s < 5.0 * kSlowdown);
+        CHECK(ids.size() == text.size() / 16);  // the longest piece costs as much as its letters apart: a tie
+    }
+    // a 4096-letter piece: llama.cpp's walk (and this one) would take 4096 steps at each of 10^6 positions
+    pieces.push_back({std::string(4096, 'a'), -1.0f});
+    auto tok = make(plamo2_table(pieces));
+    std::vector<int32_t> ids;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).code == ws::Error::kTooLarge);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(s < 10.0 * kSlowdown);
 }

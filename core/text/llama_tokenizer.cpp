@@ -14,6 +14,7 @@
 // run (jais-2's whitespace cascade) costs O(run^2), as leftmost-first iteration does in every engine.
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -45,13 +46,16 @@ enum : uint32_t {
     kAttrRstrip = 1u << 8,
 };
 
-enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv };
+enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv, kPlamo2 };
 
 // Past this many special tokens (deepseek's vocabularies have 2,400) the partition first finds which of them
 // occur in the text at all, in one walk, instead of searching the text once for each.
 constexpr size_t kManySpecialTokens = 64;
 
 const char kEscapedSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
+// llm_tokenizer_plamo2's score constants
+constexpr int32_t kPlamo2InvalidScore = -20000000;
+constexpr int32_t kPlamo2UnknownScore = -10000000;
 // hybriddna: the suffix (U+E000) of the k-mer tokens, which llama.cpp erases from their text once loaded.
 constexpr std::string_view kDnaMarker = "\xEE\x80\x80";
 
@@ -113,6 +117,21 @@ void lax_code_points(std::string_view s, std::vector<uint32_t>* out) {
             i += 1;
         }
     }
+}
+
+// A hexadecimal digit's value, or -1.
+int hex_digit(char c) {
+    return (c >= '0' && c <= '9')   ? c - '0'
+           : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+           : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                    : -1;
+}
+
+// "<0xXX>": its byte, else -1.
+int hex_byte_name(std::string_view s) {
+    if (s.size() != 6 || s.substr(0, 3) != "<0x" || s[5] != '>') return -1;
+    const int hi = hex_digit(s[3]), lo = hex_digit(s[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
 bool c_isspace(char c) {
@@ -258,6 +277,7 @@ private:
     Status tokenize_wpm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const;
     Status tokenize_rwkv(std::string_view text, size_t base, std::vector<int32_t>* out) const;
+    Status tokenize_plamo2(std::string_view text, size_t base, std::vector<int32_t>* out) const;
     Status spm_byte_tokens(const char* p, size_t n, size_t offset, std::vector<int32_t>* out) const;
     std::string compute_piece(int32_t id) const;
     // UGM: the normalization of the text at `at`: the replacement (or the text itself) and how much it consumed.
@@ -300,6 +320,9 @@ private:
     // SPM/UGM byte tokens: <0xXX>, else the byte itself as a token (llama_vocab::byte_to_token), or -1
     int32_t byte_token_[256] = {};
     int32_t hex_byte_token_[256] = {};  // <0xXX> only (SentencePiece-style BPE's fallback)
+    // plamo2: its byte tokens and its pieces' scores (x 10^4, kPlamo2InvalidScore for no piece)
+    int32_t plamo2_byte_[256] = {};
+    std::vector<int32_t> plamo2_score_;
 
     // WPM, UGM, RWKV
     PrefixIndex all_tokens_;    // WPM: every token; UGM: normal, user-defined and unused; RWKV: unescaped
@@ -362,6 +385,10 @@ Status LlamaTokenizer::init(VocabTable t) {
     } else if (t.model == "rwkv") {
         type_ = VocabType::kRwkv;
         description_ = "rwkv";
+    } else if (t.model == "plamo2") {
+        type_ = VocabType::kPlamo2;
+        bos = 1, eos = 2, unk = 0;
+        description_ = "plamo2";
     } else {
         // "no_vocab"/"none" (a model without a tokenizer) and names llama.cpp does not know.
         return make_error(Error::kUnsupported, 0, "tokenizer.ggml.model");
@@ -560,6 +587,38 @@ Status LlamaTokenizer::init(VocabTable t) {
         for (size_t i = 0; i < n; ++i) all_tokens_.add(unescape_rwkv(text_[i]), int32_t(i));
         all_tokens_.build();
     }
+    if (type_ == VocabType::kPlamo2) {
+        // llm_tokenizer_plamo2::build: the byte tokens ("<0xXX>" with the byte type; llama.cpp refuses a table
+        // that lacks one, or whose only one is id 0), and the pieces its DP may take: every other token whose
+        // score, times 10^4 rounded to an int32, is above INVALID_SCORE and whose text is its own UTF-8 as
+        // llama.cpp decodes and re-encodes it (its table is built from the re-encoded code points).
+        for (int32_t& b : plamo2_byte_) b = 0;
+        plamo2_score_.assign(n, kPlamo2InvalidScore);
+        std::vector<uint32_t> cps;
+        std::string reencoded;
+        for (size_t i = 0; i < n; ++i) {
+            const std::string& s = text_[i];
+            if (attr_[i] & kAttrByte) {
+                const int b = hex_byte_name(s);
+                if (b >= 0) plamo2_byte_[b] = int32_t(i);
+                continue;
+            }
+            const double scaled = std::round(double(score_[i]) * 1e4);
+            // out of range: x86's conversion gives INT32_MIN, which is below INVALID_SCORE
+            if (!(scaled > double(kPlamo2InvalidScore) && scaled < 2147483648.0)) continue;
+            lax_code_points(s, &cps);
+            reencoded.clear();
+            for (uint32_t cp : cps) utf8_append(cp, &reencoded);
+            if (reencoded != s) continue;
+            all_tokens_.add(s, int32_t(i));
+            plamo2_score_[i] = int32_t(scaled);
+        }
+        for (int b = 0; b < 256; ++b) {
+            if (plamo2_byte_[b] == 0)
+                return make_error(Error::kBadKey, size_t(b), "tokenizer.ggml.tokens (plamo2 byte token)");
+        }
+        all_tokens_.build();
+    }
     if (type_ == VocabType::kUgm) {
         const std::string& cm = t.precompiled_charsmap;
         if (!cm.empty()) {
@@ -693,6 +752,11 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
         }
         case VocabType::kRwkv:
             return unescape_rwkv(s);
+        case VocabType::kPlamo2: {
+            // a byte token "<0xXX>" is its byte; every other token (special ones too) its text
+            const int b = (a & kAttrByte) ? hex_byte_name(s) : -1;
+            return b >= 0 ? std::string(1, char(uint8_t(b))) : s;
+        }
     }
     return std::string();
 }
@@ -883,6 +947,82 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
             }
             break;
         }
+        case VocabType::kPlamo2: {
+            // llama.cpp adds no BOS or EOS to a plamo2 text, whatever the table asks for.
+            for (const Fragment& f : frags) {
+                if (f.token >= 0) {
+                    out.push_back(f.token);
+                } else {
+                    WS_TRY(tokenize_plamo2(text.substr(f.offset, f.length), f.offset, &out));
+                }
+            }
+            break;
+        }
+    }
+    return ok_status();
+}
+
+// llm_tokenizer_plamo2::encode: the code points (a leading U+FEFF dropped), and from the last to the first, the
+// cheapest way to write the rest: a piece that starts here (longest first; ties keep the longer) costs its
+// scaled score subtracted, a code point as byte tokens costs 10^7 (UNKNOWN_SCORE). llama.cpp walks a table of
+// every suffix of every token for the pieces; this walks the pieces' prefix index, which finds the same ones.
+// A piece scored exactly UNKNOWN_SCORE ends the candidates at a position, as its table row does there.
+Status LlamaTokenizer::tokenize_plamo2(std::string_view text, size_t base, std::vector<int32_t>* out) const {
+    std::vector<uint32_t> cps;
+    lax_code_points(text, &cps);
+    size_t first = !cps.empty() && cps[0] == 0xFEFF ? 1 : 0;
+    const size_t n = cps.size() - first;
+    if (n == 0) return ok_status();
+    std::string norm;  // the code points re-encoded; at[k]: where code point k starts
+    std::vector<size_t> at(n + 1);
+    for (size_t k = 0; k < n; ++k) {
+        at[k] = norm.size();
+        utf8_append(cps[first + k], &norm);
+    }
+    at[n] = norm.size();
+    struct Best {
+        int64_t score;
+        int32_t token;    // -1: byte tokens
+        uint32_t length;  // code points
+    };
+    std::vector<Best> best(n + 1, Best{int64_t(1) << 60, -1, 0});
+    best[n].score = 0;
+    WalkBudget budget(norm.size());
+    std::vector<std::pair<int32_t, uint32_t>> found;  // (token, code points), shortest first
+    for (size_t i = n; i-- > 0;) {
+        found.clear();
+        PrefixIndex::Cursor c = all_tokens_.start();
+        uint32_t length = 0;
+        for (size_t j = at[i]; j < norm.size(); ++j) {
+            if (!budget.spend()) return walk_too_costly(base);
+            all_tokens_.step(&c, uint8_t(norm[j]));
+            if (!c.alive()) break;
+            if (j + 1 < norm.size() && (uint8_t(norm[j + 1]) & 0xC0) == 0x80) continue;
+            ++length;
+            const int32_t id = all_tokens_.value(c);
+            if (id >= 0) found.push_back({id, length});
+        }
+        bool stop = false;
+        for (size_t k = found.size(); k-- > 0;) {
+            const int32_t score = plamo2_score_[size_t(found[k].first)];
+            const int64_t s = best[i + found[k].second].score - score;
+            if (s < best[i].score) best[i] = Best{s, found[k].first, found[k].second};
+            if (score == kPlamo2UnknownScore) {
+                stop = true;
+                break;
+            }
+        }
+        if (!stop) {
+            const int64_t s = best[i + 1].score - kPlamo2UnknownScore;
+            if (s < best[i].score) best[i] = Best{s, -1, 1};
+        }
+    }
+    for (size_t i = 0; i < n; i += best[i].length) {
+        if (best[i].token >= 0) {
+            out->push_back(best[i].token);
+            continue;
+        }
+        for (size_t j = at[i]; j < at[i + 1]; ++j) out->push_back(plamo2_byte_[uint8_t(norm[j])]);
     }
     return ok_status();
 }
