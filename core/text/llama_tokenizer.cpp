@@ -4,9 +4,10 @@
 // bigram merging by score with byte fallback, BPE with the pre-tokenizer's regexes and byte-level symbols, WPM
 // greedy longest match, UGM Viterbi with SentencePiece's precompiled normalizer, RWKV greedy trie match), the
 // same BOS/EOS rules and the same detokenizer. Written from reading that code. Taken from llama.cpp as it is
-// now: the pre-tokenizers added since (llama_pretokenizers.cpp), SentencePiece-style BPE (gemma4) and UGM's
-// double-precision scores. Where llama.cpp would crash, loop, hang or read out of bounds on a hostile table or
-// text, this returns an error or does the nearest safe thing, and the comment there says so.
+// now: the pre-tokenizers added since (llama_pretokenizers.cpp), SentencePiece-style BPE (gemma4), the whitespace
+// and hybriddna BPE sessions, the plamo2 model and UGM's double-precision scores. Where llama.cpp would crash, loop,
+// hang or read out of bounds on a hostile table or text, this returns an error or does the nearest safe thing, and the
+// comment there says so.
 //
 // Cost: linear in the text for real vocabularies. BPE merging is O(n log n) per word (bpe.h); the regexes run
 // on regex.h's Pike VM; the longest-token walks are on a step budget (WalkBudget). Known exception: a
