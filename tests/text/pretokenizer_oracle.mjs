@@ -23,7 +23,8 @@ const data = join(here, "..", "data", "text");
 
 const WS = "\\t\\n\\v\\f\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 // unicode_cpt_is_han: the CJK ideograph blocks
-const HAN = "\\u4E00-\\u9FFF\\u3400-\\u4DBF\\u{20000}-\\u{2A6DF}\\u{2A700}-\\u{2EBEF}\\uF900-\\uFAFF\\u{2F800}-\\u{2FA1F}";
+const HAN =
+    "\\u4E00-\\u9FFF\\u3400-\\u4DBF\\u{20000}-\\u{2A6DF}\\u{2A700}-\\u{2EBEF}\\uF900-\\uFAFF\\u{2F800}-\\u{2FA1F}";
 
 const PRE = {
     // unicode_regex_split_custom_kimi_k2: a word is any run of non-Han letters (no case split, no marks),
