@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The table of llama.cpp's BPE pre-tokenizers (src/llama-vocab.cpp of the 2025-02 snapshot c392e50: the regex
 // lists of llm_tokenizer_bpe and the flags llama_vocab::impl::load sets per tokenizer.ggml.pre). The patterns are
-// llama.cpp's own strings, in the syntax of regex.h (which runs them over Unicode code points, so llama.cpp's
-// "collapsed categories" trick for std::regex is not needed: \p{L} is Unicode's L either way).
+// llama.cpp's own strings, in the syntax of regex.h, run over Unicode code points with Unicode's categories.
+// Known difference: llama.cpp runs a pattern with \p{..} on a "collapsed" text (each code point above U+007F one
+// byte per category) where \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and \p{Lo} all mean \p{L}, and its ASCII list for
+// \p{S} lacks '~'. So llama.cpp does not split "HelloWorld" where youtu's and tiny_aya's patterns say to (this
+// does, as Hugging Face does), and its deepseek-v3-style patterns (deepseek-v3, hunyuan-dense, joyai-llm, hy_v4,
+// spark2_5, afmoe) leave '~' out of [\p{P}\p{S}] ("a~~b": "a", "~", "~b" there; "a", "~~", "b" here).
 #include "text/llama_pretokenizers.h"
 
 #include <cstring>
