@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "support/parse_model.h"
 #include "support/test_util.h"
 #include "weightstream/tokenizer.h"
+#include "weightstream/unicode.h"
+#include "weightstream/utf8.h"
 
 namespace {
 
@@ -691,14 +694,69 @@ TEST_CASE("pre-tokenizers added after the snapshot cut texts as V8 runs llama.cp
     CHECK(checked >= 6 * 150);
 }
 
+TEST_CASE("superbpe's and tiny_aya's digit splitters cut as llama.cpp's std::wregex does", "[tokenizer][gguf]") {
+    // The engine llama.cpp runs these patterns with (unicode_regex_split_stl: std::wregex with optimize | nosubs
+    // over the code points, non-ASCII whitespace as U+000B) is this platform's: libstdc++, the oracle here.
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_pretokenizer_pieces.json"));
+    std::vector<std::string> texts;
+    for (const auto& t : data["texts"]) texts.push_back(t.get<std::string>());
+    for (const char* t : {"1", "12", "123", "1234", "1x", "12x", "123x", "1234x", "1 x", "12 x", "123 x", "1234 x",
+                          "12345678x 1234", "_1234 5", "1,2", "999\xD9\xA3", "\xD9\xA1\xD9\xA2 12"}) {
+        texts.push_back(t);
+    }
+    size_t checked = 0;
+    for (const char* expr : {"\\d{1,3}(?=(?:\\d{3})*\\b)", "(?=(\\d{3})+(?!\\d))"}) {
+        ws::LlamaSplitter splitter;
+        REQUIRE(splitter.init({expr}).ok());
+        ws::LlamaSplitScratch scratch;
+        const std::wregex re(std::wstring(expr, expr + std::strlen(expr)),
+                             std::regex_constants::optimize | std::regex_constants::nosubs);
+        for (const std::string& text : texts) {
+            std::wstring wide;
+            std::vector<size_t> byte_at;  // the byte offset of each code point, and the end
+            for (size_t i = 0; i < text.size();) {
+                size_t len = 1;
+                const int32_t cp =
+                    ws::utf8_next(reinterpret_cast<const uint8_t*>(text.data()) + i, text.size() - i, &len);
+                REQUIRE(cp >= 0);
+                byte_at.push_back(i);
+                wide.push_back(cp > 0x7F && ws::unicode_is_white_space(uint32_t(cp)) ? wchar_t(0x0B) : wchar_t(cp));
+                i += len;
+            }
+            byte_at.push_back(text.size());
+            std::vector<size_t> want;  // piece ends, in bytes
+            size_t gap = 0;
+            for (std::wsregex_iterator it(wide.begin(), wide.end(), re), end; it != end; ++it) {
+                const size_t b = size_t(it->position()), e = b + size_t(it->length());
+                if (b > gap) want.push_back(byte_at[b]);
+                if (e > b) want.push_back(byte_at[e]);
+                gap = e;
+            }
+            if (gap < wide.size()) want.push_back(text.size());
+            std::vector<std::pair<size_t, size_t>> pieces;
+            splitter.split(text.data(), text.size(), &pieces, &scratch);
+            std::vector<size_t> got;
+            for (const auto& pc : pieces) got.push_back(pc.second);
+            INFO(expr << " on '" << text << "'");
+            CHECK(got == want);
+            ++checked;
+        }
+    }
+    CHECK(checked > 300);
+}
+
 TEST_CASE("the new pre-tokenizers' splitters on hand-checked texts", "[tokenizer][gguf]") {
     using V = std::vector<std::string>;
     // superbpe: digit runs in threes from the right, ASCII digits only
     CHECK(pieces_of("superbpe", "1234567 x12") == V{"1", "234", "567", " x", "12"});
     CHECK(pieces_of("superbpe", "\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4") == V{"\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4"});
     // tiny_aya: a run followed by a word character is not cut by the first regex (the second cuts 3, then 1)
-    CHECK(pieces_of("tiny_aya", "1234 1234x") == V{"1", "234", " ", "123", "4", "x"});
-    CHECK(pieces_of("cohere2moe", "12345.") == V{"12", "345", "."});
+    CHECK(pieces_of("tiny_aya", "x 1234 1234x") == V{"x", " ", "1", "234", " ", "123", "4", "x"});
+    CHECK(pieces_of("cohere2moe", "x12345.") == V{"x", "12", "345", "."});
+    // and at the start of the text, libstdc++'s \b with nothing before the look-ahead
+    CHECK(pieces_of("tiny_aya", "1234 x") == V{"123", "4", " x"});
+    CHECK(pieces_of("tiny_aya", "123 x") == V{"12", "3", " x"});
+    CHECK(pieces_of("tiny_aya", "1x") == V{"1", "x"});
     // kimi-k2: llama.cpp's splitter, not the K2 regex: no case split, Han runs apart, marks are punctuation
     CHECK(pieces_of("kimi-k2", "HelloWorld's \xE4\xB8\xAD\xE6\x96\x87x 12345") ==
           V{"HelloWorld's", " ", "\xE4\xB8\xAD\xE6\x96\x87", "x", " ", "123", "45"});
@@ -726,7 +784,8 @@ TEST_CASE("the new pre-tokenizers tokenize with llama.cpp's flags", "[tokenizer]
     // gpt-2 keeps "1234" whole: 1 2 -> 12, then 3 4 -> 34 (rank 2 before "12 3")
     CHECK(ids_of(*tok_for("gpt-2"), "1234") == I{4, 6});
     CHECK(ids_of(*tok_for("superbpe"), "1234") == I{0, 8});
-    CHECK(ids_of(*tok_for("tiny_aya"), "1234") == I{0, 8});
+    CHECK(ids_of(*tok_for("tiny_aya"), " 1234") == I{12, 0, 8});
+    CHECK(ids_of(*tok_for("tiny_aya"), "1234") == I{7, 3});  // libstdc++ at the start of the text
     CHECK(ids_of(*tok_for("cohere2moe"), "1234a") == I{7, 3, 9});
     CHECK(ids_of(*tok_for("afmoe"), "1234") == I{0, 8});
     CHECK(ids_of(*tok_for("afmoe"), "a  1") == I{9, 12, 12, 0});
@@ -1169,8 +1228,6 @@ TEST_CASE("many special tokens: the partition stays fast and gives the same frag
 #include <cmath>
 #include <limits>
 #include <map>
-
-#include "weightstream/utf8.h"
 
 namespace {
 

@@ -522,7 +522,13 @@ void split_superbpe_digits(const CodePoints& cps, Cutter* cut) {
 
 // \d{1,3}(?=(?:\d{3})*\b) with \d and \b ASCII (std::wregex in the C locale): a run of digits followed by a
 // non-word character or the end is matched as 1 to 3 digits, then threes; a run followed by a letter or '_' has
-// no match (the look-ahead cannot reach a boundary), so it stays in the gap around it.
+// no match (the look-ahead cannot reach a boundary), so it stays in the gap around it. Except at the start of the
+// text, as libstdc++ (llama.cpp on Linux; checked against it in the tests) runs it: its first attempt, at the
+// first character, runs the look-ahead with no character before it, so a \b right where the look-ahead starts
+// holds when a word character follows. A run there of more than 3 digits starts with "123"; of 1 to 3 digits
+// followed by a word character is matched whole; of 2 or 3 digits followed by a non-word character starts with
+// all but its last digit; a single digit followed by a non-word character is not matched. The rest of the run
+// is then matched as above.
 void split_tiny_aya_digits(const CodePoints& cps, Cutter* cut) {
     const size_t n = cps.size();
     for (size_t pos = 0; pos < n;) {
@@ -530,9 +536,17 @@ void split_tiny_aya_digits(const CodePoints& cps, Cutter* cut) {
             ++pos;
             continue;
         }
-        const size_t start = pos;
+        size_t start = pos;
         while (pos < n && is_ascii_digit(cps.cp[pos])) ++pos;
-        if (pos < n && is_ascii_word(cps.cp[pos])) continue;
+        const bool word_after = pos < n && is_ascii_word(cps.cp[pos]);
+        if (start == 0) {
+            const size_t first = pos > 3 ? 3 : word_after ? pos : pos - 1;
+            if (first == 0) continue;
+            cut->cut(first);
+            start = first;
+            if (start == pos) continue;
+        }
+        if (word_after) continue;
         cut->cut(start);
         size_t at = start + ((pos - start) % 3 == 0 ? 3 : (pos - start) % 3);
         cut->cut(at);

@@ -52,7 +52,8 @@ std::vector<std::string> llama_pre_tokenizer_names();
 //   \d{1,3}(?=(?:\d{3})*\b)     tiny_aya: std::regex in llama.cpp
 // The last two need look-aheads longer than one character, which regex.h does not run. Both only cut runs of ASCII
 // digits (std::wregex's \d and \b are ASCII in the C locale llama.cpp runs in), so a splitter over the digit runs
-// is exact and linear, where a general look-ahead in the engine would be a second matcher for two patterns.
+// is exact and linear, where a general look-ahead in the engine would be a second matcher for two patterns; it
+// also does what libstdc++ does with tiny_aya's \b at the start of a text, which no regex engine would.
 // Cost: linear in the text (each splitter visits each code point a bounded number of times).
 // Working memory of LlamaSplitter::split(), reused across calls (one per thread of execution).
 struct LlamaSplitScratch {

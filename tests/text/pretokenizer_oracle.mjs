@@ -53,8 +53,15 @@ const PRE = {
         ["onig", "\\p{N}+"],
         ["js", "(?=(\\d{3})+(?!\\d))"],
     ],
+    // llama.cpp's \d{1,3}(?=(?:\d{3})*\b) as libstdc++ runs it: at the start of the text its first attempt has no
+    // character before the look-ahead, so a \b where the look-ahead starts holds before a word character (the
+    // ^ alternatives); elsewhere the pattern as JavaScript runs it (tests/llama_tokenizer_test.cpp checks this
+    // splitter against std::wregex itself).
     tiny_aya: [
-        ["js", "\\d{1,3}(?=(?:\\d{3})*\\b)"],
+        [
+            "emulated",
+            "^\\d{3}(?=\\d)|^\\d{1,3}(?=[A-Za-z_])|^\\d{1,2}(?=\\d(?![0-9A-Za-z_]))|(?!^)\\d{1,3}(?=(?:\\d{3})*\\b)",
+        ],
         [
             "onig",
             "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
