@@ -122,6 +122,26 @@ std::vector<std::unique_ptr<ws::Tokenizer>> make_tables() {
         t.unk = 0;
         tables.push_back(t);
     }
+    // llama.cpp's splitters and the sessions of the whitespace, hybriddna and plamo2 models
+    for (const char* pre : {"kimi-k2", "afmoe", "superbpe", "tiny_aya"}) tables.push_back(gpt2(pre));
+    for (const char* model : {"whitespace", "hybriddna"}) {
+        ws::VocabTable t = gpt2(model == std::string("whitespace") ? "whitespace" : "gpt-2");
+        t.model = model;
+        for (const char* s : {"<dna>", "</dna>", "<oov>", "ACGTAC\xEE\x80\x80", "<0x41>"}) {
+            t.tokens.push_back(s);
+            t.token_types.push_back(s[0] == '<' && s[1] != '0' ? 3 : 1);
+        }
+        tables.push_back(t);
+    }
+    {
+        ws::VocabTable t;
+        t.model = "plamo2";
+        t.tokens = with_bytes({"<unk>", "<s>", "</s>", "<pad>", "a", "ab", "abc", "b", "\xE4\xB8\xAD"});
+        t.scores.assign(t.tokens.size(), -1.5f);
+        t.token_types.assign(t.tokens.size(), 6);
+        for (int i = 0; i < 9; ++i) t.token_types[size_t(i)] = i == 0 ? 2 : i < 4 ? 3 : 1;
+        tables.push_back(t);
+    }
     std::vector<std::unique_ptr<ws::Tokenizer>> out;
     for (ws::VocabTable& t : tables) {
         auto r = ws::llama_tokenizer(t);

@@ -2,9 +2,11 @@
 // The GGUF tokenizer (tokenizer.h: vocab_from_gguf, llama_tokenizer) against llama.cpp's own tokenizer tests: the
 // vocabulary GGUFs of ../shared/testdata/ggml/vocab with their .inp texts and .out ids (test-tokenizer-0's mode:
 // add_special = false, parse_special = false), plus hostile tables and texts.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "support/parse_model.h"
 #include "support/test_util.h"
 #include "weightstream/tokenizer.h"
+#include "weightstream/unicode.h"
+#include "weightstream/utf8.h"
 
 namespace {
 
@@ -638,6 +642,262 @@ TEST_CASE("every tokenizer.ggml.pre name compiles and tokenizes", "[tokenizer][g
     }
 }
 
+namespace {
+
+// The ends of the pieces a pre-tokenizer cuts text into (UTF-8 byte offsets), through LlamaSplitter.
+std::vector<size_t> piece_ends(const std::string& name, const std::string& text) {
+    ws::LlamaPreTokenizer pre;
+    REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+    ws::LlamaSplitter splitter;
+    REQUIRE(splitter.init(pre.regexes).ok());
+    std::vector<std::pair<size_t, size_t>> pieces;
+    ws::LlamaSplitScratch scratch;
+    splitter.split(text.data(), text.size(), &pieces, &scratch);
+    std::vector<size_t> ends;
+    size_t at = 0;
+    for (const auto& pc : pieces) {
+        CHECK(pc.first == at);  // the pieces cover the text, in order, none empty
+        CHECK(pc.second > pc.first);
+        ends.push_back(pc.second);
+        at = pc.second;
+    }
+    CHECK(at == text.size());
+    return ends;
+}
+
+std::vector<std::string> pieces_of(const std::string& name, const std::string& text) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    for (size_t end : piece_ends(name, text)) {
+        out.push_back(text.substr(at, end - at));
+        at = end;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("pre-tokenizers added after the snapshot cut texts as V8 runs llama.cpp's regexes", "[tokenizer][gguf]") {
+    // tests/text/pretokenizer_oracle.mjs wrote the expected pieces (see tests/data/README.md).
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_pretokenizer_pieces.json"));
+    const auto& texts = data["texts"];
+    size_t checked = 0;
+    for (auto it = data["pieces"].begin(); it != data["pieces"].end(); ++it) {
+        REQUIRE(it.value().size() == texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts[i].get<std::string>();
+            INFO(it.key() << ": text " << i << " '" << text << "'");
+            CHECK(piece_ends(it.key(), text) == it.value()[i].get<std::vector<size_t>>());
+            ++checked;
+        }
+    }
+    CHECK(checked >= 6 * 150);
+}
+
+TEST_CASE("superbpe's and tiny_aya's digit splitters cut as llama.cpp's std::wregex does", "[tokenizer][gguf]") {
+    // The engine llama.cpp runs these patterns with (unicode_regex_split_stl: std::wregex with optimize | nosubs
+    // over the code points, non-ASCII whitespace as U+000B) is this platform's: libstdc++, the oracle here.
+    const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_pretokenizer_pieces.json"));
+    std::vector<std::string> texts;
+    for (const auto& t : data["texts"]) texts.push_back(t.get<std::string>());
+    for (const char* t : {"1", "12", "123", "1234", "1x", "12x", "123x", "1234x", "1 x", "12 x", "123 x", "1234 x",
+                          "12345678x 1234", "_1234 5", "1,2", "999\xD9\xA3", "\xD9\xA1\xD9\xA2 12"}) {
+        texts.push_back(t);
+    }
+    size_t checked = 0;
+    for (const char* expr : {"\\d{1,3}(?=(?:\\d{3})*\\b)", "(?=(\\d{3})+(?!\\d))"}) {
+        ws::LlamaSplitter splitter;
+        REQUIRE(splitter.init({expr}).ok());
+        ws::LlamaSplitScratch scratch;
+        const std::wregex re(std::wstring(expr, expr + std::strlen(expr)),
+                             std::regex_constants::optimize | std::regex_constants::nosubs);
+        for (const std::string& text : texts) {
+            std::wstring wide;
+            std::vector<size_t> byte_at;  // the byte offset of each code point, and the end
+            for (size_t i = 0; i < text.size();) {
+                size_t len = 1;
+                const int32_t cp =
+                    ws::utf8_next(reinterpret_cast<const uint8_t*>(text.data()) + i, text.size() - i, &len);
+                REQUIRE(cp >= 0);
+                byte_at.push_back(i);
+                wide.push_back(cp > 0x7F && ws::unicode_is_white_space(uint32_t(cp)) ? wchar_t(0x0B) : wchar_t(cp));
+                i += len;
+            }
+            byte_at.push_back(text.size());
+            std::vector<size_t> want;  // piece ends, in bytes
+            size_t gap = 0;
+            for (std::wsregex_iterator it(wide.begin(), wide.end(), re), end; it != end; ++it) {
+                const size_t b = size_t(it->position()), e = b + size_t(it->length());
+                if (b > gap) want.push_back(byte_at[b]);
+                if (e > b) want.push_back(byte_at[e]);
+                gap = e;
+            }
+            if (gap < wide.size()) want.push_back(text.size());
+            std::vector<std::pair<size_t, size_t>> pieces;
+            splitter.split(text.data(), text.size(), &pieces, &scratch);
+            std::vector<size_t> got;
+            for (const auto& pc : pieces) got.push_back(pc.second);
+            INFO(expr << " on '" << text << "'");
+            CHECK(got == want);
+            ++checked;
+        }
+    }
+    CHECK(checked > 300);
+}
+
+TEST_CASE("the new pre-tokenizers' splitters on hand-checked texts", "[tokenizer][gguf]") {
+    using V = std::vector<std::string>;
+    // superbpe: digit runs in threes from the right, ASCII digits only
+    CHECK(pieces_of("superbpe", "1234567 x12") == V{"1", "234", "567", " x", "12"});
+    CHECK(pieces_of("superbpe", "\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4") == V{"\xD9\xA1\xD9\xA2\xD9\xA3\xD9\xA4"});
+    // tiny_aya: a run followed by a word character is not cut by the first regex (the second cuts 3, then 1)
+    CHECK(pieces_of("tiny_aya", "x 1234 1234x") == V{"x", " ", "1", "234", " ", "123", "4", "x"});
+    CHECK(pieces_of("cohere2moe", "x12345.") == V{"x", "12", "345", "."});
+    // and at the start of the text, libstdc++'s \b with nothing before the look-ahead
+    CHECK(pieces_of("tiny_aya", "1234 x") == V{"123", "4", " x"});
+    CHECK(pieces_of("tiny_aya", "123 x") == V{"12", "3", " x"});
+    CHECK(pieces_of("tiny_aya", "1x") == V{"1", "x"});
+    // kimi-k2: llama.cpp's splitter, not the K2 regex: no case split, Han runs apart, marks are punctuation
+    CHECK(pieces_of("kimi-k2", "HelloWorld's \xE4\xB8\xAD\xE6\x96\x87x 12345") ==
+          V{"HelloWorld's", " ", "\xE4\xB8\xAD\xE6\x96\x87", "x", " ", "123", "45"});
+    CHECK(pieces_of("kimi-k2", "e\xCC\x81!") == V{"e", "\xCC\x81!"});
+    // afmoe: the text before a digit run joins the run's first piece, so "  " is not kept whole
+    CHECK(pieces_of("afmoe", "a  1234") == V{"a", " ", " ", "1", "234"});
+    CHECK(pieces_of("afmoe", "a  ") == V{"a", "  "});
+}
+
+TEST_CASE("the new pre-tokenizers tokenize with llama.cpp's flags", "[tokenizer][gguf]") {
+    // Byte-level tokens of digits, letters and spaces; the merges join neighbours, so a cut between two
+    // characters shows in the ids.
+    ws::VocabTable t;
+    t.model = "gpt2";
+    t.tokens = {"1", "2", "3", "4", "12", "23", "34", "123", "234", "a", "B", "aB", "\xC4\xA0", "\xC4\xA0\xC4\xA0",
+                ","};
+    t.token_types = std::vector<int32_t>(t.tokens.size(), 1);
+    t.merges = {"1 2", "2 3", "3 4", "12 3", "23 4", "a B", "\xC4\xA0 \xC4\xA0"};
+    auto tok_for = [&](const char* pre) {
+        ws::VocabTable u = t;
+        u.pre = pre;
+        return make(u);
+    };
+    using I = std::vector<int32_t>;
+    // gpt-2 keeps "1234" whole: 1 2 -> 12, then 3 4 -> 34 (rank 2 before "12 3")
+    CHECK(ids_of(*tok_for("gpt-2"), "1234") == I{4, 6});
+    CHECK(ids_of(*tok_for("superbpe"), "1234") == I{0, 8});
+    CHECK(ids_of(*tok_for("tiny_aya"), " 1234") == I{12, 0, 8});
+    CHECK(ids_of(*tok_for("tiny_aya"), "1234") == I{7, 3});  // libstdc++ at the start of the text
+    CHECK(ids_of(*tok_for("cohere2moe"), "1234a") == I{7, 3, 9});
+    CHECK(ids_of(*tok_for("afmoe"), "1234") == I{0, 8});
+    CHECK(ids_of(*tok_for("afmoe"), "a  1") == I{9, 12, 12, 0});
+    CHECK(ids_of(*tok_for("kimi-k2"), "aB1234") == I{11, 7, 3});
+    CHECK(ids_of(*tok_for("tiny_aya"), "aB") == I{9, 10});         // its regex splits case; kimi-k2's splitter does not
+    CHECK(ids_of(*tok_for("spark2_5"), "1234") == I{0, 1, 2, 3});  // its last regex is \p{N}
+    CHECK(ids_of(*tok_for("hy_v4"), "1234") == I{7, 3});
+    CHECK(ids_of(*tok_for("ufakzeka"), "1234") == I{0, 1, 2, 3});
+    for (const char* pre :
+         {"superbpe", "tiny_aya", "cohere2moe", "afmoe", "kimi-k2", "spark2_5", "hy_v4", "ufakzeka"}) {
+        INFO(pre);
+        auto tok = tok_for(pre);
+        // none adds a BOS by default, and none cleans " ," on detokenizing (clean_spaces false)
+        CHECK(ids_of(*tok, "a", true) == I{9});
+        CHECK(text_of(*tok, {9, 12, 14}) == "a ,");
+    }
+    CHECK(text_of(*tok_for("gpt-2"), {9, 12, 14}) == "a,");
+}
+
+TEST_CASE("the whitespace model cuts at whitespace and lower-cases as its normalizer says", "[tokenizer][gguf]") {
+    // jina-embeddings-v2-base-zh's kind: raw UTF-8 symbols (no byte-level alphabet), <0xXX> fallback.
+    ws::VocabTable t;
+    t.model = "whitespace";
+    t.pre = "whitespace";
+    t.tokens = {"a", "b", "ab", "c", "<0x41>", "<0x42>", "\xE4\xB8\xAD"};
+    t.token_types = {1, 1, 1, 1, 6, 6, 1};
+    t.merges = {"a b"};
+    using I = std::vector<int32_t>;
+    {
+        auto tok = make(t);
+        CHECK(tok->description() == "whitespace/whitespace");
+        // U+3000 and the tab are whitespace too, and dropped
+        CHECK(ids_of(*tok,
+                     "ab  c\xE3\x80\x80"
+                     "ab\t\xE4\xB8\xAD") == I{2, 3, 2, 6});
+        CHECK(ids_of(*tok, "AB") == I{4, 5});  // the whitespace pre-tokenizer clears lowercase
+        CHECK(text_of(*tok, {2, 3}) == "abc");
+    }
+    {
+        ws::VocabTable u = t;
+        u.normalizer_lowercase = 1;
+        CHECK(ids_of(*make(u), "AB") == I{2});
+    }
+    {
+        // the same table as a gpt2 model: the text is not cut first, \S+ leaves the spaces as pieces, and a
+        // space (no token, no <0x20>) gives nothing
+        ws::VocabTable u = t;
+        u.model = "gpt2";
+        u.normalizer_lowercase = 1;
+        CHECK(ids_of(*make(u), "AB ab") == I{4, 5, 2});
+    }
+}
+
+TEST_CASE("the hybriddna model writes <dna> sequences as k-mer tokens", "[tokenizer][gguf]") {
+    const std::string m = "\xEE\x80\x80";  // the k-mers' marker, U+E000
+    ws::VocabTable t;
+    t.model = "hybriddna";
+    t.pre = "gpt-2";
+    t.tokens = {"a", "c", "g", "t", "<dna>", "</dna>", "<oov>", "ACGTAC" + m, "GGGAAA" + m, "ACGTAC"};
+    t.token_types = {1, 1, 1, 1, 3, 3, 3, 1, 1, 1};
+    using I = std::vector<int32_t>;
+    auto tok = make(t);
+    // lower case upper-cased, cut in sixes, the last padded with A; around it plain BPE (no merges here)
+    CHECK(ids_of(*tok, "ac<dna>acgtacggg</dna>ga") == I{0, 1, 4, 7, 8, 5, 2, 0});
+    CHECK(ids_of(*tok, "<dna>ACGTNN") == I{4, 6});  // no such k-mer: <oov>; no </dna>: the rest is DNA
+    // with special tokens parsed, <dna> is a token before the session sees the text: plain BPE inside
+    CHECK(ids_of(*tok, "<dna>ac</dna>", false, true) == I{4, 0, 1, 5});
+    // the k-mers' text loses the marker (llama.cpp erases it after <oov>); the base token keeps its text
+    CHECK(tok->piece(7) == "ACGTAC");
+    CHECK(tok->piece(9) == "ACGTAC");
+    CHECK(text_of(*tok, {4, 7, 8, 5}) == "<dna>ACGTACGGGAAA</dna>");
+    // without <oov>: plain BPE ("<", "dna" and ">" have no tokens but "a")
+    ws::VocabTable u = t;
+    u.tokens[6] = "<other>";
+    CHECK(ids_of(*make(u), "<dna>acgtac") == I{0, 0, 1, 2, 3, 0, 1});
+}
+
+TEST_CASE("the new splitters are linear: 1 MB of digits, spaces, CJK or mixtures", "[tokenizer][gguf][slow]") {
+    const std::vector<std::string> units = {"1", " ", "\xE4\xB8\xAD", "a1 ", "1a", "\xCC\x81", "'s", "\n "};
+    // The splitters' types (the regex-only ones are in "every pre-tokenizer's regexes split long runs in linear
+    // time").
+    for (const char* name : {"kimi-k2", "afmoe", "superbpe", "tiny_aya"}) {
+        ws::LlamaPreTokenizer pre;
+        REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+        ws::LlamaSplitter splitter;
+        REQUIRE(splitter.init(pre.regexes).ok());
+        ws::LlamaSplitScratch scratch;
+        std::vector<std::pair<size_t, size_t>> pieces;
+        for (const std::string& unit : units) {
+            std::string large_text, small_text;
+            while (large_text.size() < (size_t(1) << 20)) large_text += unit;
+            while (small_text.size() < (size_t(256) << 10)) small_text += unit;
+            // Best of 7, the sizes interleaved: the machine is shared, and a build beside the test skews one run.
+            double small = 1e9, large = 1e9;
+            for (int k = 0; k < 7; ++k) {
+                for (const std::string* text : {&small_text, &large_text}) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    splitter.split(text->data(), text->size(), &pieces, &scratch);
+                    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                    double& best = text == &small_text ? small : large;
+                    best = std::min(best, s);
+                }
+            }
+            INFO(name << " unit '" << unit << "': 256 KB " << small << " s, 1 MB " << large << " s");
+            // Linear is 4x and quadratic 16x. Measured here: 3.5-4x, up to 8x when the 256 KB run's pieces (4 MB
+            // for "1a") stay in the cache and the 1 MB run's (16 MB) do not.
+            CHECK(large < 9.0 * small + 0.01);
+            CHECK(large < 2.0 * kSlowdown);
+        }
+    }
+}
+
 TEST_CASE("special tokens parsed and BOS/EOS added give llama-tokenize's ids", "[tokenizer][gguf]") {
     const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_special.json"));
     const auto& texts = data["texts"];
@@ -958,4 +1218,244 @@ TEST_CASE("many special tokens: the partition stays fast and gives the same frag
     CHECK(unit == std::vector<int32_t>{5, 3, 8 + 77, 3, 4, 8 + 99999, 2, 6});
     REQUIRE(ids.size() % unit.size() == 0);
     CHECK(std::equal(unit.begin(), unit.end(), ids.begin()));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// plamo2 (llm_tokenizer_plamo2): hand-checked ids, and a differential check against llama.cpp's own algorithm (its
+// table of every suffix of every token, walked from the end of the text) written out naively here.
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace {
+
+// A plamo2 table: <unk> <s> </s> <pad>, the 256 byte tokens, then `pieces` (text, score).
+ws::VocabTable plamo2_table(const std::vector<std::pair<std::string, float>>& pieces) {
+    ws::VocabTable t;
+    t.model = "plamo2";
+    t.tokens = {"<unk>", "<s>", "</s>", "<pad>"};
+    t.token_types = {2, 3, 3, 3};
+    t.scores = {0, 0, 0, 0};
+    static const char hex[] = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) {
+        t.tokens.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+        t.token_types.push_back(6);
+        t.scores.push_back(0);
+    }
+    for (const auto& p : pieces) {
+        t.tokens.push_back(p.first);
+        t.token_types.push_back(1);
+        t.scores.push_back(p.second);
+    }
+    return t;
+}
+
+std::vector<uint32_t> code_points(const std::string& s) {
+    std::vector<uint32_t> out;
+    for (size_t i = 0; i < s.size();) {
+        size_t len = 1;
+        int32_t cp = ws::utf8_next(reinterpret_cast<const uint8_t*>(s.data()) + i, s.size() - i, &len);
+        out.push_back(uint32_t(cp));
+        i += len;
+    }
+    return out;
+}
+
+std::string utf8_of(const std::vector<uint32_t>& cps, size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) ws::utf8_append(cps[i], &s);
+    return s;
+}
+
+// llm_tokenizer_plamo2::build and ::encode, step by step (valid UTF-8 only).
+std::vector<int32_t> plamo2_reference(const ws::VocabTable& t, const std::string& text) {
+    const int32_t kInvalid = -20000000, kUnknown = -10000000;
+    std::map<std::string, float> suffix_to_score;
+    std::map<std::string, int32_t> token_to_id;
+    std::vector<int32_t> bytes(256, 0);
+    for (size_t id = 0; id < t.tokens.size(); ++id) {
+        const std::string& text_i = t.tokens[id];
+        token_to_id[text_i] = int32_t(id);
+        if (t.token_types[id] == 6) {
+            bytes[size_t(std::stoi(text_i.substr(3, 2), nullptr, 16))] = int32_t(id);
+            continue;
+        }
+        suffix_to_score[text_i] = t.scores[id];
+        const auto cps = code_points(text_i);
+        for (size_t i = 1; i < cps.size(); ++i) {
+            const std::string suffix = utf8_of(cps, i, cps.size());
+            if (!suffix_to_score.count(suffix)) suffix_to_score[suffix] = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+    std::vector<std::string> suffixes;
+    for (const auto& p : suffix_to_score) suffixes.push_back(p.first);
+    suffixes.push_back("");
+    std::sort(suffixes.begin(), suffixes.end(), [](const std::string& a, const std::string& b) {
+        return std::string(a.rbegin(), a.rend()) < std::string(b.rbegin(), b.rend());
+    });
+    std::map<std::string, int32_t> suffix_to_id;
+    std::map<int64_t, int32_t> to_suffix_id;
+    std::vector<std::array<int32_t, 4>> table;  // piece length, token id, score, piece id
+    for (const std::string& suffix : suffixes) {
+        suffix_to_id[suffix] = int32_t(table.size());
+        const auto cps = code_points(suffix);
+        if (!cps.empty()) {
+            const int64_t code = int64_t(cps[0]) << 32 | suffix_to_id[utf8_of(cps, 1, cps.size())];
+            to_suffix_id[code] = int32_t(table.size());
+        }
+        for (size_t len = cps.size(); len > 0; --len) {
+            const std::string piece = utf8_of(cps, 0, len);
+            auto it = suffix_to_score.find(piece);
+            if (it == suffix_to_score.end()) continue;
+            auto tok = token_to_id.find(piece);
+            const int32_t score = std::isfinite(it->second) ? int32_t(std::round(it->second * 1e4)) : kInvalid;
+            // the piece id of a longer piece is set later in the suffix order: look it up when walking
+            table.push_back({int32_t(len), tok != token_to_id.end() ? tok->second : -1, score, -1});
+            table.back()[3] = suffix_to_id.count(piece) ? suffix_to_id[piece] : -1;
+        }
+        table.push_back({1, -1, kUnknown, 0});
+    }
+    // piece ids of pieces that sort after their suffix row were not known yet
+    {
+        size_t row = 0;
+        for (const std::string& suffix : suffixes) {
+            const auto cps = code_points(suffix);
+            for (size_t len = cps.size(); len > 0; --len) {
+                const std::string piece = utf8_of(cps, 0, len);
+                if (!suffix_to_score.count(piece)) continue;
+                table[row++][3] = suffix_to_id[piece];
+            }
+            ++row;
+        }
+    }
+    auto data = code_points(text);
+    if (!data.empty() && data[0] == 0xFEFF) data.erase(data.begin());
+    const size_t n = data.size();
+    std::vector<int64_t> scores(n + 1, int64_t(1) << 60);
+    scores[n] = 0;
+    std::vector<std::array<int32_t, 2>> path(n + 1, {0, 0});  // length, token
+    int32_t suffix_id = 0;
+    for (size_t i = n; i-- > 0;) {
+        const uint32_t c = data[i];
+        for (size_t p = size_t(suffix_id); p < table.size(); ++p) {
+            auto it = to_suffix_id.find(int64_t(c) << 32 | table[p][3]);
+            suffix_id = it != to_suffix_id.end() ? it->second : 0;
+            if (suffix_id > 0 || table[p][2] == kUnknown) break;
+        }
+        for (size_t p = size_t(suffix_id); p < table.size(); ++p) {
+            const int32_t score = table[p][2];
+            if (score > kInvalid) {
+                const int64_t s = scores[i + size_t(table[p][0])] - score;
+                if (s < scores[i]) {
+                    scores[i] = s;
+                    path[i] = {table[p][0], table[p][1]};
+                }
+            }
+            if (score == kUnknown) break;
+        }
+    }
+    std::vector<int32_t> ids;
+    for (size_t pos = 0; pos < n; pos += size_t(path[pos][0])) {
+        if (path[pos][1] >= 0) {
+            ids.push_back(path[pos][1]);
+        } else {
+            std::string s;
+            ws::utf8_append(data[pos], &s);
+            for (char b : s) ids.push_back(bytes[uint8_t(b)]);
+        }
+    }
+    return ids;
+}
+
+}  // namespace
+
+TEST_CASE("plamo2: the cheapest pieces, byte tokens for the rest, no BOS", "[tokenizer][gguf]") {
+    // ids: 0-3 specials, 4 + b the byte tokens, then 260 a, 261 b, 262 ab, 263 abc, 264 c, 265 bc, 266 x, 267 y,
+    // 268 xy
+    ws::VocabTable t = plamo2_table(
+        {{"a", -1}, {"b", -1}, {"ab", -1.5f}, {"abc", -5}, {"c", -1}, {"bc", -1}, {"x", -1}, {"y", -1}, {"xy", -2}});
+    t.add_bos = 1;  // llama.cpp adds no BOS to plamo2 texts anyway
+    auto tok = make(t);
+    using I = std::vector<int32_t>;
+    CHECK(ids_of(*tok, "abc", true) == I{260, 265});  // a + bc: 20000, against ab + c 25000, abc 50000
+    CHECK(ids_of(*tok, "abd") == I{262, 4 + 'd'});    // d is no piece: its byte
+    CHECK(ids_of(*tok, "xy") == I{268});              // a tie keeps the longer piece
+    CHECK(ids_of(*tok,
+                 "\xEF\xBB\xBF"
+                 "a") == I{260});                              // a leading BOM is dropped
+    CHECK(ids_of(*tok, "\xC3\xA9") == I{4 + 0xC3, 4 + 0xA9});  // é: its UTF-8 bytes
+    CHECK(ids_of(*tok,
+                 "\xFF"
+                 "a") == I{4 + 0xEF, 4 + 0xBF, 4 + 0xBD, 260});  // an invalid byte is U+FFFD
+    CHECK(ids_of(*tok, "a<s>", false, true) == I{260, 1});
+    CHECK(ids_of(*tok, "a<s>", false, false) == I{260, 1});  // <s> is a piece too (score 0: the cheapest)
+    CHECK(text_of(*tok, {262, 4 + 'd', 4 + 0xC3, 4 + 0xA9}) == "abd\xC3\xA9");
+    CHECK(tok->description() == "plamo2");
+    // a missing byte token: llama.cpp refuses the table
+    ws::VocabTable u = t;
+    u.tokens[4 + 0x41] = "A";
+    u.token_types[4 + 0x41] = 1;
+    auto r = ws::llama_tokenizer(u);
+    CHECK(r.status().code == ws::Error::kBadKey);
+}
+
+TEST_CASE("plamo2 gives the ids of llama.cpp's suffix-table algorithm on random tables and texts",
+          "[tokenizer][gguf]") {
+    std::mt19937 rng(2026);
+    const std::vector<std::string> alphabet = {"a", "b", "c", "\xC3\xA9", "\xE4\xB8\xAD", " "};
+    size_t compared = 0;
+    for (int round = 0; round < 200; ++round) {
+        std::vector<std::pair<std::string, float>> pieces;
+        std::vector<std::string> seen;
+        const int n_pieces = 1 + int(rng() % 25);
+        for (int k = 0; k < n_pieces; ++k) {
+            std::string s;
+            const int len = 1 + int(rng() % 4);
+            for (int j = 0; j < len; ++j) s += alphabet[rng() % (alphabet.size() - 1)];
+            if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
+            seen.push_back(s);
+            pieces.push_back({s, -float(1 + rng() % 8) / 2.0f});  // ties are common
+        }
+        const ws::VocabTable t = plamo2_table(pieces);
+        auto tok = make(t);
+        for (int k = 0; k < 10; ++k) {
+            std::string text;
+            const int len = int(rng() % 30);
+            for (int j = 0; j < len; ++j) text += alphabet[rng() % alphabet.size()];
+            INFO("round " << round << " text '" << text << "'");
+            CHECK(ids_of(*tok, text) == plamo2_reference(t, text));
+            ++compared;
+        }
+    }
+    CHECK(compared == 2000);
+}
+
+TEST_CASE("plamo2 on 1 MB: linear with short pieces, a clear error when long pieces make it too costly",
+          "[tokenizer][gguf][slow]") {
+    std::vector<std::pair<std::string, float>> pieces;
+    for (int len = 1; len <= 16; ++len) pieces.push_back({std::string(size_t(len), 'a'), -float(len)});
+    const std::string text(size_t(1) << 20, 'a');
+    {
+        auto tok = make(plamo2_table(pieces));
+        std::vector<int32_t> ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        REQUIRE(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO(s << " s");
+        CHECK(s < 10.0 * kSlowdown);
+        CHECK(ids.size() == text.size() / 16);  // the longest piece costs as much as its letters apart: a tie
+    }
+    // a 4096-letter piece: llama.cpp's walk (and this one) would take 4096 steps at each position; the walk's
+    // budget (256 steps a byte) stops it
+    pieces.push_back({std::string(4096, 'a'), -1.0f});
+    auto tok = make(plamo2_table(pieces));
+    std::vector<int32_t> ids;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(tok->tokenize(text.substr(0, size_t(256) << 10), ws::TokenizeOptions{false, false}, &ids).code ==
+          ws::Error::kTooLarge);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(s << " s");
+    CHECK(s < 10.0 * kSlowdown);
 }

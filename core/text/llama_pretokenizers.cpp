@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 // The table of llama.cpp's BPE pre-tokenizers (src/llama-vocab.cpp of the 2025-02 snapshot c392e50: the regex
 // lists of llm_tokenizer_bpe and the flags llama_vocab::impl::load sets per tokenizer.ggml.pre). The patterns are
-// llama.cpp's own strings, in the syntax of regex.h (which runs them over Unicode code points, so llama.cpp's
-// "collapsed categories" trick for std::regex is not needed: \p{L} is Unicode's L either way).
+// llama.cpp's own strings, in the syntax of regex.h, run over Unicode code points with Unicode's categories.
+// Known difference: llama.cpp runs a pattern with \p{..} on a "collapsed" text (each code point above U+007F one
+// byte per category) where \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and \p{Lo} all mean \p{L}, and its ASCII list for
+// \p{S} lacks '~'. So llama.cpp does not split "HelloWorld" where youtu's and tiny_aya's patterns say to (this
+// does, as Hugging Face does), and its deepseek-v3-style patterns (deepseek-v3, hunyuan-dense, joyai-llm, hy_v4,
+// spark2_5, afmoe) leave '~' out of [\p{P}\p{S}] ("a~~b": "a", "~", "~b" there; "a", "~~", "b" here).
 #include "text/llama_pretokenizers.h"
 
 #include <cstring>
+
+#include "weightstream/unicode.h"
 
 namespace ws {
 namespace {
@@ -34,10 +40,9 @@ const char* const kDeepseek3Main =
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
     "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 const char* const kBloom = " ?[^(\\s|.,!?…。，、।۔،)]+";
-// Types added to llama.cpp after the snapshot (read from ggml-org/llama.cpp in 2026): those whose splitting is
-// regexes alone, including the SentencePiece-style ones (gemma4, sarvam-moe). Not here: whitespace (its own
-// session and normalizer), kimi-k2 and afmoe (custom splitters), tiny_aya and superbpe (look-aheads longer than
-// one character, which regex.h does not run).
+// Types added to llama.cpp after the snapshot (read from ggml-org/llama.cpp's src/llama-vocab.cpp at 00ad355,
+// 2026), including the SentencePiece-style ones (gemma4, sarvam-moe) and those with hand-written splitters
+// (LlamaSplitter). The whitespace and hybriddna models' sessions are in llama_tokenizer.cpp.
 const char* const kJais2 =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}"
@@ -77,12 +82,36 @@ const char* const kTekken =
     "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+"
     "((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+const char* const kSpark25Main =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+    "?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+";
+const char* const kUfakzeka =
+    "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kTinyAyaMain =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|"
+    "'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{"
+    "Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// clang-format off (non-ASCII)
+const char* const kAfmoeCjk =
+    "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+";
+// clang-format on
+const char* const kAfmoeMain =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+    "?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// The expressions LlamaSplitter runs as splitters (llama.cpp's strings).
+const char* const kKimiK2Trigger = "\\p{Han}+";
+const char* const kAfmoeDigits = "\\p{AFMoE_digits}";
+const char* const kSuperBpeDigits = "(?=(\\d{3})+(?!\\d))";
+const char* const kTinyAyaDigits = "\\d{1,3}(?=(?:\\d{3})*\\b)";
+
 struct Entry {
     const char* type;
     std::vector<const char*> regexes;
     bool ignore_merges, clean_spaces, add_bos, bos_none;
     bool sentencepiece_style = false;  // byte_encode false, escape_whitespaces true
     bool newline_runs = false;
+    bool raw_utf8 = false;  // byte_encode false only (whitespace)
 };
 
 // One entry per pre-tokenizer type.
@@ -115,6 +144,13 @@ enum : int {
     kLagunaT,
     kGemma4T,
     kSarvamT,
+    kSpark25T,
+    kUfakzekaT,
+    kTinyAyaT,
+    kSuperBpeT,
+    kKimiK2T,
+    kAfmoeT,
+    kWhitespaceT,
     kCount
 };
 
@@ -158,6 +194,14 @@ const Entry kEntries[kCount] = {
     {"laguna", {"[^\\n]+|[\\n]+", kQwen2}, false, false, false, false},
     {"gemma4", {"[^\\n]+|[\\n]+"}, false, true, false, false, true, true},
     {"sarvam-moe", {"[^\\n]+|[\\n]+"}, false, false, false, false, true, false},
+    {"spark2_5", {"\\p{N}{1,3}", kDeepseek3Cjk, kSpark25Main, "\\p{N}"}, false, false, false, false},
+    {"ufakzeka", {kUfakzeka}, false, false, false, false},
+    {"tiny_aya", {kTinyAyaDigits, kTinyAyaMain}, false, false, false, false},
+    {"superbpe", {"\\p{N}+", kSuperBpeDigits}, false, false, false, false},
+    {"kimi-k2", {kKimiK2Trigger}, false, false, false, false},
+    {"afmoe", {kAfmoeDigits, kAfmoeCjk, kAfmoeMain}, false, false, false, false},
+    // jina-embeddings-v2-base-zh; with tokenizer.ggml.model "whitespace" the text is first cut at whitespace
+    {"whitespace", {"\\S+"}, false, true, false, false, false, false, true},
 };
 
 struct Name {
@@ -251,6 +295,15 @@ const Name kNames[] = {
     {"gemma4", kGemma4T, -1},
     {"granite-embed-multi-311m", kGemma4T, -1},
     {"sarvam-moe", kSarvamT, -1},
+    {"spark2_5", kSpark25T, -1},
+    {"hy_v4", kDeepseek3, -1},
+    {"ufakzeka", kUfakzekaT, -1},
+    {"tiny_aya", kTinyAyaT, -1},
+    {"cohere2moe", kTinyAyaT, -1},
+    {"superbpe", kSuperBpeT, -1},
+    {"kimi-k2", kKimiK2T, -1},
+    {"afmoe", kAfmoeT, -1},
+    {"whitespace", kWhitespaceT, -1},
 };
 
 }  // namespace
@@ -266,9 +319,10 @@ bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out) {
         out->clean_spaces = n.clean_spaces >= 0 ? n.clean_spaces != 0 : e.clean_spaces;
         out->add_bos = e.add_bos;
         out->bos_none = e.bos_none;
-        out->byte_encode = !e.sentencepiece_style;
+        out->byte_encode = !e.sentencepiece_style && !e.raw_utf8;
         out->escape_whitespaces = e.sentencepiece_style;
         out->newline_runs = e.newline_runs;
+        out->lowercase = n.type != kWhitespaceT;
         return true;
     }
     return false;
@@ -278,6 +332,308 @@ std::vector<std::string> llama_pre_tokenizer_names() {
     std::vector<std::string> names;
     for (const Name& n : kNames) names.push_back(n.pre);
     return names;
+}
+
+}  // namespace ws
+
+namespace ws {
+namespace {
+
+// The code points of one piece and their lengths in bytes.
+struct CodePoints {
+    const std::vector<uint32_t>& cp;
+    const std::vector<uint8_t>& len;
+    size_t size() const { return cp.size(); }
+};
+
+void decode(const char* text, size_t size, std::vector<uint32_t>* cps, std::vector<uint8_t>* lens) {
+    cps->clear();
+    lens->clear();
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(text);
+    for (size_t i = 0; i < size;) {
+        size_t len = 1;
+        cps->push_back(unicode_next_lossy(p + i, size - i, &len));
+        lens->push_back(uint8_t(len));
+        i += len;
+    }
+}
+
+// llama.cpp's unicode_cpt_flags, as the splitters test them.
+bool is_letter(uint32_t cp) {
+    const UnicodeCategory c = unicode_category(cp);
+    return c >= UnicodeCategory::kLu && c <= UnicodeCategory::kLo;
+}
+bool is_number(uint32_t cp) {
+    const UnicodeCategory c = unicode_category(cp);
+    return c >= UnicodeCategory::kNd && c <= UnicodeCategory::kNo;
+}
+// flags.as_uint() != 0: llama.cpp gives unassigned code points (Cn) no flag at all.
+bool has_flags(uint32_t cp) {
+    return unicode_category(cp) != UnicodeCategory::kCn || unicode_is_white_space(cp);
+}
+bool is_ascii_digit(uint32_t cp) {
+    return cp >= '0' && cp <= '9';
+}
+// std::wregex's \w in the C locale: [0-9A-Za-z_]
+bool is_ascii_word(uint32_t cp) {
+    return is_ascii_digit(cp) || (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z') || cp == '_';
+}
+
+// llama.cpp's unicode_cpt_is_han: the CJK ideograph blocks (not Unicode's Script=Han, which adds U+3005, U+3007,
+// the radicals and more, and lacks the blocks' unassigned code points).
+bool is_han(uint32_t cp) {
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+           (cp >= 0x2A700 && cp <= 0x2EBEF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+// Emits the pieces [prev, end) (code point indexes, increasing) of a piece that starts at byte `base`, skipping
+// empty ones.
+class Cutter {
+public:
+    Cutter(const CodePoints& cps, size_t base, std::vector<std::pair<size_t, size_t>>* out)
+        : cps_(cps), byte_(base), out_(out) {}
+    void cut(size_t end) {
+        const size_t begin = byte_;
+        for (; prev_ < end; ++prev_) byte_ += cps_.len[prev_];
+        if (byte_ > begin) out_->push_back({begin, byte_});
+    }
+
+private:
+    const CodePoints& cps_;
+    size_t byte_;  // where the piece at prev_ starts
+    std::vector<std::pair<size_t, size_t>>* out_;
+    size_t prev_ = 0;
+};
+
+// unicode_regex_split_custom_kimi_k2. Its comment gives the K2 pattern (tokenization_kimi.py):
+//   [\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}
+//   \p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// but what the code does, and so what this does, is
+//   H+|[^\r\n\p{L}\p{N}]?(?:(?!H)\p{L})+(?:'[sS]|'[tT]|'[mM]|'[dD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?|\p{N}{1,3}|
+//   ?[^\s\p{L}\p{N}\p{Cn}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+|[^]
+// with H its Han blocks (is_han): a word is any run of letters (no case split: "HelloWorld" is one piece, no
+// marks: a combining mark is punctuation), unassigned code points are no punctuation, and a code point nothing
+// matches is a piece of its own.
+void split_kimi_k2(const CodePoints& cps, Cutter* cut) {
+    const size_t n = cps.size();
+    auto cp_at = [&](size_t i) -> uint32_t { return i < n ? cps.cp[i] : 0xFFFFFFFFu; };
+    auto word_letter = [&](size_t i) { return i < n && is_letter(cps.cp[i]) && !is_han(cps.cp[i]); };
+    auto punct = [&](size_t i) {
+        return i < n && !unicode_is_white_space(cps.cp[i]) && !is_letter(cps.cp[i]) && !is_number(cps.cp[i]) &&
+               has_flags(cps.cp[i]);
+    };
+    for (size_t pos = 0; pos < n;) {
+        const uint32_t cp = cps.cp[pos];
+        if (is_han(cp)) {
+            while (pos < n && is_han(cps.cp[pos])) ++pos;
+            cut->cut(pos);
+            continue;
+        }
+        const bool lead = !(cp == '\r' || cp == '\n' || is_letter(cp) || is_number(cp));
+        if (word_letter(pos) || (lead && word_letter(pos + 1))) {
+            if (lead) ++pos;
+            while (word_letter(pos)) ++pos;
+            if (cp_at(pos) == '\'' && pos + 1 < n) {
+                const uint32_t c1 = unicode_to_lower(cps.cp[pos + 1]);
+                if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') {
+                    pos += 2;
+                } else if (pos + 2 < n) {
+                    const uint32_t c2 = unicode_to_lower(cps.cp[pos + 2]);
+                    if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) pos += 3;
+                }
+            }
+            cut->cut(pos);
+            continue;
+        }
+        if (is_number(cp)) {
+            size_t run = 0;
+            while (pos < n && is_number(cps.cp[pos])) {
+                ++pos;
+                if (++run == 3) {
+                    cut->cut(pos);
+                    run = 0;
+                }
+            }
+            cut->cut(pos);
+            continue;
+        }
+        if (punct(cp == ' ' ? pos + 1 : pos)) {
+            pos += cp == ' ';
+            while (punct(pos)) ++pos;
+            while (cp_at(pos) == '\r' || cp_at(pos) == '\n') ++pos;
+            cut->cut(pos);
+            continue;
+        }
+        size_t spaces = 0, last_newline_end = 0;
+        while (pos + spaces < n && unicode_is_white_space(cps.cp[pos + spaces])) {
+            const uint32_t c = cps.cp[pos + spaces];
+            ++spaces;
+            if (c == '\r' || c == '\n') last_newline_end = pos + spaces;
+        }
+        if (last_newline_end > 0) {
+            pos = last_newline_end;
+        } else if (spaces > 1 && pos + spaces < n) {
+            pos += spaces - 1;
+        } else if (spaces > 0) {
+            pos += spaces;
+        } else {
+            ++pos;
+        }
+        cut->cut(pos);
+    }
+}
+
+// unicode_regex_split_custom_afmoe: a run of digits (\p{N}) is cut so that its first piece has 1 or 2 digits when
+// its length is no multiple of 3 and the others 3. As in llama.cpp, the text before a run joins the run's first
+// piece ("ab1234" gives "ab1", "234"), which the later regexes then split (it can matter: "a  1" keeps "  1"
+// together for them, so \s+(?!\S) leaves the last space to the digit's side); the text after the last run is a piece.
+void split_afmoe_digits(const CodePoints& cps, Cutter* cut) {
+    const size_t n = cps.size();
+    for (size_t pos = 0; pos < n;) {
+        if (!is_number(cps.cp[pos])) {
+            ++pos;
+            continue;
+        }
+        const size_t start = pos;
+        while (pos < n && is_number(cps.cp[pos])) ++pos;
+        size_t at = start + (pos - start) % 3;
+        if (at > start) cut->cut(at);
+        for (; at < pos; at += 3) cut->cut(at + 3);
+    }
+    cut->cut(n);
+}
+
+// (?=(\d{3})+(?!\d)) with \d ASCII: empty matches where the rest of a digit run is a positive multiple of 3, so
+// the run is cut in threes from its end (the gaps between the matches are the pieces).
+void split_superbpe_digits(const CodePoints& cps, Cutter* cut) {
+    const size_t n = cps.size();
+    for (size_t pos = 0; pos < n;) {
+        if (!is_ascii_digit(cps.cp[pos])) {
+            ++pos;
+            continue;
+        }
+        const size_t start = pos;
+        while (pos < n && is_ascii_digit(cps.cp[pos])) ++pos;
+        for (size_t at = start + (pos - start) % 3; at < pos; at += 3) cut->cut(at);
+    }
+    cut->cut(n);
+}
+
+// \d{1,3}(?=(?:\d{3})*\b) with \d and \b ASCII (std::wregex in the C locale): a run of digits followed by a
+// non-word character or the end is matched as 1 to 3 digits, then threes; a run followed by a letter or '_' has
+// no match (the look-ahead cannot reach a boundary), so it stays in the gap around it. Except at the start of the
+// text, as libstdc++ (llama.cpp on Linux; checked against it in the tests) runs it: its first attempt, at the
+// first character, runs the look-ahead with no character before it, so a \b right where the look-ahead starts
+// holds when a word character follows. A run there of more than 3 digits starts with "123"; of 1 to 3 digits
+// followed by a word character is matched whole; of 2 or 3 digits followed by a non-word character starts with
+// all but its last digit; a single digit followed by a non-word character is not matched. The rest of the run
+// is then matched as above.
+void split_tiny_aya_digits(const CodePoints& cps, Cutter* cut) {
+    const size_t n = cps.size();
+    for (size_t pos = 0; pos < n;) {
+        if (!is_ascii_digit(cps.cp[pos])) {
+            ++pos;
+            continue;
+        }
+        size_t start = pos;
+        while (pos < n && is_ascii_digit(cps.cp[pos])) ++pos;
+        const bool word_after = pos < n && is_ascii_word(cps.cp[pos]);
+        if (start == 0) {
+            const size_t first = pos > 3 ? 3 : word_after ? pos : pos - 1;
+            if (first == 0) continue;
+            cut->cut(first);
+            start = first;
+            if (start == pos) continue;
+        }
+        if (word_after) continue;
+        cut->cut(start);
+        size_t at = start + ((pos - start) % 3 == 0 ? 3 : (pos - start) % 3);
+        cut->cut(at);
+        for (; at < pos; at += 3) cut->cut(at + 3);
+    }
+    cut->cut(n);
+}
+
+}  // namespace
+
+Status LlamaSplitter::init(const std::vector<const char*>& exprs) {
+    steps_.clear();
+    for (const char* expr : exprs) {
+        Step step;
+        if (std::strcmp(expr, kKimiK2Trigger) == 0) {
+            step.kind = Kind::kKimiK2;
+        } else if (std::strcmp(expr, kAfmoeDigits) == 0) {
+            step.kind = Kind::kAfmoeDigits;
+        } else if (std::strcmp(expr, kSuperBpeDigits) == 0) {
+            step.kind = Kind::kSuperBpeDigits;
+        } else if (std::strcmp(expr, kTinyAyaDigits) == 0) {
+            step.kind = Kind::kTinyAyaDigits;
+        } else {
+            Result<Regex> r = Regex::compile(expr);
+            if (!r.ok()) return make_error(Error::kInternal, r.status().offset, "llama pre-tokenizer regex");
+            step.regex = std::move(r).value();
+        }
+        steps_.push_back(std::move(step));
+    }
+    return ok_status();
+}
+
+void LlamaSplitter::split(const char* text, size_t size, std::vector<std::pair<size_t, size_t>>* pieces,
+                          LlamaSplitScratch* scratch) const {
+    pieces->clear();
+    if (size > 0) pieces->push_back({0, size});
+    std::vector<std::pair<size_t, size_t>>& next = scratch->next;
+    for (const Step& step : steps_) {
+        next.clear();
+        for (const auto& pc : *pieces) {
+            const char* base = text + pc.first;
+            const size_t n = pc.second - pc.first;
+            if (step.kind != Kind::kRegex) {
+                decode(base, n, &scratch->cps, &scratch->lens);
+                const CodePoints cps{scratch->cps, scratch->lens};
+                Cutter cut(cps, pc.first, &next);
+                switch (step.kind) {
+                    case Kind::kKimiK2:
+                        split_kimi_k2(cps, &cut);
+                        break;
+                    case Kind::kAfmoeDigits:
+                        split_afmoe_digits(cps, &cut);
+                        break;
+                    case Kind::kSuperBpeDigits:
+                        split_superbpe_digits(cps, &cut);
+                        break;
+                    case Kind::kTinyAyaDigits:
+                        split_tiny_aya_digits(cps, &cut);
+                        break;
+                    case Kind::kRegex:
+                        break;
+                }
+                continue;
+            }
+            size_t gap = 0, from = 0;
+            RegexMatch m;
+            while (from <= n && step.regex.find(base, n, from, &m, &scratch->regex)) {
+                if (m.end == m.begin) {
+                    // An empty match cuts the gap before it (llama.cpp's std::regex_iterator loop; an empty word
+                    // gives no tokens); search on one code point further.
+                    if (m.begin > gap) next.push_back({pc.first + gap, pc.first + m.begin});
+                    gap = m.begin;
+                    if (m.end >= n) break;
+                    size_t len = 1;
+                    while (m.end + len < n && (uint8_t(base[m.end + len]) & 0xC0) == 0x80) ++len;
+                    from = m.end + len;
+                    continue;
+                }
+                if (m.begin > gap) next.push_back({pc.first + gap, pc.first + m.begin});
+                next.push_back({pc.first + m.begin, pc.first + m.end});
+                gap = from = m.end;
+                if (from >= n) break;
+            }
+            if (gap < n) next.push_back({pc.first + gap, pc.first + n});
+        }
+        pieces->swap(next);
+    }
 }
 
 }  // namespace ws

@@ -4,9 +4,10 @@
 // bigram merging by score with byte fallback, BPE with the pre-tokenizer's regexes and byte-level symbols, WPM
 // greedy longest match, UGM Viterbi with SentencePiece's precompiled normalizer, RWKV greedy trie match), the
 // same BOS/EOS rules and the same detokenizer. Written from reading that code. Taken from llama.cpp as it is
-// now: the pre-tokenizers added since (llama_pretokenizers.cpp), SentencePiece-style BPE (gemma4) and UGM's
-// double-precision scores. Where llama.cpp would crash, loop, hang or read out of bounds on a hostile table or
-// text, this returns an error or does the nearest safe thing, and the comment there says so.
+// now: the pre-tokenizers added since (llama_pretokenizers.cpp), SentencePiece-style BPE (gemma4), the whitespace
+// and hybriddna BPE sessions, the plamo2 model and UGM's double-precision scores. Where llama.cpp would crash, loop,
+// hang or read out of bounds on a hostile table or text, this returns an error or does the nearest safe thing, and the
+// comment there says so.
 //
 // Cost: linear in the text for real vocabularies. BPE merging is O(n log n) per word (bpe.h); the regexes run
 // on regex.h's Pike VM; the longest-token walks are on a step budget (WalkBudget). Known exception: a
@@ -14,6 +15,7 @@
 // run (jais-2's whitespace cascade) costs O(run^2), as leftmost-first iteration does in every engine.
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -45,13 +47,18 @@ enum : uint32_t {
     kAttrRstrip = 1u << 8,
 };
 
-enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv };
+enum class VocabType { kSpm, kBpe, kWpm, kUgm, kRwkv, kPlamo2 };
 
 // Past this many special tokens (deepseek's vocabularies have 2,400) the partition first finds which of them
 // occur in the text at all, in one walk, instead of searching the text once for each.
 constexpr size_t kManySpecialTokens = 64;
 
 const char kEscapedSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
+// llm_tokenizer_plamo2's score constants
+constexpr int32_t kPlamo2InvalidScore = -20000000;
+constexpr int32_t kPlamo2UnknownScore = -10000000;
+// hybriddna: the suffix (U+E000) of the k-mer tokens, which llama.cpp erases from their text once loaded.
+constexpr std::string_view kDnaMarker = "\xEE\x80\x80";
 
 // llama.cpp's unicode_len_utf8: the length a lead byte announces (1 for a continuation byte).
 size_t utf8_len_of_lead(uint8_t b) {
@@ -111,6 +118,21 @@ void lax_code_points(std::string_view s, std::vector<uint32_t>* out) {
             i += 1;
         }
     }
+}
+
+// A hexadecimal digit's value, or -1.
+int hex_digit(char c) {
+    return (c >= '0' && c <= '9')   ? c - '0'
+           : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+           : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                    : -1;
+}
+
+// "<0xXX>": its byte, else -1.
+int hex_byte_name(std::string_view s) {
+    if (s.size() != 6 || s.substr(0, 3) != "<0x" || s[5] != '>') return -1;
+    const int hi = hex_digit(s[3]), lo = hex_digit(s[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
 bool c_isspace(char c) {
@@ -225,12 +247,22 @@ public:
     }
     size_t size() const override { return text_.size(); }
     std::string_view piece(int32_t id) const override {
-        return id >= 0 && size_t(id) < text_.size() ? std::string_view(text_[size_t(id)]) : std::string_view();
+        return id >= 0 && size_t(id) < text_.size() ? shown_text(id) : std::string_view();
     }
     TokenKind kind(int32_t id) const override;
     std::string description() const override { return description_; }
 
 private:
+    // A token's text as llama.cpp's id_to_token has it: hybriddna's k-mers (the tokens after <oov>) without their
+    // marker. Lookups use the stored text, marker included.
+    std::string_view shown_text(int32_t id) const {
+        std::string_view t = text_[size_t(id)];
+        if (session_ == BpeSession::kHybridDna && dna_oov_ >= 0 && id > dna_oov_ && t.size() > kDnaMarker.size() &&
+            t.substr(t.size() - kDnaMarker.size()) == kDnaMarker) {
+            t.remove_suffix(kDnaMarker.size());
+        }
+        return t;
+    }
     int32_t find(std::string_view s) const {
         auto it = to_id_.find(s);
         return it == to_id_.end() ? -1 : it->second;
@@ -238,10 +270,15 @@ private:
     void partition(std::string_view text, bool parse_special, std::vector<Fragment>* out) const;
     Status tokenize_spm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_bpe(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
-                        RegexScratch* rx_scratch) const;
+                        LlamaSplitScratch* split_scratch) const;
+    // A raw text fragment of a BPE vocabulary through the model's session.
+    Status tokenize_bpe_session(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
+                                LlamaSplitScratch* split_scratch) const;
+    void tokenize_dna(std::string_view content, std::vector<int32_t>* out) const;
     Status tokenize_wpm(std::string_view text, std::vector<int32_t>* out) const;
     Status tokenize_ugm(std::string_view text, size_t base, std::vector<int32_t>* out) const;
     Status tokenize_rwkv(std::string_view text, size_t base, std::vector<int32_t>* out) const;
+    Status tokenize_plamo2(std::string_view text, size_t base, std::vector<int32_t>* out) const;
     Status spm_byte_tokens(const char* p, size_t n, size_t offset, std::vector<int32_t>* out) const;
     std::string compute_piece(int32_t id) const;
     // UGM: the normalization of the text at `at`: the replacement (or the text itself) and how much it consumed.
@@ -265,9 +302,16 @@ private:
     bool ignore_merges_ = false, remove_extra_whitespaces_ = false;
     // SentencePiece-style BPE (gemma4): see LlamaPreTokenizer
     bool byte_encode_ = true, escape_whitespaces_ = false, newline_runs_ = false;
+    // llama.cpp's BPE sessions by tokenizer.ggml.model: gpt2's; whitespace's, which cuts the text at whitespace
+    // (dropped) and lower-cases it before BPE; hybriddna's, which writes the text between <dna> and </dna> as
+    // k-mer tokens.
+    enum class BpeSession : uint8_t { kPlain, kWhitespace, kHybridDna };
+    BpeSession session_ = BpeSession::kPlain;
+    bool lowercase_ = false;                                 // the whitespace session's
+    int32_t dna_open_ = -1, dna_close_ = -1, dna_oov_ = -1;  // hybriddna: <dna>, </dna>, <oov>
 
     // BPE
-    std::vector<Regex> regexes_;
+    LlamaSplitter splitter_;  // the pre-tokenizer's regexes and splitters
     BpeMerges merges_;
     int32_t byte_symbol_[256] = {};                    // the token of each byte's byte-level character, or -1
     std::vector<int32_t> byte_fallback_[256];          // when it has none: the tokens of that character's single bytes
@@ -277,6 +321,9 @@ private:
     // SPM/UGM byte tokens: <0xXX>, else the byte itself as a token (llama_vocab::byte_to_token), or -1
     int32_t byte_token_[256] = {};
     int32_t hex_byte_token_[256] = {};  // <0xXX> only (SentencePiece-style BPE's fallback)
+    // plamo2: its byte tokens and its pieces' scores (x 10^4, kPlamo2InvalidScore for no piece)
+    int32_t plamo2_byte_[256] = {};
+    std::vector<int32_t> plamo2_score_;
 
     // WPM, UGM, RWKV
     PrefixIndex all_tokens_;    // WPM: every token; UGM: normal, user-defined and unused; RWKV: unescaped
@@ -314,8 +361,12 @@ Status LlamaTokenizer::init(VocabTable t) {
         bos = 101, unk = 100, sep = 102;
         add_bos = true, clean_spaces_ = true;
         description_ = "bert";
-    } else if (t.model == "gpt2") {
+    } else if (t.model == "gpt2" || t.model == "whitespace" || t.model == "hybriddna") {
+        // whitespace and hybriddna: BPE tokenized through their own sessions (see tokenize())
         type_ = VocabType::kBpe;
+        session_ = t.model == "whitespace"  ? BpeSession::kWhitespace
+                   : t.model == "hybriddna" ? BpeSession::kHybridDna
+                                            : BpeSession::kPlain;
         bos = 11, eos = 11;
         if (!llama_pre_tokenizer(t.pre, &pre)) return make_error(Error::kUnsupported, 0, "tokenizer.ggml.pre");
         clean_spaces_ = pre.clean_spaces;
@@ -325,7 +376,8 @@ Status LlamaTokenizer::init(VocabTable t) {
         newline_runs_ = pre.newline_runs;
         add_bos = pre.add_bos;
         if (pre.bos_none) bos = -1;
-        description_ = "gpt2/" + (t.pre.empty() ? std::string("default") : t.pre);
+        lowercase_ = t.normalizer_lowercase >= 0 ? t.normalizer_lowercase != 0 : pre.lowercase;
+        description_ = t.model + "/" + (t.pre.empty() ? std::string("default") : t.pre);
     } else if (t.model == "t5") {
         type_ = VocabType::kUgm;
         eos = 1, unk = 2;
@@ -334,6 +386,10 @@ Status LlamaTokenizer::init(VocabTable t) {
     } else if (t.model == "rwkv") {
         type_ = VocabType::kRwkv;
         description_ = "rwkv";
+    } else if (t.model == "plamo2") {
+        type_ = VocabType::kPlamo2;
+        bos = 1, eos = 2, unk = 0;
+        description_ = "plamo2";
     } else {
         // "no_vocab"/"none" (a model without a tokenizer) and names llama.cpp does not know.
         return make_error(Error::kUnsupported, 0, "tokenizer.ggml.model");
@@ -502,11 +558,7 @@ Status LlamaTokenizer::init(VocabTable t) {
                 if (id >= 0) byte_fallback_[b].push_back(id);
             }
         }
-        for (const char* pattern : pre.regexes) {
-            Result<Regex> r = Regex::compile(pattern);
-            if (!r.ok()) return make_error(Error::kInternal, 0, "llama pre-tokenizer regex");
-            regexes_.push_back(std::move(r).value());
-        }
+        WS_TRY(splitter_.init(pre.regexes));
         if (t.merges.size() > kTokenizerMaxMerges) return make_error(Error::kTooLarge, 0, "tokenizer.ggml.merges");
         merges_.reserve(t.merges.size());
         std::string joined;
@@ -534,6 +586,38 @@ Status LlamaTokenizer::init(VocabTable t) {
     }
     if (type_ == VocabType::kRwkv) {
         for (size_t i = 0; i < n; ++i) all_tokens_.add(unescape_rwkv(text_[i]), int32_t(i));
+        all_tokens_.build();
+    }
+    if (type_ == VocabType::kPlamo2) {
+        // llm_tokenizer_plamo2::build: the byte tokens ("<0xXX>" with the byte type; llama.cpp refuses a table
+        // that lacks one, or whose only one is id 0), and the pieces its DP may take: every other token whose
+        // score, times 10^4 rounded to an int32, is above INVALID_SCORE and whose text is its own UTF-8 as
+        // llama.cpp decodes and re-encodes it (its table is built from the re-encoded code points).
+        for (int32_t& b : plamo2_byte_) b = 0;
+        plamo2_score_.assign(n, kPlamo2InvalidScore);
+        std::vector<uint32_t> cps;
+        std::string reencoded;
+        for (size_t i = 0; i < n; ++i) {
+            const std::string& s = text_[i];
+            if (attr_[i] & kAttrByte) {
+                const int b = hex_byte_name(s);
+                if (b >= 0) plamo2_byte_[b] = int32_t(i);
+                continue;
+            }
+            const double scaled = std::round(double(score_[i]) * 1e4);
+            // out of range: x86's conversion gives INT32_MIN, which is below INVALID_SCORE
+            if (!(scaled > double(kPlamo2InvalidScore) && scaled < 2147483648.0)) continue;
+            lax_code_points(s, &cps);
+            reencoded.clear();
+            for (uint32_t cp : cps) utf8_append(cp, &reencoded);
+            if (reencoded != s) continue;
+            all_tokens_.add(s, int32_t(i));
+            plamo2_score_[i] = int32_t(scaled);
+        }
+        for (int b = 0; b < 256; ++b) {
+            if (plamo2_byte_[b] == 0)
+                return make_error(Error::kBadKey, size_t(b), "tokenizer.ggml.tokens (plamo2 byte token)");
+        }
         all_tokens_.build();
     }
     if (type_ == VocabType::kUgm) {
@@ -565,6 +649,11 @@ Status LlamaTokenizer::init(VocabTable t) {
         ugm_unknown_score_ = min_score - 10.0f;
     }
 
+    if (session_ == BpeSession::kHybridDna) {
+        dna_open_ = find("<dna>");
+        dna_close_ = find("</dna>");
+        dna_oov_ = find("<oov>");
+    }
     pieces_.resize(n);
     for (size_t i = 0; i < n; ++i) pieces_[i] = compute_piece(int32_t(i));
     return ok_status();
@@ -572,7 +661,7 @@ Status LlamaTokenizer::init(VocabTable t) {
 
 // token_to_piece(special = true) without the cache (llama_vocab::impl::token_to_piece's switch).
 std::string LlamaTokenizer::compute_piece(int32_t id) const {
-    const std::string& s = text_[size_t(id)];
+    const std::string s(shown_text(id));
     const uint32_t a = attr_[size_t(id)];
     const uint32_t special = kAttrUnknown | kAttrControl;
     switch (type_) {
@@ -664,6 +753,11 @@ std::string LlamaTokenizer::compute_piece(int32_t id) const {
         }
         case VocabType::kRwkv:
             return unescape_rwkv(s);
+        case VocabType::kPlamo2: {
+            // a byte token "<0xXX>" is its byte; every other token (special ones too) its text
+            const int b = (a & kAttrByte) ? hex_byte_name(s) : -1;
+            return b >= 0 ? std::string(1, char(uint8_t(b))) : s;
+        }
     }
     return std::string();
 }
@@ -783,7 +877,7 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 out.push_back(bos_);
             }
             BpeScratch scratch;
-            RegexScratch rx_scratch;
+            LlamaSplitScratch split_scratch;
             for (const Fragment& f : frags) {
                 if (f.token >= 0) {
                     out.push_back(f.token);
@@ -796,9 +890,9 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                             escaped.push_back(c);
                         }
                     }
-                    WS_TRY(tokenize_bpe(escaped, &out, &scratch, &rx_scratch));
+                    WS_TRY(tokenize_bpe_session(escaped, &out, &scratch, &split_scratch));
                 } else {
-                    WS_TRY(tokenize_bpe(text.substr(f.offset, f.length), &out, &scratch, &rx_scratch));
+                    WS_TRY(tokenize_bpe_session(text.substr(f.offset, f.length), &out, &scratch, &split_scratch));
                 }
             }
             if (add_special && add_eos_) {
@@ -854,6 +948,82 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
             }
             break;
         }
+        case VocabType::kPlamo2: {
+            // llama.cpp adds no BOS or EOS to a plamo2 text, whatever the table asks for.
+            for (const Fragment& f : frags) {
+                if (f.token >= 0) {
+                    out.push_back(f.token);
+                } else {
+                    WS_TRY(tokenize_plamo2(text.substr(f.offset, f.length), f.offset, &out));
+                }
+            }
+            break;
+        }
+    }
+    return ok_status();
+}
+
+// llm_tokenizer_plamo2::encode: the code points (a leading U+FEFF dropped), and from the last to the first, the
+// cheapest way to write the rest: a piece that starts here (longest first; ties keep the longer) costs its
+// scaled score subtracted, a code point as byte tokens costs 10^7 (UNKNOWN_SCORE). llama.cpp walks a table of
+// every suffix of every token for the pieces; this walks the pieces' prefix index, which finds the same ones.
+// A piece scored exactly UNKNOWN_SCORE ends the candidates at a position, as its table row does there.
+Status LlamaTokenizer::tokenize_plamo2(std::string_view text, size_t base, std::vector<int32_t>* out) const {
+    std::vector<uint32_t> cps;
+    lax_code_points(text, &cps);
+    size_t first = !cps.empty() && cps[0] == 0xFEFF ? 1 : 0;
+    const size_t n = cps.size() - first;
+    if (n == 0) return ok_status();
+    std::string norm;  // the code points re-encoded; at[k]: where code point k starts
+    std::vector<size_t> at(n + 1);
+    for (size_t k = 0; k < n; ++k) {
+        at[k] = norm.size();
+        utf8_append(cps[first + k], &norm);
+    }
+    at[n] = norm.size();
+    struct Best {
+        int64_t score;
+        int32_t token;    // -1: byte tokens
+        uint32_t length;  // code points
+    };
+    std::vector<Best> best(n + 1, Best{int64_t(1) << 60, -1, 0});
+    best[n].score = 0;
+    WalkBudget budget(norm.size());
+    std::vector<std::pair<int32_t, uint32_t>> found;  // (token, code points), shortest first
+    for (size_t i = n; i-- > 0;) {
+        found.clear();
+        PrefixIndex::Cursor c = all_tokens_.start();
+        uint32_t length = 0;
+        for (size_t j = at[i]; j < norm.size(); ++j) {
+            if (!budget.spend()) return walk_too_costly(base);
+            all_tokens_.step(&c, uint8_t(norm[j]));
+            if (!c.alive()) break;
+            if (j + 1 < norm.size() && (uint8_t(norm[j + 1]) & 0xC0) == 0x80) continue;
+            ++length;
+            const int32_t id = all_tokens_.value(c);
+            if (id >= 0) found.push_back({id, length});
+        }
+        bool stop = false;
+        for (size_t k = found.size(); k-- > 0;) {
+            const int32_t score = plamo2_score_[size_t(found[k].first)];
+            const int64_t s = best[i + found[k].second].score - score;
+            if (s < best[i].score) best[i] = Best{s, found[k].first, found[k].second};
+            if (score == kPlamo2UnknownScore) {
+                stop = true;
+                break;
+            }
+        }
+        if (!stop) {
+            const int64_t s = best[i + 1].score - kPlamo2UnknownScore;
+            if (s < best[i].score) best[i] = Best{s, -1, 1};
+        }
+    }
+    for (size_t i = 0; i < n; i += best[i].length) {
+        if (best[i].token >= 0) {
+            out->push_back(best[i].token);
+            continue;
+        }
+        for (size_t j = at[i]; j < at[i + 1]; ++j) out->push_back(plamo2_byte_[uint8_t(norm[j])]);
     }
     return ok_status();
 }
@@ -930,11 +1100,79 @@ Status LlamaTokenizer::tokenize_spm(std::string_view text, std::vector<int32_t>*
     return ok_status();
 }
 
+Status LlamaTokenizer::tokenize_bpe_session(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
+                                            LlamaSplitScratch* split_scratch) const {
+    switch (session_) {
+        case BpeSession::kPlain:
+            return tokenize_bpe(text, out, scratch, split_scratch);
+        case BpeSession::kWhitespace: {
+            // llm_tokenizer_whitespace_session: the code points (invalid bytes are U+FFFD) cut at White_Space,
+            // which is dropped, each segment lower-cased (simple mapping) when the normalizer says so.
+            std::string segment;
+            const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
+            for (size_t i = 0; i <= text.size();) {
+                uint32_t cp = 0x20;
+                size_t len = 1;
+                if (i < text.size()) cp = unicode_next_lossy(p + i, text.size() - i, &len);
+                i += len;
+                if (unicode_is_white_space(cp)) {
+                    if (!segment.empty()) WS_TRY(tokenize_bpe(segment, out, scratch, split_scratch));
+                    segment.clear();
+                    continue;
+                }
+                utf8_append(lowercase_ ? unicode_to_lower(cp) : cp, &segment);
+            }
+            return ok_status();
+        }
+        case BpeSession::kHybridDna: {
+            // llm_tokenizer_hybriddna_session: without its three tokens, plain BPE.
+            if (dna_open_ < 0 || dna_close_ < 0 || dna_oov_ < 0) return tokenize_bpe(text, out, scratch, split_scratch);
+            static constexpr std::string_view kOpen = "<dna>", kClose = "</dna>";
+            size_t pos = 0;
+            while (pos < text.size()) {
+                const size_t start = text.find(kOpen, pos);
+                if (start == std::string_view::npos) {
+                    WS_TRY(tokenize_bpe(text.substr(pos), out, scratch, split_scratch));
+                    break;
+                }
+                if (start > pos) WS_TRY(tokenize_bpe(text.substr(pos, start - pos), out, scratch, split_scratch));
+                out->push_back(dna_open_);
+                const size_t content = start + kOpen.size();
+                const size_t end = text.find(kClose, content);
+                tokenize_dna(text.substr(content, (end == std::string_view::npos ? text.size() : end) - content), out);
+                if (end == std::string_view::npos) break;
+                out->push_back(dna_close_);
+                pos = end + kClose.size();
+            }
+            return ok_status();
+        }
+    }
+    return ok_status();
+}
+
+// emit_dna_kmers: ASCII letters upper-cased, cut into 6-byte k-mers (the last padded with 'A'), each the token of
+// the k-mer with the marker U+E000 appended (what keeps k-mer tokens apart from the same letters in the BPE
+// vocabulary), else <oov>.
+void LlamaTokenizer::tokenize_dna(std::string_view content, std::vector<int32_t>* out) const {
+    constexpr size_t k = 6;
+    std::string kmer;
+    for (size_t i = 0; i < content.size(); i += k) {
+        kmer.assign(content.substr(i, k));
+        for (char& c : kmer) {
+            if (c >= 'a' && c <= 'z') c = char(c - 32);
+        }
+        kmer.append(k - kmer.size(), 'A');
+        kmer += kDnaMarker;
+        const int32_t id = find(kmer);
+        out->push_back(id >= 0 ? id : dna_oov_);
+    }
+}
+
 // llm_tokenizer_bpe_session::tokenize with unicode_regex_split: the text as llama.cpp sees it (its code points,
 // re-encoded), split by each regex in turn inside the pieces of the last (the gaps between matches are pieces
 // too), each piece in GPT-2's byte-level alphabet merged by the ranks of the merges.
 Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>* out, BpeScratch* scratch,
-                                    RegexScratch* rx_scratch) const {
+                                    LlamaSplitScratch* split_scratch) const {
     // `norm`: the code points of the text (invalid bytes are U+FFFD, overlong forms shortened) re-encoded, the
     // bytes llama.cpp's words are made of. `rx`: the same with each surrogate (which llama.cpp's decoder lets
     // through as a code point of category Cs) written as U+E000 (Co, three bytes too), which every pattern
@@ -956,34 +1194,8 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
     }
 
     // Pieces as [begin, end) byte ranges of norm.
-    std::vector<std::pair<size_t, size_t>> pieces, next;
-    if (!norm.empty()) pieces.push_back({0, norm.size()});
-    for (const Regex& re : regexes_) {
-        next.clear();
-        for (const auto& pc : pieces) {
-            const char* base = rx.data() + pc.first;
-            const size_t size = pc.second - pc.first;
-            size_t gap = 0, from = 0;
-            RegexMatch m;
-            while (from <= size && re.find(base, size, from, &m, rx_scratch)) {
-                if (m.end == m.begin) {
-                    // An empty match adds nothing (llama.cpp: an empty word, no tokens); search on one code
-                    // point further.
-                    if (m.end >= size) break;
-                    size_t len = 1;
-                    while (m.end + len < size && (uint8_t(base[m.end + len]) & 0xC0) == 0x80) ++len;
-                    from = m.end + len;
-                    continue;
-                }
-                if (m.begin > gap) next.push_back({pc.first + gap, pc.first + m.begin});
-                next.push_back({pc.first + m.begin, pc.first + m.end});
-                gap = from = m.end;
-                if (from >= size) break;
-            }
-            if (gap < size) next.push_back({pc.first + gap, pc.first + size});
-        }
-        pieces.swap(next);
-    }
+    std::vector<std::pair<size_t, size_t>> pieces;
+    splitter_.split(rx.data(), rx.size(), &pieces, split_scratch);
 
     std::vector<int32_t> word;
     std::string encoded;

@@ -135,6 +135,7 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
 
     WS_TRY(get_flag(info, "tokenizer.ggml.add_bos_token", &t.add_bos));
     WS_TRY(get_flag(info, "tokenizer.ggml.add_eos_token", &t.add_eos));
+    WS_TRY(get_flag(info, "tokenizer.ggml.normalizer.lowercase", &t.normalizer_lowercase));
     WS_TRY(get_flag(info, "tokenizer.ggml.add_sep_token", &t.add_sep));
     WS_TRY(get_flag(info, "tokenizer.ggml.add_space_prefix", &t.add_space_prefix));
     WS_TRY(get_flag(info, "tokenizer.ggml.remove_extra_whitespaces", &t.remove_extra_whitespaces));

@@ -78,7 +78,8 @@ public:
     virtual size_t size() const = 0;                       // tokens in the table
     virtual std::string_view piece(int32_t id) const = 0;  // the token's text as stored ("Ġthe", "▁the", "<0x0A>")
     virtual TokenKind kind(int32_t id) const = 0;
-    // What the tokenizer is, for display: "llama", "gpt2/llama-bpe", "bert", "t5", "rwkv" (a GGUF's model and pre),
+    // What the tokenizer is, for display: "llama", "gpt2/llama-bpe", "bert", "t5", "rwkv", "plamo2" (a GGUF's model
+    // and, for the BPE models gpt2, whitespace and hybriddna, its pre),
     // "hf:BPE", "hf:WordPiece", "hf:Unigram" (tokenizer.json's model type).
     virtual std::string description() const = 0;
 };
@@ -86,7 +87,7 @@ public:
 // A GGUF's tokenizer as it stores it: the tokenizer.ggml.* keys, checked for type and consistent lengths. The same
 // table is what the converter writes (sentencepiece_vocab(), and the Hugging Face conversion).
 struct VocabTable {
-    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", "t5", "rwkv", "no_vocab", ...
+    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "no_vocab", ...
     std::string pre;    // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
     std::vector<std::string> tokens;
     std::vector<float> scores;         // empty, or one per token
@@ -98,8 +99,9 @@ struct VocabTable {
     int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
     // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
     int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
-    std::string chat_template;  // tokenizer.chat_template ("" when absent)
-    std::string name;           // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
+    int8_t normalizer_lowercase = -1;  // tokenizer.ggml.normalizer.lowercase (read by the whitespace model)
+    std::string chat_template;         // tokenizer.chat_template ("" when absent)
+    std::string name;                  // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
 };
 
 // The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type (the types
@@ -111,7 +113,8 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info);
 // The llama.cpp tokenizer of a table (core/text/llama_tokenizer.cpp says what it follows and where it differs).
 // kUnsupported for a model or pre-tokenizer it does not handle, what = "tokenizer.ggml.model" or
 // "tokenizer.ggml.pre" (the Status has no room for the value); kBadKey for duplicate tokens, merges naming tokens
-// the table lacks (Hugging Face refuses them too) and the like, offset = the index. Tokenizing returns kBadKey
+// the table lacks (Hugging Face refuses them too), a plamo2 table without all 256 byte tokens (llama.cpp refuses
+// it) and the like, offset = the index. Tokenizing returns kBadKey
 // where llama.cpp would push an id the table lacks or throw (a BOS wanted and none, no byte token for a byte).
 Result<std::unique_ptr<Tokenizer>> llama_tokenizer(VocabTable table);
 // Both of the above.

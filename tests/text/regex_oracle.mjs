@@ -10,6 +10,7 @@
 // \n, \p{Han} is \p{Script=Han}, and (?i:...) (not in Node 20) becomes classes of the case variants of each
 // letter (JavaScript's /iu uses the same simple case folding).
 import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 
 const WS = "\\t\\n\\v\\f\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const W = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
@@ -40,8 +41,9 @@ function property(name, negated) {
     return CATEGORIES.has(name) ? `${p}{${name}}` : `${p}{Script=${name}}`;
 }
 
-// Rewrites an Oniguruma-syntax pattern to an equivalent JavaScript /u pattern.
-function translate(src) {
+// Rewrites an Oniguruma-syntax pattern to an equivalent JavaScript /u pattern (also used by
+// pretokenizer_oracle.mjs).
+export function translate(src) {
     const cps = Array.from(src);
     let out = "";
     let inClass = false;
@@ -129,7 +131,7 @@ function translate(src) {
     return out;
 }
 
-function utf8Offsets(text) {
+export function utf8Offsets(text) {
     // offsets[k] = the UTF-8 byte offset of UTF-16 index k
     const offsets = new Array(text.length + 1);
     let bytes = 0;
@@ -145,20 +147,25 @@ function utf8Offsets(text) {
     return offsets;
 }
 
-const patterns = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const texts = JSON.parse(readFileSync(process.argv[3], "utf8"));
-const results = patterns.map(({ pattern }) => {
-    let re;
-    try {
-        re = new RegExp(translate(pattern), "gu");
-    } catch (e) {
-        return { error: String(e.message) };
-    }
-    return texts.map((text) => {
-        const offsets = utf8Offsets(text);
-        const flat = [];
-        for (const m of text.matchAll(re)) flat.push(offsets[m.index], offsets[m.index + m[0].length]);
-        return flat;
+function main() {
+    const patterns = JSON.parse(readFileSync(process.argv[2], "utf8"));
+    const texts = JSON.parse(readFileSync(process.argv[3], "utf8"));
+    const results = patterns.map(({ pattern }) => {
+        let re;
+        try {
+            re = new RegExp(translate(pattern), "gu");
+        } catch (e) {
+            return { error: String(e.message) };
+        }
+        return texts.map((text) => {
+            const offsets = utf8Offsets(text);
+            const flat = [];
+            for (const m of text.matchAll(re)) flat.push(offsets[m.index], offsets[m.index + m[0].length]);
+            return flat;
+        });
     });
-});
-process.stdout.write(JSON.stringify({ node: process.version, unicode: process.versions.unicode, results }) + "\n");
+    process.stdout.write(JSON.stringify({ node: process.version, unicode: process.versions.unicode, results }) + "\n");
+}
+
+// Run as a program (not when imported).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
