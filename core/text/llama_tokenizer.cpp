@@ -9,9 +9,9 @@
 // text, this returns an error or does the nearest safe thing, and the comment there says so.
 //
 // Cost: linear in the text for real vocabularies. BPE merging is O(n log n) per word (bpe.h); the regexes run
-// on regex.h's Pike VM; the longest-token walks are on a step budget (WalkBudget). Known exception: a
-// pre-tokenizer whose pattern cuts a long run into bounded pieces behind an alternative that scans the whole
-// run (jais-2's whitespace cascade) costs O(run^2), as leftmost-first iteration does in every engine.
+// on regex.h's Pike VM, whose scratch keeps a split loop linear even where a pattern cuts a long run into
+// bounded pieces behind an alternative that scans the whole run (jais-2's whitespace cascade); the longest-token
+// walks are on a step budget (WalkBudget).
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
