@@ -98,12 +98,18 @@ struct VocabTable {
     int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
     // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
     int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
+    // BertNormalizer options of a bert (WPM) table: -1 when absent (lowercase defaults to true, strip_accents to
+    // lowercase), else 0 or 1.
+    int8_t normalizer_lowercase = -1, normalizer_strip_accents = -1;
     std::string chat_template;  // tokenizer.chat_template ("" when absent)
-    std::string name;           // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
+    // general.name and general.architecture: llama.cpp sets per-token strip attributes by them (phi-3's rstrip,
+    // the <mask> / [MASK] lstrip of nomic-bert-moe, jina-bert-v3 and modern-bert)
+    std::string name, architecture;
 };
 
 // The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type (the types
-// llama.cpp's loader insists on: u32 ids, bool flags, string model/pre, string/f32/i32 arrays) and for arrays of
+// llama.cpp's loader insists on: u32 ids, bool flags, string model/pre, string/f32/i32 arrays; scores may be f32
+// or i32, as llama.cpp reads them now) and for arrays of
 // mismatched lengths; kTooLarge past the caps above; kUnsupported when there is no tokenizer.ggml.model. A
 // special token id >= the token count is kept as stored: llama.cpp ignores such a key (the model's default id
 // applies), and so does llama_tokenizer().
