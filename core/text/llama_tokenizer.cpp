@@ -264,6 +264,7 @@ private:
     std::vector<std::string> pieces_;  // token_to_piece(id, special = true)
 
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, sep_ = -1;
+    // add_bos_ and add_eos_ imply a bos_ and an eos_ (init() refuses a table otherwise)
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
     bool ignore_merges_ = false, remove_extra_whitespaces_ = false;
     bool wpm_lowercase_ = true, wpm_strip_accents_ = true;  // WPM: BertNormalizer's lowercase and strip_accents
@@ -775,7 +776,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
         case VocabType::kSpm: {
             bool prev_special = true;  // the first text gets the space prefix
             if (add_special && options.add_bos && add_bos_) {
-                if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
             std::string piece;
@@ -802,14 +802,12 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 prev_special = false;
             }
             if (add_special && add_eos_) {
-                if (eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id");
                 out.push_back(eos_);
             }
             break;
         }
         case VocabType::kBpe: {
             if (add_special && options.add_bos && add_bos_) {
-                if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
             BpeScratch scratch;
@@ -832,7 +830,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 }
             }
             if (add_special && add_eos_) {
-                if (eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id");
                 out.push_back(eos_);
             }
             break;
@@ -858,7 +855,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
         }
         case VocabType::kUgm: {
             if (add_special && options.add_bos && add_bos_) {
-                if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
             for (const Fragment& f : frags) {
@@ -869,7 +865,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 }
             }
             if (add_special && add_eos_) {
-                if (eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id");
                 out.push_back(eos_);
             }
             break;

@@ -3,7 +3,8 @@
 //
 //   gguf_tokenizer()          a GGUF's tokenizer.ggml.* keys, token-exact with llama.cpp (src/llama-vocab.cpp):
 //                             every tokenizer.ggml.model it handles (llama SPM, gpt2 BPE with its
-//                             tokenizer.ggml.pre splitters, bert WPM, t5 UGM, rwkv).
+//                             tokenizer.ggml.pre splitters, gemma4 SentencePiece-style BPE, bert WPM, t5 UGM,
+//                             rwkv).
 //   hf_tokenizer()            a Hugging Face tokenizer.json (+ tokenizer_config.json), token-exact with Hugging
 //                             Face's tokenizers library.
 //   sentencepiece_vocab()     a SentencePiece tokenizer.model, read into the same table a GGUF holds (as
@@ -86,7 +87,7 @@ public:
 // A GGUF's tokenizer as it stores it: the tokenizer.ggml.* keys, checked for type and consistent lengths. The same
 // table is what the converter writes (sentencepiece_vocab(), and the Hugging Face conversion).
 struct VocabTable {
-    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", "t5", "rwkv", "no_vocab", ...
+    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "gemma4", "bert", "t5", "rwkv", "no_vocab", ...
     std::string pre;    // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
     std::vector<std::string> tokens;
     std::vector<float> scores;         // empty, or one per token
@@ -117,8 +118,10 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info);
 // The llama.cpp tokenizer of a table (core/text/llama_tokenizer.cpp says what it follows and where it differs).
 // kUnsupported for a model or pre-tokenizer it does not handle, what = "tokenizer.ggml.model" or
 // "tokenizer.ggml.pre" (the Status has no room for the value); kBadKey for duplicate tokens, merges naming tokens
-// the table lacks (Hugging Face refuses them too) and the like, offset = the index. Tokenizing returns kBadKey
-// where llama.cpp would push an id the table lacks or throw (a BOS wanted and none, no byte token for a byte).
+// the table lacks (Hugging Face refuses them too) and the like, offset = the index, and for a table whose add_bos,
+// add_eos or add_sep (given or the model's default) asks for a token it has no id for (llama.cpp's
+// check_add_special_token). Tokenizing returns kBadKey where llama.cpp would push an id the table lacks or throw
+// (WPM's [CLS] or [SEP] missing, no byte token for a byte).
 Result<std::unique_ptr<Tokenizer>> llama_tokenizer(VocabTable table);
 // Both of the above.
 Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);
