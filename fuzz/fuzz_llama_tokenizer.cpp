@@ -65,7 +65,7 @@ ws::VocabTable gpt2(const char* pre) {
     t.token_types.assign(t.tokens.size(), 1);
     t.token_types[t.tokens.size() - 2] = 3;
     t.token_types[t.tokens.size() - 1] = 4;
-    t.bos = int32_t(t.tokens.size() - 2);
+    t.bos = t.sep = int32_t(t.tokens.size() - 2);  // jina-v2-code adds a SEP: a table without one is refused
     t.add_bos = 1;
     return t;
 }

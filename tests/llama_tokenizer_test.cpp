@@ -265,7 +265,7 @@ TEST_CASE("vocab_from_gguf reads the keys and rejects wrong types and lengths", 
                 if (e.key == key)
                     e.value = e.key == "tokenizer.ggml.tokens" ? u32_value(3)
                               : e.key == "tokenizer.ggml.scores"
-                                  ? scalars_value<int32_t>(ws::ValueType::kInt32, {0, 0, 0, 0})
+                                  ? scalars_value<uint32_t>(ws::ValueType::kUint32, {0, 0, 0, 0})
                               : e.key == "tokenizer.ggml.token_type"
                                   ? scalars_value<float>(ws::ValueType::kFloat32, {0, 0, 0, 0})
                                   : scalars_value<int32_t>(ws::ValueType::kInt32, {1});
@@ -362,18 +362,157 @@ TEST_CASE("llama_tokenizer names what it does not support and rejects inconsiste
         ws::VocabTable t = small_gpt2();
         t.bos = 1000, t.eos = 1 << 30, t.unk = 77;
         t.add_bos = 1;
+        // A BOS is wanted and there is none: today's llama.cpp refuses the table (check_add_special_token), and
+        // so for an EOS and for add_sep.
+        auto refused = ws::llama_tokenizer(t).status();
+        CHECK(refused.code == ws::Error::kBadKey);
+        CHECK(std::string(refused.what) == "tokenizer.ggml.bos_token_id (add_bos_token is true)");
+        t.add_bos = -1, t.add_eos = 1;
+        CHECK(std::string(ws::llama_tokenizer(t).status().what) ==
+              "tokenizer.ggml.eos_token_id (add_eos_token is true)");
+        t.add_eos = -1, t.add_sep = 1;
+        CHECK(std::string(ws::llama_tokenizer(t).status().what) ==
+              "tokenizer.ggml.seperator_token_id (add_sep_token is true)");
+        t.add_sep = -1;
         auto tok = make(t);
         std::vector<int32_t> ids;
         ws::TokenizeOptions o;
-        CHECK(tok->tokenize("abc", o, &ids).code == ws::Error::kBadKey);  // a BOS is wanted and there is none
-        o.add_special = false;
-        ids.clear();
         CHECK(tok->tokenize("abc", o, &ids).ok());
+        CHECK(ids == std::vector<int32_t>{5});
         const int32_t bad[] = {0, 8};
         std::string s;
         auto st = tok->detokenize(bad, 2, ws::DetokenizeOptions(), &s);
         CHECK(st.code == ws::Error::kBadKey);
         CHECK(st.offset == 1);
+    }
+}
+
+TEST_CASE("today's llama.cpp load rules: BertNormalizer options, int32 scores, architecture and gemma4 keys",
+          "[tokenizer][gguf]") {
+    // src/llama-vocab.cpp as of 2026 (ggml-org 00ad355), llama_vocab::impl::load and llm_tokenizer_wpm_session.
+    ws::ModelInfo info;
+    info.metadata.push_back(entry("general.architecture", str_value("nomic-bert-moe")));
+    info.metadata.push_back(entry("tokenizer.ggml.model", str_value("bert")));
+    // clang-format off
+    info.metadata.push_back(entry("tokenizer.ggml.tokens", strings_value({
+        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "\xE2\x96\x81" "e", "\xE2\x96\x81" "E", "\xE2\x96\x81\xC3\xA9",
+        "\xCC\x81", "\xE2\x96\x81\xC3\x89", "<mask>", "\xE2\x96\x81" "a"})));
+    // clang-format on
+    info.metadata.push_back(
+        entry("tokenizer.ggml.scores",
+              scalars_value<int32_t>(ws::ValueType::kInt32, {0, 0, 0, 0, -1, -2, -3, -4, -5, 0, -6})));
+    info.metadata.push_back(entry("tokenizer.ggml.token_type",
+                                  scalars_value<int32_t>(ws::ValueType::kInt32, {3, 3, 3, 3, 1, 1, 1, 1, 1, 3, 1})));
+    for (const char* key :
+         {"tokenizer.ggml.unknown_token_id", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.seperator_token_id"}) {
+        info.metadata.push_back(entry(key, u32_value(key[15] == 'u' ? 1 : key[15] == 'b' ? 2 : 3)));
+    }
+    auto table = ws::vocab_from_gguf(info);
+    REQUIRE(table.ok());
+    // Integer scores are read as floats (load: `iscores`), the architecture and the two flags as stored.
+    CHECK(table.value().scores[10] == -6.0f);
+    CHECK(table.value().architecture == "nomic-bert-moe");
+    CHECK(table.value().normalizer_lowercase == -1);
+
+    // "É" (U+00C9) and "e" + U+0301. preprocess(): strip_accents takes the first code point of the NFD and drops
+    // \p{M}; lowercase lower-cases; load(): lowercase defaults to true, strip_accents to lowercase.
+    const std::string e_acute = "\xC3\x89", e_combining = "e\xCC\x81";
+    struct Case {
+        int8_t lowercase, strip_accents;
+        std::vector<int32_t> e_acute, e_combining;
+    };
+    for (const Case& c : {Case{-1, -1, {4}, {4}},      // É -> E -> e; e + mark -> e
+                          Case{0, -1, {8}, {4, 7}},    // neither: "▁É"; "▁e" then the mark's own token
+                          Case{0, 1, {5}, {4}},        // strip only: É -> E, not lower-cased
+                          Case{1, 0, {6}, {4, 7}}}) {  // lower only: é, the mark kept
+        ws::VocabTable t = table.value();
+        t.normalizer_lowercase = c.lowercase;
+        t.normalizer_strip_accents = c.strip_accents;
+        auto tok = make(t);
+        INFO("lowercase " << int(c.lowercase) << " strip_accents " << int(c.strip_accents));
+        CHECK(ids_of(*tok, e_acute) == c.e_acute);
+        CHECK(ids_of(*tok, e_combining) == c.e_combining);
+        CHECK(ids_of(*tok, e_acute, true) == std::vector<int32_t>{2, c.e_acute[0], 3});  // WPM: [CLS] .. [SEP]
+    }
+    {
+        // nomic-bert-moe / jina-bert-v3 (general.architecture): <mask> strips the spaces before it. WPM drops spaces
+        // anyway; the same table as BPE shows it below.
+        ws::VocabTable t = small_gpt2();
+        t.tokens.push_back("<mask>");
+        t.token_types.push_back(4);
+        CHECK(ids_of(*make(t), "a <mask>", false, true) == std::vector<int32_t>{0, 3, 8});
+        t.architecture = "jina-bert-v3";
+        CHECK(ids_of(*make(t), "a <mask>", false, true) == std::vector<int32_t>{0, 8});
+        t.architecture.clear();
+        t.tokens.back() = "[MASK]";
+        t.name = "Modern-BERT Base";  // general.name, lower-cased: modern-bert's [MASK]
+        CHECK(ids_of(*make(t), "a [MASK]", false, true) == std::vector<int32_t>{0, 8});
+    }
+    // The bert defaults: add_sep (a table without a SEP is refused), add_bos.
+    ws::VocabTable no_sep = table.value();
+    no_sep.sep = -1;
+    CHECK(ws::llama_tokenizer(no_sep).status().code == ws::Error::kBadKey);
+    ws::VocabTable roberta = small_gpt2();
+    roberta.pre = "roberta-bpe";  // add_sep = true with the name (jina-v1-en, jina-v2-code too)
+    CHECK(ws::llama_tokenizer(roberta).status().code == ws::Error::kBadKey);
+    roberta.sep = 7;
+    CHECK(ws::llama_tokenizer(roberta).ok());
+
+    // tokenizer.ggml.model "gemma4": BPE with the gemma4 pre-tokenizer, no default special ids, and add_bos forced
+    // on (the Gemma 4 workaround): without a BOS id the table is refused.
+    ws::VocabTable g;
+    g.model = "gemma4";
+    g.tokens = {"<pad>", "<bos>", "\xE2\x96\x81", "a",
+                "\xE2\x96\x81"
+                "a"};
+    g.token_types = {3, 3, 1, 1, 1};
+    g.merges = {"\xE2\x96\x81 a"};
+    g.add_bos = 0;
+    CHECK(ws::llama_tokenizer(g).status().code == ws::Error::kBadKey);
+    g.bos = 1;
+    auto gemma = make(g);
+    CHECK(gemma->description() == "gemma4");
+    CHECK(ids_of(*gemma, " a", true) == std::vector<int32_t>{1, 4});
+}
+
+TEST_CASE("today's llama.cpp special-token rules: end-of-generation texts, gpt-oss, o200k <|end|>, gemma4 </s>",
+          "[tokenizer][gguf]") {
+    // load(): every token whose text names an end of generation gets CONTROL added (a normal "</s>" too); the
+    // gpt-oss texts become USER_DEFINED; <|end|> becomes USER_DEFINED when <|return|> and <|call|> (or <|calls|>
+    // and <|flush|>) are there; "</s>" becomes NORMAL when <|tool_response> is there (Gemma 4, PaddleOCR).
+    auto table = [](std::vector<std::string> extra) {
+        ws::VocabTable t = small_gpt2();
+        for (const std::string& x : extra) {
+            t.tokens.push_back(x);
+            t.token_types.push_back(1);  // all normal as stored
+        }
+        return t;
+    };
+    {
+        auto tok = make(table({"</s>", "<end_of_utterance>", "<fim_prefix>", "[e~[", "<|channel|>", "<|end|>"}));
+        for (int32_t id : {8, 9, 10, 11}) CHECK(tok->kind(id) == ws::TokenKind::kControl);
+        CHECK(tok->kind(12) == ws::TokenKind::kUserDefined);
+        CHECK(tok->kind(13) == ws::TokenKind::kControl);  // <|end|> without <|return|> / <|call|>
+        // Control: parsed only with parse_special (its characters have no tokens here: nothing as text);
+        // user-defined: parsed always.
+        CHECK(ids_of(*tok, "a</s>", false, true) == std::vector<int32_t>{0, 8});
+        CHECK(ids_of(*tok, "a</s>", false, false) == std::vector<int32_t>{0});
+        CHECK(ids_of(*tok, "a<|channel|>", false, false) == std::vector<int32_t>{0, 12});
+    }
+    {
+        auto tok = make(table({"<|end|>", "<|return|>", "<|call|>"}));
+        CHECK(tok->kind(8) == ws::TokenKind::kUserDefined);
+        CHECK(ids_of(*tok, "<|end|>", false, false) == std::vector<int32_t>{8});
+        auto solar = make(table({"<|end|>", "<|flush|>", "<|calls|>"}));
+        CHECK(solar->kind(8) == ws::TokenKind::kUserDefined);
+        auto neither = make(table({"<|end|>", "<|flush|>", "<|return|>"}));
+        CHECK(neither->kind(8) == ws::TokenKind::kControl);
+    }
+    {
+        auto tok = make(table({"</s>", "<|tool_response>"}));
+        CHECK(tok->kind(8) == ws::TokenKind::kNormal);
+        CHECK(tok->kind(9) == ws::TokenKind::kControl);
+        CHECK(ids_of(*tok, "a</s>", false, true) == std::vector<int32_t>{0});  // not special: its characters
     }
 }
 
@@ -634,6 +773,7 @@ TEST_CASE("every tokenizer.ggml.pre name compiles and tokenizes", "[tokenizer][g
     for (const std::string& name : ws::llama_pre_tokenizer_names()) {
         ws::VocabTable t = small_gpt2();
         t.pre = name;
+        t.bos = t.sep = 7;  // llama3's add_bos, roberta-bpe's add_sep: a table without them is refused
         auto r = ws::llama_tokenizer(t);
         INFO(name << ": " << ws::error_name(r.status().code) << " " << r.status().what);
         REQUIRE(r.ok());
@@ -943,14 +1083,51 @@ std::string from_hex(const std::string& hex) {
     return out;
 }
 
+int32_t find_id(const ws::Tokenizer& t, const std::string& text) {
+    for (size_t id = 0; id < t.size(); ++id) {
+        if (t.piece(int32_t(id)) == text) return int32_t(id);
+    }
+    return -1;
+}
+
+// The text as today's WPM normalizer sees it with strip_accents: each code point the first of its NFD, and marks
+// (\p{M}) dropped. Bytes that are not well-formed UTF-8 stay as they are (the tokenizer decodes them alike in both).
+std::string without_marks(const std::string& text) {
+    std::string out;
+    std::vector<uint32_t> nfd;
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
+    for (size_t i = 0; i < text.size();) {
+        size_t len = 0;
+        const int32_t decoded = ws::utf8_next(p + i, text.size() - i, &len);
+        if (decoded < 0) {
+            out.push_back(text[i++]);
+            continue;
+        }
+        uint32_t cp = uint32_t(decoded);
+        i += len;
+        nfd.clear();
+        ws::unicode_normalize(&cp, 1, ws::UnicodeNormalization::kNFD, &nfd);
+        if (!nfd.empty()) cp = nfd[0];
+        const ws::UnicodeCategory c = ws::unicode_category(cp);
+        if (c == ws::UnicodeCategory::kMn || c == ws::UnicodeCategory::kMc || c == ws::UnicodeCategory::kMe) continue;
+        ws::utf8_append(cp, &out);
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("random texts (scripts, emoji, whitespace, invalid UTF-8, special tokens) give llama-tokenize's ids",
           "[tokenizer][gguf]") {
+    // The ids are the 2025-02 snapshot's. Two rules of today's llama.cpp change some, and those are checked for
+    // what the rule does instead: WPM's strip_accents (on by default) drops marks, which the snapshot kept
+    // (bert-bge: the ids of the text without its marks), and "</s>" is an end-of-generation text, so a control
+    // token, which parse_special off leaves as text (phi-3, whose </s> was user-defined: no </s> id, and the ids
+    // detokenize to the text).
     const nlohmann::json data = ws_test::read_json(ws_test::data_path("text/llama_cpp_tokenize_random.json"));
     std::vector<std::string> texts;
     for (const auto& h : data["texts_hex"]) texts.push_back(from_hex(h.get<std::string>()));
-    size_t checked = 0;
+    size_t checked = 0, changed = 0;
     for (const char* mode : {"plain", "special"}) {
         const bool special = std::string(mode) == "special";
         for (auto it = data[mode].begin(); it != data[mode].end(); ++it) {
@@ -963,20 +1140,31 @@ TEST_CASE("random texts (scripts, emoji, whitespace, invalid UTF-8, special toke
                 const std::vector<int32_t> expect = it.value()[i].get<std::vector<int32_t>>();
                 INFO(it.key() << " " << mode << ": '" << texts[i] << "' (hex "
                               << data["texts_hex"][i].get<std::string>() << ")");
-                CHECK(ids_of(*tok, texts[i], special, special) == expect);
+                const std::vector<int32_t> got = ids_of(*tok, texts[i], special, special);
+                if (got != expect && tok->description() == "bert" && without_marks(texts[i]) != texts[i]) {
+                    CHECK(got == ids_of(*tok, without_marks(texts[i]), special, special));
+                    ++changed;
+                    continue;
+                }
+                const int32_t end_s = special ? -1 : find_id(*tok, "</s>");
+                if (got != expect && end_s >= 0 && texts[i].find("</s>") != std::string::npos) {
+                    CHECK(std::find(got.begin(), got.end(), end_s) == got.end());
+                    CHECK(text_of(*tok, got) == texts[i]);
+                    ++changed;
+                    continue;
+                }
+                CHECK(got == expect);
                 ++checked;
             }
         }
     }
     CHECK(checked > 0);
+    CHECK(changed < checked / 20);
 }
 
 TEST_CASE("every pre-tokenizer's regexes split long runs in linear time", "[tokenizer][gguf][slow]") {
     // One name per pre-tokenizer type; runs of one character class, and mixtures, 256 KB each. A splitter that
-    // rescans the run for every piece it cuts would take minutes here. Known exception: jais-2 cuts a run of
-    // whitespace into pieces of at most 512 (\s{512}(?!\S)|...) behind a higher-priority \s*[\r\n]+ that scans to
-    // the run's end for every piece: quadratic in the run's length (0.5 MB of spaces: ~10 s), as in any
-    // leftmost-first iteration (Rust's regex documents the same O(n^2) for find_iter).
+    // rescans the run for every piece it cuts would take minutes here.
     std::vector<std::string> seen_types;
     const std::vector<std::string> units = {"A",  "a",  " ",        "!",     "1",   "\n", "\xE4\xB8\x80",
                                             " a", "'s", "\xCC\x81", "\r\n ", "a1!", "Aa"};
@@ -987,10 +1175,10 @@ TEST_CASE("every pre-tokenizer's regexes split long runs in linear time", "[toke
         seen_types.push_back(pre.type);
         ws::VocabTable t = small_gpt2();
         t.pre = name;
+        t.bos = t.sep = 7;
         auto tok = make(t);
         for (const std::string& unit : units) {
             std::string text;
-            if (std::string(pre.type) == "jais2" && unit == " ") continue;
             while (text.size() < (size_t(256) << 10)) text += unit;
             text += "x";
             std::vector<int32_t> ids;
@@ -1000,6 +1188,40 @@ TEST_CASE("every pre-tokenizer's regexes split long runs in linear time", "[toke
             if (s > 0.3) WARN(name << " unit '" << unit << "': " << s << " s");
             INFO(name << " unit '" << unit << "': " << s << " s");
             CHECK(s < 5.0 * kSlowdown);
+        }
+    }
+}
+
+TEST_CASE("whitespace runs cost time linear in their length with every pre-tokenizer", "[tokenizer][gguf][slow]") {
+    // 1 MiB against 256 KiB of spaces, of "\n \n " and of tabs, through each pre-tokenizer type (names of one type
+    // share its regexes). jais-2 was the case: its \s*[\r\n]+ comes before the \s{512}(?!\S)|\s{256}(?!\S)|...
+    // cascade that cuts a run into 512-space pieces, and scanned on to the run's end for each piece (0.5 MB of
+    // spaces: 10 s); regex.h's failure memo now stops it where the previous search saw it die.
+    std::vector<std::string> seen_types;
+    for (const std::string& name : ws::llama_pre_tokenizer_names()) {
+        ws::LlamaPreTokenizer pre;
+        REQUIRE(ws::llama_pre_tokenizer(name, &pre));
+        if (std::find(seen_types.begin(), seen_types.end(), pre.type) != seen_types.end()) continue;
+        seen_types.push_back(pre.type);
+        ws::VocabTable t = small_gpt2();
+        t.pre = name;
+        t.bos = t.sep = 7;
+        // Tab and newline as byte-level characters and as themselves (gemma4's symbols), and gemma4's U+2581.
+        for (const char* byte_char : {"\xC4\x89", "\xC4\x8A", "\t", "\n", "\xE2\x96\x81"}) {
+            t.tokens.push_back(byte_char);
+            t.token_types.push_back(1);
+        }
+        auto tok = make(t);
+        for (const std::string unit : {" ", "\n \n ", "\t"}) {
+            const double growth = ws_test::time_growth(
+                [&](const std::string& text) {
+                    std::vector<int32_t> ids;
+                    REQUIRE(tok->tokenize(text, ws::TokenizeOptions{false, false}, &ids).ok());
+                    REQUIRE(!ids.empty());
+                },
+                unit);
+            INFO(name << " unit " << nlohmann::json(unit).dump() << ": 4x the text took " << growth << "x the time");
+            CHECK(growth < 6.0);
         }
     }
 }

@@ -215,6 +215,69 @@ TEST_CASE("regex gives V8's matches for every real pre-tokenizer pattern over va
     CHECK(checked > 900);
 }
 
+TEST_CASE("regex's failure memo changes no match and keeps a split loop linear") {
+    // A split loop with one scratch (the memo of where threads died) against searches that each start afresh, on
+    // every real pre-tokenizer pattern over texts of whitespace runs, newlines and words, and the generated
+    // patterns of the std::regex comparison above.
+    const nlohmann::json patterns =
+        nlohmann::json::parse(read_text(std::string(WS_TESTDATA) + "/text/pretokenizer_patterns.json"));
+    std::vector<std::string> sources;
+    for (const auto& p : patterns) {
+        if (!p.value("unsupported", false)) sources.push_back(p["pattern"]);
+    }
+    PatternGenerator gen(2026120501);
+    for (int i = 0; i < 300; ++i) sources.push_back(gen.pattern());
+    std::mt19937 rng(11);
+    const std::vector<std::string> pieces = {" ",  "  ", "\n", "\r\n", "\t",           "a",
+                                             "ab", "1",  "!",  "'s",   "\xE4\xB8\x80", "_"};
+    std::vector<std::string> texts = {std::string(1500, ' ') + "x",
+                                      std::string(1500, ' ') + "\n" + std::string(700, ' ')};
+    for (int t = 0; t < 40; ++t) {
+        std::string text;
+        const int n = std::uniform_int_distribution<int>(0, 300)(rng);
+        for (int i = 0; i < n; ++i) text += pieces[std::uniform_int_distribution<size_t>(0, pieces.size() - 1)(rng)];
+        texts.push_back(text);
+    }
+    int compared = 0;
+    for (const std::string& source : sources) {
+        auto compiled = Regex::compile(source);
+        if (!compiled.ok()) continue;  // a generated pattern outside the syntax
+        const Regex& re = compiled.value();
+        for (const std::string& text : texts) {
+            std::vector<size_t> fresh;
+            RegexMatch m;
+            size_t from = 0;
+            while (from <= text.size() && re.find(text.data(), text.size(), from, &m)) {
+                fresh.push_back(m.begin);
+                fresh.push_back(m.end);
+                if (m.end > m.begin) {
+                    from = m.end;
+                } else {
+                    if (m.end >= text.size()) break;
+                    from = m.end + 1;
+                    while (from < text.size() && (uint8_t(text[from]) & 0xC0) == 0x80) ++from;
+                }
+            }
+            INFO("pattern " << source << " text " << nlohmann::json(text).dump());
+            REQUIRE(all_matches(re, text) == fresh);
+            ++compared;
+        }
+    }
+    CHECK(compared > 10000);
+
+    // jais-2's cascade on 1 MiB of spaces: 2,048 pieces of 512, each search stopped where the last saw
+    // \s*[\r\n]+ die (without the memo each scanned to the end: 2,048 x 1 MiB steps, over ten seconds).
+    const Regex jais2 = must_compile(patterns[1]["pattern"].get<std::string>());
+    REQUIRE(patterns[1]["source"] == "llama.cpp JAIS2");
+    const std::string spaces(size_t(1) << 20, ' ');
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<RegexMatch> cut = jais2.find_all(spaces.data(), spaces.size());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    REQUIRE(cut.size() == 2048);
+    CHECK(cut[0].end == 512);
+    CHECK(cut[2047].begin == spaces.size() - 512);
+}
+
 TEST_CASE("regex splits the llama-3 pattern as expected on a hand-checked text") {
     const Regex re = must_compile(
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"

@@ -667,6 +667,25 @@ TEST_CASE("large texts tokenize in time linear in their size") {
     }
 }
 
+TEST_CASE("whitespace runs cost time linear in their length in the five npm tokenizers") {
+    // 1 MiB against 256 KiB of spaces, of "\n \n " and of tabs (the Split regexes' \s*[\r\n]+ and \s+(?!\S)
+    // alternatives, Metaspace's runs of U+2581, ByteLevel's), with and without the template's tokens.
+    for (const char* name : {"llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"}) {
+        const auto tok = load(model_dir(name));
+        for (const std::string unit : {" ", "\n \n ", "\t"}) {
+            const double growth = ws_test::time_growth(
+                [&](const std::string& text) {
+                    std::vector<int32_t> ids;
+                    REQUIRE(tok->tokenize(text, ws::TokenizeOptions{}, &ids).ok());
+                    REQUIRE(!ids.empty());
+                },
+                unit);
+            INFO(name << " unit " << nlohmann::json(unit).dump() << ": 4x the text took " << growth << "x the time");
+            CHECK(growth < 6.0);
+        }
+    }
+}
+
 TEST_CASE("hostile tokenizer.json files are clear errors") {
     const std::string model_ok = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
     auto with = [&](const std::string& rest) { return "{" + model_ok + (rest.empty() ? "" : ", " + rest) + "}"; };

@@ -207,7 +207,8 @@ const Entry kEntries[kCount] = {
 struct Name {
     const char* pre;
     int type;
-    int clean_spaces;  // -1: the type's; else llama.cpp sets it for this name
+    int clean_spaces;      // -1: the type's; else llama.cpp sets it for this name
+    bool add_sep = false;  // llama.cpp sets add_sep for this name (the BERT-like BPE vocabularies)
 };
 
 // tokenizer.ggml.pre -> type, in llama_vocab::impl::load's order. clean_spaces is per name there (qwen2 and
@@ -229,11 +230,11 @@ const Name kNames[] = {
     {"jina-es", kGpt2T, -1},
     {"jina-de", kGpt2T, -1},
     {"gigachat", kGpt2T, -1},
-    {"jina-v1-en", kGpt2T, -1},
+    {"jina-v1-en", kGpt2T, -1, true},
     {"jina-v2-es", kGpt2T, -1},
     {"jina-v2-de", kGpt2T, -1},
-    {"jina-v2-code", kGpt2T, -1},
-    {"roberta-bpe", kGpt2T, -1},
+    {"jina-v2-code", kGpt2T, -1, true},
+    {"roberta-bpe", kGpt2T, -1, true},
     {"refact", kStarcoder, -1},
     {"command-r", kStarcoder, 0},
     {"qwen2", kQwen2T, 0},
@@ -323,6 +324,7 @@ bool llama_pre_tokenizer(const std::string& pre, LlamaPreTokenizer* out) {
         out->escape_whitespaces = e.sentencepiece_style;
         out->newline_runs = e.newline_runs;
         out->lowercase = n.type != kWhitespaceT;
+        out->add_sep = n.add_sep;
         return true;
     }
     return false;

@@ -23,6 +23,7 @@ struct LlamaPreTokenizer {
     bool ignore_merges = false;  // a whole piece that is a token is that token (llama3, tekken)
     bool clean_spaces = true;    // detokenize's clean_up_tokenization_spaces passes
     bool add_bos = false;        // the default of add_bos before tokenizer.ggml.add_bos_token
+    bool add_sep = false;        // the default of add_sep before tokenizer.ggml.add_sep_token
     bool bos_none = false;       // chatglm-bpe: no BOS token by default
     // SentencePiece-style BPE (gemma4, sarvam-moe; llama.cpp after the snapshot): spaces become U+2581 before
     // splitting, symbols are the text's own UTF-8 characters (no GPT-2 byte-level alphabet), and a symbol that is

@@ -10,9 +10,9 @@
 // comment there says so.
 //
 // Cost: linear in the text for real vocabularies. BPE merging is O(n log n) per word (bpe.h); the regexes run
-// on regex.h's Pike VM; the longest-token walks are on a step budget (WalkBudget). Known exception: a
-// pre-tokenizer whose pattern cuts a long run into bounded pieces behind an alternative that scans the whole
-// run (jais-2's whitespace cascade) costs O(run^2), as leftmost-first iteration does in every engine.
+// on regex.h's Pike VM, whose scratch keeps a split loop linear even where a pattern cuts a long run into
+// bounded pieces behind an alternative that scans the whole run (jais-2's whitespace cascade); the longest-token
+// walks are on a step budget (WalkBudget).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -154,6 +154,9 @@ bool is_punctuation(UnicodeCategory c) {
 }
 bool is_symbol(UnicodeCategory c) {
     return c >= UnicodeCategory::kSm && c <= UnicodeCategory::kSo;
+}
+bool is_mark(UnicodeCategory c) {
+    return c == UnicodeCategory::kMn || c == UnicodeCategory::kMc || c == UnicodeCategory::kMe;
 }
 bool is_control(UnicodeCategory c) {
     return c == UnicodeCategory::kCc || c == UnicodeCategory::kCf || c == UnicodeCategory::kCs ||
@@ -298,8 +301,10 @@ private:
     std::vector<std::string> pieces_;  // token_to_piece(id, special = true)
 
     int32_t bos_ = -1, eos_ = -1, unk_ = -1, sep_ = -1;
+    // add_bos_ and add_eos_ imply a bos_ and an eos_ (init() refuses a table otherwise)
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, clean_spaces_ = false;
     bool ignore_merges_ = false, remove_extra_whitespaces_ = false;
+    bool wpm_lowercase_ = true, wpm_strip_accents_ = true;  // WPM: BertNormalizer's lowercase and strip_accents
     // SentencePiece-style BPE (gemma4): see LlamaPreTokenizer
     bool byte_encode_ = true, escape_whitespaces_ = false, newline_runs_ = false;
     // llama.cpp's BPE sessions by tokenizer.ggml.model: gpt2's; whitespace's, which cuts the text at whitespace
@@ -349,8 +354,12 @@ TokenKind LlamaTokenizer::kind(int32_t id) const {
 Status LlamaTokenizer::init(VocabTable t) {
     // The model and its defaults (llama_vocab::impl::load).
     int32_t bos = -1, eos = -1, unk = -1, sep = -1;
-    bool add_bos = false, add_eos = false, add_space_prefix = false;
+    bool add_bos = false, add_eos = false, add_sep = false, add_space_prefix = false;
     LlamaPreTokenizer pre;
+    // tokenizer.ggml.model "gemma4" (today's llama.cpp): a gpt2 vocabulary whose pre-tokenizer is gemma4 whatever
+    // tokenizer.ggml.pre says, without default special ids (they come from the keys).
+    const bool gemma4_model = t.model == "gemma4";
+    if (gemma4_model) t.model = "gpt2", t.pre = "gemma4";
     if (t.model == "llama") {
         type_ = VocabType::kSpm;
         bos = 1, eos = 2, unk = 0;
@@ -359,7 +368,7 @@ Status LlamaTokenizer::init(VocabTable t) {
     } else if (t.model == "bert") {
         type_ = VocabType::kWpm;
         bos = 101, unk = 100, sep = 102;
-        add_bos = true, clean_spaces_ = true;
+        add_bos = true, add_sep = true, clean_spaces_ = true;
         description_ = "bert";
     } else if (t.model == "gpt2" || t.model == "whitespace" || t.model == "hybriddna") {
         // whitespace and hybriddna: BPE tokenized through their own sessions (see tokenize())
@@ -367,7 +376,7 @@ Status LlamaTokenizer::init(VocabTable t) {
         session_ = t.model == "whitespace"  ? BpeSession::kWhitespace
                    : t.model == "hybriddna" ? BpeSession::kHybridDna
                                             : BpeSession::kPlain;
-        bos = 11, eos = 11;
+        bos = gemma4_model ? -1 : 11, eos = gemma4_model ? -1 : 11;
         if (!llama_pre_tokenizer(t.pre, &pre)) return make_error(Error::kUnsupported, 0, "tokenizer.ggml.pre");
         clean_spaces_ = pre.clean_spaces;
         ignore_merges_ = pre.ignore_merges;
@@ -375,9 +384,10 @@ Status LlamaTokenizer::init(VocabTable t) {
         escape_whitespaces_ = pre.escape_whitespaces;
         newline_runs_ = pre.newline_runs;
         add_bos = pre.add_bos;
+        add_sep = pre.add_sep;
         if (pre.bos_none) bos = -1;
         lowercase_ = t.normalizer_lowercase >= 0 ? t.normalizer_lowercase != 0 : pre.lowercase;
-        description_ = t.model + "/" + (t.pre.empty() ? std::string("default") : t.pre);
+        description_ = gemma4_model ? "gemma4" : t.model + "/" + (t.pre.empty() ? std::string("default") : t.pre);
     } else if (t.model == "t5") {
         type_ = VocabType::kUgm;
         eos = 1, unk = 2;
@@ -396,6 +406,10 @@ Status LlamaTokenizer::init(VocabTable t) {
     }
     if (t.add_space_prefix >= 0) add_space_prefix = t.add_space_prefix != 0;
     if (t.remove_extra_whitespaces >= 0) remove_extra_whitespaces_ = t.remove_extra_whitespaces != 0;
+    // BertNormalizer options (today's llama.cpp; the snapshot always lower-cased and decomposed, and kept marks).
+    if (t.normalizer_lowercase >= 0) wpm_lowercase_ = t.normalizer_lowercase != 0;
+    wpm_strip_accents_ = wpm_lowercase_;
+    if (t.normalizer_strip_accents >= 0) wpm_strip_accents_ = t.normalizer_strip_accents != 0;
 
     const size_t n = t.tokens.size();
     if (n > kTokenizerMaxTokens) return make_error(Error::kTooLarge, 0, "tokenizer.ggml.tokens");
@@ -438,48 +452,51 @@ Status LlamaTokenizer::init(VocabTable t) {
     apply(t.sep, &sep);
     if (t.add_bos >= 0) add_bos = t.add_bos != 0;
     if (t.add_eos >= 0) add_eos = t.add_eos != 0;
+    if (t.add_sep >= 0) add_sep = t.add_sep != 0;
+    // Gemma 4's GGUFs say add_bos false; today's llama.cpp adds the BOS anyway (its pull 21500).
+    if (std::string(pre.type) == "gemma4") add_bos = true;
     // A default the table is too small for would be pushed as is by llama.cpp and crash its detokenizer.
     auto valid = [&](int32_t id) { return id >= 0 && size_t(id) < n ? id : -1; };
     bos_ = valid(bos), eos_ = valid(eos), unk_ = valid(unk), sep_ = valid(sep);
     add_bos_ = add_bos, add_eos_ = add_eos, add_space_prefix_ = add_space_prefix;
+    // Today's llama.cpp refuses the table when it is to add a token it has none of (check_add_special_token).
+    // add_sep appends nothing in llama_tokenize (WPM appends its SEP whatever the flag says); llama.cpp's
+    // reranking reads it. Here it is this check only.
+    if (add_bos && bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id (add_bos_token is true)");
+    if (add_eos && eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id (add_eos_token is true)");
+    if (add_sep && sep_ < 0) return missing_token(0, "tokenizer.ggml.seperator_token_id (add_sep_token is true)");
 
     // Tokens whose text names them end-of-turn or fill-in-the-middle become control tokens (llama.cpp's
-    // "auto-detect special tokens by text"). The first group only when its id key is absent.
+    // "auto-detect special tokens by text"; the lists are today's). The first group only when its id key is
+    // absent. Control is added to the token's attributes (the snapshot replaced them).
     {
+        // clang-format off
         struct Group {
             std::vector<const char*> texts;
             int32_t key;
         };
         const Group groups[] = {
-            {{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>",
-              "<\xEF\xBD\x9C"
-              "end\xE2\x96\x81"
-              "of\xE2\x96\x81"
-              "sentence\xEF\xBD\x9C>"},
-             t.eot},
+            {{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>",
+              "_<EOT>", "[EOT]", "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+              "<end_of_utterance>"}, t.eot},
             {{"<|eom_id|>"}, t.eom},
-            {{"<|fim_prefix|>", "<fim-prefix>",
-              "<\xEF\xBD\x9C"
-              "fim\xE2\x96\x81"
-              "begin\xEF\xBD\x9C>",
-              "<PRE>"},
-             t.fim_pre},
-            {{"<|fim_suffix|>", "<fim-suffix>",
-              "<\xEF\xBD\x9C"
-              "fim\xE2\x96\x81"
-              "hole\xEF\xBD\x9C>",
-              "<SUF>"},
-             t.fim_suf},
-            {{"<|fim_middle|>", "<fim-middle>",
-              "<\xEF\xBD\x9C"
-              "fim\xE2\x96\x81"
-              "end\xEF\xBD\x9C>",
-              "<MID>"},
-             t.fim_mid},
-            {{"<|fim_pad|>", "<fim-pad>", "<PAD>"}, t.fim_pad},
-            {{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"}, t.fim_rep},
+            {{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>",
+              "<PRE>", "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>"}, t.fim_pre},
+            {{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>",
+              "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>"}, t.fim_suf},
+            {{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>",
+              "<MID>", "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>"}, t.fim_mid},
+            {{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}, t.fim_pad},
+            {{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}, t.fim_rep},
             {{"<|file_sep|>"}, t.fim_sep},
         };
+        // End-of-generation texts: control, always.
+        const char* const eog[] = {
+            "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+            "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+            "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+            "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>", "[e~["};
+        // clang-format on
         for (const Group& g : groups) {
             if (g.key >= 0 && size_t(g.key) < n) continue;
             // llama.cpp takes the first match of its hash map's order; of several, the lowest id here.
@@ -488,14 +505,25 @@ Status LlamaTokenizer::init(VocabTable t) {
                 const int32_t id = find(s);
                 if (id >= 0 && (found < 0 || id < found)) found = id;
             }
-            if (found >= 0 && !(attr_[size_t(found)] & kAttrControl)) attr_[size_t(found)] = kAttrControl;
+            if (found >= 0) attr_[size_t(found)] |= kAttrControl;
         }
-        // End-of-generation texts: control, always.
-        for (const char* s :
-             {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}) {
+        for (const char* s : eog) {
             const int32_t id = find(s);
-            if (id >= 0 && !(attr_[size_t(id)] & kAttrControl)) attr_[size_t(id)] = kAttrControl;
+            if (id >= 0) attr_[size_t(id)] |= kAttrControl;
         }
+        // gpt-oss: these are always written out, as user-defined tokens.
+        for (const char* s : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}) {
+            const int32_t id = find(s);
+            if (id >= 0) attr_[size_t(id)] = kAttrUserDefined;
+        }
+        // o200k_harmony and solar-open: <|end|> ends no generation there, and is user-defined.
+        auto has = [&](const char* s) { return find(s) >= 0; };
+        const bool call = has("<|call|>") || has("<|calls|>");
+        const int32_t end = find("<|end|>");
+        if (end >= 0 && call && (has("<|return|>") || has("<|flush|>"))) attr_[size_t(end)] = kAttrUserDefined;
+        // Gemma 4 and PaddleOCR: </s> is a normal token where <|tool_response> is an end-of-generation one.
+        const int32_t s_end = find("</s>");
+        if (s_end >= 0 && has("<|tool_response>")) attr_[size_t(s_end)] = kAttrNormal;
     }
 
     // The special-token cache: longest first (llama.cpp's std::sort leaves equal lengths unordered; by id here).
@@ -509,7 +537,7 @@ Status LlamaTokenizer::init(VocabTable t) {
         special_index_.build();
     }
 
-    // Per-model strip attributes (llama.cpp sets them by tokenizer.ggml.pre or general.name).
+    // Per-model strip attributes (llama.cpp sets them by tokenizer.ggml.pre, general.architecture or general.name).
     {
         auto lower = t.name;
         for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
@@ -524,12 +552,15 @@ Status LlamaTokenizer::init(VocabTable t) {
             if (id < 0) return;  // llama.cpp's token_to_id.at() would throw and fail the load
             attr_[size_t(id)] = on ? (attr_[size_t(id)] | bit) : (attr_[size_t(id)] & ~bit);
         };
-        if (contains(t.pre, {"jina-v2-de", "jina-v2-es", "jina-v2-code"})) {
+        if (contains(t.pre, {"jina-v2-de", "jina-v2-es", "jina-v2-code"}) ||
+            contains(t.architecture, {"nomic-bert-moe", "jina-bert-v3"})) {
             set("<mask>", kAttrLstrip, true);
         } else if (contains(lower, {"phi-3", "phi3"})) {
             for (int32_t id : special_) attr_[size_t(id)] |= kAttrRstrip;
             set("</s>", kAttrRstrip, true);
             for (const char* s : {"<unk>", "<s>", "<|endoftext|>"}) set(s, kAttrRstrip, false);
+        } else if (contains(lower, {"modern-bert"})) {
+            set("[MASK]", kAttrLstrip, true);
         }
     }
 
@@ -839,7 +870,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
         case VocabType::kSpm: {
             bool prev_special = true;  // the first text gets the space prefix
             if (add_special && options.add_bos && add_bos_) {
-                if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
             std::string piece;
@@ -866,14 +896,12 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 prev_special = false;
             }
             if (add_special && add_eos_) {
-                if (eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id");
                 out.push_back(eos_);
             }
             break;
         }
         case VocabType::kBpe: {
             if (add_special && options.add_bos && add_bos_) {
-                if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
             BpeScratch scratch;
@@ -896,7 +924,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 }
             }
             if (add_special && add_eos_) {
-                if (eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id");
                 out.push_back(eos_);
             }
             break;
@@ -922,7 +949,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
         }
         case VocabType::kUgm: {
             if (add_special && options.add_bos && add_bos_) {
-                if (bos_ < 0) return missing_token(0, "tokenizer.ggml.bos_token_id");
                 out.push_back(bos_);
             }
             for (const Fragment& f : frags) {
@@ -933,7 +959,6 @@ Status LlamaTokenizer::tokenize(std::string_view text, const TokenizeOptions& op
                 }
             }
             if (add_special && add_eos_) {
-                if (eos_ < 0) return missing_token(0, "tokenizer.ggml.eos_token_id");
                 out.push_back(eos_);
             }
             break;
@@ -1266,22 +1291,24 @@ Status LlamaTokenizer::tokenize_bpe(std::string_view text, std::vector<int32_t>*
     return ok_status();
 }
 
-// llm_tokenizer_wpm_session: NFD (first code point), lower case, split on whitespace and around punctuation,
-// ASCII symbols and CJK; each word "▁word" greedily by longest tokens, or [UNK] when any part has none.
+// llm_tokenizer_wpm_session: with strip_accents NFD (first code point) and marks dropped, with lowercase lower
+// case; split on whitespace and around punctuation, ASCII symbols and CJK; each word "▁word" greedily by longest
+// tokens, or [UNK] when any part has none.
 Status LlamaTokenizer::tokenize_wpm(std::string_view text, std::vector<int32_t>* out) const {
     std::vector<uint32_t> cps, scratch;
     lax_code_points(text, &cps);
     std::vector<std::string> words(1);
     for (uint32_t cp0 : cps) {
-        const uint32_t cp = nfd_first(cp0, &scratch);
+        const uint32_t cp = wpm_strip_accents_ ? nfd_first(cp0, &scratch) : cp0;
         const UnicodeCategory cat = unicode_category(cp);
         if (unicode_is_white_space(cp)) {
             if (!words.back().empty()) words.emplace_back();
             continue;
         }
         if (cp == 0 || cp == 0xFFFD || is_control(cat)) continue;
+        if (wpm_strip_accents_ && is_mark(cat)) continue;
         std::string s;
-        utf8_append(unicode_to_lower(cp), &s);
+        utf8_append(wpm_lowercase_ ? unicode_to_lower(cp) : cp, &s);
         if (is_punctuation(cat) || (cp < 0x7F && is_symbol(cat)) || is_chinese_char(cp)) {
             if (!words.back().empty()) words.emplace_back();
             words.back() = s;

@@ -1063,6 +1063,25 @@ struct RegexScratch::Impl {
     uint32_t generation = 0;
     std::vector<uint32_t> stack;
 
+    // The failure memo, which keeps a split loop (find() again from each match's end) linear. Whether a thread
+    // at (pc, position) can still reach a match depends on the text alone, not on where its match began. After a
+    // search's last match was found at `end`, every thread still alive at a position past `end` died without
+    // matching (a match would have been a later one), and so would any thread that reaches the same (pc,
+    // position) in a later search of the same text. Per pc, one range of positions [dead_lo, dead_hi] (every code
+    // point boundary in it) known dead; while a search runs, per pc the latest run of consecutive positions it
+    // was alive at after a match (run_*), made dead ranges when the search ends. Without it, jais-2's
+    // \s*[\r\n]+ scans a whole run of spaces again for each 512-space piece the lower alternatives cut from it.
+    std::vector<size_t> dead_lo, dead_hi;
+    std::vector<uint32_t> dead_pcs;  // the pcs with a dead range, to forget them
+    std::vector<size_t> run_lo, run_hi;
+    std::vector<uint32_t> run_search;  // the search run_lo/run_hi belong to
+    std::vector<uint32_t> run_pcs;     // the pcs with a run in this search
+    uint32_t search = 0;
+    // What the memo is of: a pattern, a text (pointer and size), and the `from` of the last search.
+    const void* memo_program = nullptr;
+    const uint8_t* memo_text = nullptr;
+    size_t memo_size = 0, memo_from = 0;
+
     void prepare(size_t n) {
         if (mark.size() < n) {  // a larger program than this scratch has served: grow once
             mark.assign(n, 0);
@@ -1070,9 +1089,60 @@ struct RegexScratch::Impl {
             cur.threads.resize(n);
             next.threads.resize(n);
             stack.reserve(2 * n + 2);
+            forget();
+            dead_lo.assign(n, SIZE_MAX);
+            dead_hi.assign(n, 0);
+            run_lo.assign(n, 0);
+            run_hi.assign(n, 0);
+            run_search.assign(n, 0);
+            search = 0;
         }
         cur.clear();
         next.clear();
+    }
+    void forget() {
+        for (uint32_t pc : dead_pcs) dead_lo[pc] = SIZE_MAX, dead_hi[pc] = 0;
+        dead_pcs.clear();
+        memo_program = nullptr;
+    }
+    // Starts a search: keeps the memo when it is of the same pattern and text, searched further on.
+    void begin_search(const void* program, const uint8_t* text, size_t size, size_t from) {
+        if (program != memo_program || text != memo_text || size != memo_size || from <= memo_from) {
+            forget();
+            memo_program = program, memo_text = text, memo_size = size;
+        }
+        memo_from = from;
+        run_pcs.clear();
+        if (++search == 0) {  // wrapped: forget every old run
+            std::fill(run_search.begin(), run_search.end(), 0);
+            search = 1;
+        }
+    }
+    bool dead(uint32_t pc, size_t pos) const { return pos >= dead_lo[pc] && pos <= dead_hi[pc]; }
+    // A thread at pc alive at `pos` after a match; `last` is the position of the previous step.
+    void alive(uint32_t pc, size_t pos, size_t last) {
+        if (run_search[pc] != search) {
+            run_search[pc] = search;
+            run_pcs.push_back(pc);
+        } else if (run_hi[pc] == last) {
+            run_hi[pc] = pos;
+            return;
+        }
+        run_lo[pc] = run_hi[pc] = pos;
+    }
+    // The search ended with its last match ending at `end`: the runs past it are dead.
+    void end_search(size_t end) {
+        for (uint32_t pc : run_pcs) {
+            if (run_hi[pc] <= end) continue;
+            size_t lo = std::max(run_lo[pc], end + 1), hi = run_hi[pc];
+            if (dead_lo[pc] == SIZE_MAX) {
+                dead_pcs.push_back(pc);
+            } else if (lo <= dead_hi[pc] && dead_lo[pc] <= hi) {  // overlapping: one range
+                lo = std::min(lo, dead_lo[pc]);
+                hi = std::max(hi, dead_hi[pc]);
+            }
+            dead_lo[pc] = lo, dead_hi[pc] = hi;
+        }
     }
     uint32_t new_generation() {
         if (++generation == 0) {  // wrapped: forget every old mark
@@ -1138,6 +1208,8 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
     const Inst* insts = prog.insts.data();
     const uint8_t* text = reinterpret_cast<const uint8_t*>(text_chars);
     s.prepare(prog.insts.size());
+    s.begin_search(&prog, text, size, from);
+    const bool memo = !s.dead_pcs.empty();
 
     // The code point before `from`, for \b.
     Position prev;
@@ -1150,6 +1222,7 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
     }
 
     size_t pos = from;
+    size_t last_pos = SIZE_MAX;  // the position of the previous step (for the memo's runs)
     Position cur = decode_at(text, size, pos);
     bool matched = false;
     RegexMatch best;
@@ -1257,6 +1330,7 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
         const Position nxt = cur.has_cp ? decode_at(text, size, pos + cur.len) : Position{};
         const size_t next_pos = pos + cur.len;
         const uint32_t next_gen = s.new_generation();
+        const bool after_match = matched;
         s.next.clear();
         for (size_t k = 0; k < s.cur.size; ++k) {
             const RegexScratch::Impl::Thread& t = s.cur.threads[k];
@@ -1267,6 +1341,8 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
                 best.end = pos;
                 break;  // threads of lower priority are cut
             }
+            if (memo && s.dead(t.pc, pos)) continue;
+            if (after_match) s.alive(t.pc, pos, last_pos);
             if (!cur.has_cp || !prog.sets[in.x].contains(cur.cp, cur.key)) continue;
             if (prog.next_static[t.pc]) {
                 // The precomputed closure, keeping only what can proceed at the next code point (a consume that
@@ -1291,11 +1367,13 @@ bool Regex::find(const char* text_chars, size_t size, size_t from, RegexMatch* m
         std::swap(s.cur, s.next);
         gen = next_gen;
         if (!cur.has_cp) break;
+        last_pos = pos;
         pos = next_pos;
         prev = cur;
         cur = nxt;
     }
     s.cur.clear();
+    if (matched) s.end_search(best.end);
     if (matched && match != nullptr) *match = best;
     return matched;
 }

@@ -50,6 +50,7 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
     WS_TRY(get_string(info, "tokenizer.ggml.pre", &t.pre));
     WS_TRY(get_string(info, "tokenizer.chat_template", &t.chat_template));
     WS_TRY(get_string(info, "general.name", &t.name));
+    WS_TRY(get_string(info, "general.architecture", &t.architecture));
 
     const MetadataEntry* tokens = info.find("tokenizer.ggml.tokens");
     if (tokens) {
@@ -73,12 +74,20 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
 
     if (const MetadataEntry* e = info.find("tokenizer.ggml.scores")) {
         const Value& v = e->value;
-        if (v.type != ValueType::kArray || v.item_type != ValueType::kFloat32) return bad(*e, "tokenizer.ggml.scores");
+        // f32, or i32 (llama.cpp now takes integer scores too, as floats)
+        const bool ints = v.item_type == ValueType::kInt32;
+        if (v.type != ValueType::kArray || (v.item_type != ValueType::kFloat32 && !ints)) {
+            return bad(*e, "tokenizer.ggml.scores");
+        }
         if (v.length != n || v.raw.size() != n * 4) return bad(*e, "tokenizer.ggml.scores (length)");
         t.scores.resize(n);
         for (size_t i = 0; i < n; ++i) {
-            uint32_t bits = uint32_t(v.item_bits(i));
-            std::memcpy(&t.scores[i], &bits, 4);
+            const uint32_t bits = uint32_t(v.item_bits(i));
+            if (ints) {
+                t.scores[i] = float(int32_t(bits));
+            } else {
+                std::memcpy(&t.scores[i], &bits, 4);
+            }
         }
     }
     if (const MetadataEntry* e = info.find("tokenizer.ggml.token_type")) {
@@ -135,10 +144,11 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info) {
 
     WS_TRY(get_flag(info, "tokenizer.ggml.add_bos_token", &t.add_bos));
     WS_TRY(get_flag(info, "tokenizer.ggml.add_eos_token", &t.add_eos));
-    WS_TRY(get_flag(info, "tokenizer.ggml.normalizer.lowercase", &t.normalizer_lowercase));
     WS_TRY(get_flag(info, "tokenizer.ggml.add_sep_token", &t.add_sep));
     WS_TRY(get_flag(info, "tokenizer.ggml.add_space_prefix", &t.add_space_prefix));
     WS_TRY(get_flag(info, "tokenizer.ggml.remove_extra_whitespaces", &t.remove_extra_whitespaces));
+    WS_TRY(get_flag(info, "tokenizer.ggml.normalizer.lowercase", &t.normalizer_lowercase));
+    WS_TRY(get_flag(info, "tokenizer.ggml.normalizer.strip_accents", &t.normalizer_strip_accents));
     return t;
 }
 

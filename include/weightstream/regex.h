@@ -4,7 +4,8 @@
 //
 // Matching is a Pike VM (Thompson's NFA simulation with thread priorities): leftmost-first results, the match
 // a backtracking engine (Oniguruma, PCRE, ECMAScript) returns, without backtracking. One search costs
-// O(program size x text length) time and O(program size) memory, with no recursion per character.
+// O(program size x text length) time and O(program size) memory, with no recursion per character; all the
+// searches of one text with one scratch (find() below) cost O(program size x text length) together.
 // Safe on untrusted patterns and texts: a pattern beyond the limits or outside the syntax below is an error
 // with its byte offset, never a crash; compiling allocates in proportion to the pattern, bounded by
 // kRegexMaxProgram.
@@ -74,6 +75,12 @@ public:
     // The leftmost-first match that starts at or after byte `from` of text[0 .. size), or false. Looks at the
     // text before `from` only for \b, \B and ^ (which holds at 0 only). `from` must lie between code points
     // (a previous match's end does). scratch: reusable working memory (none: allocated for this call).
+    // Successive calls with one scratch, this pattern, the same text pointer and size and a growing `from` are
+    // taken as one scan of one unchanged text: the scratch remembers where threads died after the last match,
+    // so that a split loop (find again from each match's end) costs linear time in all, even when an earlier
+    // alternative scans far past the matches a later one cuts (jais-2's \s*[\r\n]+ before \s{512}(?!\S)|...).
+    // A call with another text, size or pattern, or a `from` not past the last one, starts the memo afresh; a
+    // caller who changes a text's bytes in place and searches on further must use another scratch.
     bool find(const char* text, size_t size, size_t from, RegexMatch* match, RegexScratch* scratch = nullptr) const;
     // The CLI's name filters: does the pattern match anywhere in text.
     bool search(const char* text, size_t size) const;

@@ -3,7 +3,8 @@
 //
 //   gguf_tokenizer()          a GGUF's tokenizer.ggml.* keys, token-exact with llama.cpp (src/llama-vocab.cpp):
 //                             every tokenizer.ggml.model it handles (llama SPM, gpt2 BPE with its
-//                             tokenizer.ggml.pre splitters, bert WPM, t5 UGM, rwkv).
+//                             tokenizer.ggml.pre splitters, gemma4 SentencePiece-style BPE, bert WPM, t5 UGM,
+//                             rwkv).
 //   hf_tokenizer()            a Hugging Face tokenizer.json (+ tokenizer_config.json), token-exact with Hugging
 //                             Face's tokenizers library.
 //   sentencepiece_vocab()     a SentencePiece tokenizer.model, read into the same table a GGUF holds (as
@@ -87,7 +88,7 @@ public:
 // A GGUF's tokenizer as it stores it: the tokenizer.ggml.* keys, checked for type and consistent lengths. The same
 // table is what the converter writes (sentencepiece_vocab(), and the Hugging Face conversion).
 struct VocabTable {
-    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "no_vocab", ...
+    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "gemma4", "bert", "t5", "rwkv", "plamo2", "no_vocab", ...
     std::string pre;    // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
     std::vector<std::string> tokens;
     std::vector<float> scores;         // empty, or one per token
@@ -99,13 +100,19 @@ struct VocabTable {
     int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
     // Flags: -1 when the key is absent (the tokenizer model's default applies), else 0 or 1.
     int8_t add_bos = -1, add_eos = -1, add_sep = -1, add_space_prefix = -1, remove_extra_whitespaces = -1;
-    int8_t normalizer_lowercase = -1;  // tokenizer.ggml.normalizer.lowercase (read by the whitespace model)
-    std::string chat_template;         // tokenizer.chat_template ("" when absent)
-    std::string name;                  // general.name: llama.cpp sets per-token strip attributes by it (phi-3)
+    // tokenizer.ggml.normalizer.lowercase / .strip_accents: -1 when absent, else 0 or 1. The whitespace model reads
+    // lowercase; a bert (WPM) table both, as BertNormalizer's options (lowercase defaults to true, strip_accents to
+    // lowercase).
+    int8_t normalizer_lowercase = -1, normalizer_strip_accents = -1;
+    std::string chat_template;  // tokenizer.chat_template ("" when absent)
+    // general.name and general.architecture: llama.cpp sets per-token strip attributes by them (phi-3's rstrip,
+    // the <mask> / [MASK] lstrip of nomic-bert-moe, jina-bert-v3 and modern-bert)
+    std::string name, architecture;
 };
 
 // The table of a GGUF's metadata. kBadKey (what = the key) for a tokenizer key of the wrong type (the types
-// llama.cpp's loader insists on: u32 ids, bool flags, string model/pre, string/f32/i32 arrays) and for arrays of
+// llama.cpp's loader insists on: u32 ids, bool flags, string model/pre, string/f32/i32 arrays; scores may be f32
+// or i32, as llama.cpp reads them now) and for arrays of
 // mismatched lengths; kTooLarge past the caps above; kUnsupported when there is no tokenizer.ggml.model. A
 // special token id >= the token count is kept as stored: llama.cpp ignores such a key (the model's default id
 // applies), and so does llama_tokenizer().
@@ -114,8 +121,10 @@ Result<VocabTable> vocab_from_gguf(const ModelInfo& info);
 // kUnsupported for a model or pre-tokenizer it does not handle, what = "tokenizer.ggml.model" or
 // "tokenizer.ggml.pre" (the Status has no room for the value); kBadKey for duplicate tokens, merges naming tokens
 // the table lacks (Hugging Face refuses them too), a plamo2 table without all 256 byte tokens (llama.cpp refuses
-// it) and the like, offset = the index. Tokenizing returns kBadKey
-// where llama.cpp would push an id the table lacks or throw (a BOS wanted and none, no byte token for a byte).
+// it) and the like, offset = the index, and for a table whose add_bos, add_eos or add_sep (given or the model's
+// default) asks for a token it has no id for (llama.cpp's check_add_special_token). Tokenizing returns kBadKey
+// where llama.cpp would push an id the table lacks or throw (WPM's [CLS] or [SEP] missing, no byte token for a
+// byte).
 Result<std::unique_ptr<Tokenizer>> llama_tokenizer(VocabTable table);
 // Both of the above.
 Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);

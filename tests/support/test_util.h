@@ -2,10 +2,14 @@
 // Shared helpers for the Catch2 tests: fixture paths and file loading.
 #pragma once
 
+#include <malloc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <ctime>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -46,6 +50,41 @@ inline ws::TensorInfo tensor(const std::string& name, ws::DType t, std::vector<i
     info.n_dims = static_cast<uint32_t>(ne.size());
     for (size_t i = 0; i < ne.size(); ++i) info.ne[i] = ne[i];
     return info;
+}
+
+// How a run's cost grows with its text: the CPU seconds `run` takes on `unit` repeated to 1 MiB over those on
+// 256 KiB. Linear work gives ~4, quadratic ~16. CPU time of this thread, the fastest of a few runs: the machine is
+// shared, and a wall clock counts the time other processes hold the cores.
+inline double time_growth(const std::function<void(const std::string&)>& run, const std::string& unit) {
+    auto text_of = [&](size_t n) {
+        std::string text;
+        while (text.size() < n) text += unit;
+        return text;
+    };
+    auto cpu_seconds = [] {
+        timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+    };
+    auto seconds = [&](const std::string& text) {
+        const double t0 = cpu_seconds();
+        run(text);
+        return cpu_seconds() - t0;
+    };
+    // glibc gives blocks over its mmap threshold fresh pages each time, and moves the threshold up to the size of
+    // what was freed (up to 32 MiB): a 256 KiB run after a 1 MiB one found its memory faulted in already, the
+    // 1 MiB run never did, and the page faults alone doubled the ratio. Keep every block in the heap meanwhile.
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    const std::string small_text = text_of(size_t(256) << 10), large_text = text_of(size_t(1) << 20);
+    double small = 1e30, large = 1e30;
+    for (int i = 0; i < 3; ++i) {
+        small = std::min(small, seconds(small_text));
+        large = std::min(large, seconds(large_text));
+    }
+    mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    mallopt(M_TRIM_THRESHOLD, 128 << 10);
+    return large / std::max(small, 1e-6);
 }
 
 // Hex sha256 of bytes (OpenSSL).
