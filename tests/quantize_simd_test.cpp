@@ -13,6 +13,7 @@
 #include "decode/dequant_internal.h"
 #include "decode/iquant_tables.h"
 #include "quantize/group_search.h"
+#include "quantize/iquant_maps.h"
 #include "quantize/quantize_internal.h"
 
 namespace {
@@ -335,5 +336,103 @@ TEST_CASE("group searches: the lanes give the scalar bytes on 32768 groups of fo
         fast.iq4_scales(kGroups, x.data(), w.data(), a1.data());
         ref.iq4_scales(kGroups, x.data(), w.data(), a2.data());
         CHECK(same_bits(a1, a2));
+    }
+}
+
+TEST_CASE("group searches: the grid neighbour lanes pick the scalar search's neighbour on every grid and list") {
+    // Every neighbour list of every grid (lengths 1 to 292: all remainders modulo the lanes), and made-up lists
+    // of every length 1..40 with repeated entries (exact ties, which the first in list order wins), at scales
+    // and values of every kind: random, zero and negative weights, NaN and Inf values, weights and scales,
+    // overflowing distances (never taken: list[1]).
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
+    const ws::detail::GroupSearches& ref = ws::detail::scalar_group_searches();
+    const float iq1s_plus[3] = {-1 + ws::IQ1S_DELTA, ws::IQ1S_DELTA, 1 + ws::IQ1S_DELTA};
+    const float iq1s_minus[3] = {-1 - ws::IQ1S_DELTA, -ws::IQ1S_DELTA, 1 - ws::IQ1S_DELTA};
+    std::mt19937_64 rng(7);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    std::uniform_real_distribution<float> uniform(0.f, 1.f);
+    const ws::IqGridId grids[] = {ws::IqGridId::kIq2xxs, ws::IqGridId::kIq2xs,  ws::IqGridId::kIq2s,
+                                  ws::IqGridId::kIq1s,   ws::IqGridId::kIq3xxs, ws::IqGridId::kIq3s};
+    for (const ws::IqGridId id : grids) {
+        const ws::IqGridMap& g = ws::iq_grid_map(id);
+        const bool iq1 = id == ws::IqGridId::kIq1s;
+        INFO("grid " << static_cast<int>(id));
+        std::vector<std::vector<uint16_t>> lists;
+        for (const int32_t v : g.map) {
+            if (v >= 0) continue;
+            const uint16_t* list = g.neighbours.data() + (-v - 1);
+            lists.emplace_back(list, list + list[0] + 1);
+        }
+        for (int len = 1; len <= 40; ++len) {
+            for (int rep = 0; rep < 8; ++rep) {
+                std::vector<uint16_t> list = {static_cast<uint16_t>(len)};
+                const int distinct = 1 + static_cast<int>(rng() % static_cast<unsigned>(len));
+                for (int j = 0; j < len; ++j)
+                    list.push_back(static_cast<uint16_t>(rng() % (j < distinct ? g.grid_size : 4)));
+                lists.push_back(list);
+            }
+        }
+        int checked = 0, mismatches = 0;
+        for (size_t c = 0; c < lists.size(); ++c) {
+            const int kind = static_cast<int>(c % 12);
+            float xval[8], weight[8];
+            const float max_level = static_cast<float>(2 * g.n_levels - 1);
+            float scale = 0.05f + uniform(rng);
+            for (int i = 0; i < g.dims; ++i) {
+                xval[i] = iq1 ? normal(rng) * scale : uniform(rng) * max_level * scale;
+                weight[i] = uniform(rng);
+            }
+            switch (kind) {
+                case 1:
+                    weight[rng() % static_cast<unsigned>(g.dims)] = 0.f;
+                    break;
+                case 2:
+                    for (int i = 0; i < g.dims; ++i) weight[i] = 0.f;
+                    break;  // every distance 0: list[1]
+                case 3:
+                    xval[rng() % static_cast<unsigned>(g.dims)] = kNaN;
+                    break;  // every distance NaN
+                case 4:
+                    xval[g.dims - 1] = kInf;
+                    break;
+                case 5:
+                    weight[0] = kNaN;
+                    break;
+                case 6:
+                    scale = kNaN;
+                    break;
+                case 7:
+                    for (int i = 0; i < g.dims; ++i) xval[i] = 3e38f;
+                    break;  // distances overflow to Inf
+                case 8:
+                    weight[rng() % static_cast<unsigned>(g.dims)] = -1.f;
+                    break;  // negative distances
+                case 9:
+                    scale = 0.f;
+                    break;  // ties between neighbours
+                case 10:
+                    for (int i = 0; i < g.dims; ++i) xval[i] = std::round(xval[i] / scale) * scale;
+                    break;
+                case 11:
+                    for (int i = 0; i < g.dims; ++i) xval[i] *= 1e-20f;
+                    break;  // subnormal terms
+                default:
+                    break;
+            }
+            for (const float* xg : {static_cast<const float*>(nullptr), iq1s_plus, iq1s_minus}) {
+                if ((xg != nullptr) != iq1) continue;
+                const int a =
+                    fast.grid_neighbour(g.dims, g.level_floats.data(), lists[c].data(), xval, weight, scale, xg);
+                const int b =
+                    ref.grid_neighbour(g.dims, g.level_floats.data(), lists[c].data(), xval, weight, scale, xg);
+                ++checked;
+                if (a != b) {
+                    ++mismatches;
+                    UNSCOPED_INFO("list " << c << " kind " << kind << ": lanes " << a << ", scalar " << b);
+                }
+            }
+        }
+        CHECK(checked > 1000);
+        CHECK(mismatches == 0);
     }
 }

@@ -13,6 +13,7 @@
 // and subnormal inputs give the scalar bytes too, without a fallback.
 #pragma once
 
+#include <cfloat>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -104,7 +105,6 @@ struct Lanes {
     static F gather(const float* p, int stride, std::index_sequence<lane...>) {
         return F{p[static_cast<int>(lane) * stride]...};
     }
-
     // The largest |X[i]| of each lane, with in *max the X[i] it came from (the first of equals), as make_qx_quants,
     // make_q3_quants and the IQ4 scale search find it.
     static F signed_absmax(const F* X, int n, F* max) {
@@ -380,6 +380,109 @@ struct Lanes {
         for (int l = 0; l < W; ++l) scales[l] = d[l];
     }
 };
+
+// The neighbour search of the i-quant grids (GroupSearches::grid_neighbour), eight neighbours at a time, one per
+// lane: lane l takes list positions l + 1, l + 9, ... and keeps the first of its strict minima, as the scalar loop
+// does over the whole list; then the least of the lanes' minima, at its first position, is the scalar loop's
+// choice (NaN is never taken, nothing taken gives list[1]). A neighbour's terms weight[i] * diff * diff are
+// computed element-wise on its row of levels (loaded whole: gathers are slow on some x86 CPUs and absent in
+// wasm), then transposed so that each lane sums its neighbour's terms i = 0, 1, ... as the scalar loop does.
+// kIq1: a level's value is xg[level], else 2 * level + 1.
+template <int kDims, bool kIq1>
+int grid_neighbour_lanes(const float* levels, const uint16_t* list, const float* xval, const float* weight, float scale,
+                         const float* xg) {
+    using L = Lanes<8>;
+    using F = L::F;
+    using I = L::I;
+    typedef float H __attribute__((vector_size(16)));
+    const int n = list[0];
+    // Each vector holds 8 / kDims rows' elements, so xval and weight repeat.
+    F X, Wt;
+    for (int l = 0; l < 8; ++l) {
+        X[l] = xval[l % kDims];
+        Wt[l] = weight[l % kDims];
+    }
+    const F s = L::splat(scale);
+    const F zero = L::splat(0.f), one = L::splat(1.f), two = L::splat(2.f);
+    const F xg0 = L::splat(kIq1 ? xg[0] : 0.f), xg1 = L::splat(kIq1 ? xg[1] : 0.f), xg2 = L::splat(kIq1 ? xg[2] : 0.f);
+    const I last = L::splat_i(n);
+    I pos = I{1, 2, 3, 4, 5, 6, 7, 8};
+    F best = L::splat(FLT_MAX);
+    I best_pos = L::splat_i(0);
+    for (int p = 1; p <= n; p += 8, pos += L::splat_i(8)) {
+        const I valid = pos <= last;
+        const float* row[8];
+        for (int l = 0; l < 8; ++l) row[l] = levels + static_cast<size_t>(list[p + l <= n ? p + l : 1]) * kDims;
+        // t[k]: the terms of the rows it holds (kDims 8: row k; kDims 4: rows k and k + 4).
+        F t[kDims];
+        for (int k = 0; k < kDims; ++k) {
+            F lv;
+            if constexpr (kDims == 8) {
+                std::memcpy(&lv, row[k], sizeof lv);
+            } else {
+                H lo, hi;
+                std::memcpy(&lo, row[k], sizeof lo);
+                std::memcpy(&hi, row[k + 4], sizeof hi);
+                lv = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+            }
+            const F q = kIq1 ? L::select(lv == zero, xg0, L::select(lv == one, xg1, xg2)) : two * lv + one;
+            const F diff = s * q - X;
+            t[k] = Wt * diff * diff;
+        }
+        // Transposed: T[i] holds element i's term of the eight neighbours, in list order.
+        F T[kDims];
+        if constexpr (kDims == 8) {
+            F a[8], b[8];
+            for (int k = 0; k < 8; k += 2) {
+                a[k] = __builtin_shufflevector(t[k], t[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+                a[k + 1] = __builtin_shufflevector(t[k], t[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+            }
+            // a[k] (k even): rows k, k + 1 interleaved, elements 0, 1 | 4, 5; a[k + 1]: elements 2, 3 | 6, 7.
+            for (int k = 0; k < 8; k += 4) {
+                for (int h = 0; h < 2; ++h) {
+                    b[k + 2 * h] = __builtin_shufflevector(a[k + h], a[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+                    b[k + 2 * h + 1] = __builtin_shufflevector(a[k + h], a[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+                }
+            }
+            // b[k]: rows k / 4 * 4 .. + 3, element k % 4 in the low half, k % 4 + 4 in the high half.
+            for (int i = 0; i < 4; ++i) {
+                T[i] = __builtin_shufflevector(b[i], b[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+                T[i + 4] = __builtin_shufflevector(b[i], b[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+            }
+        } else {
+            const F a0 = __builtin_shufflevector(t[0], t[1], 0, 8, 1, 9, 4, 12, 5, 13);
+            const F a1 = __builtin_shufflevector(t[0], t[1], 2, 10, 3, 11, 6, 14, 7, 15);
+            const F a2 = __builtin_shufflevector(t[2], t[3], 0, 8, 1, 9, 4, 12, 5, 13);
+            const F a3 = __builtin_shufflevector(t[2], t[3], 2, 10, 3, 11, 6, 14, 7, 15);
+            T[0] = __builtin_shufflevector(a0, a2, 0, 1, 8, 9, 4, 5, 12, 13);
+            T[1] = __builtin_shufflevector(a0, a2, 2, 3, 10, 11, 6, 7, 14, 15);
+            T[2] = __builtin_shufflevector(a1, a3, 0, 1, 8, 9, 4, 5, 12, 13);
+            T[3] = __builtin_shufflevector(a1, a3, 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+        F d2 = zero;
+        for (int i = 0; i < kDims; ++i) d2 += T[i];
+        const I take = valid & (d2 < best);
+        best = L::select(take, d2, best);
+        best_pos = L::select_i(take, pos, best_pos);
+    }
+    float min = FLT_MAX;
+    int at = 1;
+    for (int l = 0; l < 8; ++l) {
+        if (best[l] < min || (best[l] == min && min < FLT_MAX && best_pos[l] < at)) {
+            min = best[l];
+            at = best_pos[l];
+        }
+    }
+    return list[at];
+}
+
+// Eight lanes on every target (the AVX-512 table too: most lists are shorter than sixteen).
+inline int grid_neighbour8(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
+                           float scale, const float* xg) {
+    if (dims == 4) return grid_neighbour_lanes<4, false>(levels, list, xval, weight, scale, xg);
+    if (xg) return grid_neighbour_lanes<8, true>(levels, list, xval, weight, scale, xg);
+    return grid_neighbour_lanes<8, false>(levels, list, xval, weight, scale, xg);
+}
 
 // The group searches over any number of groups: W at a time, then the last groups % W padded with all-zero
 // groups (the flat case of each search) whose results are dropped.

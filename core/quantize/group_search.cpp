@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "quantize/group_search.h"
 
+#include <cfloat>
+#include <cstddef>
+
 #include "decode/dequant_internal.h"
 #include "decode/iquant_tables.h"
 #include "quantize/quantize_internal.h"
@@ -37,7 +40,38 @@ void q3_scalar(int groups, int n, int nmax, const float* x, int8_t* L, float* sc
     for (int g = 0; g < groups; ++g) scales[g] = make_q3_quants(n, nmax, x + g * n, L + g * n);
 }
 
-const GroupSearches kScalarGroupSearches = {qkx2_scalar, qx_scalar, q3_scalar, iq4_scales_scalar, iq4_indices_scalar};
+template <int kDims>
+int grid_neighbour_dims(const float* levels, const uint16_t* list, const float* xval, const float* weight, float scale,
+                        const float* xg) {
+    const int num_neighbors = list[0];
+    float best_d2 = FLT_MAX;
+    int grid_index = -1;
+    for (int j = 1; j <= num_neighbors; ++j) {
+        const float* lv = levels + static_cast<size_t>(list[j]) * kDims;
+        float d2 = 0;
+        for (int i = 0; i < kDims; ++i) {
+            const float q = xg ? xg[static_cast<int>(lv[i])] : 2 * lv[i] + 1;
+            const float diff = scale * q - xval[i];
+            d2 += weight[i] * diff * diff;
+        }
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            grid_index = list[j];
+        }
+    }
+    // Every distance NaN or huge: ggml asserts (iq1_find_best_neighbour2 first scans the whole grid reading
+    // xval out of bounds); only NaN or overflowing input gets here.
+    return grid_index < 0 ? list[1] : grid_index;
+}
+
+int grid_neighbour_scalar(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
+                          float scale, const float* xg) {
+    if (dims == 4) return grid_neighbour_dims<4>(levels, list, xval, weight, scale, xg);
+    return grid_neighbour_dims<8>(levels, list, xval, weight, scale, xg);
+}
+
+const GroupSearches kScalarGroupSearches = {qkx2_scalar,       qx_scalar,          q3_scalar,
+                                            iq4_scales_scalar, iq4_indices_scalar, grid_neighbour_scalar};
 
 const GroupSearches& choose() {
 #if defined(__wasm_simd128__)

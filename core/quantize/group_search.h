@@ -29,6 +29,14 @@ struct GroupSearches {
     // best_index_int8(16, kvalues_iq4nl, ids[g] * x[j]) into L[j] for the 32 values j of each of `groups`
     // consecutive blocks (block g: j in [32 g, 32 g + 32)). Any groups >= 0.
     void (*iq4_indices)(int groups, const float* x, const float* ids, uint8_t* L);
+    // ggml's iq2_find_best_neighbour / iq3_find_best_neighbour (xg nullptr: a level's value is 2 * level + 1) and
+    // iq1_find_best_neighbour2 (dims 8, a level's value is xg[level], levels 0..2): the entry of `list` (a count
+    // n >= 1, then n entry indices) of least distance sum_i weight[i] * (scale * value_i - xval[i])^2, summed
+    // i = 0 .. dims - 1, the first of equal distances in list order, NaN distances never taken, list[1] when
+    // every distance is NaN or at least FLT_MAX. levels[e dims + i] is entry e's level i as a float
+    // (IqGridMap::level_floats). dims 4 or 8.
+    int (*grid_neighbour)(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
+                          float scale, const float* xg);
 };
 
 // The fastest searches this CPU runs (on x86 AVX-512 at 16 lanes, else AVX2 at 8, when it has them; SIMD128 in

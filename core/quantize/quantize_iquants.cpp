@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "decode/iquant_tables.h"
+#include "quantize/group_search.h"
 #include "quantize/iquant_maps.h"
 #include "quantize/quantize_internal.h"
 #include "weightstream/dequant.h"
@@ -85,27 +86,12 @@ inline void copy_levels(const IqGridMap& g, int entry, int8_t* L, int dims) {
 }
 
 // ggml's iq2_find_best_neighbour / iq3_find_best_neighbour: the neighbour closest to xval at scale (grid values
-// 2 * level + 1), weighted; its levels go to L.
+// 2 * level + 1), weighted; its levels go to L. (group_searches() runs it a neighbour per SIMD lane.)
 template <int kDims>
 int find_best_neighbour(const IqGridMap& g, const uint16_t* list, const float* xval, const float* weight, float scale,
                         int8_t* L) {
-    const int num_neighbors = list[0];
-    float best_d2 = FLT_MAX;
-    int grid_index = -1;
-    for (int j = 1; j <= num_neighbors; ++j) {
-        const uint8_t* lv = &g.levels[static_cast<size_t>(list[j]) * kDims];
-        float d2 = 0;
-        for (int i = 0; i < kDims; ++i) {
-            const float q = 2 * lv[i] + 1;
-            const float diff = scale * q - xval[i];
-            d2 += weight[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            grid_index = list[j];
-        }
-    }
-    if (grid_index < 0) grid_index = list[1];  // every distance NaN; ggml asserts
+    const int grid_index =
+        detail::group_searches().grid_neighbour(kDims, g.level_floats.data(), list, xval, weight, scale, nullptr);
     copy_levels(g, grid_index, L, kDims);
     return grid_index;
 }
@@ -625,29 +611,12 @@ constexpr float kIq1mPlus[3] = {-1 + IQ1M_DELTA, IQ1M_DELTA, 1 + IQ1M_DELTA};
 constexpr float kIq1mMinus[3] = {-1 - IQ1M_DELTA, -IQ1M_DELTA, 1 - IQ1M_DELTA};
 
 // ggml's iq1_find_best_neighbour2: the neighbour of least weighted squared error at scale, with level values
-// xg[level]; its levels go to L.
+// xg[level]; its levels go to L. (ggml, when every distance is NaN, then scans the whole grid reading xval[i]
+// for grid index i, out of bounds, and asserts if that finds nothing either; grid_neighbour takes list[1].)
 int iq1_find_best_neighbour2(const IqGridMap& g, const uint16_t* list, const float* xval, const float* weight,
                              float scale, const float* xg, int8_t* L) {
-    const int num_neighbors = list[0];
-    float best_score = FLT_MAX;
-    int grid_index = -1;
-    for (int j = 1; j <= num_neighbors; ++j) {
-        const uint8_t* lv = &g.levels[static_cast<size_t>(list[j]) * 8];
-        float d2 = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float q = xg[lv[i]];
-            const float w = weight[i];
-            const float diff = scale * q - xval[i];
-            d2 += w * diff * diff;
-        }
-        if (d2 < best_score) {
-            best_score = d2;
-            grid_index = list[j];
-        }
-    }
-    // ggml then scans the whole grid, but reading xval[i] for grid index i (out of bounds), and asserts if that
-    // finds nothing either. Only NaN or overflowing values get here.
-    if (grid_index < 0) grid_index = list[1];
+    const int grid_index =
+        detail::group_searches().grid_neighbour(8, g.level_floats.data(), list, xval, weight, scale, xg);
     copy_levels(g, grid_index, L, 8);
     return grid_index;
 }
