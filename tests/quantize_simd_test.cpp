@@ -3,6 +3,7 @@
 // run under node, in wasm (SIMD128): the same bytes and the same float bits for groups that would show a lane
 // or tail mistake — every lane a different kind of group (random, all zero, constant, one sign only, NaN, Inf,
 // subnormal, huge, tiny next to huge), at every lane position.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -434,5 +435,36 @@ TEST_CASE("group searches: the grid neighbour lanes pick the scalar search's nei
         }
         CHECK(checked > 1000);
         CHECK(mismatches == 0);
+    }
+}
+
+TEST_CASE("group searches: the IQ1_M pair-sum lanes give the scalar sums for every kind of sub-block and order") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
+    const ws::detail::GroupSearches& ref = ws::detail::scalar_group_searches();
+    const float xp[3] = {-1 + ws::IQ1S_DELTA, ws::IQ1S_DELTA, 1 + ws::IQ1S_DELTA};
+    const float xm[3] = {-1 - ws::IQ1S_DELTA, -ws::IQ1S_DELTA, 1 - ws::IQ1S_DELTA};
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<float> uniform(0.f, 4.f);
+    constexpr int kStride = ws::detail::kIq1mPairStride;
+    for (int c = 0; c < 3 * kKinds; ++c) {
+        float xb[16], weight[16];
+        fill_group(c % kKinds, xb, 16, rng);
+        for (int i = 0; i < 16; ++i) weight[i] = c < kKinds ? xb[i] * xb[i] : uniform(rng);
+        if (c >= 2 * kKinds) weight[rng() % 16] = kNaN;
+        int order[16];
+        for (int j = 0; j < 16; ++j) order[j] = j;
+        std::shuffle(order, order + 16, rng);  // any permutation: the lanes must follow it, not the values
+        std::vector<float> qx1(4 * kStride), q21(4 * kStride), qx2(4 * kStride), q22(4 * kStride);
+        fast.iq1m_sums(xb, weight, order, xp, xm, qx1.data(), q21.data());
+        ref.iq1m_sums(xb, weight, order, xp, xm, qx2.data(), q22.data());
+        bool same = true;
+        for (int k = 0; k < 4; ++k) {
+            same =
+                same && std::memcmp(&qx1[k * kStride], &qx2[k * kStride], sizeof(float) * ws::detail::kIq1mPairs) == 0;
+            same =
+                same && std::memcmp(&q21[k * kStride], &q22[k * kStride], sizeof(float) * ws::detail::kIq1mPairs) == 0;
+        }
+        INFO("sub-block " << c);
+        CHECK(same);
     }
 }

@@ -22,6 +22,7 @@
 #endif
 
 #include "decode/iquant_tables.h"
+#include "quantize/group_search.h"
 #include "quantize/quantize_internal.h"  // kGroupMaxEps only: its inline functions are not called here
 
 namespace ws {
@@ -474,6 +475,70 @@ int grid_neighbour_lanes(const float* levels, const uint16_t* list, const float*
         }
     }
     return list[at];
+}
+
+// GroupSearches::iq1m_sums, one boundary pair per lane: each lane accumulates its pair's eight sums over the
+// sorted values j = 0 .. 15 with the scalar statements in the scalar order; a value's level, which depends on the
+// pair, is a select.
+template <int W>
+void iq1m_sums(const float* xb, const float* weight, const int* order, const float* xp, const float* xm,
+               float* sumqx_out, float* sumq2_out) {
+    using L = Lanes<W>;
+    using F = typename L::F;
+    using I = typename L::I;
+    constexpr int kBlockSize = 16;
+    static_assert(kIq1mPairStride % W == 0, "whole vectors");
+    int32_t first[kIq1mPairStride], second[kIq1mPairStride];
+    int p = 0;
+    for (int i1 = 0; i1 <= kBlockSize; ++i1) {
+        for (int i2 = i1; i2 <= kBlockSize; ++i2, ++p) {
+            first[p] = i1;
+            second[p] = i2;
+        }
+    }
+    for (; p < kIq1mPairStride; ++p) first[p] = second[p] = kBlockSize;  // padding, dropped by the callers
+    const F xp0 = L::splat(xp[0]), xp1 = L::splat(xp[1]), xp2 = L::splat(xp[2]);
+    const F xm0 = L::splat(xm[0]), xm1 = L::splat(xm[1]), xm2 = L::splat(xm[2]);
+    for (p = 0; p < kIq1mPairStride; p += W) {
+        I i1, i2;
+        std::memcpy(&i1, first + p, sizeof i1);
+        std::memcpy(&i2, second + p, sizeof i2);
+        F qx[4], q2[4];
+        for (int k = 0; k < 4; ++k) qx[k] = q2[k] = L::splat(0.f);
+        for (int j = 0; j < kBlockSize; ++j) {
+            const I jv = L::splat_i(j);
+            const I lvl0 = jv < i1, lvl1 = jv < i2;
+            const F vp = L::select(lvl0, xp0, L::select(lvl1, xp1, xp2));
+            const F vm = L::select(lvl0, xm0, L::select(lvl1, xm1, xm2));
+            const int i = order[j];
+            const F w = L::splat(weight[i]), x = L::splat(xb[i]);
+            const F wp = w * vp;
+            const F wm = w * vm;
+            if (i < kBlockSize / 2) {
+                qx[0] += wp * x;
+                qx[1] += wp * x;
+                qx[2] += wm * x;
+                qx[3] += wm * x;
+                q2[0] += wp * vp;
+                q2[1] += wp * vp;
+                q2[2] += wm * vm;
+                q2[3] += wm * vm;
+            } else {
+                qx[0] += wp * x;
+                qx[2] += wp * x;
+                qx[1] += wm * x;
+                qx[3] += wm * x;
+                q2[0] += wp * vp;
+                q2[2] += wp * vp;
+                q2[1] += wm * vm;
+                q2[3] += wm * vm;
+            }
+        }
+        for (int k = 0; k < 4; ++k) {
+            std::memcpy(sumqx_out + k * kIq1mPairStride + p, &qx[k], sizeof qx[k]);
+            std::memcpy(sumq2_out + k * kIq1mPairStride + p, &q2[k], sizeof q2[k]);
+        }
+    }
 }
 
 // Eight lanes on every target (the AVX-512 table too: most lists are shorter than sixteen).

@@ -70,8 +70,50 @@ int grid_neighbour_scalar(int dims, const float* levels, const uint16_t* list, c
     return grid_neighbour_dims<8>(levels, list, xval, weight, scale, xg);
 }
 
-const GroupSearches kScalarGroupSearches = {qkx2_scalar,       qx_scalar,          q3_scalar,
-                                            iq4_scales_scalar, iq4_indices_scalar, grid_neighbour_scalar};
+void iq1m_sums_scalar(const float* xb, const float* weight, const int* order, const float* xp, const float* xm,
+                      float* sumqx_out, float* sumq2_out) {
+    constexpr int kBlockSize = 16;
+    int p = 0;
+    for (int i1 = 0; i1 <= kBlockSize; ++i1) {
+        for (int i2 = i1; i2 <= kBlockSize; ++i2, ++p) {
+            float sumqx[4] = {}, sumq2[4] = {};
+            // Level 0 for sorted positions [0, i1), 1 for [i1, i2), 2 for [i2, n). ggml accumulates the four codes
+            // in this order of statements, which is also the order of additions.
+            for (int j = 0; j < kBlockSize; ++j) {
+                const int lvl = j < i1 ? 0 : j < i2 ? 1 : 2;
+                const int i = order[j];
+                const float wp = weight[i] * xp[lvl];
+                const float wm = weight[i] * xm[lvl];
+                if (i < kBlockSize / 2) {
+                    sumqx[0] += wp * xb[i];
+                    sumqx[1] += wp * xb[i];
+                    sumqx[2] += wm * xb[i];
+                    sumqx[3] += wm * xb[i];
+                    sumq2[0] += wp * xp[lvl];
+                    sumq2[1] += wp * xp[lvl];
+                    sumq2[2] += wm * xm[lvl];
+                    sumq2[3] += wm * xm[lvl];
+                } else {
+                    sumqx[0] += wp * xb[i];
+                    sumqx[2] += wp * xb[i];
+                    sumqx[1] += wm * xb[i];
+                    sumqx[3] += wm * xb[i];
+                    sumq2[0] += wp * xp[lvl];
+                    sumq2[2] += wp * xp[lvl];
+                    sumq2[1] += wm * xm[lvl];
+                    sumq2[3] += wm * xm[lvl];
+                }
+            }
+            for (int k = 0; k < 4; ++k) {
+                sumqx_out[k * kIq1mPairStride + p] = sumqx[k];
+                sumq2_out[k * kIq1mPairStride + p] = sumq2[k];
+            }
+        }
+    }
+}
+
+const GroupSearches kScalarGroupSearches = {
+    qkx2_scalar, qx_scalar, q3_scalar, iq4_scales_scalar, iq4_indices_scalar, iq1m_sums_scalar, grid_neighbour_scalar};
 
 const GroupSearches& choose() {
 #if defined(__wasm_simd128__)

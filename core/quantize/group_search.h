@@ -11,6 +11,11 @@
 namespace ws {
 namespace detail {
 
+// IQ1_M's boundary pairs (i1, i2), 0 <= i1 <= i2 <= 16, in the order of its search (i1, then i2, ascending): 153
+// of them, laid out with a stride of 160 (a multiple of every lane count).
+constexpr int kIq1mPairs = 153;
+constexpr int kIq1mPairStride = 160;
+
 struct GroupSearches {
     // make_qkx2_quants on `groups` consecutive groups of n values: group g is x[g n .. g n + n) with weights
     // w[g n ...], and gets its quants in L[g n ...], its scale in scales[g] and its negated min in mins[g].
@@ -35,6 +40,12 @@ struct GroupSearches {
     // i = 0 .. dims - 1, the first of equal distances in list order, NaN distances never taken, list[1] when
     // every distance is NaN or at least FLT_MAX. levels[e dims + i] is entry e's level i as a float
     // (IqGridMap::level_floats). dims 4 or 8.
+    // The sums of IQ1_M's search over its boundary pairs (quantize_iquants.cpp iq1_m_row) for one 16-value
+    // sub-block xb with weights, order[j] the index of its j-th smallest value, level values xp (delta +) and xm
+    // (delta -): for pair p and sign code k (0: +, +; 1: +, -; 2: -, +; 3: -, - for the first and second group of
+    // 8), sumqx[k kIq1mPairStride + p] and sumq2[k kIq1mPairStride + p], accumulated j = 0 .. 15 as ggml does.
+    void (*iq1m_sums)(const float* xb, const float* weight, const int* order, const float* xp, const float* xm,
+                      float* sumqx, float* sumq2);
     int (*grid_neighbour)(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
                           float scale, const float* xg);
 };

@@ -770,7 +770,9 @@ void iq1_m_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
     KeyIndex order[kBlockSize];
     uint16_t index[kBlockSize / 8];
     int8_t shifts[QK_K / kBlockSize];
-    float sumqx[4], sumq2[4];
+    // The sums of each boundary pair and sign code (GroupSearches::iq1m_sums).
+    float pair_sumqx[4 * detail::kIq1mPairStride], pair_sumq2[4 * detail::kIq1mPairStride];
+    const detail::GroupSearches& searches = detail::group_searches();
     const auto set_weights = [&](const float* xb, const float* qw, float sigma2) {
         if (qw) {
             for (int i = 0; i < kBlockSize; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
@@ -801,40 +803,18 @@ void iq1_m_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
             iq1_sort(xb, kBlockSize, order);
             float best_score = -FLT_MAX, scale = max;
             int besti1 = -1, besti2 = -1, best_k = -1;
+            int order_i[kBlockSize];
+            for (int j = 0; j < kBlockSize; ++j) order_i[j] = order[j].i;
+            searches.iq1m_sums(xb, weight, order_i, xp, xm, pair_sumqx, pair_sumq2);
+            int p = 0;
             for (int i1 = 0; i1 <= kBlockSize; ++i1) {
-                for (int i2 = i1; i2 <= kBlockSize; ++i2) {
-                    for (int k = 0; k < 4; ++k) sumqx[k] = sumq2[k] = 0;
-                    // Level 0 for sorted positions [0, i1), 1 for [i1, i2), 2 for [i2, n). ggml accumulates the
-                    // four codes in this order of statements, which is also the order of additions.
-                    for (int j = 0; j < kBlockSize; ++j) {
-                        const int lvl = j < i1 ? 0 : j < i2 ? 1 : 2;
-                        const int i = order[j].i;
-                        const float wp = weight[i] * xp[lvl];
-                        const float wm = weight[i] * xm[lvl];
-                        if (i < kBlockSize / 2) {
-                            sumqx[0] += wp * xb[i];
-                            sumqx[1] += wp * xb[i];
-                            sumqx[2] += wm * xb[i];
-                            sumqx[3] += wm * xb[i];
-                            sumq2[0] += wp * xp[lvl];
-                            sumq2[1] += wp * xp[lvl];
-                            sumq2[2] += wm * xm[lvl];
-                            sumq2[3] += wm * xm[lvl];
-                        } else {
-                            sumqx[0] += wp * xb[i];
-                            sumqx[2] += wp * xb[i];
-                            sumqx[1] += wm * xb[i];
-                            sumqx[3] += wm * xb[i];
-                            sumq2[0] += wp * xp[lvl];
-                            sumq2[2] += wp * xp[lvl];
-                            sumq2[1] += wm * xm[lvl];
-                            sumq2[3] += wm * xm[lvl];
-                        }
-                    }
+                for (int i2 = i1; i2 <= kBlockSize; ++i2, ++p) {
                     for (int k = 0; k < 4; ++k) {
-                        if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
-                            scale = sumqx[k] / sumq2[k];
-                            best_score = scale * sumqx[k];
+                        const float sumqx = pair_sumqx[k * detail::kIq1mPairStride + p];
+                        const float sumq2 = pair_sumq2[k * detail::kIq1mPairStride + p];
+                        if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                            scale = sumqx / sumq2;
+                            best_score = scale * sumqx;
                             besti1 = i1;
                             besti2 = i2;
                             best_k = k;
