@@ -5,6 +5,7 @@
 // subnormal, huge, tiny next to huge), at every lane position.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -466,5 +467,56 @@ TEST_CASE("group searches: the IQ1_M pair-sum lanes give the scalar sums for eve
         }
         INFO("sub-block " << c);
         CHECK(same);
+    }
+}
+
+TEST_CASE("group searches: the IQ1 pair-sum and best-candidate lanes give the scalar sums and choices") {
+    // Prefix sums of sorted sub-blocks of every kind (NaN and Inf ones too), then the choice over the pairs'
+    // sums, also over made-up sums where many candidates tie or pass the test one after another.
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
+    const ws::detail::GroupSearches& ref = ws::detail::scalar_group_searches();
+    const float xp[3] = {-1 + ws::IQ1S_DELTA, ws::IQ1S_DELTA, 1 + ws::IQ1S_DELTA};
+    const float xm[3] = {-1 - ws::IQ1S_DELTA, -ws::IQ1S_DELTA, 1 - ws::IQ1S_DELTA};
+    std::mt19937_64 rng(13);
+    std::uniform_real_distribution<float> uniform(0.f, 4.f);
+    constexpr int kStride = ws::detail::kIq1sPairStride;
+    for (int c = 0; c < 4 * kKinds; ++c) {
+        float xb[32];
+        fill_group(c % kKinds, xb, 32, rng);
+        std::sort(xb, xb + 32, [](float a, float b) { return a < b; });
+        float sumx[ws::detail::kIq1sPrefixSize] = {}, sumw[ws::detail::kIq1sPrefixSize] = {};
+        for (int j = 0; j < 32; ++j) {
+            const float w = c < 2 * kKinds ? xb[j] * xb[j] : uniform(rng);
+            sumx[j + 1] = sumx[j] + w * xb[j];
+            sumw[j + 1] = sumw[j] + w;
+        }
+        std::vector<float> qx1(2 * kStride), q21(2 * kStride), qx2(2 * kStride), q22(2 * kStride);
+        fast.iq1s_sums(sumx, sumw, xp, xm, qx1.data(), q21.data());
+        ref.iq1s_sums(sumx, sumw, xp, xm, qx2.data(), q22.data());
+        bool same = true;
+        for (int k = 0; k < 2; ++k) {
+            same =
+                same && std::memcmp(&qx1[k * kStride], &qx2[k * kStride], sizeof(float) * ws::detail::kIq1sPairs) == 0;
+            same =
+                same && std::memcmp(&q21[k * kStride], &q22[k * kStride], sizeof(float) * ws::detail::kIq1sPairs) == 0;
+        }
+        INFO("sub-block " << c);
+        CHECK(same);
+        if (c % 3 == 1) {  // ties: repeated sums; a rising sequence: many choices in a row
+            for (int p = 0; p < kStride; ++p) {
+                qx2[p] = qx2[kStride + p] = c % 2 ? 1.f : static_cast<float>(p % 50);
+                q22[p] = q22[kStride + p] = c % 2 ? 2.f : 1.f;
+            }
+        }
+        for (const int pairs : {ws::detail::kIq1sPairs, 153, 1, 17, 100}) {
+            for (const int nk : {1, 2}) {
+                float best1 = -FLT_MAX, best2 = -FLT_MAX, scale1 = 0.5f, scale2 = 0.5f;
+                const int a = fast.best_candidate(pairs, nk, kStride, qx2.data(), q22.data(), &best1, &scale1);
+                const int b = ref.best_candidate(pairs, nk, kStride, qx2.data(), q22.data(), &best2, &scale2);
+                CHECK(a == b);
+                CHECK(std::memcmp(&best1, &best2, sizeof best1) == 0);
+                CHECK(std::memcmp(&scale1, &scale2, sizeof scale1) == 0);
+            }
+        }
     }
 }

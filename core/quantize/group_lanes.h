@@ -541,6 +541,74 @@ void iq1m_sums(const float* xb, const float* weight, const int* order, const flo
     }
 }
 
+// GroupSearches::iq1s_sums, W pairs at a time: for each i1 the pairs (i1, i2 .. i2 + W - 1), whose prefix sums
+// at i2 are one load; each lane computes its pair's sums as ggml's expressions spell them. A vector reaching past
+// i2 = 32 writes scratch that the next i1 overwrites, or the slack after the last pair.
+template <int W>
+void iq1s_sums(const float* sumx, const float* sumw, const float* xp, const float* xm, float* sumqx_out,
+               float* sumq2_out) {
+    using L = Lanes<W>;
+    using F = typename L::F;
+    constexpr int kBlockSize = 32;
+    static_assert(kBlockSize + W <= kIq1sPrefixSize && kIq1sPairs + W - 1 <= kIq1sPairStride, "padding");
+    const float* const xxs[2] = {xp, xm};
+    int p = 0;
+    for (int i1 = 0; i1 <= kBlockSize; ++i1) {
+        const F x1 = L::splat(sumx[i1]), w1 = L::splat(sumw[i1]);
+        const F x_first = L::splat(sumx[i1] - sumx[0]), w_first = L::splat(sumw[i1] - sumw[0]);
+        const F x_all = L::splat(sumx[kBlockSize]), w_all = L::splat(sumw[kBlockSize]);
+        for (int i2 = i1; i2 <= kBlockSize; i2 += W) {
+            F x2, w2;
+            std::memcpy(&x2, sumx + i2, sizeof x2);
+            std::memcpy(&w2, sumw + i2, sizeof w2);
+            for (int k = 0; k < 2; ++k) {
+                const F v0 = L::splat(xxs[k][0]), v1 = L::splat(xxs[k][1]), v2 = L::splat(xxs[k][2]);
+                const F qx = x_first * v0 + (x2 - x1) * v1 + (x_all - x2) * v2;
+                const F q2 = w_first * v0 * v0 + (w2 - w1) * v1 * v1 + (w_all - w2) * v2 * v2;
+                std::memcpy(sumqx_out + k * kIq1sPairStride + p + (i2 - i1), &qx, sizeof qx);
+                std::memcpy(sumq2_out + k * kIq1sPairStride + p + (i2 - i1), &q2, sizeof q2);
+            }
+        }
+        p += kBlockSize + 1 - i1;
+    }
+}
+
+// GroupSearches::best_candidate, W pairs at a time: the choice only changes the bound *best, so a chunk of pairs
+// none of which passes the test against the current bound (computed per lane with the scalar products) is
+// skipped, exactly as the scalar loop would pass over it; a chunk where some candidate passes runs the scalar
+// loop.
+template <int W>
+int best_candidate(int pairs, int nk, int stride, const float* sumqx, const float* sumq2, float* best, float* scale) {
+    using L = Lanes<W>;
+    using F = typename L::F;
+    using I = typename L::I;
+    const F zero = L::splat(0.f);
+    int chosen = -1;
+    for (int p0 = 0; p0 < pairs; p0 += W) {
+        const F b = L::splat(*best);
+        I pass = L::splat_i(0);
+        for (int k = 0; k < nk; ++k) {
+            F qx, q2;
+            std::memcpy(&qx, sumqx + k * stride + p0, sizeof qx);
+            std::memcpy(&q2, sumq2 + k * stride + p0, sizeof q2);
+            pass |= (q2 > zero) & (qx * qx > b * q2);
+        }
+        if (!L::any(pass)) continue;
+        const int end = p0 + W < pairs ? p0 + W : pairs;
+        for (int p = p0; p < end; ++p) {
+            for (int k = 0; k < nk; ++k) {
+                const float qx = sumqx[k * stride + p], q2 = sumq2[k * stride + p];
+                if (q2 > 0 && qx * qx > *best * q2) {
+                    *scale = qx / q2;
+                    *best = *scale * qx;
+                    chosen = p * nk + k;
+                }
+            }
+        }
+    }
+    return chosen;
+}
+
 // Eight lanes on every target (the AVX-512 table too: most lists are shorter than sixteen).
 inline int grid_neighbour8(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
                            float scale, const float* xg) {

@@ -112,8 +112,44 @@ void iq1m_sums_scalar(const float* xb, const float* weight, const int* order, co
     }
 }
 
+void iq1s_sums_scalar(const float* sumx, const float* sumw, const float* xp, const float* xm, float* sumqx_out,
+                      float* sumq2_out) {
+    constexpr int kBlockSize = 32;
+    int p = 0;
+    for (int i1 = 0; i1 <= kBlockSize; ++i1) {
+        for (int i2 = i1; i2 <= kBlockSize; ++i2, ++p) {
+            for (int k = 0; k < 2; ++k) {
+                const float* xx = k == 0 ? xp : xm;
+                sumqx_out[k * kIq1sPairStride + p] = (sumx[i1] - sumx[0]) * xx[0] + (sumx[i2] - sumx[i1]) * xx[1] +
+                                                     (sumx[kBlockSize] - sumx[i2]) * xx[2];
+                sumq2_out[k * kIq1sPairStride + p] = (sumw[i1] - sumw[0]) * xx[0] * xx[0] +
+                                                     (sumw[i2] - sumw[i1]) * xx[1] * xx[1] +
+                                                     (sumw[kBlockSize] - sumw[i2]) * xx[2] * xx[2];
+            }
+        }
+    }
+}
+
+int best_candidate_scalar(int pairs, int nk, int stride, const float* sumqx, const float* sumq2, float* best,
+                          float* scale) {
+    int chosen = -1;
+    for (int p = 0; p < pairs; ++p) {
+        for (int k = 0; k < nk; ++k) {
+            const float qx = sumqx[k * stride + p], q2 = sumq2[k * stride + p];
+            if (q2 > 0 && qx * qx > *best * q2) {
+                *scale = qx / q2;
+                *best = *scale * qx;
+                chosen = p * nk + k;
+            }
+        }
+    }
+    return chosen;
+}
+
 const GroupSearches kScalarGroupSearches = {
-    qkx2_scalar, qx_scalar, q3_scalar, iq4_scales_scalar, iq4_indices_scalar, iq1m_sums_scalar, grid_neighbour_scalar};
+    qkx2_scalar,          qx_scalar,        q3_scalar,        iq4_scales_scalar,
+    iq4_indices_scalar,   iq1m_sums_scalar, iq1s_sums_scalar, best_candidate_scalar,
+    grid_neighbour_scalar};
 
 const GroupSearches& choose() {
 #if defined(__wasm_simd128__)

@@ -15,6 +15,11 @@ namespace detail {
 // of them, laid out with a stride of 160 (a multiple of every lane count).
 constexpr int kIq1mPairs = 153;
 constexpr int kIq1mPairStride = 160;
+// IQ1_S's boundary pairs, 0 <= i1 <= i2 <= 32 in the same order: 561, stored with a stride of 576 (a whole vector
+// of slack after the last); the prefix sums they read are padded to kIq1sPrefixSize floats.
+constexpr int kIq1sPairs = 561;
+constexpr int kIq1sPairStride = 576;
+constexpr int kIq1sPrefixSize = 48;
 
 struct GroupSearches {
     // make_qkx2_quants on `groups` consecutive groups of n values: group g is x[g n .. g n + n) with weights
@@ -46,6 +51,19 @@ struct GroupSearches {
     // 8), sumqx[k kIq1mPairStride + p] and sumq2[k kIq1mPairStride + p], accumulated j = 0 .. 15 as ggml does.
     void (*iq1m_sums)(const float* xb, const float* weight, const int* order, const float* xp, const float* xm,
                       float* sumqx, float* sumq2);
+    // The sums of IQ1_S's search (quantize_iquants.cpp iq1_s_row) from the prefix sums sumx and sumw of a sorted
+    // 32-value sub-block (33 sums, read up to kIq1sPrefixSize: pad them): for pair p (i1, i2), with level values
+    // xp (k = 0) and xm (k = 1), sumqx[k kIq1sPairStride + p] and sumq2[k kIq1sPairStride + p] as ggml spells
+    // them. Entries from kIq1sPairs on are scratch.
+    void (*iq1s_sums)(const float* sumx, const float* sumw, const float* xp, const float* xm, float* sumqx,
+                      float* sumq2);
+    // ggml's choice among the IQ1 searches' candidates c = p nk + k (pair p < pairs, sign code k < nk), in that
+    // order, with sums sumqx[k stride + p] and sumq2[k stride + p]: a candidate with sumq2 > 0 and
+    // sumqx * sumqx > *best * sumq2 becomes the choice, with *scale = sumqx / sumq2 and *best = *scale * sumqx.
+    // Returns the last choice, or -1 (then *best and *scale are unchanged). Reads the sums up to pairs rounded up
+    // to 16 (kIq1mPairStride, kIq1sPairStride leave that room).
+    int (*best_candidate)(int pairs, int nk, int stride, const float* sumqx, const float* sumq2, float* best,
+                          float* scale);
     int (*grid_neighbour)(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
                           float scale, const float* xg);
 };

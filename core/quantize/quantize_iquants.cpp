@@ -598,6 +598,17 @@ void glibc_merge_sort(KeyIndex* b, int n, KeyIndex* tmp) {
     for (int j = 0; j < t; ++j) b[j] = tmp[j];
 }
 
+// The boundaries (i1, i2) of pair p of the IQ1 searches, which run 0 <= i1 <= i2 <= n, i1 then i2 ascending.
+void boundary_pair(int p, int n, int* i1, int* i2) {
+    int first = 0;
+    while (p > n - first) {
+        p -= n - first + 1;
+        ++first;
+    }
+    *i1 = first;
+    *i2 = first + p;
+}
+
 // Sorts the values xb[0..n) ascending into order[] (as ggml's pairs/idx arrays after qsort).
 void iq1_sort(const float* xb, int n, KeyIndex* order) {
     KeyIndex tmp[32];
@@ -644,8 +655,11 @@ void iq1_s_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
     float scales[QK_K / kBlockSize];
     float weight[kBlockSize];
     int8_t L[kBlockSize];
-    float sumx[kBlockSize + 1];
-    float sumw[kBlockSize + 1];
+    // Prefix sums, padded for GroupSearches::iq1s_sums, and the sums of each boundary pair and delta sign.
+    float sumx[detail::kIq1sPrefixSize] = {};
+    float sumw[detail::kIq1sPrefixSize] = {};
+    float pair_sumqx[2 * detail::kIq1sPairStride], pair_sumq2[2 * detail::kIq1sPairStride];
+    const detail::GroupSearches& searches = detail::group_searches();
     KeyIndex order[kBlockSize];
     uint16_t index[kBlockSize / 8];
     int8_t shifts[QK_K / kBlockSize];
@@ -674,35 +688,14 @@ void iq1_s_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
                 sumx[j + 1] = sumx[j] + weight[i] * xb[i];
                 sumw[j + 1] = sumw[j] + weight[i];
             }
-            const float* xp = kIq1Plus;
-            const float* xm = kIq1Minus;
+            searches.iq1s_sums(sumx, sumw, kIq1Plus, kIq1Minus, pair_sumqx, pair_sumq2);
             float best_score = -FLT_MAX, scale = max;
             int besti1 = -1, besti2 = -1, best_shift = 0;
-            for (int i1 = 0; i1 <= kBlockSize; ++i1) {
-                for (int i2 = i1; i2 <= kBlockSize; ++i2) {
-                    float sumqx = (sumx[i1] - sumx[0]) * xp[0] + (sumx[i2] - sumx[i1]) * xp[1] +
-                                  (sumx[kBlockSize] - sumx[i2]) * xp[2];
-                    float sumq2 = (sumw[i1] - sumw[0]) * xp[0] * xp[0] + (sumw[i2] - sumw[i1]) * xp[1] * xp[1] +
-                                  (sumw[kBlockSize] - sumw[i2]) * xp[2] * xp[2];
-                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                        scale = sumqx / sumq2;
-                        best_score = scale * sumqx;
-                        besti1 = i1;
-                        besti2 = i2;
-                        best_shift = 1;
-                    }
-                    sumqx = (sumx[i1] - sumx[0]) * xm[0] + (sumx[i2] - sumx[i1]) * xm[1] +
-                            (sumx[kBlockSize] - sumx[i2]) * xm[2];
-                    sumq2 = (sumw[i1] - sumw[0]) * xm[0] * xm[0] + (sumw[i2] - sumw[i1]) * xm[1] * xm[1] +
-                            (sumw[kBlockSize] - sumw[i2]) * xm[2] * xm[2];
-                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                        scale = sumqx / sumq2;
-                        best_score = scale * sumqx;
-                        besti1 = i1;
-                        besti2 = i2;
-                        best_shift = -1;
-                    }
-                }
+            const int chosen = searches.best_candidate(detail::kIq1sPairs, 2, detail::kIq1sPairStride, pair_sumqx,
+                                                       pair_sumq2, &best_score, &scale);
+            if (chosen >= 0) {
+                boundary_pair(chosen / 2, kBlockSize, &besti1, &besti2);
+                best_shift = chosen % 2 == 0 ? 1 : -1;
             }
             if (besti1 < 0 || besti2 < 0 || best_shift == 0) {
                 scales[ib] = 0;
@@ -806,21 +799,11 @@ void iq1_m_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
             int order_i[kBlockSize];
             for (int j = 0; j < kBlockSize; ++j) order_i[j] = order[j].i;
             searches.iq1m_sums(xb, weight, order_i, xp, xm, pair_sumqx, pair_sumq2);
-            int p = 0;
-            for (int i1 = 0; i1 <= kBlockSize; ++i1) {
-                for (int i2 = i1; i2 <= kBlockSize; ++i2, ++p) {
-                    for (int k = 0; k < 4; ++k) {
-                        const float sumqx = pair_sumqx[k * detail::kIq1mPairStride + p];
-                        const float sumq2 = pair_sumq2[k * detail::kIq1mPairStride + p];
-                        if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                            scale = sumqx / sumq2;
-                            best_score = scale * sumqx;
-                            besti1 = i1;
-                            besti2 = i2;
-                            best_k = k;
-                        }
-                    }
-                }
+            const int chosen = searches.best_candidate(detail::kIq1mPairs, 4, detail::kIq1mPairStride, pair_sumqx,
+                                                       pair_sumq2, &best_score, &scale);
+            if (chosen >= 0) {
+                boundary_pair(chosen / 4, kBlockSize, &besti1, &besti2);
+                best_k = chosen % 4;
             }
             if (besti1 < 0 || besti2 < 0 || best_k < 0) {
                 scales[ib] = 0;

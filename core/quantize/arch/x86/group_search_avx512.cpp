@@ -13,8 +13,9 @@
 namespace ws {
 namespace detail {
 
-const GroupSearches kAvx512GroupSearches = {qkx2_groups<16>,       qx_groups<16>, q3_groups<16>,  iq4_scales_groups<8>,
-                                            iq4_indices_groups<8>, iq1m_sums<16>, grid_neighbour8};
+const GroupSearches kAvx512GroupSearches = {qkx2_groups<16>,      qx_groups<16>,         q3_groups<16>,
+                                            iq4_scales_groups<8>, iq4_indices_groups<8>, iq1m_sums<16>,
+                                            iq1s_sums<16>,        best_candidate<16>,    grid_neighbour8};
 
 }  // namespace detail
 }  // namespace ws
