@@ -382,6 +382,14 @@ struct Lanes {
     }
 };
 
+// Lane l of the result = lane l ^ d of v: swaps the neighbouring blocks of d lanes (8 lanes; d 1, 2 or 4).
+template <typename V>
+V swap_halves(V v, int d) {
+    return d == 4   ? __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3)
+           : d == 2 ? __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5)
+                    : __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
 // The neighbour search of the i-quant grids (GroupSearches::grid_neighbour), eight neighbours at a time, one per
 // lane: lane l takes list positions l + 1, l + 9, ... and keeps the first of its strict minima, as the scalar loop
 // does over the whole list; then the least of the lanes' minima, at its first position, is the scalar loop's
@@ -399,9 +407,15 @@ int grid_neighbour_lanes(const float* levels, const uint16_t* list, const float*
     const int n = list[0];
     // Each vector holds 8 / kDims rows' elements, so xval and weight repeat.
     F X, Wt;
-    for (int l = 0; l < 8; ++l) {
-        X[l] = xval[l % kDims];
-        Wt[l] = weight[l % kDims];
+    if constexpr (kDims == 8) {
+        std::memcpy(&X, xval, sizeof X);
+        std::memcpy(&Wt, weight, sizeof Wt);
+    } else {
+        H x, w;
+        std::memcpy(&x, xval, sizeof x);
+        std::memcpy(&w, weight, sizeof w);
+        X = __builtin_shufflevector(x, x, 0, 1, 2, 3, 0, 1, 2, 3);
+        Wt = __builtin_shufflevector(w, w, 0, 1, 2, 3, 0, 1, 2, 3);
     }
     const F s = L::splat(scale);
     const F zero = L::splat(0.f), one = L::splat(1.f), two = L::splat(2.f);
@@ -466,15 +480,17 @@ int grid_neighbour_lanes(const float* levels, const uint16_t* list, const float*
         best = L::select(take, d2, best);
         best_pos = L::select_i(take, pos, best_pos);
     }
-    float min = FLT_MAX;
-    int at = 1;
-    for (int l = 0; l < 8; ++l) {
-        if (best[l] < min || (best[l] == min && min < FLT_MAX && best_pos[l] < at)) {
-            min = best[l];
-            at = best_pos[l];
-        }
-    }
-    return list[at];
+    // best holds no NaN, so the least of the lanes is a tree of comparisons; then the first position holding it.
+    F m = best;
+    m = L::select(m < swap_halves(m, 4), m, swap_halves(m, 4));
+    m = L::select(m < swap_halves(m, 2), m, swap_halves(m, 2));
+    m = L::select(m < swap_halves(m, 1), m, swap_halves(m, 1));
+    if (!(m[0] < FLT_MAX)) return list[1];
+    I at = L::select_i(best == m, best_pos, L::splat_i(n + 1));
+    at = L::select_i(at < swap_halves(at, 4), at, swap_halves(at, 4));
+    at = L::select_i(at < swap_halves(at, 2), at, swap_halves(at, 2));
+    at = L::select_i(at < swap_halves(at, 1), at, swap_halves(at, 1));
+    return list[at[0]];
 }
 
 // GroupSearches::iq1m_sums, one boundary pair per lane: each lane accumulates its pair's eight sums over the
