@@ -611,6 +611,19 @@ void boundary_pair(int p, int n, int* i1, int* i2) {
 
 // Sorts the values xb[0..n) ascending into order[] (as ggml's pairs/idx arrays after qsort).
 void iq1_sort(const float* xb, int n, KeyIndex* order) {
+    bool has_nan = false;
+    for (int j = 0; j < n; ++j) has_nan |= xb[j] != xb[j];
+    if (!has_nan) {
+        // Without NaN the comparison is a strict weak order, and glibc's merge sort is stable, so its order is the
+        // only stable one: each value lands at its rank, the count of values below it and of its equals before
+        // it. Counting is branch-free (the merges' comparisons are unpredictable).
+        for (int i = 0; i < n; ++i) {
+            int rank = 0;
+            for (int j = 0; j < n; ++j) rank += (xb[j] < xb[i]) | ((xb[j] == xb[i]) & (j < i));
+            order[rank] = {xb[i], i};
+        }
+        return;
+    }
     KeyIndex tmp[32];
     for (int j = 0; j < n; ++j) order[j] = {xb[j], j};
     glibc_merge_sort(order, n, tmp);
