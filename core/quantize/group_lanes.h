@@ -589,42 +589,58 @@ void iq1s_sums(const float* sumx, const float* sumw, const float* xp, const floa
     }
 }
 
-// GroupSearches::best_candidate, W pairs at a time: the choice only changes the bound *best, so a chunk of pairs
-// none of which passes the test against the current bound (computed per lane with the scalar products) is
-// skipped, exactly as the scalar loop would pass over it; a chunk where some candidate passes runs the scalar
-// loop.
+// Lane l holds l.
+template <typename I, size_t... l>
+I lane_index(std::index_sequence<l...>) {
+    return I{static_cast<int32_t>(l)...};
+}
+
+// GroupSearches::best_candidate, W pairs at a time: the choice only changes the bound *best, so the pairs before
+// the first one some candidate of which passes the test against the current bound (computed per lane with the
+// scalar products) are passed over exactly as the scalar loop passes over them; that pair then runs the scalar
+// loop, and the search goes on after it with the bound it leaves. A window reaching past the sums' padding is
+// moved back, its lanes before p0 masked.
 template <int W>
 int best_candidate(int pairs, int nk, int stride, const float* sumqx, const float* sumq2, float* best, float* scale) {
     using L = Lanes<W>;
     using F = typename L::F;
     using I = typename L::I;
     const F zero = L::splat(0.f);
+    const int padded = (pairs + 15) / 16 * 16;
+    const I lane = lane_index<I>(std::make_index_sequence<W>());
     int chosen = -1;
-    for (int p0 = 0; p0 < pairs; p0 += W) {
+    int p0 = 0;
+    while (p0 < pairs) {
+        const int start = p0 + W <= padded ? p0 : padded - W;
         const F b = L::splat(*best);
-        I pass = L::splat_i(0);
+        I pass = (lane >= L::splat_i(p0 - start)) & (lane < L::splat_i(pairs - start));
+        I any_k = L::splat_i(0);
         for (int k = 0; k < nk; ++k) {
             F qx, q2;
-            std::memcpy(&qx, sumqx + k * stride + p0, sizeof qx);
-            std::memcpy(&q2, sumq2 + k * stride + p0, sizeof q2);
-            pass |= (q2 > zero) & (qx * qx > b * q2);
+            std::memcpy(&qx, sumqx + k * stride + start, sizeof qx);
+            std::memcpy(&q2, sumq2 + k * stride + start, sizeof q2);
+            any_k |= (q2 > zero) & (qx * qx > b * q2);
         }
-        if (!L::any(pass)) continue;
-        const int end = p0 + W < pairs ? p0 + W : pairs;
-        for (int p = p0; p < end; ++p) {
-            for (int k = 0; k < nk; ++k) {
-                const float qx = sumqx[k * stride + p], q2 = sumq2[k * stride + p];
-                if (q2 > 0 && qx * qx > *best * q2) {
-                    *scale = qx / q2;
-                    *best = *scale * qx;
-                    chosen = p * nk + k;
-                }
+        pass &= any_k;
+        int l = 0;
+        while (l < W && !pass[l]) ++l;
+        if (l == W) {
+            p0 = start + W;
+            continue;
+        }
+        const int p = start + l;
+        for (int k = 0; k < nk; ++k) {
+            const float qx = sumqx[k * stride + p], q2 = sumq2[k * stride + p];
+            if (q2 > 0 && qx * qx > *best * q2) {
+                *scale = qx / q2;
+                *best = *scale * qx;
+                chosen = p * nk + k;
             }
         }
+        p0 = p + 1;
     }
     return chosen;
 }
-
 // Eight lanes on every target (the AVX-512 table too: most lists are shorter than sixteen).
 inline int grid_neighbour8(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
                            float scale, const float* xg) {
