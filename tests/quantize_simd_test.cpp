@@ -3,7 +3,9 @@
 // run under node, in wasm (SIMD128): the same bytes and the same float bits for groups that would show a lane
 // or tail mistake — every lane a different kind of group (random, all zero, constant, one sign only, NaN, Inf,
 // subnormal, huge, tiny next to huge), at every lane position.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,6 +15,7 @@
 #include "decode/dequant_internal.h"
 #include "decode/iquant_tables.h"
 #include "quantize/group_search.h"
+#include "quantize/iquant_maps.h"
 #include "quantize/quantize_internal.h"
 
 namespace {
@@ -335,5 +338,185 @@ TEST_CASE("group searches: the lanes give the scalar bytes on 32768 groups of fo
         fast.iq4_scales(kGroups, x.data(), w.data(), a1.data());
         ref.iq4_scales(kGroups, x.data(), w.data(), a2.data());
         CHECK(same_bits(a1, a2));
+    }
+}
+
+TEST_CASE("group searches: the grid neighbour lanes pick the scalar search's neighbour on every grid and list") {
+    // Every neighbour list of every grid (lengths 1 to 292: all remainders modulo the lanes), and made-up lists
+    // of every length 1..40 with repeated entries (exact ties, which the first in list order wins), at scales
+    // and values of every kind: random, zero and negative weights, NaN and Inf values, weights and scales,
+    // overflowing distances (never taken: list[1]).
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
+    const ws::detail::GroupSearches& ref = ws::detail::scalar_group_searches();
+    const float iq1s_plus[3] = {-1 + ws::IQ1S_DELTA, ws::IQ1S_DELTA, 1 + ws::IQ1S_DELTA};
+    const float iq1s_minus[3] = {-1 - ws::IQ1S_DELTA, -ws::IQ1S_DELTA, 1 - ws::IQ1S_DELTA};
+    std::mt19937_64 rng(7);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    std::uniform_real_distribution<float> uniform(0.f, 1.f);
+    const ws::IqGridId grids[] = {ws::IqGridId::kIq2xxs, ws::IqGridId::kIq2xs,  ws::IqGridId::kIq2s,
+                                  ws::IqGridId::kIq1s,   ws::IqGridId::kIq3xxs, ws::IqGridId::kIq3s};
+    for (const ws::IqGridId id : grids) {
+        const ws::IqGridMap& g = ws::iq_grid_map(id);
+        const bool iq1 = id == ws::IqGridId::kIq1s;
+        INFO("grid " << static_cast<int>(id));
+        std::vector<std::vector<uint16_t>> lists;
+        for (const int32_t v : g.map) {
+            if (v >= 0) continue;
+            const uint16_t* list = g.neighbours.data() + (-v - 1);
+            lists.emplace_back(list, list + list[0] + 1);
+        }
+        for (int len = 1; len <= 40; ++len) {
+            for (int rep = 0; rep < 8; ++rep) {
+                std::vector<uint16_t> list = {static_cast<uint16_t>(len)};
+                const int distinct = 1 + static_cast<int>(rng() % static_cast<unsigned>(len));
+                for (int j = 0; j < len; ++j)
+                    list.push_back(static_cast<uint16_t>(rng() % (j < distinct ? g.grid_size : 4)));
+                lists.push_back(list);
+            }
+        }
+        int checked = 0, mismatches = 0;
+        for (size_t c = 0; c < lists.size(); ++c) {
+            const int kind = static_cast<int>(c % 12);
+            float xval[8], weight[8];
+            const float max_level = static_cast<float>(2 * g.n_levels - 1);
+            float scale = 0.05f + uniform(rng);
+            for (int i = 0; i < g.dims; ++i) {
+                xval[i] = iq1 ? normal(rng) * scale : uniform(rng) * max_level * scale;
+                weight[i] = uniform(rng);
+            }
+            switch (kind) {
+                case 1:
+                    weight[rng() % static_cast<unsigned>(g.dims)] = 0.f;
+                    break;
+                case 2:
+                    for (int i = 0; i < g.dims; ++i) weight[i] = 0.f;
+                    break;  // every distance 0: list[1]
+                case 3:
+                    xval[rng() % static_cast<unsigned>(g.dims)] = kNaN;
+                    break;  // every distance NaN
+                case 4:
+                    xval[g.dims - 1] = kInf;
+                    break;
+                case 5:
+                    weight[0] = kNaN;
+                    break;
+                case 6:
+                    scale = kNaN;
+                    break;
+                case 7:
+                    for (int i = 0; i < g.dims; ++i) xval[i] = 3e38f;
+                    break;  // distances overflow to Inf
+                case 8:
+                    weight[rng() % static_cast<unsigned>(g.dims)] = -1.f;
+                    break;  // negative distances
+                case 9:
+                    scale = 0.f;
+                    break;  // ties between neighbours
+                case 10:
+                    for (int i = 0; i < g.dims; ++i) xval[i] = std::round(xval[i] / scale) * scale;
+                    break;
+                case 11:
+                    for (int i = 0; i < g.dims; ++i) xval[i] *= 1e-20f;
+                    break;  // subnormal terms
+                default:
+                    break;
+            }
+            for (const float* xg : {static_cast<const float*>(nullptr), iq1s_plus, iq1s_minus}) {
+                if ((xg != nullptr) != iq1) continue;
+                const int a =
+                    fast.grid_neighbour(g.dims, g.level_floats.data(), lists[c].data(), xval, weight, scale, xg);
+                const int b =
+                    ref.grid_neighbour(g.dims, g.level_floats.data(), lists[c].data(), xval, weight, scale, xg);
+                ++checked;
+                if (a != b) {
+                    ++mismatches;
+                    UNSCOPED_INFO("list " << c << " kind " << kind << ": lanes " << a << ", scalar " << b);
+                }
+            }
+        }
+        CHECK(checked > 1000);
+        CHECK(mismatches == 0);
+    }
+}
+
+TEST_CASE("group searches: the IQ1_M pair-sum lanes give the scalar sums for every kind of sub-block and order") {
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
+    const ws::detail::GroupSearches& ref = ws::detail::scalar_group_searches();
+    const float xp[3] = {-1 + ws::IQ1S_DELTA, ws::IQ1S_DELTA, 1 + ws::IQ1S_DELTA};
+    const float xm[3] = {-1 - ws::IQ1S_DELTA, -ws::IQ1S_DELTA, 1 - ws::IQ1S_DELTA};
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<float> uniform(0.f, 4.f);
+    constexpr int kStride = ws::detail::kIq1mPairStride;
+    for (int c = 0; c < 3 * kKinds; ++c) {
+        float xb[16], weight[16];
+        fill_group(c % kKinds, xb, 16, rng);
+        for (int i = 0; i < 16; ++i) weight[i] = c < kKinds ? xb[i] * xb[i] : uniform(rng);
+        if (c >= 2 * kKinds) weight[rng() % 16] = kNaN;
+        int order[16];
+        for (int j = 0; j < 16; ++j) order[j] = j;
+        std::shuffle(order, order + 16, rng);  // any permutation: the lanes must follow it, not the values
+        std::vector<float> qx1(4 * kStride), q21(4 * kStride), qx2(4 * kStride), q22(4 * kStride);
+        fast.iq1m_sums(xb, weight, order, xp, xm, qx1.data(), q21.data());
+        ref.iq1m_sums(xb, weight, order, xp, xm, qx2.data(), q22.data());
+        bool same = true;
+        for (int k = 0; k < 4; ++k) {
+            same =
+                same && std::memcmp(&qx1[k * kStride], &qx2[k * kStride], sizeof(float) * ws::detail::kIq1mPairs) == 0;
+            same =
+                same && std::memcmp(&q21[k * kStride], &q22[k * kStride], sizeof(float) * ws::detail::kIq1mPairs) == 0;
+        }
+        INFO("sub-block " << c);
+        CHECK(same);
+    }
+}
+
+TEST_CASE("group searches: the IQ1 pair-sum and best-candidate lanes give the scalar sums and choices") {
+    // Prefix sums of sorted sub-blocks of every kind (NaN and Inf ones too), then the choice over the pairs'
+    // sums, also over made-up sums where many candidates tie or pass the test one after another.
+    const ws::detail::GroupSearches& fast = *GENERATE(from_range(fast_tables()));
+    const ws::detail::GroupSearches& ref = ws::detail::scalar_group_searches();
+    const float xp[3] = {-1 + ws::IQ1S_DELTA, ws::IQ1S_DELTA, 1 + ws::IQ1S_DELTA};
+    const float xm[3] = {-1 - ws::IQ1S_DELTA, -ws::IQ1S_DELTA, 1 - ws::IQ1S_DELTA};
+    std::mt19937_64 rng(13);
+    std::uniform_real_distribution<float> uniform(0.f, 4.f);
+    constexpr int kStride = ws::detail::kIq1sPairStride;
+    for (int c = 0; c < 4 * kKinds; ++c) {
+        float xb[32];
+        fill_group(c % kKinds, xb, 32, rng);
+        std::sort(xb, xb + 32, [](float a, float b) { return a < b; });
+        float sumx[ws::detail::kIq1sPrefixSize] = {}, sumw[ws::detail::kIq1sPrefixSize] = {};
+        for (int j = 0; j < 32; ++j) {
+            const float w = c < 2 * kKinds ? xb[j] * xb[j] : uniform(rng);
+            sumx[j + 1] = sumx[j] + w * xb[j];
+            sumw[j + 1] = sumw[j] + w;
+        }
+        std::vector<float> qx1(2 * kStride), q21(2 * kStride), qx2(2 * kStride), q22(2 * kStride);
+        fast.iq1s_sums(sumx, sumw, xp, xm, qx1.data(), q21.data());
+        ref.iq1s_sums(sumx, sumw, xp, xm, qx2.data(), q22.data());
+        bool same = true;
+        for (int k = 0; k < 2; ++k) {
+            same =
+                same && std::memcmp(&qx1[k * kStride], &qx2[k * kStride], sizeof(float) * ws::detail::kIq1sPairs) == 0;
+            same =
+                same && std::memcmp(&q21[k * kStride], &q22[k * kStride], sizeof(float) * ws::detail::kIq1sPairs) == 0;
+        }
+        INFO("sub-block " << c);
+        CHECK(same);
+        if (c % 3 == 1) {  // ties: repeated sums; a rising sequence: many choices in a row
+            for (int p = 0; p < kStride; ++p) {
+                qx2[p] = qx2[kStride + p] = c % 2 ? 1.f : static_cast<float>(p % 50);
+                q22[p] = q22[kStride + p] = c % 2 ? 2.f : 1.f;
+            }
+        }
+        for (const int pairs : {ws::detail::kIq1sPairs, 153, 1, 17, 100}) {
+            for (const int nk : {1, 2}) {
+                float best1 = -FLT_MAX, best2 = -FLT_MAX, scale1 = 0.5f, scale2 = 0.5f;
+                const int a = fast.best_candidate(pairs, nk, kStride, qx2.data(), q22.data(), &best1, &scale1);
+                const int b = ref.best_candidate(pairs, nk, kStride, qx2.data(), q22.data(), &best2, &scale2);
+                CHECK(a == b);
+                CHECK(std::memcmp(&best1, &best2, sizeof best1) == 0);
+                CHECK(std::memcmp(&scale1, &scale2, sizeof scale1) == 0);
+            }
+        }
     }
 }

@@ -13,6 +13,7 @@
 // and subnormal inputs give the scalar bytes too, without a fallback.
 #pragma once
 
+#include <cfloat>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -21,6 +22,7 @@
 #endif
 
 #include "decode/iquant_tables.h"
+#include "quantize/group_search.h"
 #include "quantize/quantize_internal.h"  // kGroupMaxEps only: its inline functions are not called here
 
 namespace ws {
@@ -104,7 +106,6 @@ struct Lanes {
     static F gather(const float* p, int stride, std::index_sequence<lane...>) {
         return F{p[static_cast<int>(lane) * stride]...};
     }
-
     // The largest |X[i]| of each lane, with in *max the X[i] it came from (the first of equals), as make_qx_quants,
     // make_q3_quants and the IQ4 scale search find it.
     static F signed_absmax(const F* X, int n, F* max) {
@@ -380,6 +381,273 @@ struct Lanes {
         for (int l = 0; l < W; ++l) scales[l] = d[l];
     }
 };
+
+// Lane l of the result = lane l ^ d of v: swaps the neighbouring blocks of d lanes (8 lanes; d 1, 2 or 4).
+template <typename V>
+V swap_halves(V v, int d) {
+    return d == 4   ? __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3)
+           : d == 2 ? __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5)
+                    : __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
+// The neighbour search of the i-quant grids (GroupSearches::grid_neighbour), eight neighbours at a time, one per
+// lane: lane l takes list positions l + 1, l + 9, ... and keeps the first of its strict minima, as the scalar loop
+// does over the whole list; then the least of the lanes' minima, at its first position, is the scalar loop's
+// choice (NaN is never taken, nothing taken gives list[1]). A neighbour's terms weight[i] * diff * diff are
+// computed element-wise on its row of levels (loaded whole: gathers are slow on some x86 CPUs and absent in
+// wasm), then transposed so that each lane sums its neighbour's terms i = 0, 1, ... as the scalar loop does.
+// kIq1: a level's value is xg[level], else 2 * level + 1.
+template <int kDims, bool kIq1>
+int grid_neighbour_lanes(const float* levels, const uint16_t* list, const float* xval, const float* weight, float scale,
+                         const float* xg) {
+    using L = Lanes<8>;
+    using F = L::F;
+    using I = L::I;
+    typedef float H __attribute__((vector_size(16)));
+    const int n = list[0];
+    // Each vector holds 8 / kDims rows' elements, so xval and weight repeat.
+    F X, Wt;
+    if constexpr (kDims == 8) {
+        std::memcpy(&X, xval, sizeof X);
+        std::memcpy(&Wt, weight, sizeof Wt);
+    } else {
+        H x, w;
+        std::memcpy(&x, xval, sizeof x);
+        std::memcpy(&w, weight, sizeof w);
+        X = __builtin_shufflevector(x, x, 0, 1, 2, 3, 0, 1, 2, 3);
+        Wt = __builtin_shufflevector(w, w, 0, 1, 2, 3, 0, 1, 2, 3);
+    }
+    const F s = L::splat(scale);
+    const F zero = L::splat(0.f), one = L::splat(1.f), two = L::splat(2.f);
+    const F xg0 = L::splat(kIq1 ? xg[0] : 0.f), xg1 = L::splat(kIq1 ? xg[1] : 0.f), xg2 = L::splat(kIq1 ? xg[2] : 0.f);
+    const I last = L::splat_i(n);
+    I pos = I{1, 2, 3, 4, 5, 6, 7, 8};
+    F best = L::splat(FLT_MAX);
+    I best_pos = L::splat_i(0);
+    for (int p = 1; p <= n; p += 8, pos += L::splat_i(8)) {
+        const I valid = pos <= last;
+        const float* row[8];
+        for (int l = 0; l < 8; ++l) row[l] = levels + static_cast<size_t>(list[p + l <= n ? p + l : 1]) * kDims;
+        // t[k]: the terms of the rows it holds (kDims 8: row k; kDims 4: rows k and k + 4).
+        F t[kDims];
+        for (int k = 0; k < kDims; ++k) {
+            F lv;
+            if constexpr (kDims == 8) {
+                std::memcpy(&lv, row[k], sizeof lv);
+            } else {
+                H lo, hi;
+                std::memcpy(&lo, row[k], sizeof lo);
+                std::memcpy(&hi, row[k + 4], sizeof hi);
+                lv = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+            }
+            const F q = kIq1 ? L::select(lv == zero, xg0, L::select(lv == one, xg1, xg2)) : two * lv + one;
+            const F diff = s * q - X;
+            t[k] = Wt * diff * diff;
+        }
+        // Transposed: T[i] holds element i's term of the eight neighbours, in list order.
+        F T[kDims];
+        if constexpr (kDims == 8) {
+            F a[8], b[8];
+            for (int k = 0; k < 8; k += 2) {
+                a[k] = __builtin_shufflevector(t[k], t[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+                a[k + 1] = __builtin_shufflevector(t[k], t[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+            }
+            // a[k] (k even): rows k, k + 1 interleaved, elements 0, 1 | 4, 5; a[k + 1]: elements 2, 3 | 6, 7.
+            for (int k = 0; k < 8; k += 4) {
+                for (int h = 0; h < 2; ++h) {
+                    b[k + 2 * h] = __builtin_shufflevector(a[k + h], a[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+                    b[k + 2 * h + 1] = __builtin_shufflevector(a[k + h], a[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+                }
+            }
+            // b[k]: rows k / 4 * 4 .. + 3, element k % 4 in the low half, k % 4 + 4 in the high half.
+            for (int i = 0; i < 4; ++i) {
+                T[i] = __builtin_shufflevector(b[i], b[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+                T[i + 4] = __builtin_shufflevector(b[i], b[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+            }
+        } else {
+            const F a0 = __builtin_shufflevector(t[0], t[1], 0, 8, 1, 9, 4, 12, 5, 13);
+            const F a1 = __builtin_shufflevector(t[0], t[1], 2, 10, 3, 11, 6, 14, 7, 15);
+            const F a2 = __builtin_shufflevector(t[2], t[3], 0, 8, 1, 9, 4, 12, 5, 13);
+            const F a3 = __builtin_shufflevector(t[2], t[3], 2, 10, 3, 11, 6, 14, 7, 15);
+            T[0] = __builtin_shufflevector(a0, a2, 0, 1, 8, 9, 4, 5, 12, 13);
+            T[1] = __builtin_shufflevector(a0, a2, 2, 3, 10, 11, 6, 7, 14, 15);
+            T[2] = __builtin_shufflevector(a1, a3, 0, 1, 8, 9, 4, 5, 12, 13);
+            T[3] = __builtin_shufflevector(a1, a3, 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+        F d2 = zero;
+        for (int i = 0; i < kDims; ++i) d2 += T[i];
+        const I take = valid & (d2 < best);
+        best = L::select(take, d2, best);
+        best_pos = L::select_i(take, pos, best_pos);
+    }
+    // best holds no NaN, so the least of the lanes is a tree of comparisons; then the first position holding it.
+    F m = best;
+    m = L::select(m < swap_halves(m, 4), m, swap_halves(m, 4));
+    m = L::select(m < swap_halves(m, 2), m, swap_halves(m, 2));
+    m = L::select(m < swap_halves(m, 1), m, swap_halves(m, 1));
+    if (!(m[0] < FLT_MAX)) return list[1];
+    I at = L::select_i(best == m, best_pos, L::splat_i(n + 1));
+    at = L::select_i(at < swap_halves(at, 4), at, swap_halves(at, 4));
+    at = L::select_i(at < swap_halves(at, 2), at, swap_halves(at, 2));
+    at = L::select_i(at < swap_halves(at, 1), at, swap_halves(at, 1));
+    return list[at[0]];
+}
+
+// GroupSearches::iq1m_sums, one boundary pair per lane: each lane accumulates its pair's eight sums over the
+// sorted values j = 0 .. 15 with the scalar statements in the scalar order; a value's level, which depends on the
+// pair, is a select.
+template <int W>
+void iq1m_sums(const float* xb, const float* weight, const int* order, const float* xp, const float* xm,
+               float* sumqx_out, float* sumq2_out) {
+    using L = Lanes<W>;
+    using F = typename L::F;
+    using I = typename L::I;
+    constexpr int kBlockSize = 16;
+    static_assert(kIq1mPairStride % W == 0, "whole vectors");
+    int32_t first[kIq1mPairStride], second[kIq1mPairStride];
+    int p = 0;
+    for (int i1 = 0; i1 <= kBlockSize; ++i1) {
+        for (int i2 = i1; i2 <= kBlockSize; ++i2, ++p) {
+            first[p] = i1;
+            second[p] = i2;
+        }
+    }
+    for (; p < kIq1mPairStride; ++p) first[p] = second[p] = kBlockSize;  // padding, dropped by the callers
+    const F xp0 = L::splat(xp[0]), xp1 = L::splat(xp[1]), xp2 = L::splat(xp[2]);
+    const F xm0 = L::splat(xm[0]), xm1 = L::splat(xm[1]), xm2 = L::splat(xm[2]);
+    for (p = 0; p < kIq1mPairStride; p += W) {
+        I i1, i2;
+        std::memcpy(&i1, first + p, sizeof i1);
+        std::memcpy(&i2, second + p, sizeof i2);
+        F qx[4], q2[4];
+        for (int k = 0; k < 4; ++k) qx[k] = q2[k] = L::splat(0.f);
+        for (int j = 0; j < kBlockSize; ++j) {
+            const I jv = L::splat_i(j);
+            const I lvl0 = jv < i1, lvl1 = jv < i2;
+            const F vp = L::select(lvl0, xp0, L::select(lvl1, xp1, xp2));
+            const F vm = L::select(lvl0, xm0, L::select(lvl1, xm1, xm2));
+            const int i = order[j];
+            const F w = L::splat(weight[i]), x = L::splat(xb[i]);
+            const F wp = w * vp;
+            const F wm = w * vm;
+            if (i < kBlockSize / 2) {
+                qx[0] += wp * x;
+                qx[1] += wp * x;
+                qx[2] += wm * x;
+                qx[3] += wm * x;
+                q2[0] += wp * vp;
+                q2[1] += wp * vp;
+                q2[2] += wm * vm;
+                q2[3] += wm * vm;
+            } else {
+                qx[0] += wp * x;
+                qx[2] += wp * x;
+                qx[1] += wm * x;
+                qx[3] += wm * x;
+                q2[0] += wp * vp;
+                q2[2] += wp * vp;
+                q2[1] += wm * vm;
+                q2[3] += wm * vm;
+            }
+        }
+        for (int k = 0; k < 4; ++k) {
+            std::memcpy(sumqx_out + k * kIq1mPairStride + p, &qx[k], sizeof qx[k]);
+            std::memcpy(sumq2_out + k * kIq1mPairStride + p, &q2[k], sizeof q2[k]);
+        }
+    }
+}
+
+// GroupSearches::iq1s_sums, W pairs at a time: for each i1 the pairs (i1, i2 .. i2 + W - 1), whose prefix sums
+// at i2 are one load; each lane computes its pair's sums as ggml's expressions spell them. A vector reaching past
+// i2 = 32 writes scratch that the next i1 overwrites, or the slack after the last pair.
+template <int W>
+void iq1s_sums(const float* sumx, const float* sumw, const float* xp, const float* xm, float* sumqx_out,
+               float* sumq2_out) {
+    using L = Lanes<W>;
+    using F = typename L::F;
+    constexpr int kBlockSize = 32;
+    static_assert(kBlockSize + W <= kIq1sPrefixSize && kIq1sPairs + W - 1 <= kIq1sPairStride, "padding");
+    const float* const xxs[2] = {xp, xm};
+    int p = 0;
+    for (int i1 = 0; i1 <= kBlockSize; ++i1) {
+        const F x1 = L::splat(sumx[i1]), w1 = L::splat(sumw[i1]);
+        const F x_first = L::splat(sumx[i1] - sumx[0]), w_first = L::splat(sumw[i1] - sumw[0]);
+        const F x_all = L::splat(sumx[kBlockSize]), w_all = L::splat(sumw[kBlockSize]);
+        for (int i2 = i1; i2 <= kBlockSize; i2 += W) {
+            F x2, w2;
+            std::memcpy(&x2, sumx + i2, sizeof x2);
+            std::memcpy(&w2, sumw + i2, sizeof w2);
+            for (int k = 0; k < 2; ++k) {
+                const F v0 = L::splat(xxs[k][0]), v1 = L::splat(xxs[k][1]), v2 = L::splat(xxs[k][2]);
+                const F qx = x_first * v0 + (x2 - x1) * v1 + (x_all - x2) * v2;
+                const F q2 = w_first * v0 * v0 + (w2 - w1) * v1 * v1 + (w_all - w2) * v2 * v2;
+                std::memcpy(sumqx_out + k * kIq1sPairStride + p + (i2 - i1), &qx, sizeof qx);
+                std::memcpy(sumq2_out + k * kIq1sPairStride + p + (i2 - i1), &q2, sizeof q2);
+            }
+        }
+        p += kBlockSize + 1 - i1;
+    }
+}
+
+// Lane l holds l.
+template <typename I, size_t... l>
+I lane_index(std::index_sequence<l...>) {
+    return I{static_cast<int32_t>(l)...};
+}
+
+// GroupSearches::best_candidate, W pairs at a time: the choice only changes the bound *best, so the pairs before
+// the first one some candidate of which passes the test against the current bound (computed per lane with the
+// scalar products) are passed over exactly as the scalar loop passes over them; that pair then runs the scalar
+// loop, and the search goes on after it with the bound it leaves. A window reaching past the sums' padding is
+// moved back, its lanes before p0 masked.
+template <int W>
+int best_candidate(int pairs, int nk, int stride, const float* sumqx, const float* sumq2, float* best, float* scale) {
+    using L = Lanes<W>;
+    using F = typename L::F;
+    using I = typename L::I;
+    const F zero = L::splat(0.f);
+    const int padded = (pairs + 15) / 16 * 16;
+    const I lane = lane_index<I>(std::make_index_sequence<W>());
+    int chosen = -1;
+    int p0 = 0;
+    while (p0 < pairs) {
+        const int start = p0 + W <= padded ? p0 : padded - W;
+        const F b = L::splat(*best);
+        I pass = (lane >= L::splat_i(p0 - start)) & (lane < L::splat_i(pairs - start));
+        I any_k = L::splat_i(0);
+        for (int k = 0; k < nk; ++k) {
+            F qx, q2;
+            std::memcpy(&qx, sumqx + k * stride + start, sizeof qx);
+            std::memcpy(&q2, sumq2 + k * stride + start, sizeof q2);
+            any_k |= (q2 > zero) & (qx * qx > b * q2);
+        }
+        pass &= any_k;
+        int l = 0;
+        while (l < W && !pass[l]) ++l;
+        if (l == W) {
+            p0 = start + W;
+            continue;
+        }
+        const int p = start + l;
+        for (int k = 0; k < nk; ++k) {
+            const float qx = sumqx[k * stride + p], q2 = sumq2[k * stride + p];
+            if (q2 > 0 && qx * qx > *best * q2) {
+                *scale = qx / q2;
+                *best = *scale * qx;
+                chosen = p * nk + k;
+            }
+        }
+        p0 = p + 1;
+    }
+    return chosen;
+}
+// Eight lanes on every target (the AVX-512 table too: most lists are shorter than sixteen).
+inline int grid_neighbour8(int dims, const float* levels, const uint16_t* list, const float* xval, const float* weight,
+                           float scale, const float* xg) {
+    if (dims == 4) return grid_neighbour_lanes<4, false>(levels, list, xval, weight, scale, xg);
+    if (xg) return grid_neighbour_lanes<8, true>(levels, list, xval, weight, scale, xg);
+    return grid_neighbour_lanes<8, false>(levels, list, xval, weight, scale, xg);
+}
 
 // The group searches over any number of groups: W at a time, then the last groups % W padded with all-zero
 // groups (the flat case of each search) whose results are dropped.

@@ -59,6 +59,7 @@ IqGridMap build(IqGridId g, const GridSpec& s) {
     m.n_levels = s.n_levels;
     m.grid_size = s.grid_size;
     derive_levels(g, s, m.levels);
+    m.level_floats.assign(m.levels.begin(), m.levels.end());
 
     int stride[8];
     int n_keys = 1;

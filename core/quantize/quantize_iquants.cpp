@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "decode/iquant_tables.h"
+#include "quantize/group_search.h"
 #include "quantize/iquant_maps.h"
 #include "quantize/quantize_internal.h"
 #include "weightstream/dequant.h"
@@ -85,27 +86,12 @@ inline void copy_levels(const IqGridMap& g, int entry, int8_t* L, int dims) {
 }
 
 // ggml's iq2_find_best_neighbour / iq3_find_best_neighbour: the neighbour closest to xval at scale (grid values
-// 2 * level + 1), weighted; its levels go to L.
+// 2 * level + 1), weighted; its levels go to L. (group_searches() runs it a neighbour per SIMD lane.)
 template <int kDims>
 int find_best_neighbour(const IqGridMap& g, const uint16_t* list, const float* xval, const float* weight, float scale,
                         int8_t* L) {
-    const int num_neighbors = list[0];
-    float best_d2 = FLT_MAX;
-    int grid_index = -1;
-    for (int j = 1; j <= num_neighbors; ++j) {
-        const uint8_t* lv = &g.levels[static_cast<size_t>(list[j]) * kDims];
-        float d2 = 0;
-        for (int i = 0; i < kDims; ++i) {
-            const float q = 2 * lv[i] + 1;
-            const float diff = scale * q - xval[i];
-            d2 += weight[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            grid_index = list[j];
-        }
-    }
-    if (grid_index < 0) grid_index = list[1];  // every distance NaN; ggml asserts
+    const int grid_index =
+        detail::group_searches().grid_neighbour(kDims, g.level_floats.data(), list, xval, weight, scale, nullptr);
     copy_levels(g, grid_index, L, kDims);
     return grid_index;
 }
@@ -612,8 +598,32 @@ void glibc_merge_sort(KeyIndex* b, int n, KeyIndex* tmp) {
     for (int j = 0; j < t; ++j) b[j] = tmp[j];
 }
 
+// The boundaries (i1, i2) of pair p of the IQ1 searches, which run 0 <= i1 <= i2 <= n, i1 then i2 ascending.
+void boundary_pair(int p, int n, int* i1, int* i2) {
+    int first = 0;
+    while (p > n - first) {
+        p -= n - first + 1;
+        ++first;
+    }
+    *i1 = first;
+    *i2 = first + p;
+}
+
 // Sorts the values xb[0..n) ascending into order[] (as ggml's pairs/idx arrays after qsort).
 void iq1_sort(const float* xb, int n, KeyIndex* order) {
+    bool has_nan = false;
+    for (int j = 0; j < n; ++j) has_nan |= xb[j] != xb[j];
+    if (!has_nan) {
+        // Without NaN the comparison is a strict weak order, and glibc's merge sort is stable, so its order is the
+        // only stable one: each value lands at its rank, the count of values below it and of its equals before
+        // it. Counting is branch-free (the merges' comparisons are unpredictable).
+        for (int i = 0; i < n; ++i) {
+            int rank = 0;
+            for (int j = 0; j < n; ++j) rank += (xb[j] < xb[i]) | ((xb[j] == xb[i]) & (j < i));
+            order[rank] = {xb[i], i};
+        }
+        return;
+    }
     KeyIndex tmp[32];
     for (int j = 0; j < n; ++j) order[j] = {xb[j], j};
     glibc_merge_sort(order, n, tmp);
@@ -625,29 +635,12 @@ constexpr float kIq1mPlus[3] = {-1 + IQ1M_DELTA, IQ1M_DELTA, 1 + IQ1M_DELTA};
 constexpr float kIq1mMinus[3] = {-1 - IQ1M_DELTA, -IQ1M_DELTA, 1 - IQ1M_DELTA};
 
 // ggml's iq1_find_best_neighbour2: the neighbour of least weighted squared error at scale, with level values
-// xg[level]; its levels go to L.
+// xg[level]; its levels go to L. (ggml, when every distance is NaN, then scans the whole grid reading xval[i]
+// for grid index i, out of bounds, and asserts if that finds nothing either; grid_neighbour takes list[1].)
 int iq1_find_best_neighbour2(const IqGridMap& g, const uint16_t* list, const float* xval, const float* weight,
                              float scale, const float* xg, int8_t* L) {
-    const int num_neighbors = list[0];
-    float best_score = FLT_MAX;
-    int grid_index = -1;
-    for (int j = 1; j <= num_neighbors; ++j) {
-        const uint8_t* lv = &g.levels[static_cast<size_t>(list[j]) * 8];
-        float d2 = 0;
-        for (int i = 0; i < 8; ++i) {
-            const float q = xg[lv[i]];
-            const float w = weight[i];
-            const float diff = scale * q - xval[i];
-            d2 += w * diff * diff;
-        }
-        if (d2 < best_score) {
-            best_score = d2;
-            grid_index = list[j];
-        }
-    }
-    // ggml then scans the whole grid, but reading xval[i] for grid index i (out of bounds), and asserts if that
-    // finds nothing either. Only NaN or overflowing values get here.
-    if (grid_index < 0) grid_index = list[1];
+    const int grid_index =
+        detail::group_searches().grid_neighbour(8, g.level_floats.data(), list, xval, weight, scale, xg);
     copy_levels(g, grid_index, L, 8);
     return grid_index;
 }
@@ -675,8 +668,11 @@ void iq1_s_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
     float scales[QK_K / kBlockSize];
     float weight[kBlockSize];
     int8_t L[kBlockSize];
-    float sumx[kBlockSize + 1];
-    float sumw[kBlockSize + 1];
+    // Prefix sums, padded for GroupSearches::iq1s_sums, and the sums of each boundary pair and delta sign.
+    float sumx[detail::kIq1sPrefixSize] = {};
+    float sumw[detail::kIq1sPrefixSize] = {};
+    float pair_sumqx[2 * detail::kIq1sPairStride], pair_sumq2[2 * detail::kIq1sPairStride];
+    const detail::GroupSearches& searches = detail::group_searches();
     KeyIndex order[kBlockSize];
     uint16_t index[kBlockSize / 8];
     int8_t shifts[QK_K / kBlockSize];
@@ -705,35 +701,14 @@ void iq1_s_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
                 sumx[j + 1] = sumx[j] + weight[i] * xb[i];
                 sumw[j + 1] = sumw[j] + weight[i];
             }
-            const float* xp = kIq1Plus;
-            const float* xm = kIq1Minus;
+            searches.iq1s_sums(sumx, sumw, kIq1Plus, kIq1Minus, pair_sumqx, pair_sumq2);
             float best_score = -FLT_MAX, scale = max;
             int besti1 = -1, besti2 = -1, best_shift = 0;
-            for (int i1 = 0; i1 <= kBlockSize; ++i1) {
-                for (int i2 = i1; i2 <= kBlockSize; ++i2) {
-                    float sumqx = (sumx[i1] - sumx[0]) * xp[0] + (sumx[i2] - sumx[i1]) * xp[1] +
-                                  (sumx[kBlockSize] - sumx[i2]) * xp[2];
-                    float sumq2 = (sumw[i1] - sumw[0]) * xp[0] * xp[0] + (sumw[i2] - sumw[i1]) * xp[1] * xp[1] +
-                                  (sumw[kBlockSize] - sumw[i2]) * xp[2] * xp[2];
-                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                        scale = sumqx / sumq2;
-                        best_score = scale * sumqx;
-                        besti1 = i1;
-                        besti2 = i2;
-                        best_shift = 1;
-                    }
-                    sumqx = (sumx[i1] - sumx[0]) * xm[0] + (sumx[i2] - sumx[i1]) * xm[1] +
-                            (sumx[kBlockSize] - sumx[i2]) * xm[2];
-                    sumq2 = (sumw[i1] - sumw[0]) * xm[0] * xm[0] + (sumw[i2] - sumw[i1]) * xm[1] * xm[1] +
-                            (sumw[kBlockSize] - sumw[i2]) * xm[2] * xm[2];
-                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
-                        scale = sumqx / sumq2;
-                        best_score = scale * sumqx;
-                        besti1 = i1;
-                        besti2 = i2;
-                        best_shift = -1;
-                    }
-                }
+            const int chosen = searches.best_candidate(detail::kIq1sPairs, 2, detail::kIq1sPairStride, pair_sumqx,
+                                                       pair_sumq2, &best_score, &scale);
+            if (chosen >= 0) {
+                boundary_pair(chosen / 2, kBlockSize, &besti1, &besti2);
+                best_shift = chosen % 2 == 0 ? 1 : -1;
             }
             if (besti1 < 0 || besti2 < 0 || best_shift == 0) {
                 scales[ib] = 0;
@@ -801,7 +776,9 @@ void iq1_m_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
     KeyIndex order[kBlockSize];
     uint16_t index[kBlockSize / 8];
     int8_t shifts[QK_K / kBlockSize];
-    float sumqx[4], sumq2[4];
+    // The sums of each boundary pair and sign code (GroupSearches::iq1m_sums).
+    float pair_sumqx[4 * detail::kIq1mPairStride], pair_sumq2[4 * detail::kIq1mPairStride];
+    const detail::GroupSearches& searches = detail::group_searches();
     const auto set_weights = [&](const float* xb, const float* qw, float sigma2) {
         if (qw) {
             for (int i = 0; i < kBlockSize; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
@@ -832,46 +809,14 @@ void iq1_m_row(const float* x, uint8_t* y, int64_t nbl, const float* quant_weigh
             iq1_sort(xb, kBlockSize, order);
             float best_score = -FLT_MAX, scale = max;
             int besti1 = -1, besti2 = -1, best_k = -1;
-            for (int i1 = 0; i1 <= kBlockSize; ++i1) {
-                for (int i2 = i1; i2 <= kBlockSize; ++i2) {
-                    for (int k = 0; k < 4; ++k) sumqx[k] = sumq2[k] = 0;
-                    // Level 0 for sorted positions [0, i1), 1 for [i1, i2), 2 for [i2, n). ggml accumulates the
-                    // four codes in this order of statements, which is also the order of additions.
-                    for (int j = 0; j < kBlockSize; ++j) {
-                        const int lvl = j < i1 ? 0 : j < i2 ? 1 : 2;
-                        const int i = order[j].i;
-                        const float wp = weight[i] * xp[lvl];
-                        const float wm = weight[i] * xm[lvl];
-                        if (i < kBlockSize / 2) {
-                            sumqx[0] += wp * xb[i];
-                            sumqx[1] += wp * xb[i];
-                            sumqx[2] += wm * xb[i];
-                            sumqx[3] += wm * xb[i];
-                            sumq2[0] += wp * xp[lvl];
-                            sumq2[1] += wp * xp[lvl];
-                            sumq2[2] += wm * xm[lvl];
-                            sumq2[3] += wm * xm[lvl];
-                        } else {
-                            sumqx[0] += wp * xb[i];
-                            sumqx[2] += wp * xb[i];
-                            sumqx[1] += wm * xb[i];
-                            sumqx[3] += wm * xb[i];
-                            sumq2[0] += wp * xp[lvl];
-                            sumq2[2] += wp * xp[lvl];
-                            sumq2[1] += wm * xm[lvl];
-                            sumq2[3] += wm * xm[lvl];
-                        }
-                    }
-                    for (int k = 0; k < 4; ++k) {
-                        if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
-                            scale = sumqx[k] / sumq2[k];
-                            best_score = scale * sumqx[k];
-                            besti1 = i1;
-                            besti2 = i2;
-                            best_k = k;
-                        }
-                    }
-                }
+            int order_i[kBlockSize];
+            for (int j = 0; j < kBlockSize; ++j) order_i[j] = order[j].i;
+            searches.iq1m_sums(xb, weight, order_i, xp, xm, pair_sumqx, pair_sumq2);
+            const int chosen = searches.best_candidate(detail::kIq1mPairs, 4, detail::kIq1mPairStride, pair_sumqx,
+                                                       pair_sumq2, &best_score, &scale);
+            if (chosen >= 0) {
+                boundary_pair(chosen / 4, kBlockSize, &besti1, &besti2);
+                best_k = chosen % 4;
             }
             if (besti1 < 0 || besti2 < 0 || best_k < 0) {
                 scales[ib] = 0;

@@ -10,8 +10,9 @@
 namespace ws {
 namespace detail {
 
-const GroupSearches kSimd128GroupSearches = {qkx2_groups<8>, qx_groups<8>, q3_groups<8>, iq4_scales_groups<8>,
-                                             iq4_indices_groups<8>};
+const GroupSearches kSimd128GroupSearches = {qkx2_groups<8>,       qx_groups<8>,          q3_groups<8>,
+                                             iq4_scales_groups<8>, iq4_indices_groups<8>, iq1m_sums<8>,
+                                             iq1s_sums<8>,         best_candidate<8>,     grid_neighbour8};
 
 }  // namespace detail
 }  // namespace ws
