@@ -1206,8 +1206,9 @@ TEST_CASE("whitespace runs cost time linear in their length with every pre-token
         ws::VocabTable t = small_gpt2();
         t.pre = name;
         t.bos = t.sep = 7;
-        // Tab and newline as byte-level characters and as themselves (gemma4's symbols), and gemma4's U+2581.
-        for (const char* byte_char : {"\xC4\x89", "\xC4\x8A", "\t", "\n", "\xE2\x96\x81"}) {
+        // Tab and newline as byte-level characters and as themselves (the raw UTF-8 symbols of gemma4 and of the
+        // whitespace pre-tokenizer, which need the space too), and gemma4's U+2581.
+        for (const char* byte_char : {"\xC4\x89", "\xC4\x8A", "\t", "\n", " ", "\xE2\x96\x81"}) {
             t.tokens.push_back(byte_char);
             t.token_types.push_back(1);
         }

@@ -88,8 +88,9 @@ public:
 // A GGUF's tokenizer as it stores it: the tokenizer.ggml.* keys, checked for type and consistent lengths. The same
 // table is what the converter writes (sentencepiece_vocab(), and the Hugging Face conversion).
 struct VocabTable {
-    std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "gemma4", "bert", "t5", "rwkv", "plamo2", "no_vocab", ...
-    std::string pre;    // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
+    // tokenizer.ggml.model: "llama", "gpt2", "gemma4", "bert", "t5", "rwkv", "plamo2", "no_vocab", ...
+    std::string model;
+    std::string pre;  // tokenizer.ggml.pre ("" when absent: llama.cpp's "default")
     std::vector<std::string> tokens;
     std::vector<float> scores;         // empty, or one per token
     std::vector<int32_t> token_types;  // empty, or one per token (TokenKind values)
