@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The table of llama.cpp's BPE pre-tokenizers (src/llama-vocab.cpp of the 2025-02 snapshot c392e50: the regex
 // lists of llm_tokenizer_bpe and the flags llama_vocab::impl::load sets per tokenizer.ggml.pre). The patterns are
-// llama.cpp's own strings, in the syntax of regex.h, run over Unicode code points with Unicode's categories.
-// Known difference: llama.cpp runs a pattern with \p{..} on a "collapsed" text (each code point above U+007F one
-// byte per category) where \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and \p{Lo} all mean \p{L}, and its ASCII list for
-// \p{S} lacks '~'. So llama.cpp does not split "HelloWorld" where youtu's and tiny_aya's patterns say to (this
-// does, as Hugging Face does), and its deepseek-v3-style patterns (deepseek-v3, hunyuan-dense, joyai-llm, hy_v4,
-// spark2_5, afmoe) leave '~' out of [\p{P}\p{S}] ("a~~b": "a", "~", "~b" there; "a", "~~", "b" here).
+// llama.cpp's own strings, in the syntax of regex.h, run over Unicode code points with Unicode's categories as
+// llama.cpp reads them (RegexOptions::llama_categories): it runs a pattern with \p{..} on a "collapsed" text (each
+// code point above U+007F one byte per category) where \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm} and \p{Lo} all mean
+// \p{L}, and its ASCII list for \p{S} lacks '~'. So "HelloWorld" stays whole with youtu's and tiny_aya's patterns
+// (Hugging Face splits it), and the deepseek-v3-style patterns (deepseek-v3, hunyuan-dense, joyai-llm, hy_v4,
+// spark2_5, afmoe) leave '~' out of [\p{P}\p{S}] ("x ~ y": "x", " ", "~", " y", as llama-tokenize gives it;
+// Hugging Face: "x", " ~", " y").
 #include "text/llama_pretokenizers.h"
 
 #include <cstring>
@@ -572,7 +573,9 @@ Status LlamaSplitter::init(const std::vector<const char*>& exprs) {
         } else if (std::strcmp(expr, kTinyAyaDigits) == 0) {
             step.kind = Kind::kTinyAyaDigits;
         } else {
-            Result<Regex> r = Regex::compile(expr);
+            RegexOptions options;
+            options.llama_categories = true;  // \p{..} as llama.cpp reads it (regex.h)
+            Result<Regex> r = Regex::compile(expr, options);
             if (!r.ok()) return make_error(Error::kInternal, r.status().offset, "llama pre-tokenizer regex");
             step.regex = std::move(r).value();
         }

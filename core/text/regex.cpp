@@ -98,6 +98,12 @@ constexpr int kInfinite = -1;
 constexpr int kMaxCount = 1000000;           // counts are clamped here while parsing; the program limit decides
 constexpr size_t kMaxTotalRanges = 1 << 20;  // code point ranges of all the classes of a pattern (8 MB)
 
+// Lu, Ll, Lt, Lm, Lo: \p{L}.
+constexpr UnicodeCategoryMask kLetterCategories =
+    unicode_category_bit(UnicodeCategory::kLu) | unicode_category_bit(UnicodeCategory::kLl) |
+    unicode_category_bit(UnicodeCategory::kLt) | unicode_category_bit(UnicodeCategory::kLm) |
+    unicode_category_bit(UnicodeCategory::kLo);
+
 // The keys (unicode_property_key values) whose category is in `mask`, White_Space or not.
 uint64_t keys_of_categories(UnicodeCategoryMask mask) {
     uint64_t keys = 0;
@@ -135,10 +141,11 @@ public:
         for (uint32_t c = lo; c <= hi && c < 128; ++c) ascii_[c >> 6] |= uint64_t{1} << (c & 63);
         if (hi >= 128) ranges_.push_back({std::max<uint32_t>(lo, 128), hi});
     }
-    void add_keys(uint64_t keys) {
+    // The code points whose property key is in `keys`, except the ASCII code point `except` (128: none).
+    void add_keys(uint64_t keys, uint32_t except = 128) {
         keys_ |= keys;
         for (uint32_t c = 0; c < 128; ++c) {
-            if ((keys >> unicode_property_key(c)) & 1) ascii_[c >> 6] |= uint64_t{1} << (c & 63);
+            if (c != except && ((keys >> unicode_property_key(c)) & 1)) ascii_[c >> 6] |= uint64_t{1} << (c & 63);
         }
     }
     // The complement of a sorted list of disjoint ranges.
@@ -246,8 +253,11 @@ struct Node {
 
 class Parser {
 public:
-    Parser(const std::string& pattern, bool case_insensitive, Program* program)
-        : p_(pattern), icase_(case_insensitive), program_(program) {}
+    Parser(const std::string& pattern, const RegexOptions& options, Program* program)
+        : p_(pattern),
+          icase_(options.case_insensitive),
+          llama_categories_(options.llama_categories),
+          program_(program) {}
 
     Status parse(int* root) {
         *root = parse_alt();
@@ -485,8 +495,14 @@ private:
         }
         UnicodeCategoryMask mask = 0;
         if (!want_script && unicode_category_mask_from_name(name, name_len, &mask)) {
+            uint32_t except = 128;
+            if (llama_categories_) {
+                const UnicodeCategoryMask letters = kLetterCategories;
+                if ((mask & letters) != 0 && (mask & ~letters) == 0) mask = letters;  // \p{Lu} .. \p{Lo}: \p{L}
+                if (!negated) except = '~';
+            }
             const uint64_t keys = keys_of_categories(mask);
-            b->add_keys(negated ? ~keys : keys);
+            b->add_keys(negated ? ~keys : keys, except);
             return true;
         }
         const int script = want_category ? -1 : unicode_script_from_name(name, name_len);
@@ -816,6 +832,7 @@ private:
     const std::string& p_;
     size_t i_ = 0;
     bool icase_;
+    bool llama_categories_;  // RegexOptions::llama_categories
     int depth_ = 0;
     Program* program_;
     std::vector<Node> nodes_;
@@ -1182,7 +1199,7 @@ Result<Regex> Regex::compile(const std::string& pattern, RegexOptions options) {
     Program* prog = new Program;
     Regex re;
     re.program_ = prog;  // owned from here: freed with re on every return
-    Parser parser(pattern, options.case_insensitive, prog);
+    Parser parser(pattern, options, prog);
     int root = -1;
     WS_TRY(parser.parse(&root));
     Compiler compiler(parser.nodes(), prog);

@@ -45,6 +45,11 @@ constexpr int kRegexMaxNesting = 200;        // groups inside groups
 
 struct RegexOptions {
     bool case_insensitive = false;  // as if the whole pattern were in (?i: )
+    // \p{..} as llama.cpp's unicode_regex_split reads it in a pre-tokenizer pattern (it runs such a pattern over a
+    // "collapsed" text, one byte per category, with its own ASCII list per category): \p{Lu}, \p{Ll}, \p{Lt},
+    // \p{Lm} and \p{Lo} mean any letter, and U+007E '~' is in no category (its ASCII list for \p{S} is
+    // "$+<=>^`|"). Elsewhere llama.cpp's reading is Unicode's. For the GGUF tokenizer's patterns only.
+    bool llama_categories = false;
 };
 
 struct RegexMatch {

@@ -7,8 +7,13 @@
 // applied as unicode_regex_split() does: each inside the pieces of the last, the gaps between matches are pieces
 // too (an empty match cuts the gap before it), empty pieces are dropped. The patterns are copied here from
 // llama.cpp, not from weightstream's table, so that the two are independent. Modes:
-//   "onig": the pattern as Hugging Face's Oniguruma (and llama.cpp's collapsed std::regex) read it, rewritten to
-//           JavaScript by regex_oracle.mjs's translate() (\s is White_Space, ...);
+//   "collapsed": a pattern with \p{..}, run as unicode_regex_split() runs it: over the "collapsed" text (each code
+//           point above U+007F one character per category, White_Space as \v) with each \p{..} rewritten to its
+//           collapsed character and llama.cpp's ASCII list for the category (k_ucat_map: no '~' in \p{S};
+//           \p{Lu} .. \p{Lo} are letters), the rest of the pattern as is: std::regex's ECMAScript grammar is
+//           JavaScript's, so V8 without the u flag runs it as std::regex does;
+//   "onig": the pattern as Hugging Face's Oniguruma reads it, rewritten to JavaScript by regex_oracle.mjs's
+//           translate() (\s is White_Space, ...);
 //   "js":   the pattern as is: llama.cpp runs it with std::wregex in the C locale, whose \d and \b are ASCII, as
 //           JavaScript's are (superbpe's and tiny_aya's digit patterns);
 //   "emulated": a JavaScript pattern for what one of llama.cpp's hand-written splitters (src/unicode.cpp) does,
@@ -45,12 +50,12 @@ const PRE = {
                 "\\u0E80-\\u0EFF\\u1780-\\u17FF\\u1000-\\u109F\\uAA60-\\uAA7F\\uA9E0-\\uA9FF\\uAC00-\\uD7AF\\u1100-\\u11FF]+",
         ],
         [
-            "onig",
+            "collapsed",
             "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
         ],
     ],
     superbpe: [
-        ["onig", "\\p{N}+"],
+        ["collapsed", "\\p{N}+"],
         ["js", "(?=(\\d{3})+(?!\\d))"],
     ],
     // llama.cpp's \d{1,3}(?=(?:\d{3})*\b) as libstdc++ runs it: at the start of the text its first attempt has no
@@ -63,21 +68,24 @@ const PRE = {
             "^\\d{3}(?=\\d)|^\\d{1,3}(?=[A-Za-z_])|^\\d{1,2}(?=\\d(?![0-9A-Za-z_]))|(?!^)\\d{1,3}(?=(?:\\d{3})*\\b)",
         ],
         [
-            "onig",
+            "collapsed",
             "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
         ],
     ],
     spark2_5: [
-        ["onig", "\\p{N}{1,3}"],
+        ["collapsed", "\\p{N}{1,3}"],
         ["onig", "[\\u4E00-\\u9FA5\\u3040-\\u309F\\u30A0-\\u30FF]+"],
         [
-            "onig",
+            "collapsed",
             "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
         ],
-        ["onig", "\\p{N}"],
+        ["collapsed", "\\p{N}"],
     ],
     ufakzeka: [
-        ["onig", "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"],
+        [
+            "collapsed",
+            "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        ],
     ],
 };
 
@@ -97,10 +105,60 @@ const EXTRA = [
     "2024年1月15日 第123456号 ১২৩ 12ab 12 ab 12_ab",
 ];
 
+// unicode_regex_split's collapsed text and patterns (src/unicode.cpp): category -> its character and ASCII list.
+const COLLAPSED = {
+    N: ["\uE001", "0-9"],
+    L: ["\uE002", "A-Za-z"],
+    P: ["\uE003", "!-#%-*,-/:-;?-@\\[-\\]_\\{\\}"],
+    M: ["\uE004", ""],
+    S: ["\uE005", "\\$\\+<->\\^`\\|"],
+};
+for (const sub of ["Lu", "Ll", "Lt", "Lm", "Lo"]) COLLAPSED[sub] = COLLAPSED.L;
+const WHITE_SPACE = new RegExp(`[${WS}]`, "u");
+const CATEGORY = Object.entries({ N: /\p{N}/u, L: /\p{L}/u, P: /\p{P}/u, M: /\p{M}/u, S: /\p{S}/u });
+
+// The collapsed text: one UTF-16 unit per code point of text, and at[k] the UTF-16 index in text of unit k.
+function collapse(text) {
+    let s = "";
+    const at = [];
+    for (let k = 0; k < text.length;) {
+        const cp = text.codePointAt(k);
+        const ch = String.fromCodePoint(cp);
+        at.push(k);
+        if (cp < 128) s += ch;
+        else if (WHITE_SPACE.test(ch)) s += "\v";
+        else s += String.fromCharCode(0xe000 + (CATEGORY.findIndex(([, re]) => re.test(ch)) + 1));
+        k += ch.length;
+    }
+    at.push(text.length);
+    return { s, at };
+}
+
+// A pattern as unicode_regex_split() rewrites it for the collapsed text.
+function collapsePattern(pattern) {
+    let out = "";
+    let inside = false;
+    for (let i = 0; i < pattern.length; ++i) {
+        const c = pattern[i];
+        if (c === "[" && pattern[i - 1] !== "\\") inside = true;
+        else if (c === "]" && inside && pattern[i - 1] !== "\\") inside = false;
+        const m = c === "\\" ? /^\\p\{(L[ultmo]?|N|P|M|S)\}/.exec(pattern.slice(i)) : null;
+        if (!m) {
+            out += c;
+            continue;
+        }
+        const [ch, ascii] = COLLAPSED[m[1]];
+        out += inside ? ch + ascii : `[${ch}${ascii}]`;
+        i += m[0].length - 1;
+    }
+    return out;
+}
+
 const read = (name) => JSON.parse(readFileSync(join(data, name), "utf8"));
 const texts = [...read("regex_texts.json"), ...read("tokenizer_corpus.json"), ...EXTRA];
 
 function compile([mode, pattern]) {
+    if (mode === "collapsed") return { collapsed: new RegExp(collapsePattern(pattern), "g") };
     return new RegExp(mode === "onig" ? translate(pattern) : pattern, "gu");
 }
 
@@ -111,13 +169,16 @@ function split(text, steps) {
         const next = [];
         for (const [b, e] of pieces) {
             const sub = text.slice(b, e);
+            // A collapsed step matches over the collapsed piece; its ends map back to the text.
+            const { s, at } = re.collapsed ? collapse(sub) : { s: sub, at: null };
+            const to = (k) => b + (at ? at[k] : k);
             let gap = 0;
-            for (const m of sub.matchAll(re)) {
-                if (m.index > gap) next.push([b + gap, b + m.index]);
-                if (m[0].length > 0) next.push([b + m.index, b + m.index + m[0].length]);
+            for (const m of s.matchAll(re.collapsed ?? re)) {
+                if (m.index > gap) next.push([to(gap), to(m.index)]);
+                if (m[0].length > 0) next.push([to(m.index), to(m.index + m[0].length)]);
                 gap = m.index + m[0].length;
             }
-            if (gap < sub.length) next.push([b + gap, e]);
+            if (gap < s.length) next.push([to(gap), e]);
         }
         pieces = next;
     }
