@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/copy_piece.h"
+#include "ops/look_ahead.h"
 #include "ops/row_encoder.h"
 #include "weightstream/dequant.h"
 #include "weightstream/gguf_writer.h"
@@ -205,14 +206,8 @@ bool ConvertJob::next(JobStep* step) {
     } else if (at_.step == Step::kPadding) {
         zeros_.assign(static_cast<size_t>(plan_.tensors[at_.k].padding), 0);
     }
-    // The next step that reads something, for the driver to read while this one runs: the same moves from a copy
-    // of where the job is.
-    const Position now = at_;
-    JobStep after;
-    while (advance(&after) && after.inputs.empty()) {
-    }
-    step->next_inputs = std::move(after.inputs);
-    at_ = now;
+    // For the driver to read while this step runs.
+    step->next_inputs = next_reading_inputs(&at_, [this](JobStep* s) { return advance(s); });
     return true;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ops/copy_piece.h"
+#include "ops/look_ahead.h"
 #include "ops/row_encoder.h"
 #include "weightstream/convert_job.h"
 #include "weightstream/hf_names.h"
@@ -220,14 +221,8 @@ bool QuantizeJob::next(JobStep* step) {
     } else if (at_.step == Step::kPadding) {
         zeros_.assign(static_cast<size_t>(plan_.layout.tensor_padding[at_.k]), 0);
     }
-    // The next step that reads something, for the driver to read while this one runs: the same moves from a copy
-    // of where the job is.
-    const Position now = at_;
-    JobStep after;
-    while (advance(&after) && after.inputs.empty()) {
-    }
-    step->next_inputs = std::move(after.inputs);
-    at_ = now;
+    // For the driver to read while this step runs.
+    step->next_inputs = next_reading_inputs(&at_, [this](JobStep* s) { return advance(s); });
     return true;
 }
 
