@@ -215,9 +215,9 @@ public:
         if (!wanted.empty() && std::equal(wanted.begin(), wanted.end(), ranges_.begin(), ranges_.end(), same)) return;
         join();
         ranges_ = std::move(wanted);
+        fetched_ = 0;  // before any return: take() reads ranges_[0, fetched_)
         if (ranges_.empty()) return;
         if (bytes_.size() < ranges_.size()) bytes_.resize(ranges_.size());
-        fetched_ = 0;
         thread_ = std::thread([this] {
             LoadError ignored;  // the read in order says why
             while (fetched_ < ranges_.size() &&
