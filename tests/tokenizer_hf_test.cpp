@@ -668,7 +668,7 @@ TEST_CASE("large texts tokenize in time linear in their size") {
 }
 
 TEST_CASE("whitespace runs cost time linear in their length in the five npm tokenizers") {
-    // 1 MiB against 256 KiB of spaces, of "\n \n " and of tabs (the Split regexes' \s*[\r\n]+ and \s+(?!\S)
+    // 1 MiB against 64 KiB of spaces, of "\n \n " and of tabs (the Split regexes' \s*[\r\n]+ and \s+(?!\S)
     // alternatives, Metaspace's runs of U+2581, ByteLevel's), with and without the template's tokens.
     for (const char* name : {"llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"}) {
         const auto tok = load(model_dir(name));
@@ -680,8 +680,8 @@ TEST_CASE("whitespace runs cost time linear in their length in the five npm toke
                     REQUIRE(!ids.empty());
                 },
                 unit);
-            INFO(name << " unit " << nlohmann::json(unit).dump() << ": 4x the text took " << growth << "x the time");
-            CHECK(growth < 6.0);
+            INFO(name << " unit " << nlohmann::json(unit).dump() << ": 16x the text took " << growth << "x the time");
+            CHECK(growth < 48.0);
         }
     }
 }

@@ -53,8 +53,10 @@ inline ws::TensorInfo tensor(const std::string& name, ws::DType t, std::vector<i
 }
 
 // How a run's cost grows with its text: the CPU seconds `run` takes on `unit` repeated to 1 MiB over those on
-// 256 KiB. Linear work gives ~4, quadratic ~16. CPU time of this thread, the fastest of a few runs: the machine is
-// shared, and a wall clock counts the time other processes hold the cores.
+// 64 KiB. Linear work gives ~16 (up to ~30 when the small run's memory stays in the cache and the large run's does
+// not), quadratic ~256: a 16x step keeps the two apart, where a 4x step's 4-8x (linear) and 16x (quadratic) came
+// within a busy machine's noise. CPU time of this thread, the fastest of a few runs: the machine is shared, and a
+// wall clock counts the time other processes hold the cores.
 inline double time_growth(const std::function<void(const std::string&)>& run, const std::string& unit) {
     auto text_of = [&](size_t n) {
         std::string text;
@@ -72,11 +74,11 @@ inline double time_growth(const std::function<void(const std::string&)>& run, co
         return cpu_seconds() - t0;
     };
     // glibc gives blocks over its mmap threshold fresh pages each time, and moves the threshold up to the size of
-    // what was freed (up to 32 MiB): a 256 KiB run after a 1 MiB one found its memory faulted in already, the
+    // what was freed (up to 32 MiB): a small run after a 1 MiB one found its memory faulted in already, the
     // 1 MiB run never did, and the page faults alone doubled the ratio. Keep every block in the heap meanwhile.
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    const std::string small_text = text_of(size_t(256) << 10), large_text = text_of(size_t(1) << 20);
+    const std::string small_text = text_of(size_t(64) << 10), large_text = text_of(size_t(1) << 20);
     double small = 1e30, large = 1e30;
     for (int i = 0; i < 3; ++i) {
         small = std::min(small, seconds(small_text));
