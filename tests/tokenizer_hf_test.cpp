@@ -1006,6 +1006,10 @@ TEST_CASE("the CTC decoder as the Rust crate's tests say") {
     const auto raw =
         decoder_of(R"({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": false})");
     CHECK(decode_tokens(*raw, V{"h", "h", "<pad>", "|", "w", "<pad>", " ."}) == "h|w .");
+    // The WordPiece decoder's cleanup is the same function in the crate: " do not" -> " don't" there too (its Node
+    // binding gives this).
+    const auto wordpiece = decoder_of(R"({"type": "WordPiece", "prefix": "##", "cleanup": true})");
+    CHECK(decode_tokens(*wordpiece, V{"x", "x do not", " ."}) == "x x don't .");
     // Empty strings as Rust's str::replace takes them: an empty pad removes nothing, an empty delimiter puts a
     // space at every character boundary of a token.
     const auto empty = decoder_of(R"({"type": "CTC", "pad_token": "", "word_delimiter_token": "", "cleanup": true})");
