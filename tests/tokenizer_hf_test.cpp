@@ -1006,6 +1006,12 @@ TEST_CASE("the CTC decoder as the Rust crate's tests say") {
     const auto raw =
         decoder_of(R"({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": false})");
     CHECK(decode_tokens(*raw, V{"h", "h", "<pad>", "|", "w", "<pad>", " ."}) == "h|w .");
+    // A token alone (what each id shows): the pad is no text, the delimiter a space.
+    std::string shown;
+    REQUIRE(ctc->token_text(vocab.at("<pad>").get<int32_t>(), &shown).ok());
+    REQUIRE(ctc->token_text(vocab.at("|").get<int32_t>(), &shown).ok());
+    REQUIRE(ctc->token_text(vocab.at("a<pad>b").get<int32_t>(), &shown).ok());
+    CHECK(shown == " ab");
     // The WordPiece decoder's cleanup is the same function in the crate: " do not" -> " don't" there too (its Node
     // binding gives this).
     const auto wordpiece = decoder_of(R"({"type": "WordPiece", "prefix": "##", "cleanup": true})");
