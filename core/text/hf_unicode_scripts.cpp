@@ -9,7 +9,8 @@
 //   - Unicode changed the script since 9.0: U+0589 (Armenian, was Common), U+061C (Arabic, was Common), U+0953 and
 //     U+0954 (Inherited, were Devanagari): scripts.rs says the old value.
 // So the script here is Scripts.txt's for the code points of age 9.0 or older, those four as in 9.0, and Any
-// otherwise.
+// otherwise. The four are what Scripts.txt 15.0 (Debian 12's unicode-data) changed since 9.0: when the data moves
+// to a later version, compare scripts.rs with the new table again, as was done for this one.
 #include "text/hf_components.h"
 #include "weightstream/unicode.h"
 
