@@ -6,7 +6,8 @@ time (core/CMakeLists.txt); nothing it writes is committed.
 
 Inputs: UnicodeData.txt (general category, simple case mappings, combining classes, decompositions),
 PropList.txt (White_Space), CaseFolding.txt (simple case folding, for case-insensitive regex matching),
-Scripts.txt (\\p{Han} ...), DerivedNormalizationProps.txt (Full_Composition_Exclusion).
+Scripts.txt (\\p{Han} ...), DerivedNormalizationProps.txt (Full_Composition_Exclusion), DerivedAge.txt (the
+version that assigned each code point).
 
 Outputs (see unicode_tables.h for the declarations):
   kUnicodeStage1 / kUnicodeStage2  two-stage table, one byte per code point: the general category
@@ -14,6 +15,8 @@ Outputs (see unicode_tables.h for the declarations):
   kUnicodeLower / Upper / Title    sorted (code point, mapping) pairs: UnicodeData.txt fields 13, 12, 14
   kUnicodeFold                     sorted (code point, folded) pairs: CaseFolding.txt statuses C and S
   kUnicodeScriptNames, kUnicodeScriptRanges  sorted (first, last, script index) from Scripts.txt
+  kUnicodeAgeAtMost9Ranges         sorted (first, last), adjacent ones merged: the code points DerivedAge.txt dates
+                                   9.0 or earlier (Hugging Face's UnicodeScripts knows Unicode 9.0's scripts only)
 and, in the second output (--norm-out, unicode_norm_tables.cpp: only what normalizes links it):
   kCccRanges                       (first, last, canonical combining class) where it is not 0
   kDecompositions / kDecompositionPool  per code point with a decomposition, its full (recursive) canonical and
@@ -112,6 +115,17 @@ def main():
         script_ranges.append((a, b, script_names.index(fields[1])))
     script_ranges.sort()
 
+    # Ages never change once given, so a later DerivedAge.txt gives the same ranges.
+    age9_ranges = []
+    for fields in sorted(data_lines(ucd("DerivedAge.txt")), key=lambda f: cp_range(f[0])):
+        a, b = cp_range(fields[0])
+        if tuple(int(x) for x in fields[1].split(".")) > (9, 0):
+            continue
+        if age9_ranges and age9_ranges[-1][1] == a - 1:
+            age9_ranges[-1][1] = b
+        else:
+            age9_ranges.append([a, b])
+
     exclusions = set()
     for fields in data_lines(ucd("DerivedNormalizationProps.txt")):
         if fields[1] == "Full_Composition_Exclusion":
@@ -188,6 +202,9 @@ def main():
     out.append("const ScriptRange kScriptRanges[%d] = {\n%s\n};" %
                (len(script_ranges), rows(script_ranges, 4, lambda r: "{0x%x, 0x%x, %d}" % r)))
     out.append("const size_t kScriptRangeCount = %d;" % len(script_ranges))
+    out.append("const CodePointRange kAgeAtMost9Ranges[%d] = {\n%s\n};" %
+               (len(age9_ranges), rows(age9_ranges, 6, lambda r: "{0x%x, 0x%x}" % tuple(r))))
+    out.append("const size_t kAgeAtMost9RangeCount = %d;" % len(age9_ranges))
     out.append("\n}  // namespace unicode_tables\n}  // namespace ws")
     write(args.out, "\n".join(out) + "\n")
 

@@ -87,6 +87,22 @@ nlohmann::json run_oracle(const std::string& dir, const std::string& texts, cons
 
 const char* const kModels[] = {"llama3", "qwen3", "gemma3", "deepseek_v3", "llama2"};
 
+// The pieces a pre-tokenizer cuts text into, through a WordLevel model over exactly the expected pieces: a piece
+// split differently comes out as [UNK].
+std::vector<std::string> pieces_of(const std::string& pre_tokenizer, const std::string& text,
+                                   const std::vector<std::string>& expected) {
+    nlohmann::json vocab = {{"[UNK]", 0}};
+    for (const std::string& p : expected) {
+        if (!vocab.contains(p)) vocab[p] = int(vocab.size());
+    }
+    const nlohmann::json tok = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+                                {"pre_tokenizer", nlohmann::json::parse(pre_tokenizer)}};
+    const auto t = must_load_text(tok.dump());
+    std::vector<std::string> got;
+    for (int32_t id : ids_of(*t, text, false)) got.emplace_back(t->piece(id));
+    return got;
+}
+
 }  // namespace
 
 TEST_CASE("the five npm tokenizer.json files give @huggingface/tokenizers' ids and decodings on a varied corpus") {
@@ -736,8 +752,8 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
                  "a\x01\x7f\tb\n\u2581c\xE2\x80\x8B"
                  "d",
                  false) == std::vector<int32_t>{1});
-    CHECK(what(load_text(with(R"("pre_tokenizer": {"type": "UnicodeScripts"})"))) == "pre_tokenizer.UnicodeScripts");
-    CHECK(what(load_text(with(R"("decoder": {"type": "CTC"})"))) == "decoder.CTC");
+    CHECK(what(load_text(with(R"("pre_tokenizer": {"type": "Fancy"})"))) == "pre_tokenizer.type");
+    CHECK(what(load_text(with(R"("decoder": {"type": "Fancy"})"))) == "decoder.type");
     CHECK(what(load_text(with(R"("post_processor": {"type": "Fancy"})"))) == "post_processor.type");
     CHECK(what(load_text(R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})")) ==
           "model.dropout");
@@ -770,20 +786,6 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
 }
 
 TEST_CASE("pre-tokenizers split as the Rust crate's own tests say (behaviours the JavaScript port lacks)") {
-    // A WordLevel model over exactly the expected pieces: a piece split differently comes out as [UNK].
-    auto pieces_of = [](const std::string& pre_tokenizer, const std::string& text,
-                        const std::vector<std::string>& expected) {
-        nlohmann::json vocab = {{"[UNK]", 0}};
-        for (const std::string& p : expected) {
-            if (!vocab.contains(p)) vocab[p] = int(vocab.size());
-        }
-        const nlohmann::json tok = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
-                                    {"pre_tokenizer", nlohmann::json::parse(pre_tokenizer)}};
-        const auto t = must_load_text(tok.dump());
-        std::vector<std::string> got;
-        for (int32_t id : ids_of(*t, text, false)) got.emplace_back(t->piece(id));
-        return got;
-    };
     auto split = [](const char* behavior) {
         return std::string(R"({"type": "Split", "pattern": {"String": "-"}, "invert": false, "behavior": ")") +
                behavior + "\"}";
@@ -848,6 +850,194 @@ TEST_CASE("pre-tokenizers split as the Rust crate's own tests say (behaviours th
                           "?"};
     CHECK(pieces_of(R"({"type": "ByteLevel", "add_prefix_space": true, "use_regex": true})",
                     "Hello my friend, how is your day going?", byte_level) == byte_level);
+}
+
+TEST_CASE("UnicodeScripts splits as the Rust crate (its tests, and multi-script text read from its code)") {
+    using V = std::vector<std::string>;
+    const std::string scripts = R"({"type": "UnicodeScripts"})";
+    // tokenizers/src/pre_tokenizers/unicode_scripts/pre_tokenizer.rs, tests basic and
+    // spaces_are_included_in_every_script: Hiragana is Han; 。 is Common; a space joins the piece it ends.
+    const V basic = {"どこで生れ", "。", "Yes"};
+    CHECK(pieces_of(scripts, "どこで生れ。Yes", basic) == basic);
+    const V spaces = {"Apples are ", "りんご 林檎"};
+    CHECK(pieces_of(scripts, "Apples are りんご 林檎", spaces) == spaces);
+    // Its test_unicode_script: 京 太 い グ ー are Han, a A Latin, 0 $ @ - Common.
+    const V fixed = {"京太いグー", "aA", "0$@-"};
+    CHECK(pieces_of(scripts, "京太いグーaA0$@-", fixed) == fixed);
+    // Read from the code, and the splits the crate itself gives (its Node binding, npm tokenizers 0.23.2,
+    // PreTokenizer.preTokenizeString) for every text below: a piece starts at each character whose script is neither
+    // Any nor the last one seen.
+    // Latin, Cyrillic, Common digits; Han, Katakana and Hiragana are one script; 😀 (Unicode 6.1) is Common; 🥰
+    // (Unicode 11) is not in the crate's Unicode 9.0 table: Any, it joins like the space; x is Latin after Common.
+    const V mixed = {"Hello ", "Привет ", "123 ", "世界カタカナひらがな", "😀 🥰", "x"};
+    CHECK(pieces_of(scripts, "Hello Привет 123 世界カタカナひらがな😀 🥰x", mixed) == mixed);
+    // Any characters before a piece's first other one belong to no piece: dropped, as the crate's split ranges
+    // start at that character (text of spaces only gives no piece).
+    const V leading = {"ab ", "ｶ", "ｰ"};  // halfwidth ｰ (U+FF70) is Common: only U+30FC is made Han
+    CHECK(pieces_of(scripts, "  ab ｶｰ", leading) == leading);
+    CHECK(pieces_of(scripts, "   ", V{}).empty());
+    // A combining mark is Inherited, a script of its own in the table.
+    const V marks = {"e", "\xCC\x81"};
+    CHECK(pieces_of(scripts, "e\xCC\x81", marks) == marks);
+    // Where the table (Unicode 9.0) and Scripts.txt 15.0 differ: U+0589 was Common (15.0: Armenian), U+0953 was
+    // Devanagari (15.0: Inherited); Han extension G (U+30000, Unicode 13) and Nushu (U+1B170, Unicode 10) are Any,
+    // extension B (U+20000, Unicode 3.1) Han.
+    const V armenian = {"ա", "։"};
+    CHECK(pieces_of(scripts, "ա։", armenian) == armenian);
+    const V arabic = {"\xD8\x9C", "ا"};  // U+061C, the Arabic letter mark: Common in 9.0 (15.0: Arabic)
+    CHECK(pieces_of(scripts, "\xD8\x9Cا", arabic) == arabic);
+    const V devanagari = {"क॓"};
+    CHECK(pieces_of(scripts, "क॓", devanagari) == devanagari);
+    const V newer = {"a𰀀𛅰", "𠀀"};
+    CHECK(pieces_of(scripts, "a𰀀𛅰𠀀", newer) == newer);
+    // After another pre-tokenizer: each piece on its own.
+    const V sequence = {"a", "б", "c"};
+    CHECK(
+        pieces_of(R"({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "UnicodeScripts"}]})",
+                  "aб c", sequence) == sequence);
+}
+
+TEST_CASE("FixedLength cuts pieces of `length` characters as the Rust crate's tests say") {
+    using V = std::vector<std::string>;
+    // tokenizers/src/pre_tokenizers/fixed_length.rs, tests basic, custom_length and utf8_characters.
+    const V five = {"Hello", " worl", "d"};
+    CHECK(pieces_of(R"({"type": "FixedLength", "length": 5})", "Hello world", five) == five);
+    CHECK(pieces_of(R"({"type": "FixedLength"})", "Hello world", five) == five);  // 5 when absent
+    CHECK(pieces_of(R"({"type": "FixedLength", "length": 5})", "Short", V{"Short"}) == V{"Short"});
+    CHECK(pieces_of(R"({"type": "FixedLength", "length": 5})", "", V{}).empty());
+    const V three = {"Hel", "lo ", "wor", "ld"};
+    CHECK(pieces_of(R"({"type": "FixedLength", "length": 3})", "Hello world", three) == three);
+    const V emoji = {"Hel", "lo ", "👋 w", "orl", "d"};  // characters, not bytes (nor UTF-16 units)
+    CHECK(pieces_of(R"({"type": "FixedLength", "length": 3})", "Hello 👋 world", emoji) == emoji);
+    // Any usize: a length past the piece keeps it whole (the crate's Node binding, npm tokenizers 0.23.2, gives the
+    // same; it also refuses each length of the loop at the end, and aborts the process on 0 and a non-empty text).
+    CHECK(pieces_of(R"({"type": "FixedLength", "length": 18446744073709551615})", "Hello world", V{"Hello world"}) ==
+          V{"Hello world"});
+    // Each piece of the pre-tokenizer before on its own.
+    const V sequence = {"ab", "c", "de", "fg", "h"};
+    CHECK(
+        pieces_of(
+            R"({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "FixedLength", "length": 2}]})",
+            "abc defgh", sequence) == sequence);
+    // What the crate cannot load (null, negative, fractional, a string, past 2^64) or panics on (0): bad_json.
+    auto code = [](const ws::Status& s) { return std::string(ws::error_name(s.code)); };
+    auto what = [](const ws::Status& s) { return std::string(s.what); };
+    const std::string wordlevel = R"({"model": {"type": "WordLevel", "unk_token": "?", "vocab": {"?": 0}}, )";
+    for (const char* length : {"0", "-1", "2.5", "5.0", "\"5\"", "null", "18446744073709551616", "1e30"}) {
+        INFO(length);
+        const ws::Status s =
+            load_text(wordlevel + R"("pre_tokenizer": {"type": "FixedLength", "length": )" + length + "}}");
+        CHECK(code(s) == "bad_json");
+        CHECK(what(s) == "pre_tokenizer.FixedLength.length");
+    }
+}
+
+TEST_CASE("the CTC decoder as the Rust crate's tests say") {
+    nlohmann::json vocab = {{"[UNK]", 0}, {"<pad>", 1}, {"|", 2}, {" .", 3}, {"a<pad>b", 4}, {"x do not", 5}};
+    for (char c = 'A'; c <= 'Z'; ++c) vocab[std::string(1, c)] = int(vocab.size());
+    for (char c = 'a'; c <= 'z'; ++c) vocab[std::string(1, c)] = int(vocab.size());
+    auto decoder_of = [&](const std::string& decoder) {
+        const nlohmann::json tok = {{"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+                                    {"decoder", nlohmann::json::parse(decoder)}};
+        return must_load_text(tok.dump());
+    };
+    auto decode_tokens = [&](const ws::Tokenizer& t, const std::vector<std::string>& tokens) {
+        std::vector<int32_t> ids;
+        for (const std::string& token : tokens) ids.push_back(vocab.at(token).get<int32_t>());
+        return text_of(t, ids);
+    };
+    // The tokens of a text written with spaces between them, decoded.
+    auto decode = [&](const ws::Tokenizer& t, const std::string& tokens) {
+        std::vector<std::string> split;
+        for (size_t at = 0; at <= tokens.size();) {
+            size_t end = tokens.find(' ', at);
+            if (end == std::string::npos) end = tokens.size();
+            split.push_back(tokens.substr(at, end - at));
+            at = end + 1;
+        }
+        return decode_tokens(t, split);
+    };
+    const auto ctc =
+        decoder_of(R"({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": true})");
+    // tokenizers/src/decoders/ctc.rs, tests handmade_sample, handmade_with_delimiter_sample, librispeech_sample and
+    // another_librispeech_sample (its token lists, joined as Tokenizer::decode joins them).
+    CHECK(decode(*ctc, "<pad> <pad> h e e l l <pad> l o o o <pad>") == "hello");
+    CHECK(decode(*ctc,
+                 "<pad> <pad> h e e l l <pad> l o o o <pad> <pad> | <pad> w o o o r <pad> <pad> l l d <pad> <pad> "
+                 "<pad> <pad>") == "hello world");
+    CHECK(decode(*ctc,
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> A | | <pad> M "
+                 "<pad> <pad> <pad> <pad> A <pad> <pad> N <pad> <pad> <pad> | | | <pad> <pad> <pad> <pad> S <pad> "
+                 "<pad> <pad> A I <pad> D D | | T T <pad> O <pad> | | T H E E | | | <pad> U U <pad> N N <pad> I <pad> "
+                 "<pad> V <pad> <pad> <pad> E R R <pad> <pad> <pad> S E E | | <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> S S "
+                 "<pad> <pad> <pad> <pad> I <pad> R R <pad> <pad> | | | <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> I <pad> <pad> <pad> | "
+                 "<pad> <pad> <pad> E X <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> I <pad> S <pad> "
+                 "<pad> T <pad> <pad> | | <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad>") ==
+          "A MAN SAID TO THE UNIVERSE SIR I EXIST ");
+    CHECK(decode(*ctc,
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> H <pad> I <pad> S S | | <pad> <pad> <pad> I N <pad> <pad> S <pad> T T "
+                 "<pad> <pad> A N C C T <pad> | | | | | <pad> <pad> <pad> <pad> P <pad> <pad> <pad> <pad> A <pad> "
+                 "<pad> N N N <pad> <pad> I <pad> C <pad> <pad> | | <pad> W <pad> <pad> A S <pad> | | <pad> <pad> "
+                 "<pad> F <pad> <pad> O L <pad> <pad> L L O O W E E D | | <pad> B <pad> <pad> <pad> Y <pad> | | | A | "
+                 "| <pad> S S S <pad> M M <pad> <pad> <pad> A L L <pad> <pad> <pad> <pad> L <pad> | | | <pad> <pad> "
+                 "<pad> <pad> S H H <pad> <pad> <pad> <pad> A R R <pad> <pad> P <pad> <pad> | <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> B <pad> <pad> L L <pad> <pad> <pad> <pad> <pad> O W W <pad> "
+                 "<pad> | | | <pad> <pad> <pad> <pad> <pad> <pad> <pad> H <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "I G H H | | <pad> <pad> O N <pad> | | H <pad> I S S | | <pad> <pad> C H H <pad> <pad> <pad> E <pad> "
+                 "S S <pad> T T <pad> <pad> | | | <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> <pad> "
+                 "<pad>") == "HIS INSTANCT PANIC WAS FOLLOWED BY A SMALL SHARP BLOW HIGH ON HIS CHEST ");
+    // Read from its code, and what the crate itself (the Node binding, npm tokenizers 0.23.2, Decoder.decode) gives
+    // for the same tokens: runs of equal tokens are merged before pads go, so a pad keeps a doubled letter; the pad
+    // is removed inside a token too; cleanup is WordPiece's, token by token (" ." alone becomes ".", " " then "."
+    // stays), with " do not" -> " don't"; without cleanup the delimiter stays.
+    using V = std::vector<std::string>;
+    CHECK(decode(*ctc, "a a <pad> a") == "aa");
+    CHECK(decode(*ctc, "a<pad>b a<pad>b") == "ab");
+    CHECK(decode_tokens(*ctc, V{"x", "|", " ."}) == "x .");
+    CHECK(decode_tokens(*ctc, V{"x", " ."}) == "x.");
+    CHECK(decode_tokens(*ctc, V{"x", "|", "x do not"}) == "x x don't");
+    const auto raw =
+        decoder_of(R"({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": false})");
+    CHECK(decode_tokens(*raw, V{"h", "h", "<pad>", "|", "w", "<pad>", " ."}) == "h|w .");
+    // A token alone (what each id shows): the pad is no text, the delimiter a space.
+    std::string shown;
+    REQUIRE(ctc->token_text(vocab.at("<pad>").get<int32_t>(), &shown).ok());
+    REQUIRE(ctc->token_text(vocab.at("|").get<int32_t>(), &shown).ok());
+    REQUIRE(ctc->token_text(vocab.at("a<pad>b").get<int32_t>(), &shown).ok());
+    CHECK(shown == " ab");
+    // The WordPiece decoder's cleanup is the same function in the crate: " do not" -> " don't" there too (its Node
+    // binding gives this).
+    const auto wordpiece = decoder_of(R"({"type": "WordPiece", "prefix": "##", "cleanup": true})");
+    CHECK(decode_tokens(*wordpiece, V{"x", "x do not", " ."}) == "x x don't .");
+    // Empty strings as Rust's str::replace takes them: an empty pad removes nothing, an empty delimiter puts a
+    // space at every character boundary of a token.
+    const auto empty = decoder_of(R"({"type": "CTC", "pad_token": "", "word_delimiter_token": "", "cleanup": true})");
+    CHECK(decode(*empty, "a<pad>b <pad>") == " a < p a d > b  < p a d > ");
+    // Fields the crate requires.
+    auto code = [](const ws::Status& s) { return std::string(ws::error_name(s.code)); };
+    auto what = [](const ws::Status& s) { return std::string(s.what); };
+    const std::string wordlevel = R"({"model": {"type": "WordLevel", "unk_token": "?", "vocab": {"?": 0}}, )";
+    const char* const broken[][2] = {
+        {R"({"type": "CTC", "word_delimiter_token": "|", "cleanup": true})", "decoder.CTC.pad_token"},
+        {R"({"type": "CTC", "pad_token": 0, "word_delimiter_token": "|", "cleanup": true})", "decoder.CTC.pad_token"},
+        {R"({"type": "CTC", "pad_token": "<pad>", "cleanup": true})", "decoder.CTC.word_delimiter_token"},
+        {R"({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|"})", "decoder.CTC.cleanup"},
+        {R"({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": "yes"})",
+         "decoder.CTC.cleanup"},
+    };
+    for (const auto& b : broken) {
+        INFO(b[0]);
+        const ws::Status s = load_text(wordlevel + R"("decoder": )" + b[0] + "}");
+        CHECK(code(s) == "bad_json");
+        CHECK(what(s) == b[1]);
+    }
 }
 
 TEST_CASE("added tokens: single_word, lstrip, rstrip, normalized, as AddedVocabulary matches them") {

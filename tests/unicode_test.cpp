@@ -5,6 +5,7 @@
 #include "weightstream/unicode.h"
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -125,6 +126,40 @@ TEST_CASE("unicode property and script names") {
                               [&](uint32_t first, uint32_t last) { has_4e00 |= first <= 0x4E00 && 0x4E00 <= last; });
     CHECK(has_4e00);
     CHECK(ws::unicode_script_from_name("Klingon", 7) == -1);
+    // Scripts.txt 15.0's lines, at both ends of its ranges.
+    auto script = [](const char* name) { return ws::unicode_script_from_name(name, std::strlen(name)); };
+    CHECK(ws::unicode_script(0x0000) == script("Common"));    // 0000..001F Common
+    CHECK(ws::unicode_script('A') == script("Latin"));        // 0041..005A
+    CHECK(ws::unicode_script(0x4E00) == han);                 // 4E00..9FFF
+    CHECK(ws::unicode_script(0x3042) == script("Hiragana"));  // 3041..3096
+    CHECK(ws::unicode_script(0x30FC) == script("Common"));    // the prolonged sound mark: Common
+    CHECK(ws::unicode_script(0x0589) == script("Armenian"));  // Common before Unicode 12
+    CHECK(ws::unicode_script(0x0301) == script("Inherited"));
+    CHECK(ws::unicode_script(0xE01EF) == script("Inherited"));  // the last code point Scripts.txt lists
+    CHECK(ws::unicode_script(0x0378) == -1);                    // unassigned
+    CHECK(ws::unicode_script(0xE000) == -1);                    // private use: not listed (Unknown)
+    CHECK(ws::unicode_script(0x10FFFF) == -1);
+    CHECK(ws::unicode_script(0x110000) == -1);
+    CHECK(ws::unicode_script(0xFFFFFFFF) == -1);
+}
+
+TEST_CASE("unicode age: DerivedAge.txt's code points of 9.0 or older") {
+    // DerivedAge.txt's lines, at both ends of their ranges.
+    CHECK(ws::unicode_age_at_most_9_0(0x0000));    // 0000..001F ; 1.1
+    CHECK(ws::unicode_age_at_most_9_0(0x08B6));    // 08B6..08BD ; 9.0
+    CHECK(ws::unicode_age_at_most_9_0(0x08E2));    // 08E2 ; 9.0
+    CHECK(!ws::unicode_age_at_most_9_0(0x0860));   // 0860..086A ; 10.0
+    CHECK(!ws::unicode_age_at_most_9_0(0x086A));   // its last
+    CHECK(ws::unicode_age_at_most_9_0(0xD800));    // D800..DFFF ; 2.0 (surrogates)
+    CHECK(ws::unicode_age_at_most_9_0(0xE000));    // E000..F8FF ; 1.1 (private use)
+    CHECK(ws::unicode_age_at_most_9_0(0x2A6D6));   // 20000..2A6D6 ; 3.1
+    CHECK(!ws::unicode_age_at_most_9_0(0x2A6D7));  // 2A6D7..2A6DD ; 13.0
+    CHECK(!ws::unicode_age_at_most_9_0(0x1B170));  // 1B170..1B2FB ; 10.0 (Nushu)
+    CHECK(!ws::unicode_age_at_most_9_0(0x30000));  // 30000..3134A ; 13.0
+    CHECK(ws::unicode_age_at_most_9_0(0x10FFFF));  // 10FFFE..10FFFF ; 2.0 (noncharacters)
+    CHECK(!ws::unicode_age_at_most_9_0(0x0378));   // in no line: unassigned
+    CHECK(!ws::unicode_age_at_most_9_0(0x110000));
+    CHECK(!ws::unicode_age_at_most_9_0(0xFFFFFFFF));
 }
 
 TEST_CASE("unicode lossy decoding: one U+FFFD per byte that does not start a well-formed sequence") {

@@ -119,6 +119,8 @@ struct PreTokenizer {
         kDigits,
         kPunctuation,
         kCharDelimiterSplit,
+        kUnicodeScripts,
+        kFixedLength,
     };
     Kind kind = Kind::kSequence;
     std::vector<PreTokenizer> children;  // kSequence
@@ -136,6 +138,8 @@ struct PreTokenizer {
     bool individual_digits = false;
     // kCharDelimiterSplit
     uint32_t delimiter = 0;
+    // kFixedLength: characters per piece, > 0 (a piece holds at most 2^32 bytes, so larger lengths are capped)
+    uint32_t length = 5;
 };
 Status pre_tokenizer_from_json(const nlohmann::json& j, PreTokenizer* out, int depth = 0);
 struct PreTokenizeScratch {
@@ -144,6 +148,9 @@ struct PreTokenizeScratch {
     std::vector<std::pair<uint32_t, uint32_t>> kept;
     RegexScratch regex;
 };
+// The script UnicodeScripts gives a code point: an index of unicode_script_from_name, or -1 for the crate's
+// Script::Any (the space, and every code point Unicode 9.0 had not assigned), which joins the piece before it.
+int unicode_scripts_script(uint32_t cp);
 // The byte-level regex of ByteLevel (GPT-2's), compiled once.
 const Regex& byte_level_regex();
 void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* scratch);
@@ -160,18 +167,20 @@ struct Decoder {
         kStrip,
         kReplace,
         kBPE,
+        kCTC,
     };
     Kind kind = Kind::kSequence;
     std::vector<Decoder> children;
     std::string replacement;  // kMetaspace
     uint8_t prepend_scheme = 0;
     std::string prefix = "##";  // kWordPiece
-    bool cleanup = true;
+    bool cleanup = true;        // kWordPiece, kCTC
     uint32_t strip_char = ' ';  // kStrip
     uint32_t start = 0, stop = 0;
     Pattern pattern;  // kReplace
     std::string content;
-    std::string suffix = "</w>";  // kBPE
+    std::string suffix = "</w>";                  // kBPE
+    std::string pad_token, word_delimiter_token;  // kCTC
 };
 Status decoder_from_json(const nlohmann::json& j, Decoder* out, int depth = 0);
 // Rewrites the token strings as the decoder chain does (each decoder's decode_chain). middle: the tokens stand inside

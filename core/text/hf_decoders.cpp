@@ -66,7 +66,19 @@ Status decoder_from_json(const nlohmann::json& j, Decoder* out, int depth) {
         out->kind = K::kBPE;
         out->suffix = string_field(j, "suffix", "</w>");
     } else if (type == "CTC") {
-        return make_error(Error::kUnsupported, 0, "decoder.CTC");
+        // The crate gives these three fields no default: a file without one fails to load there.
+        out->kind = K::kCTC;
+        const nlohmann::json* pad = field(j, "pad_token");
+        const nlohmann::json* delimiter = field(j, "word_delimiter_token");
+        const nlohmann::json* cleanup = field(j, "cleanup");
+        if (!pad || !pad->is_string()) return make_error(Error::kBadJson, 0, "decoder.CTC.pad_token");
+        if (!delimiter || !delimiter->is_string()) {
+            return make_error(Error::kBadJson, 0, "decoder.CTC.word_delimiter_token");
+        }
+        if (!cleanup || !cleanup->is_boolean()) return make_error(Error::kBadJson, 0, "decoder.CTC.cleanup");
+        out->pad_token = pad->get<std::string>();
+        out->word_delimiter_token = delimiter->get<std::string>();
+        out->cleanup = cleanup->get<bool>();
     } else {
         return make_error(Error::kUnsupported, 0, "decoder.type");
     }
@@ -84,6 +96,25 @@ void replace_all(std::string* s, const std::string& from, const std::string& to)
         out += to;
     }
     out.append(*s, at, std::string::npos);
+    s->swap(out);
+}
+
+// The crate's decoders::wordpiece::cleanup (WordPiece's and CTC's): transformers' clean_up_tokenization and
+// " do not" -> " don't" (neither rewrite can make or unmake a match of the other, so their order is free).
+void wordpiece_cleanup(std::string* s) {
+    clean_up_tokenization(s);
+    replace_all(s, " do not", " don't");
+}
+
+// Rust's str::replace: an empty `from` matches at every character boundary ("ab" -> to + "a" + to + "b" + to).
+void rust_replace(std::string* s, const std::string& from, const std::string& to) {
+    if (!from.empty()) return replace_all(s, from, to);
+    std::string out = to;
+    for (size_t i = 0, len = 0; i < s->size(); i += len) {
+        next_cp(s->data(), s->size(), i, &len);
+        out.append(*s, i, len);
+        out += to;
+    }
     s->swap(out);
 }
 
@@ -157,7 +188,7 @@ void decode_chain(const Decoder& d, std::vector<std::string>* tokens, bool middl
                         t[i].insert(0, " ");
                     }
                 }
-                if (d.cleanup) clean_up_tokenization(&t[i]);
+                if (d.cleanup) wordpiece_cleanup(&t[i]);
             }
             return;
         case K::kByteFallback: {
@@ -231,6 +262,24 @@ void decode_chain(const Decoder& d, std::vector<std::string>* tokens, bool middl
                 }
                 s.swap(out);
             }
+            return;
+        }
+        case K::kCTC: {
+            // Runs of equal tokens as one; in each, every pad_token removed, then with cleanup the crate's
+            // WordPiece cleanup and every word_delimiter_token as a space; the tokens left empty dropped. Token by
+            // token, as the crate (the JavaScript port joins the tokens first and trims the result).
+            std::vector<std::string> out;
+            for (size_t i = 0; i < t.size(); ++i) {
+                if (i > 0 && t[i] == t[i - 1]) continue;
+                std::string s = t[i];
+                rust_replace(&s, d.pad_token, "");
+                if (d.cleanup) {
+                    wordpiece_cleanup(&s);
+                    rust_replace(&s, d.word_delimiter_token, " ");
+                }
+                if (!s.empty()) out.push_back(std::move(s));
+            }
+            t.swap(out);
             return;
         }
         case K::kBPE:

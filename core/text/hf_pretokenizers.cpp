@@ -2,6 +2,9 @@
 // Hugging Face pre-tokenizers (the Rust crate's pre_tokenizers/*.rs): each splits every piece of a Pieces into
 // pieces, and ByteLevel and Metaspace also rewrite the bytes. Splits use the crate's NormalizedString::split
 // semantics (find_matches + SplitDelimiterBehavior; empty pieces dropped).
+#include <algorithm>
+#include <cstdint>
+
 #include "text/hf_components.h"
 #include "weightstream/unicode.h"
 
@@ -151,9 +154,17 @@ Status pre_tokenizer_from_json(const nlohmann::json& j, PreTokenizer* out, int d
             return make_error(Error::kBadJson, 0, "pre_tokenizer.CharDelimiterSplit.delimiter");
         }
     } else if (type == "UnicodeScripts") {
-        return make_error(Error::kUnsupported, 0, "pre_tokenizer.UnicodeScripts");
+        out->kind = K::kUnicodeScripts;
     } else if (type == "FixedLength") {
-        return make_error(Error::kUnsupported, 0, "pre_tokenizer.FixedLength");
+        out->kind = K::kFixedLength;
+        // The crate's `length`: a usize, 5 when absent; anything but a positive integer is refused (0 would panic
+        // there, in slice::chunks; null, negative, fractional or beyond 2^64 fail its deserialization).
+        if (const nlohmann::json* len = field(j, "length")) {
+            if (!len->is_number_unsigned() || len->get<uint64_t>() == 0) {
+                return make_error(Error::kBadJson, 0, "pre_tokenizer.FixedLength.length");
+            }
+            out->length = uint32_t(std::min<uint64_t>(len->get<uint64_t>(), UINT32_MAX));
+        }
     } else {
         return make_error(Error::kUnsupported, 0, "pre_tokenizer.type");
     }
@@ -212,6 +223,56 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
                           char_matches(
                               s, n, [d](uint32_t cp) { return cp == d; }, m);
                       });
+            return;
+        }
+        case K::kUnicodeScripts: {
+            // A piece starts at each character whose script is not Any and differs from the last such character's
+            // before it; Any characters (spaces, code points newer than Unicode 9.0) join the piece before them,
+            // and those before a piece's first other character are dropped, as the crate's split does (a piece
+            // of only spaces disappears).
+            std::vector<Piece>& out = sc->other.pieces;
+            out.clear();
+            for (const Piece& piece : pieces->pieces) {
+                const char* s = pieces->text.data() + piece.begin;
+                const size_t n = piece.end - piece.begin;
+                int last = -1;
+                bool started = false;
+                for (size_t i = 0, len = 0; i < n; i += len) {
+                    const int script = unicode_scripts_script(next_cp(s, n, i, &len));
+                    if (script < 0 || (started && script == last)) continue;
+                    const uint32_t at = piece.begin + uint32_t(i);
+                    if (started) out.back().end = at;
+                    out.push_back({at, piece.end, piece.at_start && i == 0});
+                    started = true;
+                    last = script;
+                }
+            }
+            pieces->pieces.swap(out);
+            return;
+        }
+        case K::kFixedLength: {
+            // Pieces of `length` characters, the last one shorter.
+            std::vector<Piece>& out = sc->other.pieces;
+            out.clear();
+            for (const Piece& piece : pieces->pieces) {
+                const char* s = pieces->text.data() + piece.begin;
+                const size_t n = piece.end - piece.begin;
+                size_t begin = 0, count = 0;
+                for (size_t i = 0, len = 0; i < n; i += len) {
+                    next_cp(s, n, i, &len);
+                    if (count == p.length) {
+                        out.push_back(
+                            {piece.begin + uint32_t(begin), piece.begin + uint32_t(i), piece.at_start && begin == 0});
+                        begin = i;
+                        count = 0;
+                    }
+                    ++count;
+                }
+                if (n > begin) {
+                    out.push_back({piece.begin + uint32_t(begin), piece.end, piece.at_start && begin == 0});
+                }
+            }
+            pieces->pieces.swap(out);
             return;
         }
         case K::kByteLevel: {

@@ -131,7 +131,7 @@ public:
         if (id < 0 || size_t(id) >= pieces_.size()) return make_error(Error::kBadKey, 0, "id");
         std::vector<std::string> tokens(1, std::string(pieces_[size_t(id)]));
         if (has_decoder_) hf::decode_chain(decoder_, &tokens, /*middle=*/true);
-        *text += tokens[0];
+        for (const std::string& t : tokens) *text += t;  // none left when CTC drops the token (its pad)
         return ok_status();
     }
     size_t size() const override { return pieces_.size(); }

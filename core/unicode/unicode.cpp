@@ -137,6 +137,33 @@ int unicode_script_from_name(const char* name, size_t n) {
     return -1;
 }
 
+int unicode_script(uint32_t cp) {
+    size_t lo = 0, hi = ut::kScriptRangeCount;  // the first range whose last is >= cp
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (ut::kScriptRanges[mid].last < cp) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == ut::kScriptRangeCount || ut::kScriptRanges[lo].first > cp) return -1;
+    return static_cast<int>(ut::kScriptRanges[lo].script);
+}
+
+bool unicode_age_at_most_9_0(uint32_t cp) {
+    size_t lo = 0, hi = ut::kAgeAtMost9RangeCount;  // the first range whose last is >= cp
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (ut::kAgeAtMost9Ranges[mid].last < cp) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < ut::kAgeAtMost9RangeCount && ut::kAgeAtMost9Ranges[lo].first <= cp;
+}
+
 uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len) {
     if (p[0] < 0x80) {
         *len = 1;

@@ -43,6 +43,15 @@ extern const size_t kScriptCount;
 extern const ScriptRange kScriptRanges[];  // sorted, disjoint
 extern const size_t kScriptRangeCount;
 
+struct CodePointRange {
+    uint32_t first;
+    uint32_t last;
+};
+// The code points DerivedAge.txt dates 9.0 or earlier (those Unicode 9.0 assigned or set aside: surrogates,
+// private use, noncharacters): sorted, disjoint, adjacent ranges merged.
+extern const CodePointRange kAgeAtMost9Ranges[];
+extern const size_t kAgeAtMost9RangeCount;
+
 // Normalization (unicode_norm_tables.cpp, generated beside).
 struct CccRange {
     uint32_t first;

@@ -134,7 +134,7 @@ Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);
 // bytes that are not the expected JSON (offset: the byte offset of a syntax error, or the index of the malformed
 // entry of merges, vocab or added_tokens); kBadKey for ids out of range and merges naming tokens the vocabulary
 // lacks; kUnsupported for a component this build does not implement, what naming it ("normalizer.Precompiled",
-// "pre_tokenizer.UnicodeScripts", "decoder.CTC", "model.dropout", "pre_tokenizer.Split.pattern"
+// "model.dropout", "pre_tokenizer.Split.pattern"
 // for a regex the engine refuses, ...); kTooLarge past the caps, for nesting deeper than 64, or for an added token,
 // a String pattern or a WordPiece / Unigram vocabulary entry over 1024 bytes (matching them costs O(text x their
 // length); real ones are under 100).

@@ -72,6 +72,12 @@ uint32_t unicode_simple_fold(uint32_t cp);
 bool unicode_category_mask_from_name(const char* name, size_t n, UnicodeCategoryMask* mask);
 // A script of Scripts.txt by its name ("Han", "Latin", "Hiragana"), or -1.
 int unicode_script_from_name(const char* name, size_t n);
+// The script of a code point (Script property, Scripts.txt): its index, as unicode_script_from_name gives, or -1
+// for Unknown (unassigned, private use, surrogates, noncharacters, values above U+10FFFF).
+int unicode_script(uint32_t cp);
+// Whether DerivedAge.txt dates the code point 9.0 or earlier: Unicode 9.0 had assigned it or set it aside
+// (surrogates, private use, noncharacters). Ages never change, so this holds with any later data.
+bool unicode_age_at_most_9_0(uint32_t cp);
 // Calls fn(first, last) for each range of code points of a script, in order.
 template <typename Fn>
 void unicode_script_ranges(int script, Fn fn);

@@ -5,7 +5,7 @@
 // the CLI's), the same in a worker, and the errors of what is not a tokenizer.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -138,6 +138,129 @@ describe("tokenizer(files): Hugging Face's ids", () => {
             }
         });
     }
+});
+
+describe("tokenizer(files): UnicodeScripts, FixedLength and CTC, as @huggingface/tokenizers and the CLI", () => {
+    // Llama 3's tokenizer.json with its regex split replaced: the rest (byte-level BPE) as the npm file has it.
+    let dir;
+    before(() => {
+        dir = mkdtempSync(path.join(tmpdir(), "ws-hfparts-"));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const llama3 = () => JSON.parse(readFileSync(path.join(modelsDir("llama3"), "tokenizer.json"), "utf8"));
+    const llama3Config = () =>
+        JSON.parse(readFileSync(path.join(modelsDir("llama3"), "tokenizer_config.json"), "utf8"));
+    function write(name, json, config) {
+        mkdirSync(path.join(dir, name));
+        const files = [path.join(dir, name, "tokenizer.json"), path.join(dir, name, "tokenizer_config.json")];
+        writeFileSync(files[0], JSON.stringify(json));
+        writeFileSync(files[1], JSON.stringify(config));
+        return files;
+    }
+    const joined = CORPUS.join("\n");
+
+    test("FixedLength: @huggingface/tokenizers' ids where it counts characters as the crate does, the CLI's", async () => {
+        const json = llama3();
+        json.pre_tokenizer.pretokenizers[0] = { type: "FixedLength", length: 4 };
+        const config = llama3Config();
+        const files = write("fixed_length", json, config);
+        const oracle = new HfTokenizer(json, config);
+        const t = await tokenizer(files);
+        try {
+            // The port cuts UTF-16 units, the crate characters: they agree on text without astral characters.
+            const bmp = CORPUS.filter((text) => !/[\u{10000}-\u{10FFFF}]/u.test(text));
+            assert.ok(bmp.length >= 120);
+            for (const text of bmp) {
+                for (const addSpecial of [true, false]) {
+                    const want = oracle.encode(text, { add_special_tokens: addSpecial }).ids;
+                    assert.deepEqual(Array.from(t.tokenize(text, { addSpecial })), want, JSON.stringify(text));
+                }
+            }
+            // Characters, not UTF-16 units: the crate cuts "Hell👋 wor" into "Hell", "👋 wo", "r" (its Node binding, npm
+            // tokenizers 0.23.2, says so; the port would cut "Hell", "👋 w", "or"): each piece's ids, from the port
+            // with a length that cuts none of them.
+            json.pre_tokenizer.pretokenizers[0].length = 1000;
+            const whole = new HfTokenizer(json, config);
+            const wave = Array.from(t.tokenize("Hell👋 wor", { addSpecial: false }));
+            assert.deepEqual(wave, [
+                ...whole.encode("Hell", { add_special_tokens: false }).ids,
+                ...whole.encode("👋 wo", { add_special_tokens: false }).ids,
+                ...whole.encode("r", { add_special_tokens: false }).ids,
+            ]);
+            assert.notDeepEqual(wave, oracle.encode("Hell👋 wor", { add_special_tokens: false }).ids);
+            const ids = t.tokenize(joined);
+            assert.deepEqual(Array.from(ids), cliIds(files[0], joined));
+            assert.equal(t.detokenize(ids), oracle.decode(Array.from(ids)));
+        } finally {
+            t.dispose();
+        }
+    });
+
+    test("UnicodeScripts: the CLI's ids (the port lacks it; tests/tokenizer_hf_test.cpp has the crate's cases)", async () => {
+        const json = llama3();
+        json.pre_tokenizer.pretokenizers[0] = { type: "UnicodeScripts" };
+        const files = write("unicode_scripts", json, llama3Config());
+        const t = await tokenizer(files);
+        try {
+            const ids = t.tokenize(joined);
+            assert.deepEqual(Array.from(ids), cliIds(files[0], joined));
+            assert.deepEqual(
+                Array.from(t.tokenize("Hello Привет 123 世界カタカナ😀 🥰x", { addSpecial: false })),
+                cliIds(files[0], "Hello Привет 123 世界カタカナ😀 🥰x", ["--no-bos"]),
+            );
+        } finally {
+            t.dispose();
+        }
+    });
+
+    test("CTC: the corpus as a character model's output (repeats, pads) decodes as the port and the CLI decode it", async () => {
+        // wav2vec2's layout: <pad>, the word delimiter |, one token per character.
+        const vocab = { "<pad>": 0, "|": 1 };
+        for (const ch of joined) if (ch !== " " && !(ch in vocab)) vocab[ch] = Object.keys(vocab).length;
+        const json = {
+            added_tokens: [],
+            normalizer: null,
+            pre_tokenizer: null,
+            post_processor: null,
+            model: { type: "WordLevel", vocab, unk_token: "<pad>" },
+            decoder: { type: "CTC", pad_token: "<pad>", word_delimiter_token: "|", cleanup: true },
+        };
+        const config = { clean_up_tokenization_spaces: false };
+        const files = write("ctc", json, config);
+        const oracle = new HfTokenizer(json, config);
+        const t = await tokenizer(files);
+        // Every character's id (a space's and a "|"'s: the delimiter's), some twice in a row (merged), a pad where
+        // the next id is the same (kept apart) and every fifth place.
+        const idOf = (ch) => vocab[ch === " " ? "|" : ch];
+        const frames = (text) => {
+            const ids = [0];
+            Array.from(text).forEach((ch, k, all) => {
+                const id = idOf(ch);
+                ids.push(id);
+                if (k % 3 === 0) ids.push(id);
+                if ((k + 1 < all.length && idOf(all[k + 1]) === id) || k % 5 === 2) ids.push(0);
+            });
+            return ids;
+        };
+        try {
+            let exact = 0;
+            for (const text of CORPUS) {
+                const ids = frames(text);
+                const ours = t.detokenize(ids);
+                // The crate decodes token by token and keeps the ends; the port trims the joined text.
+                assert.equal(ours.trim(), oracle.decode(ids), JSON.stringify(text));
+                assert.equal(ours, text.replaceAll("|", " "), JSON.stringify(text));
+                exact += ours === oracle.decode(ids);
+            }
+            assert.ok(exact >= 100, `${exact} lines decode exactly as the port`);
+            const ids = frames(joined);
+            const r = spawnSync(cliPath, ["detokenize", files[0], ...ids.map(String)], { encoding: "utf8" });
+            assert.equal(r.status, 0, r.stderr);
+            assert.equal(r.stdout, t.detokenize(ids) + "\n");
+        } finally {
+            t.dispose();
+        }
+    });
 });
 
 describe("tokenizers in a worker", () => {
