@@ -85,6 +85,12 @@ describe("edit()", () => {
             "new.flag=true",
             "--set",
             "new.u64=18446744073709551615:u64",
+            "--set",
+            "new.typed_f32=[0.1,-2.5,0,3e-39]:f32",
+            "--set",
+            "new.typed_i64=[-9223372036854775808,7]:i64",
+            "--set",
+            "new.typed_u8=[0,7,255]:u8",
             "--delete",
             "general.description",
             "--set-chat-template",
@@ -101,6 +107,10 @@ describe("edit()", () => {
                     "new.f": { value: 0.25, type: "f64" },
                     "new.flag": true,
                     "new.u64": { value: 18446744073709551615n, type: "u64" },
+                    // Typed arrays: written by join(), as the CLI reads the same numbers.
+                    "new.typed_f32": { value: new Float64Array([0.1, -2.5, -0, 3e-39]), type: "f32" },
+                    "new.typed_i64": { value: new BigInt64Array([-(2n ** 63n), 7n]), type: "i64" },
+                    "new.typed_u8": { value: new Uint8Array([0, 7, 255]), type: "u8" },
                 },
                 delete: ["general.description"],
                 chatTemplate: template,
@@ -153,6 +163,9 @@ describe("edit()", () => {
         assert.equal(await code({ set: { x: { value: 1, type: "u128" } } }), "TypeError");
         assert.equal(await code({ set: { x: {} } }), "TypeError");
         assert.equal(await code({ set: { x: NaN } }), "TypeError");
+        assert.equal(await code({ set: { x: new Float32Array([1, Infinity]) } }), "TypeError");
+        assert.equal(await code({ set: { x: new Float64Array([NaN]) } }), "TypeError");
+        assert.equal(await code({ set: { x: new DataView(new ArrayBuffer(4)) } }), "TypeError");
         assert.equal(await code({ delete: "x" }), "TypeError");
         assert.equal(await code(null), "TypeError");
         const st = path.join(testData, "safetensors/sample_overall.safetensors");

@@ -33,10 +33,19 @@ function scalarJson(key, v) {
 }
 
 function valueJson(key, v) {
-    if (Array.isArray(v) || ArrayBuffer.isView(v)) {
-        if (v instanceof DataView) throw new TypeError(`set["${key}"]: a DataView is not an array of values`);
-        return `[${Array.from(v, (item) => scalarJson(key, item)).join(",")}]`;
+    if (v instanceof DataView) throw new TypeError(`set["${key}"]: a DataView is not an array of values`);
+    if (ArrayBuffer.isView(v)) {
+        // A typed array's items are numbers (BigInts for the 64-bit ones, always in range) that join() writes as
+        // JSON does once they are finite: one pass in the engine, not a string per item (edit() of 40M u8 items:
+        // 20 s -> 7.7 s here).
+        if ((v instanceof Float32Array || v instanceof Float64Array) && !v.every(Number.isFinite)) {
+            throw new TypeError(
+                `set["${key}"]: ${v.find((x) => !Number.isFinite(x))} cannot be written (not a finite number)`,
+            );
+        }
+        return `[${v.join(",")}]`;
     }
+    if (Array.isArray(v)) return `[${Array.from(v, (item) => scalarJson(key, item)).join(",")}]`;
     return scalarJson(key, v);
 }
 
