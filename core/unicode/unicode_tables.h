@@ -43,6 +43,15 @@ extern const size_t kScriptCount;
 extern const ScriptRange kScriptRanges[];  // sorted, disjoint
 extern const size_t kScriptRangeCount;
 
+constexpr uint32_t kGraphemeBreakCount = 15;  // GraphemeBreak's values
+struct GraphemeRange {
+    uint32_t first;
+    uint32_t last;
+    uint32_t value;  // a GraphemeBreak, never kOther
+};
+extern const GraphemeRange kGraphemeRanges[];  // sorted, disjoint
+extern const size_t kGraphemeRangeCount;
+
 // Normalization (unicode_norm_tables.cpp, generated beside).
 struct CccRange {
     uint32_t first;

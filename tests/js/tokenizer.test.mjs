@@ -2,10 +2,10 @@
 // The package's tokenizers, as a user imports them: a model's (llama.cpp's ids: every line of llama.cpp's tests for
 // the real vocabularies, and the CLI's ids with special tokens: native = wasm), Hugging Face files' (the five npm
 // tokenizer.json files give @huggingface/tokenizers' ids on the test corpus, with and without special tokens, and
-// the CLI's), the same in a worker, and the errors of what is not a tokenizer.
+// the CLI's; T5's and XLM-R's Precompiled pipelines give precompiled_oracle.mjs's ids), the same in a worker, and the errors of what is not a tokenizer.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -138,6 +138,50 @@ describe("tokenizer(files): Hugging Face's ids", () => {
             }
         });
     }
+});
+
+describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelines)", () => {
+    // tests/text/precompiled_oracle.mjs: Unigram pipelines over the real nmt_nfkc charsmap, with the ids
+    // @huggingface/tokenizers gives the text normalized as Hugging Face's crate normalizes it.
+    const oracle = JSON.parse(readFileSync(path.join(testData, "text", "precompiled_normalized.json"), "utf8"));
+    const charsmap = readFileSync(path.join(testData, "text", oracle.charsmap)).toString("base64");
+    let dir;
+    before(() => {
+        dir = mkdtempSync(path.join(tmpdir(), "ws-precompiled-"));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    for (const p of oracle.tokenizers) {
+        test(`${p.name}: the oracle's ids, and the CLI's`, async () => {
+            const precompiled = { type: "Precompiled", precompiled_charsmap: charsmap };
+            const normalizer = p.after.length
+                ? { type: "Sequence", normalizers: [precompiled, ...p.after] }
+                : precompiled;
+            const file = path.join(dir, p.name, "tokenizer.json");
+            mkdirSync(path.dirname(file), { recursive: true });
+            writeFileSync(file, JSON.stringify({ model: p.model, normalizer, pre_tokenizer: p.pre_tokenizer }));
+            const t = await tokenizer(file);
+            try {
+                for (const c of p.cases) {
+                    const ids = Array.from(t.tokenize(c.text, { addSpecial: false }));
+                    assert.deepEqual(ids, c.ids, JSON.stringify(c.text));
+                    assert.deepEqual(ids, cliIds(file, c.text), `CLI: ${JSON.stringify(c.text)}`);
+                }
+            } finally {
+                t.dispose();
+            }
+        });
+    }
+    test("a charsmap Hugging Face's crate would index outside of is refused at load", async () => {
+        const file = path.join(dir, "bad", "tokenizer.json");
+        mkdirSync(path.dirname(file), { recursive: true });
+        const truncated = Buffer.from(charsmap, "base64").subarray(0, 1000).toString("base64");
+        const json = {
+            model: oracle.tokenizers[0].model,
+            normalizer: { type: "Precompiled", precompiled_charsmap: truncated },
+        };
+        writeFileSync(file, JSON.stringify(json));
+        await assert.rejects(tokenizer(file), { code: "bad_key" });
+    });
 });
 
 describe("tokenizers in a worker", () => {
