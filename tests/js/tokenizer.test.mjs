@@ -2,7 +2,8 @@
 // The package's tokenizers, as a user imports them: a model's (llama.cpp's ids: every line of llama.cpp's tests for
 // the real vocabularies, and the CLI's ids with special tokens: native = wasm), Hugging Face files' (the five npm
 // tokenizer.json files give @huggingface/tokenizers' ids on the test corpus, with and without special tokens, and
-// the CLI's; T5's and XLM-R's Precompiled pipelines give precompiled_oracle.mjs's ids), the same in a worker, and the errors of what is not a tokenizer.
+// the CLI's; T5-like and XLM-R-like Precompiled pipelines give precompiled_oracle.mjs's ids and the CLI's), the same
+// in a worker, and the errors of what is not a tokenizer.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -171,6 +172,43 @@ describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelin
             }
         });
     }
+    test("every oracle text: one token per normalized character, as @huggingface/tokenizers and the CLI give", async () => {
+        // A Unigram vocabulary of every character the oracle's normalized texts hold, so that the ids spell the
+        // normalized text: wasm's and the CLI's ids from the raw text against @huggingface/tokenizers' from the
+        // oracle's normalized text, through the same Metaspace (the npm package's own Precompiled ignores the
+        // charsmap, so it is given the normalized text and no normalizer).
+        const chars = new Set(["\u2581"]);
+        for (const c of oracle.cases) for (const ch of c.normalized.replaceAll(" ", "\u2581")) chars.add(ch);
+        // <unk> scores below every path of characters: the npm port scores it so whatever the vocabulary says, the
+        // crate (and weightstream) take the vocabulary's score, and the corpus holds the text "<unk>".
+        const vocab = [["<unk>", -1000], ...[...chars].sort().map((ch) => [ch, -1])];
+        const json = {
+            model: { type: "Unigram", unk_id: 0, vocab },
+            pre_tokenizer: { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true },
+        };
+        const hf = new HfTokenizer(
+            { ...json, normalizer: null, decoder: null, post_processor: null, added_tokens: [] },
+            {},
+        );
+        const file = path.join(dir, "chars", "tokenizer.json");
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(
+            file,
+            JSON.stringify({ ...json, normalizer: { type: "Precompiled", precompiled_charsmap: charsmap } }),
+        );
+        const t = await tokenizer(file);
+        try {
+            for (const c of oracle.cases) {
+                const want = hf.encode(c.normalized, { add_special_tokens: false }).ids;
+                assert.ok(!want.includes(0), `no unknown character in ${JSON.stringify(c.normalized)}`);
+                const ids = Array.from(t.tokenize(c.text, { addSpecial: false }));
+                assert.deepEqual(ids, want, JSON.stringify(c.text));
+                assert.deepEqual(cliIds(file, c.text), want, `CLI: ${JSON.stringify(c.text)}`);
+            }
+        } finally {
+            t.dispose();
+        }
+    });
     test("a charsmap Hugging Face's crate would index outside of is refused at load", async () => {
         const file = path.join(dir, "bad", "tokenizer.json");
         mkdirSync(path.dirname(file), { recursive: true });
