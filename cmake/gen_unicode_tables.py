@@ -7,7 +7,8 @@ time (core/CMakeLists.txt); nothing it writes is committed.
 Inputs: UnicodeData.txt (general category, simple case mappings, combining classes, decompositions),
 PropList.txt (White_Space), CaseFolding.txt (simple case folding, for case-insensitive regex matching),
 Scripts.txt (\\p{Han} ...), DerivedNormalizationProps.txt (Full_Composition_Exclusion), DerivedAge.txt (the
-version that assigned each code point).
+version that assigned each code point), auxiliary/GraphemeBreakProperty.txt and emoji/emoji-data.txt
+(Extended_Pictographic): UAX #29's grapheme clusters.
 
 Outputs (see unicode_tables.h for the declarations):
   kUnicodeStage1 / kUnicodeStage2  two-stage table, one byte per code point: the general category
@@ -17,6 +18,8 @@ Outputs (see unicode_tables.h for the declarations):
   kUnicodeScriptNames, kUnicodeScriptRanges  sorted (first, last, script index) from Scripts.txt
   kUnicodeAgeAtMost9Ranges         sorted (first, last), adjacent ones merged: the code points DerivedAge.txt dates
                                    9.0 or earlier (Hugging Face's UnicodeScripts knows Unicode 9.0's scripts only)
+  kGraphemeRanges                  sorted (first, last, GraphemeBreak) from GraphemeBreakProperty.txt, with
+                                   Extended_Pictographic as one more value (no code point has both)
 and, in the second output (--norm-out, unicode_norm_tables.cpp: only what normalizes links it):
   kCccRanges                       (first, last, canonical combining class) where it is not 0
   kDecompositions / kDecompositionPool  per code point with a decomposition, its full (recursive) canonical and
@@ -30,6 +33,9 @@ import sys
 # The order of ws::UnicodeCategory (include/weightstream/unicode.h); Cn (unassigned) is 0.
 CATEGORIES = ["Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
               "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"]
+# The order of ws::GraphemeBreak (include/weightstream/unicode.h); Other (0) is not listed in the ranges.
+GRAPHEME_BREAKS = ["Other", "CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator", "Prepend", "SpacingMark",
+                   "L", "V", "T", "LV", "LVT", "Extended_Pictographic"]
 WHITE_SPACE = 0x20
 MAX_CP = 0x110000
 BLOCK = 128  # code points per stage-2 block
@@ -125,6 +131,25 @@ def main():
             age9_ranges[-1][1] = b
         else:
             age9_ranges.append([a, b])
+    grapheme = {}
+    for fields in data_lines(ucd("auxiliary/GraphemeBreakProperty.txt")):
+        a, b = cp_range(fields[0])
+        for x in range(a, b + 1):
+            grapheme[x] = GRAPHEME_BREAKS.index(fields[1])
+    for fields in data_lines(ucd("emoji/emoji-data.txt")):
+        if fields[1] != "Extended_Pictographic":
+            continue
+        a, b = cp_range(fields[0])
+        for x in range(a, b + 1):
+            if x in grapheme:
+                sys.exit("gen_unicode_tables: U+%04X has a Grapheme_Cluster_Break and Extended_Pictographic" % x)
+            grapheme[x] = GRAPHEME_BREAKS.index("Extended_Pictographic")
+    grapheme_ranges = []
+    for cp in sorted(grapheme):
+        if grapheme_ranges and grapheme_ranges[-1][1] == cp - 1 and grapheme_ranges[-1][2] == grapheme[cp]:
+            grapheme_ranges[-1][1] = cp
+        else:
+            grapheme_ranges.append([cp, cp, grapheme[cp]])
 
     exclusions = set()
     for fields in data_lines(ucd("DerivedNormalizationProps.txt")):
@@ -205,6 +230,11 @@ def main():
     out.append("const CodePointRange kAgeAtMost9Ranges[%d] = {\n%s\n};" %
                (len(age9_ranges), rows(age9_ranges, 6, lambda r: "{0x%x, 0x%x}" % tuple(r))))
     out.append("const size_t kAgeAtMost9RangeCount = %d;" % len(age9_ranges))
+    out.append("static_assert(kGraphemeBreakCount == %d, \"the generator's grapheme break list\");" %
+               len(GRAPHEME_BREAKS))
+    out.append("const GraphemeRange kGraphemeRanges[%d] = {\n%s\n};" %
+               (len(grapheme_ranges), rows(grapheme_ranges, 4, lambda r: "{0x%x, 0x%x, %d}" % tuple(r))))
+    out.append("const size_t kGraphemeRangeCount = %d;" % len(grapheme_ranges))
     out.append("\n}  // namespace unicode_tables\n}  // namespace ws")
     write(args.out, "\n".join(out) + "\n")
 

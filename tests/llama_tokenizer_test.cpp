@@ -638,6 +638,19 @@ TEST_CASE("UGM (t5): Viterbi by score, unknown runs as one, the charsmap and its
         auto tk = make(h);
         std::vector<int32_t> ids;
         (void)tk->tokenize(std::string("ab\xFF\x00\x01 c", 7), ws::TokenizeOptions(), &ids);
+        // A cyclic trie (unit 'a' leads back to the root, no key ends anywhere): llama.cpp loads it, and a walk
+        // from each 'a' runs to the text's end. A short text normalizes as it is; a long one spends the walk
+        // budget: an error, not quadratic time.
+        std::string cyclic("\x00\x04\x00\x00", 4);  // 256 units, all 0 but unit 97
+        for (uint32_t i = 0; i < 256; ++i) {
+            const uint32_t u = i == 97 ? 97u | (97u << 10) : 0;
+            for (int k = 0; k < 4; ++k) cyclic.push_back(char((u >> (8 * k)) & 0xFF));
+        }
+        h.precompiled_charsmap = cyclic + std::string("x\0", 2);
+        auto looping = make(h);
+        CHECK(ids_of(*looping, "aaa") == ids_of(*tok, "aaa"));
+        ids.clear();
+        CHECK(looping->tokenize(std::string(100000, 'a'), ws::TokenizeOptions(), &ids).code == ws::Error::kTooLarge);
     }
 }
 

@@ -741,8 +741,11 @@ TEST_CASE("hostile tokenizer.json files are clear errors") {
         with(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)b"}, "behavior": "Isolated"})"));
     CHECK(code(lookbehind) == std::string("unsupported"));
     CHECK(what(lookbehind) == "pre_tokenizer.Split.pattern");
-    CHECK(what(load_text(with(R"("normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA"})"))) ==
-          "normalizer.Precompiled");
+    // A Precompiled charsmap of three bytes (no room for its trie size): bad_key (precompiled_test.cpp has the rest).
+    const ws::Status short_charsmap =
+        load_text(with(R"("normalizer": {"type": "Precompiled", "precompiled_charsmap": "AAAA"})"));
+    CHECK(code(short_charsmap) == std::string("bad_key"));
+    CHECK(what(short_charsmap) == "precompiled_charsmap (shorter than its trie size)");
     CHECK(what(load_text(with(R"("normalizer": {"type": "Fancy"})"))) == "normalizer.type");
     // Nmt: control characters dropped, other spaces (tab, newline, zero-width, U+2581, BOM) become ' '.
     const auto nmt =

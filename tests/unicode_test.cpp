@@ -188,6 +188,58 @@ TEST_CASE("unicode lossy decoding: one U+FFFD per byte that does not start a wel
     }
 }
 
+TEST_CASE("unicode grapheme clusters pass the UCD's GraphemeBreakTest.txt, every line") {
+    // Read from the installed package at test time rather than copied: the tables are generated from that same
+    // package, so the conformance file always has the version of the data under test (15.0.0 on Debian 12).
+    std::ifstream f(std::string(WS_UNICODE_DATA_DIR) + "/auxiliary/GraphemeBreakTest.txt");
+    REQUIRE(f.good());
+    std::string line;
+    size_t lines = 0, failed = 0;
+    while (std::getline(f, line)) {
+        line = line.substr(0, line.find('#'));
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        // "÷ 0020 × 0308 ÷ ...": the text, and a cluster ends before each inner "÷" and at the end.
+        std::istringstream in(line);
+        std::string tok, text;
+        std::vector<size_t> want;
+        while (in >> tok) {
+            if (tok == "\xC3\xB7") {  // ÷
+                if (!text.empty()) want.push_back(text.size());
+            } else if (tok != "\xC3\x97") {  // not ×: a code point
+                const uint32_t cp = uint32_t(std::stoul(tok, nullptr, 16));
+                if (cp < 0x80) {
+                    text.push_back(char(cp));
+                } else if (cp < 0x800) {
+                    text.push_back(char(0xC0 | cp >> 6));
+                    text.push_back(char(0x80 | (cp & 0x3F)));
+                } else if (cp < 0x10000) {
+                    text.push_back(char(0xE0 | cp >> 12));
+                    text.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+                    text.push_back(char(0x80 | (cp & 0x3F)));
+                } else {
+                    text.push_back(char(0xF0 | cp >> 18));
+                    text.push_back(char(0x80 | ((cp >> 12) & 0x3F)));
+                    text.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+                    text.push_back(char(0x80 | (cp & 0x3F)));
+                }
+            }
+        }
+        std::vector<size_t> got;
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
+        for (size_t at = 0; at < text.size();) {
+            at += ws::unicode_grapheme_length(p + at, text.size() - at);
+            got.push_back(at);
+        }
+        ++lines;
+        if (got != want) {
+            ++failed;
+            UNSCOPED_INFO("GraphemeBreakTest: " << line);
+        }
+    }
+    CHECK(lines == 602);  // the 15.0.0 file's test lines
+    CHECK(failed == 0);
+}
+
 TEST_CASE("unicode normalization passes the UCD's NormalizationTest.txt (NFC, NFD, NFKC, NFKD)") {
     // The conformance file ships compressed in Debian's unicode-data; Python (a build dependency) unpacks it.
     const std::string command = "python3 -c \"import bz2,sys; sys.stdout.buffer.write(bz2.open('" +

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "text/byte_level.h"
+#include "text/charsmap.h"
 #include "weightstream/regex.h"
 #include "weightstream/status.h"
 #include "weightstream/utf8.h"
@@ -70,6 +71,7 @@ struct Normalizer {
         kBert,
         kByteLevel,
         kNmt,
+        kPrecompiled,
     };
     Kind kind = Kind::kSequence;
     std::vector<Normalizer> children;  // kSequence
@@ -78,9 +80,10 @@ struct Normalizer {
     std::string content;               // kReplace: the replacement; kPrepend: the prefix
     // kBert
     bool clean_text = true, handle_chinese_chars = true, lowercase = true;
-    int8_t strip_accents = -1;  // -1: as `lowercase` (null in the JSON)
+    int8_t strip_accents = -1;                 // -1: as `lowercase` (null in the JSON)
+    std::shared_ptr<const Charsmap> charsmap;  // kPrecompiled: checked complete (Charsmap::check_complete)
 };
-// null -> *present false. kUnsupported naming a type this build lacks (Precompiled, Nmt, ...).
+// null -> *present false. kUnsupported naming a type this build lacks.
 Status normalizer_from_json(const nlohmann::json& j, Normalizer* out, int depth = 0);
 // Normalizes *text in place (scratch: reusable working memory).
 struct NormalizeScratch {

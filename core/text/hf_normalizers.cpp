@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/base64.h"
 #include "text/hf_components.h"
 #include "weightstream/unicode.h"
 #include "weightstream/utf8.h"
@@ -294,6 +295,43 @@ void replace(const Pattern& p, const std::string& content, std::string* text, No
     text->swap(sc->tmp);
 }
 
+// spm_precompiled's transform(): the replacement of the trie's FIRST (shortest) key that prefixes the chunk, even
+// when the key does not cover it all (the rest of the chunk is then dropped); false when no key does.
+bool charsmap_transform(const Charsmap& cm, const char* s, size_t n, std::string_view* out) {
+    bool found = false;
+    cm.walk(s, n, [&](size_t, uint32_t value) {
+        *out = cm.replacement(value);
+        found = true;
+        return false;
+    });
+    return found;
+}
+
+// Hugging Face's Precompiled normalizer (normalizers/precompiled.rs): per extended grapheme cluster, one of under 6
+// bytes is replaced whole when a key prefixes it; otherwise each of its characters is replaced, or kept, on its own.
+void precompiled(const Charsmap& cm, std::string* text, NormalizeScratch* sc) {
+    sc->tmp.clear();
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(text->data());
+    std::string_view rep;
+    for (size_t g = 0; g < text->size();) {
+        const size_t glen = unicode_grapheme_length(p + g, text->size() - g);
+        if (glen < 6 && charsmap_transform(cm, text->data() + g, glen, &rep)) {
+            sc->tmp.append(rep.data(), rep.size());
+        } else {
+            for (size_t i = g, len = 0; i < g + glen; i += len) {
+                next_cp(text->data(), g + glen, i, &len);
+                if (charsmap_transform(cm, text->data() + i, len, &rep)) {
+                    sc->tmp.append(rep.data(), rep.size());
+                } else {
+                    sc->tmp.append(*text, i, len);
+                }
+            }
+        }
+        g += glen;
+    }
+    text->swap(sc->tmp);
+}
+
 }  // namespace
 
 Status normalizer_from_json(const nlohmann::json& j, Normalizer* out, int depth) {
@@ -345,7 +383,17 @@ Status normalizer_from_json(const nlohmann::json& j, Normalizer* out, int depth)
     } else if (type == "ByteLevel") {
         out->kind = K::kByteLevel;
     } else if (type == "Precompiled") {
-        return make_error(Error::kUnsupported, 0, "normalizer.Precompiled");
+        out->kind = K::kPrecompiled;
+        const nlohmann::json* b = field(j, "precompiled_charsmap");
+        if (!b || !b->is_string()) return make_error(Error::kBadJson, 0, "normalizer.Precompiled.precompiled_charsmap");
+        std::string blob;
+        if (!base64_decode(b->get_ref<const std::string&>(), &blob)) {
+            return make_error(Error::kBadKey, 0, "normalizer.Precompiled.precompiled_charsmap (base64)");
+        }
+        auto cm = std::make_shared<Charsmap>();
+        WS_TRY(Charsmap::parse(blob, Error::kBadKey, cm.get()));
+        WS_TRY(cm->check_complete(Error::kBadKey));
+        out->charsmap = std::move(cm);
     } else if (type == "Nmt") {
         out->kind = K::kNmt;
     } else {
@@ -478,6 +526,9 @@ void normalize(const Normalizer& n, std::string* text, NormalizeScratch* sc) {
                 }
             }
             text->swap(sc->tmp);
+            break;
+        case K::kPrecompiled:
+            precompiled(*n.charsmap, text, sc);
             break;
         case K::kByteLevel:
             sc->tmp.clear();

@@ -24,6 +24,7 @@
 
 #include "text/bpe.h"
 #include "text/byte_level.h"
+#include "text/charsmap.h"
 #include "text/llama_pretokenizers.h"
 #include "text/prefix_index.h"
 #include "weightstream/regex.h"
@@ -212,13 +213,18 @@ std::string unescape_rwkv(const std::string& escaped) {
     return out;
 }
 
-// The longest-token walks (WPM, UGM, RWKV) cost, at each position, the length of the longest token prefix the
-// text continues: a few bytes in real vocabularies, but up to a token's length (64 KB) in one built to make a
-// long text hang (tokens "a" and "aaa...ab", a text of "a"s). llama.cpp walks the same way. A budget of steps in
+// The longest-token walks (WPM, UGM and its charsmap, RWKV) cost, at each position, the length of the longest token
+// prefix the text continues: a few bytes in real vocabularies, but up to a token's length (64 KB) in one built to make
+// a long text hang (tokens "a" and "aaa...ab", a text of "a"s). llama.cpp walks the same way. A budget of steps in
 // proportion to the text turns such a table into an error instead of hours.
 struct WalkBudget {
     explicit WalkBudget(size_t text_size) : left(text_size * 256 + (size_t(1) << 20)) {}
     bool spend() { return left-- > 0; }
+    bool spend(size_t steps) {
+        if (steps > left) return false;
+        left -= steps;
+        return true;
+    }
     size_t left;
 };
 
@@ -334,8 +340,7 @@ private:
     PrefixIndex all_tokens_;    // WPM: every token; UGM: normal, user-defined and unused; RWKV: unescaped
     PrefixIndex user_defined_;  // UGM
     size_t max_token_len_ = 0;
-    std::vector<uint32_t> xcda_;
-    std::string replacements_;
+    Charsmap charsmap_;
     float ugm_unknown_score_ = 0;
 };
 
@@ -654,19 +659,11 @@ Status LlamaTokenizer::init(VocabTable t) {
     if (type_ == VocabType::kUgm) {
         const std::string& cm = t.precompiled_charsmap;
         if (!cm.empty()) {
-            if (cm.size() < 4) return make_error(Error::kBadKey, 0, "tokenizer.ggml.precompiled_charsmap");
-            uint32_t blob = 0;
-            for (int i = 0; i < 4; ++i) blob |= uint32_t(uint8_t(cm[size_t(i)])) << (8 * i);
-            if (uint64_t(blob) + 4 >= cm.size()) {
-                return make_error(Error::kBadKey, 0, "tokenizer.ggml.precompiled_charsmap (XCDA size)");
+            WS_TRY(Charsmap::parse(cm, Error::kBadKey, &charsmap_));
+            // llama.cpp also refuses a charsmap without strings.
+            if (charsmap_.strings_size() == 0) {
+                return make_error(Error::kBadKey, 0, "tokenizer.ggml.precompiled_charsmap (no strings)");
             }
-            xcda_.resize(blob / 4);
-            for (size_t i = 0; i < xcda_.size(); ++i) {
-                uint32_t v = 0;
-                for (int k = 0; k < 4; ++k) v |= uint32_t(uint8_t(cm[4 + i * 4 + size_t(k)])) << (8 * k);
-                xcda_[i] = v;
-            }
-            replacements_ = cm.substr(4 + size_t(blob));
         }
         float min_score = FLT_MAX;
         for (size_t i = 0; i < n; ++i) {
@@ -1375,43 +1372,25 @@ bool LlamaTokenizer::ugm_normalize_prefix(std::string_view input, size_t at, std
             return true;
         }
     }
-    size_t longest_len = 0, longest_off = 0;
-    if (!xcda_.empty()) {
-        // XOR-compressed double array: BASE in bits 10..30 (shifted by 8 when bit 9), LCHECK in bits 0..7 (and
-        // 31), LEAF in bit 8. An index outside the array ends the walk (llama.cpp reads one entry past it).
-        auto node = [&](size_t i, uint32_t* v) {
-            if (i >= xcda_.size()) return false;
-            *v = xcda_[i];
-            return true;
-        };
-        auto base_of = [](uint32_t v) { return (v >> 10) << ((v & (1u << 9)) >> 6); };
-        uint32_t v;
-        if (node(0, &v)) {
-            size_t index = base_of(v);
-            for (size_t k = at; k < input.size(); ++k) {
-                const uint8_t c = uint8_t(input[k]);
-                if (c == 0) break;
-                index ^= c;
-                if (!node(index, &v) || (v & ((1u << 31) | 0xFF)) != c) break;
-                const bool leaf = (v >> 8) & 1;
-                index ^= base_of(v);
-                if (leaf) {
-                    uint32_t leaf_v;
-                    if (!node(index, &leaf_v)) break;
-                    longest_len = k - at + 1;
-                    longest_off = leaf_v & ((1u << 31) - 1);
-                }
-            }
-        }
+    // The longest key of the charsmap at `at`. A walk costs up to the rest of the text (a hostile trie of long
+    // keys), hence the budget.
+    size_t longest_len = 0;
+    uint32_t longest_off = 0;
+    const size_t walked = charsmap_.walk(input.data() + at, input.size() - at, [&](size_t len, uint32_t value) {
+        longest_len = len;
+        longest_off = value;
+        return true;
+    });
+    if (!budget->spend(walked)) {
+        *consumed = 1;
+        return false;
     }
     if (longest_len > 0) {
-        if (longest_off >= replacements_.size()) {  // llama.cpp throws
+        if (longest_off >= charsmap_.strings_size()) {  // llama.cpp throws
             *consumed = 0;
             return false;
         }
-        const size_t end = replacements_.find('\0', longest_off);
-        *replacement = std::string_view(replacements_)
-                           .substr(longest_off, (end == std::string::npos ? replacements_.size() : end) - longest_off);
+        *replacement = charsmap_.replacement(longest_off);
         *consumed = longest_len;
         return true;
     }

@@ -173,6 +173,60 @@ uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len) {
     return cp < 0 ? 0xFFFD : static_cast<uint32_t>(cp);
 }
 
+GraphemeBreak unicode_grapheme_break(uint32_t cp) {
+    size_t lo = 0, hi = ut::kGraphemeRangeCount;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (ut::kGraphemeRanges[mid].last < cp) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo < ut::kGraphemeRangeCount && ut::kGraphemeRanges[lo].first <= cp) {
+        return static_cast<GraphemeBreak>(ut::kGraphemeRanges[lo].value);
+    }
+    return GraphemeBreak::kOther;
+}
+
+size_t unicode_grapheme_length(const uint8_t* p, size_t n) {
+    using G = GraphemeBreak;
+    size_t len = 0;
+    G prev = unicode_grapheme_break(unicode_next_lossy(p, n, &len));
+    size_t at = len;
+    // GB11's state: the cluster so far ends in Extended_Pictographic Extend* (pict) or in that and a ZWJ
+    // (pict_zwj). GB12/13's: how many Regional_Indicators the cluster ends in.
+    bool pict = prev == G::kExtendedPictographic, pict_zwj = false;
+    size_t ri = prev == G::kRegionalIndicator ? 1 : 0;
+    while (at < n) {
+        const G cur = unicode_grapheme_break(unicode_next_lossy(p + at, n - at, &len));
+        const bool prev_control = prev == G::kControl || prev == G::kCR || prev == G::kLF;
+        const bool cur_control = cur == G::kControl || cur == G::kCR || cur == G::kLF;
+        bool join;
+        if (prev == G::kCR && cur == G::kLF) {
+            join = true;  // GB3
+        } else if (prev_control || cur_control) {
+            join = false;  // GB4, GB5
+        } else {
+            join = (prev == G::kL && (cur == G::kL || cur == G::kV || cur == G::kLV || cur == G::kLVT)) ||  // GB6
+                   ((prev == G::kLV || prev == G::kV) && (cur == G::kV || cur == G::kT)) ||                 // GB7
+                   ((prev == G::kLVT || prev == G::kT) && cur == G::kT) ||                                  // GB8
+                   cur == G::kExtend || cur == G::kZWJ ||                                                   // GB9
+                   cur == G::kSpacingMark ||                                                                // GB9a
+                   prev == G::kPrepend ||                                                                   // GB9b
+                   (pict_zwj && cur == G::kExtendedPictographic) ||                                         // GB11
+                   (cur == G::kRegionalIndicator && ri % 2 == 1);                                           // GB12/13
+        }
+        if (!join) return at;  // GB999
+        pict_zwj = pict && cur == G::kZWJ;
+        pict = cur == G::kExtendedPictographic || (pict && cur == G::kExtend);
+        ri = cur == G::kRegionalIndicator ? ri + 1 : 0;
+        prev = cur;
+        at += len;
+    }
+    return n;
+}
+
 namespace unicode_detail {
 size_t script_range_count() {
     return ut::kScriptRangeCount;

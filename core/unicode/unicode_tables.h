@@ -51,6 +51,14 @@ struct CodePointRange {
 // private use, noncharacters): sorted, disjoint, adjacent ranges merged.
 extern const CodePointRange kAgeAtMost9Ranges[];
 extern const size_t kAgeAtMost9RangeCount;
+constexpr uint32_t kGraphemeBreakCount = 15;  // GraphemeBreak's values
+struct GraphemeRange {
+    uint32_t first;
+    uint32_t last;
+    uint32_t value;  // a GraphemeBreak, never kOther
+};
+extern const GraphemeRange kGraphemeRanges[];  // sorted, disjoint
+extern const size_t kGraphemeRangeCount;
 
 // Normalization (unicode_norm_tables.cpp, generated beside).
 struct CccRange {

@@ -132,12 +132,12 @@ Result<std::unique_ptr<Tokenizer>> gguf_tokenizer(const ModelInfo& info);
 
 // A Hugging Face tokenizer.json with its tokenizer_config.json (config may be empty: size 0). Errors: kBadJson for
 // bytes that are not the expected JSON (offset: the byte offset of a syntax error, or the index of the malformed
-// entry of merges, vocab or added_tokens); kBadKey for ids out of range and merges naming tokens the vocabulary
-// lacks; kUnsupported for a component this build does not implement, what naming it ("normalizer.Precompiled",
-// "model.dropout", "pre_tokenizer.Split.pattern"
-// for a regex the engine refuses, ...); kTooLarge past the caps, for nesting deeper than 64, or for an added token,
-// a String pattern or a WordPiece / Unigram vocabulary entry over 1024 bytes (matching them costs O(text x their
-// length); real ones are under 100).
+// entry of merges, vocab or added_tokens); kBadKey for ids out of range, merges naming tokens the vocabulary
+// lacks, and a Precompiled normalizer's charsmap that is not canonical base64 or that some text would walk outside
+// of (where Hugging Face's crate panics); kUnsupported for a component this build does not implement, what naming
+// it ("model.dropout", "pre_tokenizer.Split.pattern" for a regex the engine refuses, ...); kTooLarge past the caps,
+// for nesting deeper than 64, or for an added token, a String pattern or a WordPiece / Unigram vocabulary entry
+// over 1024 bytes (matching them costs O(text x their length); real ones are under 100).
 // What the options mean here:
 //   add_special     the post_processor's tokens (TemplateProcessing's single template, Bert/Roberta cls and sep).
 //                   tokenizer_config.json's add_bos_token / add_eos_token are not applied: transformers rebuilds

@@ -89,6 +89,32 @@ void unicode_script_ranges(int script, Fn fn);
 // overlong forms, surrogates and values above U+10FFFF as code points where this gives U+FFFD for each byte.
 uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len);
 
+// UAX #29's Grapheme_Cluster_Break values (GraphemeBreakProperty.txt), with Extended_Pictographic (emoji-data.txt)
+// as one more: no code point has both. The order is the tables' and never changes.
+enum class GraphemeBreak : uint8_t {
+    kOther,
+    kCR,
+    kLF,
+    kControl,
+    kExtend,
+    kZWJ,
+    kRegionalIndicator,
+    kPrepend,
+    kSpacingMark,
+    kL,
+    kV,
+    kT,
+    kLV,
+    kLVT,
+    kExtendedPictographic,
+};
+GraphemeBreak unicode_grapheme_break(uint32_t cp);
+// The length in bytes of the extended grapheme cluster that starts p[0 .. n) (n > 0): UAX #29 of Unicode 15.0,
+// rules GB3 to GB999. Code points are read as unicode_next_lossy does (a byte that does not start a well-formed
+// sequence is one U+FFFD, a Control-free Other). Unicode 15.1's GB9c (Indic conjuncts, by the InCB property that
+// the 15.0 database lacks) is not applied. O(length of the cluster).
+size_t unicode_grapheme_length(const uint8_t* p, size_t n);
+
 // The canonical combining class (UnicodeData.txt field 3); 0 for starters and out-of-range values.
 uint8_t unicode_combining_class(uint32_t cp);
 

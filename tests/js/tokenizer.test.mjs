@@ -3,8 +3,9 @@
 // the real vocabularies, and the CLI's ids with special tokens: native = wasm), Hugging Face files' (the five npm
 // tokenizer.json files give the ids of Hugging Face's tokenizers — the Rust crate through its Node binding, npm
 // `tokenizers` — and of its JavaScript port @huggingface/tokenizers on the test corpus, with and without special
-// tokens, and the CLI's; UnicodeScripts, FixedLength and CTC, which the port lacks or does otherwise, the crate's),
-// the same in a worker, and the errors of what is not a tokenizer.
+// tokens, and the CLI's; UnicodeScripts, FixedLength and CTC, which the port lacks or does otherwise, the crate's;
+// T5-like and XLM-R-like Precompiled pipelines give precompiled_oracle.mjs's ids and the CLI's), the same in a
+// worker, and the errors of what is not a tokenizer.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -241,6 +242,87 @@ describe("tokenizer(files): UnicodeScripts, FixedLength and CTC, as the crate an
         } finally {
             t.dispose();
         }
+    });
+});
+
+describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelines)", () => {
+    // tests/text/precompiled_oracle.mjs: Unigram pipelines over the real nmt_nfkc charsmap, with the ids
+    // @huggingface/tokenizers gives the text normalized as Hugging Face's crate normalizes it.
+    const oracle = JSON.parse(readFileSync(path.join(testData, "text", "precompiled_normalized.json"), "utf8"));
+    const charsmap = readFileSync(path.join(testData, "text", oracle.charsmap)).toString("base64");
+    let dir;
+    before(() => {
+        dir = mkdtempSync(path.join(tmpdir(), "ws-precompiled-"));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    for (const p of oracle.tokenizers) {
+        test(`${p.name}: the oracle's ids, and the CLI's`, async () => {
+            const precompiled = { type: "Precompiled", precompiled_charsmap: charsmap };
+            const normalizer = p.after.length
+                ? { type: "Sequence", normalizers: [precompiled, ...p.after] }
+                : precompiled;
+            const file = path.join(dir, p.name, "tokenizer.json");
+            mkdirSync(path.dirname(file), { recursive: true });
+            writeFileSync(file, JSON.stringify({ model: p.model, normalizer, pre_tokenizer: p.pre_tokenizer }));
+            const t = await tokenizer(file);
+            try {
+                for (const c of p.cases) {
+                    const ids = Array.from(t.tokenize(c.text, { addSpecial: false }));
+                    assert.deepEqual(ids, c.ids, JSON.stringify(c.text));
+                    assert.deepEqual(ids, cliIds(file, c.text), `CLI: ${JSON.stringify(c.text)}`);
+                }
+            } finally {
+                t.dispose();
+            }
+        });
+    }
+    test("every oracle text: one token per normalized character, as @huggingface/tokenizers and the CLI give", async () => {
+        // A Unigram vocabulary of every character the oracle's normalized texts hold, so that the ids spell the
+        // normalized text: wasm's and the CLI's ids from the raw text against @huggingface/tokenizers' from the
+        // oracle's normalized text, through the same Metaspace (the npm package's own Precompiled ignores the
+        // charsmap, so it is given the normalized text and no normalizer).
+        const chars = new Set(["\u2581"]);
+        for (const c of oracle.cases) for (const ch of c.normalized.replaceAll(" ", "\u2581")) chars.add(ch);
+        // <unk> scores below every path of characters: the npm port scores it so whatever the vocabulary says, the
+        // crate (and weightstream) take the vocabulary's score, and the corpus holds the text "<unk>".
+        const vocab = [["<unk>", -1000], ...[...chars].sort().map((ch) => [ch, -1])];
+        const json = {
+            model: { type: "Unigram", unk_id: 0, vocab },
+            pre_tokenizer: { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true },
+        };
+        const hf = new HfTokenizer(
+            { ...json, normalizer: null, decoder: null, post_processor: null, added_tokens: [] },
+            {},
+        );
+        const file = path.join(dir, "chars", "tokenizer.json");
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(
+            file,
+            JSON.stringify({ ...json, normalizer: { type: "Precompiled", precompiled_charsmap: charsmap } }),
+        );
+        const t = await tokenizer(file);
+        try {
+            for (const c of oracle.cases) {
+                const want = hf.encode(c.normalized, { add_special_tokens: false }).ids;
+                assert.ok(!want.includes(0), `no unknown character in ${JSON.stringify(c.normalized)}`);
+                const ids = Array.from(t.tokenize(c.text, { addSpecial: false }));
+                assert.deepEqual(ids, want, JSON.stringify(c.text));
+                assert.deepEqual(cliIds(file, c.text), want, `CLI: ${JSON.stringify(c.text)}`);
+            }
+        } finally {
+            t.dispose();
+        }
+    });
+    test("a charsmap Hugging Face's crate would index outside of is refused at load", async () => {
+        const file = path.join(dir, "bad", "tokenizer.json");
+        mkdirSync(path.dirname(file), { recursive: true });
+        const truncated = Buffer.from(charsmap, "base64").subarray(0, 1000).toString("base64");
+        const json = {
+            model: oracle.tokenizers[0].model,
+            normalizer: { type: "Precompiled", precompiled_charsmap: truncated },
+        };
+        writeFileSync(file, JSON.stringify(json));
+        await assert.rejects(tokenizer(file), { code: "bad_key" });
     });
 });
 
