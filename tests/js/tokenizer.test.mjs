@@ -49,7 +49,15 @@ const VOCABS = readdirSync(VOCAB_DIR)
     .filter((f) => f.endsWith(".gguf") && readdirSync(VOCAB_DIR).includes(`${f}.out`))
     .sort();
 
-// Hugging Face's tokenizers itself (the Rust crate through its Node binding, npm `tokenizers`).
+// Hugging Face's tokenizers itself (the Rust crate through its Node binding, npm `tokenizers`), from a tokenizer.json
+// object (the crate wants every top-level key; those left out are null or empty).
+function crateOf(json) {
+    const empty = { version: "1.0", truncation: null, padding: null, added_tokens: [], normalizer: null };
+    return Crate.fromString(
+        JSON.stringify({ ...empty, pre_tokenizer: null, post_processor: null, decoder: null, ...json }),
+    );
+}
+
 async function crateIds(crate, text, addSpecialTokens) {
     return (await crate.encode(text, null, { addSpecialTokens })).getIds();
 }
@@ -245,9 +253,9 @@ describe("tokenizer(files): UnicodeScripts, FixedLength and CTC, as the crate an
     });
 });
 
-describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelines)", () => {
+describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelines), as the crate", () => {
     // tests/text/precompiled_oracle.mjs: Unigram pipelines over the real nmt_nfkc charsmap, with the ids
-    // @huggingface/tokenizers gives the text normalized as Hugging Face's crate normalizes it.
+    // @huggingface/tokenizers gives the text normalized as Hugging Face's crate normalizes it; and the crate itself.
     const oracle = JSON.parse(readFileSync(path.join(testData, "text", "precompiled_normalized.json"), "utf8"));
     const charsmap = readFileSync(path.join(testData, "text", oracle.charsmap)).toString("base64");
     let dir;
@@ -256,19 +264,22 @@ describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelin
     });
     after(() => rmSync(dir, { recursive: true, force: true }));
     for (const p of oracle.tokenizers) {
-        test(`${p.name}: the oracle's ids, and the CLI's`, async () => {
+        test(`${p.name}: the oracle's ids, the crate's, and the CLI's`, async () => {
             const precompiled = { type: "Precompiled", precompiled_charsmap: charsmap };
             const normalizer = p.after.length
                 ? { type: "Sequence", normalizers: [precompiled, ...p.after] }
                 : precompiled;
             const file = path.join(dir, p.name, "tokenizer.json");
             mkdirSync(path.dirname(file), { recursive: true });
-            writeFileSync(file, JSON.stringify({ model: p.model, normalizer, pre_tokenizer: p.pre_tokenizer }));
+            const json = { model: p.model, normalizer, pre_tokenizer: p.pre_tokenizer };
+            writeFileSync(file, JSON.stringify(json));
+            const crate = crateOf(json);
             const t = await tokenizer(file);
             try {
                 for (const c of p.cases) {
                     const ids = Array.from(t.tokenize(c.text, { addSpecial: false }));
                     assert.deepEqual(ids, c.ids, JSON.stringify(c.text));
+                    assert.deepEqual(ids, await crateIds(crate, c.text, false), `crate: ${JSON.stringify(c.text)}`);
                     assert.deepEqual(ids, cliIds(file, c.text), `CLI: ${JSON.stringify(c.text)}`);
                 }
             } finally {
@@ -300,14 +311,24 @@ describe("tokenizer(files): the Precompiled normalizer (T5's and XLM-R's pipelin
             file,
             JSON.stringify({ ...json, normalizer: { type: "Precompiled", precompiled_charsmap: charsmap } }),
         );
+        const crate = crateOf(JSON.parse(readFileSync(file, "utf8")));
+        const crateNormalizer = crate.getNormalizer();
         const t = await tokenizer(file);
         try {
             for (const c of oracle.cases) {
+                // The oracle's normalized text is the crate's.
+                assert.equal(crateNormalizer.normalizeString(c.text), c.normalized, JSON.stringify(c.text));
                 const want = hf.encode(c.normalized, { add_special_tokens: false }).ids;
                 assert.ok(!want.includes(0), `no unknown character in ${JSON.stringify(c.normalized)}`);
                 const ids = Array.from(t.tokenize(c.text, { addSpecial: false }));
                 assert.deepEqual(ids, want, JSON.stringify(c.text));
+                assert.deepEqual(ids, await crateIds(crate, c.text, false), `crate: ${JSON.stringify(c.text)}`);
                 assert.deepEqual(cliIds(file, c.text), want, `CLI: ${JSON.stringify(c.text)}`);
+            }
+            // And the whole test corpus, raw, as the crate tokenizes it (characters it lacks are <unk>).
+            for (const text of CORPUS) {
+                const ids = Array.from(t.tokenize(text, { addSpecial: false }));
+                assert.deepEqual(ids, await crateIds(crate, text, false), `crate: ${JSON.stringify(text)}`);
             }
         } finally {
             t.dispose();
