@@ -7,8 +7,9 @@
 # test-seconds, while quantize_test runs every quantizer, with and without an importance matrix, on ggml's
 # corpus under the sanitizers too. Likewise run in Release only: the 1,000-model scan (96 s sanitized; the other
 # scan tests run sanitized), the CLI's 180 llama-tokenize comparisons (67 s; the tokenizer tests compare the same
-# ids in process) and the tokenizers' linear-time tests (megabyte texts, timed: 122 s together; the fuzz replays
-# and hostile-input tests run sanitized).
+# ids in process) and the tokenizers' linear-time tests (megabyte texts, timed: 305 s together; the fuzz replays
+# and hostile-input tests run sanitized). The sanitized build leaves out libFuzzer's coverage instrumentation of
+# the core (the native-fuzz preset builds the fuzzers), which only slowed the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
