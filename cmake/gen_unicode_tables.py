@@ -56,6 +56,17 @@ def cp_range(text):
     return int(text, 16), int(text, 16)
 
 
+def value_ranges(values):
+    """{code point: value} -> sorted [first, last, value] rows, each a run of consecutive code points of one value."""
+    ranges = []
+    for cp in sorted(values):
+        if ranges and ranges[-1][1] == cp - 1 and ranges[-1][2] == values[cp]:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp, values[cp]])
+    return ranges
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", required=True, help="the UCD folder (/usr/share/unicode)")
@@ -144,12 +155,7 @@ def main():
             if x in grapheme:
                 sys.exit("gen_unicode_tables: U+%04X has a Grapheme_Cluster_Break and Extended_Pictographic" % x)
             grapheme[x] = GRAPHEME_BREAKS.index("Extended_Pictographic")
-    grapheme_ranges = []
-    for cp in sorted(grapheme):
-        if grapheme_ranges and grapheme_ranges[-1][1] == cp - 1 and grapheme_ranges[-1][2] == grapheme[cp]:
-            grapheme_ranges[-1][1] = cp
-        else:
-            grapheme_ranges.append([cp, cp, grapheme[cp]])
+    grapheme_ranges = value_ranges(grapheme)
 
     exclusions = set()
     for fields in data_lines(ucd("DerivedNormalizationProps.txt")):
@@ -184,12 +190,7 @@ def main():
         sys.exit("gen_unicode_tables: the decomposition pool outgrew its 16-bit offsets")
     compositions = sorted((d[1][0], d[1][1], cp) for cp, d in decomp.items()
                           if not d[0] and len(d[1]) == 2 and cp not in exclusions)
-    ccc_ranges = []
-    for cp in sorted(ccc):
-        if ccc_ranges and ccc_ranges[-1][1] == cp - 1 and ccc_ranges[-1][2] == ccc[cp]:
-            ccc_ranges[-1][1] = cp
-        else:
-            ccc_ranges.append([cp, cp, ccc[cp]])
+    ccc_ranges = value_ranges(ccc)
 
     # Two stages: identical blocks of BLOCK bytes are stored once.
     blocks = {}

@@ -24,6 +24,21 @@ uint32_t lookup_pair(const ut::CodePointPair* table, size_t size, uint32_t cp) {
     return lo < size && table[lo].from == cp ? table[lo].to : cp;
 }
 
+// The range of `ranges` (sorted, disjoint (first, last, ...) rows) that holds cp, or nullptr.
+template <typename Range>
+const Range* find_range(const Range* ranges, size_t count, uint32_t cp) {
+    size_t lo = 0, hi = count;  // the first range whose last is >= cp
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (ranges[mid].last < cp) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < count && ranges[lo].first <= cp ? &ranges[lo] : nullptr;
+}
+
 bool name_is(const char* name, size_t n, const char* want) {
     return std::strlen(want) == n && std::memcmp(name, want, n) == 0;
 }
@@ -138,30 +153,12 @@ int unicode_script_from_name(const char* name, size_t n) {
 }
 
 int unicode_script(uint32_t cp) {
-    size_t lo = 0, hi = ut::kScriptRangeCount;  // the first range whose last is >= cp
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (ut::kScriptRanges[mid].last < cp) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    if (lo == ut::kScriptRangeCount || ut::kScriptRanges[lo].first > cp) return -1;
-    return static_cast<int>(ut::kScriptRanges[lo].script);
+    const auto* range = find_range(ut::kScriptRanges, ut::kScriptRangeCount, cp);
+    return range ? static_cast<int>(range->script) : -1;
 }
 
 bool unicode_age_at_most_9_0(uint32_t cp) {
-    size_t lo = 0, hi = ut::kAgeAtMost9RangeCount;  // the first range whose last is >= cp
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (ut::kAgeAtMost9Ranges[mid].last < cp) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < ut::kAgeAtMost9RangeCount && ut::kAgeAtMost9Ranges[lo].first <= cp;
+    return find_range(ut::kAgeAtMost9Ranges, ut::kAgeAtMost9RangeCount, cp) != nullptr;
 }
 
 uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len) {
@@ -174,19 +171,8 @@ uint32_t unicode_next_lossy(const uint8_t* p, size_t n, size_t* len) {
 }
 
 GraphemeBreak unicode_grapheme_break(uint32_t cp) {
-    size_t lo = 0, hi = ut::kGraphemeRangeCount;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (ut::kGraphemeRanges[mid].last < cp) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    if (lo < ut::kGraphemeRangeCount && ut::kGraphemeRanges[lo].first <= cp) {
-        return static_cast<GraphemeBreak>(ut::kGraphemeRanges[lo].value);
-    }
-    return GraphemeBreak::kOther;
+    const auto* range = find_range(ut::kGraphemeRanges, ut::kGraphemeRangeCount, cp);
+    return range ? static_cast<GraphemeBreak>(range->value) : GraphemeBreak::kOther;
 }
 
 size_t unicode_grapheme_length(const uint8_t* p, size_t n) {
