@@ -33,22 +33,28 @@ void char_matches(const char* s, size_t n, Pred pred, std::vector<MatchSpan>* ou
     if (prev != n) out->push_back({uint32_t(prev), uint32_t(n), false});
 }
 
-// Replaces every piece by its splits: matcher(s, n, spans) fills the spans of one piece.
-template <typename Matcher>
-void split_all(Pieces* p, SplitBehavior behavior, bool invert, PreTokenizeScratch* sc, Matcher matcher) {
+// Replaces every piece by the parts cut(s, n, kept) fills `kept` with: (begin, end) offsets into the piece, in order.
+template <typename Cut>
+void cut_all(Pieces* p, PreTokenizeScratch* sc, Cut cut) {
     std::vector<Piece>& out = sc->other.pieces;
     out.clear();
     for (const Piece& piece : p->pieces) {
-        const char* s = p->text.data() + piece.begin;
-        const size_t n = piece.end - piece.begin;
-        matcher(s, n, &sc->spans);
         sc->kept.clear();
-        apply_split_behavior(&sc->spans, behavior, invert, &sc->kept);
+        cut(p->text.data() + piece.begin, size_t(piece.end - piece.begin), &sc->kept);
         for (const auto& k : sc->kept) {
             out.push_back({piece.begin + k.first, piece.begin + k.second, piece.at_start && k.first == 0});
         }
     }
     p->pieces.swap(out);
+}
+
+// Replaces every piece by its splits: matcher(s, n, spans) fills the spans of one piece.
+template <typename Matcher>
+void split_all(Pieces* p, SplitBehavior behavior, bool invert, PreTokenizeScratch* sc, Matcher matcher) {
+    cut_all(p, sc, [&](const char* s, size_t n, Kept* kept) {
+        matcher(s, n, &sc->spans);
+        apply_split_behavior(&sc->spans, behavior, invert, kept);
+    });
 }
 
 bool is_bert_punct(uint32_t cp) {
@@ -225,56 +231,38 @@ void pre_tokenize(const PreTokenizer& p, Pieces* pieces, PreTokenizeScratch* sc)
                       });
             return;
         }
-        case K::kUnicodeScripts: {
-            // A piece starts at each character whose script is not Any and differs from the last such character's
-            // before it; Any characters (spaces, code points newer than Unicode 9.0) join the piece before them,
+        case K::kUnicodeScripts:
+            // A part starts at each character whose script is not Any and differs from the last such character's
+            // before it; Any characters (spaces, code points newer than Unicode 9.0) join the part before them,
             // and those before a piece's first other character are dropped, as the crate's split does (a piece
             // of only spaces disappears).
-            std::vector<Piece>& out = sc->other.pieces;
-            out.clear();
-            for (const Piece& piece : pieces->pieces) {
-                const char* s = pieces->text.data() + piece.begin;
-                const size_t n = piece.end - piece.begin;
+            cut_all(pieces, sc, [](const char* s, size_t n, Kept* kept) {
                 int last = -1;
-                bool started = false;
                 for (size_t i = 0, len = 0; i < n; i += len) {
                     const int script = unicode_scripts_script(next_cp(s, n, i, &len));
-                    if (script < 0 || (started && script == last)) continue;
-                    const uint32_t at = piece.begin + uint32_t(i);
-                    if (started) out.back().end = at;
-                    out.push_back({at, piece.end, piece.at_start && i == 0});
-                    started = true;
+                    if (script < 0 || (!kept->empty() && script == last)) continue;
+                    if (!kept->empty()) kept->back().second = uint32_t(i);
+                    kept->push_back({uint32_t(i), uint32_t(n)});
                     last = script;
                 }
-            }
-            pieces->pieces.swap(out);
+            });
             return;
-        }
-        case K::kFixedLength: {
-            // Pieces of `length` characters, the last one shorter.
-            std::vector<Piece>& out = sc->other.pieces;
-            out.clear();
-            for (const Piece& piece : pieces->pieces) {
-                const char* s = pieces->text.data() + piece.begin;
-                const size_t n = piece.end - piece.begin;
+        case K::kFixedLength:
+            // Parts of `length` characters, the last one shorter.
+            cut_all(pieces, sc, [&p](const char* s, size_t n, Kept* kept) {
                 size_t begin = 0, count = 0;
                 for (size_t i = 0, len = 0; i < n; i += len) {
                     next_cp(s, n, i, &len);
                     if (count == p.length) {
-                        out.push_back(
-                            {piece.begin + uint32_t(begin), piece.begin + uint32_t(i), piece.at_start && begin == 0});
+                        kept->push_back({uint32_t(begin), uint32_t(i)});
                         begin = i;
                         count = 0;
                     }
                     ++count;
                 }
-                if (n > begin) {
-                    out.push_back({piece.begin + uint32_t(begin), piece.end, piece.at_start && begin == 0});
-                }
-            }
-            pieces->pieces.swap(out);
+                if (n > begin) kept->push_back({uint32_t(begin), uint32_t(n)});
+            });
             return;
-        }
         case K::kByteLevel: {
             // Per piece: the optional prefix space, the GPT-2 regex split, then every byte to its character.
             Pieces& out = sc->other;

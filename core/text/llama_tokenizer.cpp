@@ -219,8 +219,7 @@ std::string unescape_rwkv(const std::string& escaped) {
 // proportion to the text turns such a table into an error instead of hours.
 struct WalkBudget {
     explicit WalkBudget(size_t text_size) : left(text_size * 256 + (size_t(1) << 20)) {}
-    bool spend() { return left-- > 0; }
-    bool spend(size_t steps) {
+    bool spend(size_t steps = 1) {
         if (steps > left) return false;
         left -= steps;
         return true;

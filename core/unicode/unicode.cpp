@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "weightstream/unicode.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "unicode/unicode_tables.h"
@@ -12,31 +13,17 @@ namespace {
 namespace ut = unicode_tables;
 
 uint32_t lookup_pair(const ut::CodePointPair* table, size_t size, uint32_t cp) {
-    size_t lo = 0, hi = size;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (table[mid].from < cp) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < size && table[lo].from == cp ? table[lo].to : cp;
+    const ut::CodePointPair* end = table + size;
+    const auto* it = std::partition_point(table, end, [cp](const ut::CodePointPair& p) { return p.from < cp; });
+    return it != end && it->from == cp ? it->to : cp;
 }
 
 // The range of `ranges` (sorted, disjoint (first, last, ...) rows) that holds cp, or nullptr.
 template <typename Range>
 const Range* find_range(const Range* ranges, size_t count, uint32_t cp) {
-    size_t lo = 0, hi = count;  // the first range whose last is >= cp
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (ranges[mid].last < cp) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < count && ranges[lo].first <= cp ? &ranges[lo] : nullptr;
+    const Range* end = ranges + count;
+    const Range* it = std::partition_point(ranges, end, [cp](const Range& r) { return r.last < cp; });
+    return it != end && it->first <= cp ? it : nullptr;
 }
 
 bool name_is(const char* name, size_t n, const char* want) {
